@@ -1,0 +1,37 @@
+#include "cmd/cli_support.h"
+
+#include <iostream>
+
+#include "pmu/event_spec.h"
+
+namespace tprof {
+
+int ReportError(const std::string& command, const std::string& message) {
+  std::cerr << "tprof " << command << ": " << message << '\n';
+  return kExitRuntimeError;
+}
+
+int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
+  std::string name = app.get_name();
+  std::string message = error.what();
+  if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&error)) {
+    (void)extras;
+    // CLI11 says "The following arguments were not expected: --foo"; name the option and
+    // suggest the closest real one.
+    std::string unexpected = message.substr(message.find(':') + 1);
+    while (!unexpected.empty() && unexpected.front() == ' ') unexpected.erase(0, 1);
+    std::string word = unexpected.substr(0, unexpected.find(' '));
+    std::vector<std::string> known;
+    for (const CLI::Option* option : app.get_options()) {
+      for (const std::string& l : option->get_lnames()) known.push_back("--" + l);
+      for (const std::string& s : option->get_snames()) known.push_back("-" + s);
+    }
+    std::string hint = ClosestMatch(word.substr(0, word.find('=')), known);
+    message = "unknown option '" + word + "'";
+    if (!hint.empty()) message += "; did you mean '" + hint + "'?";
+  }
+  std::cerr << name << ": " << message << " (see '" << name << " --help')\n";
+  return kExitUsage;
+}
+
+}  // namespace tprof

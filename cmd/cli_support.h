@@ -1,0 +1,41 @@
+// What every subcommand shares: exit codes, the one-line error format, option suggestions.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tprof {
+
+// Documented in README.md and `tprof --help`.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRuntimeError = 1,  // the command could not do its job (bad input file, I/O, kernel)
+  kExitUsage = 2,         // the command line is wrong
+  kExitRegression = 3,    // `tprof diff` gate: a regression threshold was crossed
+};
+
+// Prints "tprof CMD: message" on stderr and returns kExitRuntimeError.
+int ReportError(const std::string& command, const std::string& message);
+
+// A subcommand: owns its option values, registers them on its CLI11 app, runs when selected.
+class Subcommand {
+ public:
+  virtual ~Subcommand() = default;
+  virtual const char* name() const = 0;
+  virtual const char* summary() const = 0;
+  virtual void Setup(CLI::App& app) = 0;
+  virtual int Run() = 0;
+};
+
+std::unique_ptr<Subcommand> MakeRecordCommand();
+std::unique_ptr<Subcommand> MakeReportCommand();
+std::unique_ptr<Subcommand> MakeDiffCommand();
+std::unique_ptr<Subcommand> MakeStreamCommand();
+std::unique_ptr<Subcommand> MakeTopdownCommand();
+
+// Turns a CLI11 parse error into one line, with a suggestion for a misspelt option.
+int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);
+
+}  // namespace tprof

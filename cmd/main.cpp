@@ -1,0 +1,87 @@
+// tprof: one binary, one thin file per subcommand in cmd/.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+
+#include "cmd/cli_support.h"
+#include "core/version.h"
+#include "pmu/event_spec.h"
+
+namespace {
+
+constexpr const char* kExitCodesHelp =
+    "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error;\n"
+    "3 a `tprof diff` regression gate tripped. `tprof record` exits with the workload's own\n"
+    "status when the workload fails and the recording succeeded.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tprof;
+  CLI::App app("tprof: a hardware-counter-aware CPU profiler", "tprof");
+  app.set_version_flag("--version", std::string("tprof ") + kVersion);
+  app.footer(kExitCodesHelp);
+  app.require_subcommand(0, 1);
+
+  std::vector<std::unique_ptr<Subcommand>> commands;
+  commands.push_back(MakeRecordCommand());
+  commands.push_back(MakeReportCommand());
+  commands.push_back(MakeDiffCommand());
+  commands.push_back(MakeStreamCommand());
+  commands.push_back(MakeTopdownCommand());
+  std::vector<std::pair<CLI::App*, Subcommand*>> subcommands;
+  for (auto& command : commands) {
+    CLI::App* sub = app.add_subcommand(command->name(), command->summary());
+    command->Setup(*sub);
+    subcommands.push_back({sub, command.get()});
+  }
+  std::string help_topic;
+  CLI::App* help = app.add_subcommand("help", "Show help for a command: tprof help CMD");
+  help->add_option("command", help_topic, "The command to explain");
+
+  // An unknown first word is a misspelt command: say so, with the closest one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    std::vector<std::string> names{"help"};
+    for (auto& command : commands) names.push_back(command->name());
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      std::string hint = ClosestMatch(word, names);
+      std::cerr << "tprof: unknown command '" << word << "'"
+                << (hint.empty() ? "" : "; did you mean '" + hint + "'?")
+                << " (see 'tprof --help')\n";
+      return kExitUsage;
+    }
+  }
+
+  CLI::App* failing = &app;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    for (auto& [sub, command] : subcommands)
+      if (sub->parsed()) failing = sub;
+    if (dynamic_cast<const CLI::CallForHelp*>(&e)) return failing->exit(e);
+    return ReportUsageError(*failing, e);
+  }
+
+  if (help->parsed()) {
+    if (help_topic.empty()) {
+      std::cout << app.help();
+      return kExitOk;
+    }
+    for (auto& [sub, command] : subcommands)
+      if (help_topic == command->name()) {
+        std::cout << sub->help();
+        return kExitOk;
+      }
+    std::cerr << "tprof help: unknown command '" << help_topic << "'\n";
+    return kExitUsage;
+  }
+  for (auto& [sub, command] : subcommands)
+    if (sub->parsed()) return command->Run();
+  std::cout << app.help();
+  return kExitUsage;
+}

@@ -1,0 +1,66 @@
+#include "core/address_space.h"
+
+namespace tprof {
+namespace {
+
+// perf gives kernel mappings pid -1.
+constexpr uint32_t kKernelPid = static_cast<uint32_t>(-1);
+
+const Mapping* FindIn(const std::map<uint64_t, std::shared_ptr<const Mapping>>& maps,
+                      uint64_t address) {
+  auto it = maps.upper_bound(address);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return address < it->second->end ? it->second.get() : nullptr;
+}
+
+}  // namespace
+
+void AddressSpace::OnMmap(const MmapRecord& r) {
+  if (!r.executable || r.length == 0) return;
+  auto mapping = std::make_shared<Mapping>();
+  mapping->start = r.start;
+  mapping->end = r.start + r.length;
+  mapping->page_offset = r.page_offset;
+  mapping->filename = r.filename;
+  mapping->build_id = r.build_id;
+  auto& maps = r.pid == kKernelPid ? kernel_.maps : GetProcess(r.pid).maps;
+  // A new mapping replaces whatever it overlaps, as mmap(MAP_FIXED) does.
+  auto it = maps.lower_bound(r.start);
+  if (it != maps.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second->end > r.start) it = prev;
+  }
+  while (it != maps.end() && it->second->start < mapping->end) it = maps.erase(it);
+  maps[r.start] = std::move(mapping);
+}
+
+void AddressSpace::OnComm(const CommRecord& r) {
+  thread_names_[r.tid] = r.comm;
+  if (r.exec && r.pid == r.tid) GetProcess(r.pid).maps.clear();
+}
+
+void AddressSpace::OnTask(const TaskRecord& r) {
+  if (r.is_exit) return;
+  if (r.pid != r.ppid) {
+    // A new process starts with a copy of its parent's maps and name.
+    if (auto it = processes_.find(r.ppid); it != processes_.end()) processes_[r.pid] = it->second;
+  }
+  if (auto it = thread_names_.find(r.ptid);
+      it != thread_names_.end() && !thread_names_.count(r.tid))
+    thread_names_[r.tid] = it->second;
+}
+
+const Mapping* AddressSpace::Find(uint32_t pid, uint64_t address) const {
+  if (auto it = processes_.find(pid); it != processes_.end())
+    if (const Mapping* m = FindIn(it->second.maps, address)) return m;
+  return FindIn(kernel_.maps, address);
+}
+
+std::string AddressSpace::ThreadName(uint32_t pid, uint32_t tid) const {
+  if (auto it = thread_names_.find(tid); it != thread_names_.end()) return it->second;
+  if (auto it = thread_names_.find(pid); it != thread_names_.end()) return it->second;
+  return "[" + std::to_string(pid) + "]";
+}
+
+}  // namespace tprof

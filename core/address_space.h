@@ -1,0 +1,48 @@
+// Processes as the records describe them: names, parents and memory maps over time. Answers
+// "which mapping held this address in this process" for the analyses.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/profile.h"
+
+namespace tprof {
+
+struct Mapping {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t page_offset = 0;
+  std::string filename;
+  std::string build_id;
+  // File offset of an address inside this mapping.
+  uint64_t FileOffset(uint64_t address) const { return address - start + page_offset; }
+};
+
+class AddressSpace {
+ public:
+  void OnMmap(const MmapRecord& record);
+  void OnComm(const CommRecord& record);
+  void OnTask(const TaskRecord& record);
+
+  // The mapping that holds `address` in process `pid`, or the kernel's, or nullptr.
+  const Mapping* Find(uint32_t pid, uint64_t address) const;
+  // The latest name of a thread (falls back to its process's name, then "[pid]").
+  std::string ThreadName(uint32_t pid, uint32_t tid) const;
+
+ private:
+  struct Process {
+    std::map<uint64_t, std::shared_ptr<const Mapping>> maps;  // by start address
+  };
+  Process& GetProcess(uint32_t pid) { return processes_[pid]; }
+
+  std::unordered_map<uint32_t, Process> processes_;
+  std::unordered_map<uint32_t, std::string> thread_names_;
+  Process kernel_;  // pid -1 mappings (kernel and modules)
+};
+
+}  // namespace tprof

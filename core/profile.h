@@ -1,0 +1,157 @@
+// The profile model: explicit record types that every source (live recording, importers) produces
+// and every analysis consumes. Nothing here knows about files, the kernel or rendering.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tprof {
+
+// Values at or above this in a callchain are perf context markers (PERF_CONTEXT_KERNEL, ...),
+// kept in place so that the kernel/user split of a chain is not lost.
+inline constexpr uint64_t kCallchainContextMax = static_cast<uint64_t>(-4095);
+inline constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+inline constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+inline bool IsContextMarker(uint64_t address) { return address >= kCallchainContextMax; }
+
+struct CpuDescription {
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD", "ARM", ...
+  uint32_t family = 0;
+  uint32_t model = 0;
+  uint32_t stepping = 0;
+  uint64_t midr = 0;       // Arm MIDR_EL1, 0 elsewhere
+  std::string model_name;  // human-readable, as /proc/cpuinfo says
+};
+
+struct Metadata {
+  std::string tprof_version;
+  std::vector<std::string> command_line;
+  std::string hostname;
+  std::string kernel_release;
+  std::string architecture;
+  uint32_t cpu_count = 0;
+  CpuDescription cpu;
+  std::string clock = "monotonic";      // clock of record timestamps (perf_clock by default)
+  uint64_t start_time_unix_ns = 0;      // wall-clock start
+  uint64_t start_timestamp = 0;         // the same instant on the record clock
+  uint64_t duration_ns = 0;             // 0 until the recording ends (set from the trailer)
+  std::string source = "tprof record";  // or "perf.data import", ...
+};
+
+// One event as opened with perf_event_open: the attribute fields that define what it counts and
+// how it samples. Group members refer to their leader by index in the profile's event list.
+struct EventDesc {
+  std::string name;
+  uint32_t type = 0;
+  uint64_t config = 0;
+  uint64_t config1 = 0;
+  uint64_t config2 = 0;
+  bool use_frequency = false;
+  uint64_t period_or_frequency = 0;
+  uint64_t sample_type = 0;
+  uint64_t read_format = 0;
+  uint64_t branch_sample_type = 0;
+  int32_t group_leader = -1;            // index of the leader; -1 when the event is not in a group
+  std::vector<uint32_t> group_members;  // indexes, leader first; set on the leader only
+  bool exclude_user = false;
+  bool exclude_kernel = false;
+  uint32_t precise_ip = 0;
+};
+
+// A branch-stack entry; flags is perf's packed word (mispred, predicted, in_tx, abort, cycles,
+// type), kept whole so nothing the hardware said is lost.
+struct BranchEntry {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint64_t flags = 0;
+  bool mispredicted() const { return flags & 1; }
+  bool predicted() const { return flags & 2; }
+  uint32_t cycles() const { return static_cast<uint32_t>((flags >> 4) & 0xffff); }
+};
+
+struct Sample {
+  uint64_t time = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;
+  uint32_t event = 0;  // index into the profile's events
+  uint64_t period = 0;
+  uint64_t ip = 0;
+  // Group read (PERF_SAMPLE_READ): running totals of every member, leader first, and the group's
+  // enabled/running times. Empty when the event was not read as a group.
+  uint64_t time_enabled = 0;
+  uint64_t time_running = 0;
+  std::vector<uint64_t> counter_values;
+  std::vector<uint64_t> callchain;  // leaf first, with context markers in place
+  std::vector<BranchEntry> branches;
+  uint64_t branch_hw_index = 0;
+
+  void ClearKeepCapacity() {
+    time = period = ip = time_enabled = time_running = branch_hw_index = 0;
+    pid = tid = cpu = event = 0;
+    counter_values.clear();
+    callchain.clear();
+    branches.clear();
+  }
+};
+
+struct MmapRecord {
+  uint64_t time = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start = 0;
+  uint64_t length = 0;
+  uint64_t page_offset = 0;
+  uint32_t prot = 0;
+  uint32_t flags = 0;
+  bool executable = true;
+  std::string filename;
+  std::string build_id;  // raw bytes; empty when unknown
+};
+
+struct CommRecord {
+  uint64_t time = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  bool exec = false;  // the comm changed because of an exec
+  std::string comm;
+};
+
+struct TaskRecord {  // fork or exit
+  uint64_t time = 0;
+  bool is_exit = false;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint32_t tid = 0;
+  uint32_t ptid = 0;
+};
+
+struct LostRecord {
+  uint64_t time = 0;
+  uint32_t event = 0;
+  uint64_t lost = 0;
+  bool samples_only = false;  // PERF_RECORD_LOST_SAMPLES rather than PERF_RECORD_LOST
+};
+
+struct ThrottleRecord {
+  uint64_t time = 0;
+  uint32_t event = 0;
+  bool throttled = true;  // false: unthrottle
+};
+
+// Receives records in file order. Implementations override only what they use.
+class RecordVisitor {
+ public:
+  virtual ~RecordVisitor() = default;
+  virtual void OnSample(const Sample&) {}
+  virtual void OnMmap(const MmapRecord&) {}
+  virtual void OnComm(const CommRecord&) {}
+  virtual void OnTask(const TaskRecord&) {}
+  virtual void OnLost(const LostRecord&) {}
+  virtual void OnThrottle(const ThrottleRecord&) {}
+};
+
+}  // namespace tprof

@@ -1,0 +1,113 @@
+#include "core/profile_writer.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/profile_json.h"
+
+namespace tprof {
+
+ProfileWriter::ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions options)
+    : sink_(std::move(sink)), options_(options), compressor_(options.zstd_level) {}
+
+Result<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(std::unique_ptr<ByteSink> sink,
+                                                             const Metadata& metadata,
+                                                             const std::vector<EventDesc>& events,
+                                                             WriterOptions options) {
+  std::unique_ptr<ProfileWriter> writer(new ProfileWriter(std::move(sink), options));
+  std::string header(format::kFileHeaderSize, '\0');
+  std::memcpy(header.data(), format::kFileMagic.data(), format::kFileMagic.size());
+  uint16_t major = format::kMajorVersion;
+  uint16_t minor =
+      options.minor_version_override ? options.minor_version_override : format::kMinorVersion;
+  std::memcpy(header.data() + 8, &major, 2);
+  std::memcpy(header.data() + 10, &minor, 2);
+  uint32_t checksum = XXH32(header.data(), 20, 0);
+  std::memcpy(header.data() + 20, &checksum, 4);
+  TPROF_RETURN_IF_ERROR(writer->sink_->Write(header));
+  writer->offset_ = header.size();
+
+  std::string meta = MetadataToJson(metadata).dump();
+  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kMetadata, meta, 0));
+  std::string events_json = EventsToJson(events).dump();
+  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kEvents, events_json, 0));
+  writer->samples_per_event_.assign(events.size(), 0);
+  return writer;
+}
+
+Result<std::unique_ptr<ProfileWriter>> ProfileWriter::CreateFile(
+    const std::string& path, const Metadata& metadata, const std::vector<EventDesc>& events,
+    WriterOptions options) {
+  auto sink = PartialFileSink::Create(path);
+  if (!sink.ok()) return sink.error();
+  return Create(std::move(sink).value(), metadata, events, options);
+}
+
+void ProfileWriter::CountRecord(const Sample& s) {
+  ++sample_count_;
+  if (s.event < samples_per_event_.size()) ++samples_per_event_[s.event];
+}
+
+Status ProfileWriter::WriteRaw(uint32_t kind, uint64_t time, const std::string& body) {
+  encoder_.EncodeRaw(kind, time, body);
+  return MaybeFlush();
+}
+
+Status ProfileWriter::WriteChunk(format::ChunkKind kind, std::string_view raw,
+                                 uint32_t record_count) {
+  if (failed_) return Error("an earlier write failed");
+  if (raw.size() > format::kMaxChunkRawSize) return Error("chunk too large");
+  ChunkHeader header;
+  header.kind = kind;
+  header.raw_size = static_cast<uint32_t>(raw.size());
+  header.record_count = record_count;
+  std::string_view stored = compressor_.Compress(raw, &header.compression);
+  header.stored_size = static_cast<uint32_t>(stored.size());
+  std::string header_bytes = EncodeChunkHeader(header, stored);
+  index_.push_back({offset_, static_cast<uint16_t>(kind), record_count});
+  Status status = sink_->Write(header_bytes);
+  if (status.ok()) status = sink_->Write(stored);
+  if (!status.ok()) {
+    failed_ = true;
+    return status;
+  }
+  offset_ += header_bytes.size() + stored.size();
+  return Status::Ok();
+}
+
+Status ProfileWriter::Flush() {
+  if (encoder_.size() == 0) return Status::Ok();
+  record_total_ += encoder_.record_count();
+  Status status =
+      WriteChunk(format::ChunkKind::kRecords, encoder_.bytes(), encoder_.record_count());
+  encoder_.Reset();
+  return status;
+}
+
+Status ProfileWriter::Finish(const FinishInfo& info) {
+  if (finished_) return Error("profile already finished");
+  TPROF_RETURN_IF_ERROR(Flush());
+  nlohmann::json trailer;
+  trailer["duration_ns"] = info.duration_ns;
+  trailer["end_timestamp"] = info.end_timestamp;
+  trailer["record_count"] = record_total_;
+  trailer["sample_count"] = sample_count_;
+  trailer["samples_per_event"] = samples_per_event_;
+  nlohmann::json chunks = nlohmann::json::array();
+  for (const ChunkIndexEntry& e : index_) chunks.push_back({e.offset, e.kind, e.records});
+  trailer["chunks"] = std::move(chunks);
+  uint64_t trailer_offset = offset_;
+  TPROF_RETURN_IF_ERROR(WriteChunk(format::ChunkKind::kTrailer, trailer.dump(), 0));
+  std::string footer(format::kFooterSize, '\0');
+  std::memcpy(footer.data(), &trailer_offset, 8);
+  std::memcpy(footer.data() + 8, format::kFooterMagic.data(), 8);
+  TPROF_RETURN_IF_ERROR(sink_->Write(footer));
+  offset_ += footer.size();
+  TPROF_RETURN_IF_ERROR(sink_->Commit());
+  finished_ = true;
+  return Status::Ok();
+}
+
+}  // namespace tprof

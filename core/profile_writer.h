@@ -1,0 +1,88 @@
+// Writes a .tprof file: file header, metadata and event chunks, record chunks as records arrive,
+// then a trailer with an index and a footer. Only Finish() makes the file complete.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/chunk.h"
+#include "core/error.h"
+#include "core/output_file.h"
+#include "core/profile.h"
+#include "core/record_codec.h"
+
+namespace tprof {
+
+struct WriterOptions {
+  // Raw bytes gathered before a records chunk is compressed and written. Larger chunks compress
+  // better; smaller ones lose less when a recording is killed.
+  size_t chunk_size = 1 << 20;
+  int zstd_level = 1;
+  // For tests of forward compatibility only: the minor version written in the header.
+  uint16_t minor_version_override = 0;
+};
+
+struct FinishInfo {
+  uint64_t duration_ns = 0;
+  uint64_t end_timestamp = 0;
+};
+
+class ProfileWriter {
+ public:
+  // Writes the file header, the metadata and the events at once, so a file cut anywhere after
+  // them still says what it is.
+  static Result<std::unique_ptr<ProfileWriter>> Create(std::unique_ptr<ByteSink> sink,
+                                                       const Metadata& metadata,
+                                                       const std::vector<EventDesc>& events,
+                                                       WriterOptions options = {});
+  // Convenience: writes PATH.partial and renames it to PATH on Finish().
+  static Result<std::unique_ptr<ProfileWriter>> CreateFile(const std::string& path,
+                                                           const Metadata& metadata,
+                                                           const std::vector<EventDesc>& events,
+                                                           WriterOptions options = {});
+
+  template <typename RecordT>
+  Status Write(const RecordT& record) {
+    encoder_.Encode(record);
+    CountRecord(record);
+    return MaybeFlush();
+  }
+  Status WriteRaw(uint32_t kind, uint64_t time, const std::string& body);
+  // Writes any buffered records as a chunk now.
+  Status Flush();
+  // Writes the trailer and footer and commits the file under its final name.
+  Status Finish(const FinishInfo& info);
+
+  uint64_t bytes_written() const { return offset_; }
+  uint64_t sample_count() const { return sample_count_; }
+
+ private:
+  struct ChunkIndexEntry {
+    uint64_t offset;
+    uint16_t kind;
+    uint32_t records;
+  };
+
+  ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions options);
+  Status WriteChunk(format::ChunkKind kind, std::string_view raw, uint32_t record_count);
+  Status MaybeFlush() { return encoder_.size() >= options_.chunk_size ? Flush() : Status::Ok(); }
+
+  void CountRecord(const Sample& s);
+  template <typename RecordT>
+  void CountRecord(const RecordT&) {}
+
+  std::unique_ptr<ByteSink> sink_;
+  WriterOptions options_;
+  RecordEncoder encoder_;
+  ChunkCompressor compressor_;
+  uint64_t offset_ = 0;
+  uint64_t record_total_ = 0;
+  uint64_t sample_count_ = 0;
+  std::vector<uint64_t> samples_per_event_;
+  std::vector<ChunkIndexEntry> index_;
+  bool failed_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace tprof

@@ -1,0 +1,20 @@
+// Facts about the machine recorded into a profile's metadata.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/profile.h"
+
+namespace tprof {
+
+// Fills hostname, kernel release, architecture, CPU count and CPU description.
+void FillHostMetadata(Metadata* metadata);
+CpuDescription DetectCpu();
+// Online CPU numbers from /sys/devices/system/cpu/online.
+std::vector<int> OnlineCpus();
+// Nanoseconds on CLOCK_MONOTONIC (the clock of record timestamps) and on the wall clock.
+uint64_t MonotonicNowNs();
+uint64_t RealtimeNowNs();
+
+}  // namespace tprof
