@@ -12,7 +12,7 @@ int ReportError(const std::string& command, const std::string& message) {
 }
 
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
-  std::string name = app.get_name();
+  std::string name = app.get_parent() ? "tprof " + app.get_name() : app.get_name();
   std::string message = error.what();
   if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&error)) {
     (void)extras;

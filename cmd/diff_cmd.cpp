@@ -16,6 +16,7 @@ class DiffCommand : public Subcommand {
         "Compare two profiles (function diff, stream diff, regression gate).\n  tprof diff OLD NEW "
         "[--stream] [--flamegraph out.html]\nNot implemented yet: this build says so and exits 1.");
     app.allow_extras();
+    app.prefix_command();
   }
 
   int Run() override { return ReportError(name(), "not implemented yet in this build"); }

@@ -14,6 +14,7 @@ class StreamCommand : public Subcommand {
         "Show the hot call/branch streams of a profile.\n  tprof stream [FILE]\nNot implemented "
         "yet: this build says so and exits 1.");
     app.allow_extras();
+    app.prefix_command();
   }
 
   int Run() override { return ReportError(name(), "not implemented yet in this build"); }

@@ -14,6 +14,7 @@ class TopdownCommand : public Subcommand {
         "Top-down microarchitecture analysis.\n  tprof topdown -M l1 -- ./prog args\nNot "
         "implemented yet: this build says so and exits 1.");
     app.allow_extras();
+    app.prefix_command();
   }
 
   int Run() override { return ReportError(name(), "not implemented yet in this build"); }

@@ -70,6 +70,8 @@ struct BranchEntry {
   bool mispredicted() const { return flags & 1; }
   bool predicted() const { return flags & 2; }
   uint32_t cycles() const { return static_cast<uint32_t>((flags >> 4) & 0xffff); }
+
+  bool operator==(const BranchEntry&) const = default;
 };
 
 struct Sample {
@@ -96,6 +98,8 @@ struct Sample {
     callchain.clear();
     branches.clear();
   }
+
+  bool operator==(const Sample&) const = default;
 };
 
 struct MmapRecord {
@@ -110,6 +114,8 @@ struct MmapRecord {
   bool executable = true;
   std::string filename;
   std::string build_id;  // raw bytes; empty when unknown
+
+  bool operator==(const MmapRecord&) const = default;
 };
 
 struct CommRecord {
@@ -118,6 +124,8 @@ struct CommRecord {
   uint32_t tid = 0;
   bool exec = false;  // the comm changed because of an exec
   std::string comm;
+
+  bool operator==(const CommRecord&) const = default;
 };
 
 struct TaskRecord {  // fork or exit
@@ -127,6 +135,8 @@ struct TaskRecord {  // fork or exit
   uint32_t ppid = 0;
   uint32_t tid = 0;
   uint32_t ptid = 0;
+
+  bool operator==(const TaskRecord&) const = default;
 };
 
 struct LostRecord {
@@ -134,12 +144,16 @@ struct LostRecord {
   uint32_t event = 0;
   uint64_t lost = 0;
   bool samples_only = false;  // PERF_RECORD_LOST_SAMPLES rather than PERF_RECORD_LOST
+
+  bool operator==(const LostRecord&) const = default;
 };
 
 struct ThrottleRecord {
   uint64_t time = 0;
   uint32_t event = 0;
   bool throttled = true;  // false: unthrottle
+
+  bool operator==(const ThrottleRecord&) const = default;
 };
 
 // Receives records in file order. Implementations override only what they use.

@@ -55,6 +55,11 @@ Status ProfileWriter::WriteRaw(uint32_t kind, uint64_t time, const std::string& 
   return MaybeFlush();
 }
 
+Status ProfileWriter::WriteOpaqueChunk(uint16_t kind, std::string_view payload) {
+  TPROF_RETURN_IF_ERROR(Flush());
+  return WriteChunk(static_cast<format::ChunkKind>(kind), payload, 0);
+}
+
 Status ProfileWriter::WriteChunk(format::ChunkKind kind, std::string_view raw,
                                  uint32_t record_count) {
   if (failed_) return Error("an earlier write failed");

@@ -48,7 +48,9 @@ class ProfileWriter {
     CountRecord(record);
     return MaybeFlush();
   }
+  // Forward-compatibility tests only: a record or a chunk of a kind this version does not know.
   Status WriteRaw(uint32_t kind, uint64_t time, const std::string& body);
+  Status WriteOpaqueChunk(uint16_t kind, std::string_view payload);
   // Writes any buffered records as a chunk now.
   Status Flush();
   // Writes the trailer and footer and commits the file under its final name.

@@ -1,0 +1,177 @@
+// End to end on this machine: tprof record on the demo workload, then the profile read back.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+#include "core/function_profile.h"
+#include "core/profile_reader.h"
+#include "symbolize/symbolizer.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::RunCommand;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kDemo = DEMO_BINARY;
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_it_" + std::to_string(::getpid()) + "_" + name;
+}
+
+struct ThreadSeen : RecordVisitor {
+  std::set<uint32_t> pids, tids;
+  void OnSample(const Sample& s) override {
+    pids.insert(s.pid);
+    tids.insert(s.tid);
+  }
+};
+
+class DemoRecording : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(TempPath("demo.tprof"));
+    result_ = new testing::CommandResult(
+        RunCommand({kTprof, "record", "-g", "-F", "2000", "-o", *path_, "--", kDemo, "0.5"}));
+  }
+  static void TearDownTestSuite() {
+    std::remove(path_->c_str());
+    delete path_;
+    delete result_;
+  }
+  static std::string* path_;
+  static testing::CommandResult* result_;
+};
+std::string* DemoRecording::path_;
+testing::CommandResult* DemoRecording::result_;
+
+TEST_F(DemoRecording, RecordSucceedsAndSaysWhatItWrote) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  EXPECT_NE(result_->out.find("demo done"), std::string::npos);
+  EXPECT_NE(result_->err.find("samples"), std::string::npos) << result_->err;
+  EXPECT_EQ(::access((*path_ + ".partial").c_str(), F_OK), -1);
+}
+
+// The demo spends a fixed amount of each thread's CPU time in each hot function (see
+// test/workloads/demo.cpp): 1/6 each for compute_kernel, pointer_chase, branchy_loop and
+// child_spin, 2/6 for inline_mix_loop. At 2 kHz over ~3 s of CPU there are ~6000 samples, so the
+// sampling error of a 1/6 share is about 0.5 points; start-up, page faults and the clock reads
+// in the loops take a few percent more. Three points of tolerance covers both.
+TEST_F(DemoRecording, HotFunctionsGetTheirDesignedShares) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  auto reader = ProfileReader::OpenFile(*path_);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  ElfSymbolizer symbolizer;
+  FunctionProfileBuilder builder(reader->events(), symbolizer);
+  auto summary = reader->ReadRecords(builder);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_TRUE(summary->complete);
+  FunctionProfile profile = builder.Finish();
+  ASSERT_EQ(profile.events.size(), 1u);
+  ASSERT_GT(profile.total_samples[0], 3000u);
+  std::map<std::string, double> share;
+  for (const FunctionRow& row : profile.rows) {
+    std::string name = row.function.substr(0, row.function.rfind('('));
+    share[name] += 100.0 * static_cast<double>(row.self_period[0]) /
+                   static_cast<double>(profile.total_period[0]);
+  }
+  const double sixth = 100.0 / 6;
+  EXPECT_NEAR(share["(anonymous namespace)::compute_kernel"], sixth, 3.0);
+  EXPECT_NEAR(share["(anonymous namespace)::pointer_chase"], sixth, 3.0);
+  EXPECT_NEAR(share["(anonymous namespace)::branchy_loop"], sixth, 3.0);
+  EXPECT_NEAR(share["(anonymous namespace)::child_spin"], sixth, 3.0);
+  EXPECT_NEAR(share["(anonymous namespace)::inline_mix_loop"], 2 * sixth, 3.0);
+}
+
+TEST_F(DemoRecording, BothThreadsAndTheChildProcessAreSampled) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  auto reader = ProfileReader::OpenFile(*path_);
+  ASSERT_TRUE(reader.ok());
+  ThreadSeen seen;
+  ASSERT_TRUE(reader->ReadRecords(seen).ok());
+  EXPECT_EQ(seen.pids.size(), 2u);  // the demo and its child
+  EXPECT_GE(seen.tids.size(), 3u);  // main thread, worker thread, child
+}
+
+TEST_F(DemoRecording, ReportListsTheHotFunctionsFirst) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  auto report = RunCommand({kTprof, "report", "-i", *path_, "--limit", "5"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  for (const char* name :
+       {"compute_kernel", "pointer_chase", "branchy_loop", "child_spin", "inline_mix_loop"})
+    EXPECT_NE(report.out.find(name), std::string::npos) << name << " missing from\n" << report.out;
+  EXPECT_LT(report.out.find("inline_mix_loop"), report.out.find("compute_kernel"));
+}
+
+TEST_F(DemoRecording, MetadataDescribesTheRecording) {
+  auto reader = ProfileReader::OpenFile(*path_);
+  ASSERT_TRUE(reader.ok());
+  const Metadata& m = reader->metadata();
+  EXPECT_EQ(m.command_line, (std::vector<std::string>{kDemo, "0.5"}));
+  EXPECT_FALSE(m.hostname.empty());
+  EXPECT_FALSE(m.kernel_release.empty());
+  EXPECT_FALSE(m.architecture.empty());
+  EXPECT_GT(m.duration_ns, 500000000u);
+  EXPECT_GT(m.start_time_unix_ns, 1600000000ull * 1000000000ull);
+  ASSERT_EQ(reader->events().size(), 1u);
+  EXPECT_TRUE(reader->events()[0].sample_type != 0);
+}
+
+TEST(RecordTest, ExistingOutputIsKeptAsOld) {
+  std::string path = TempPath("old.tprof");
+  ASSERT_EQ(
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/bin/true"}).exit_code,
+      0);
+  ASSERT_EQ(
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/bin/true"}).exit_code,
+      0);
+  EXPECT_EQ(::access(path.c_str(), F_OK), 0);
+  EXPECT_EQ(::access((path + ".old").c_str(), F_OK), 0);
+  std::remove(path.c_str());
+  std::remove((path + ".old").c_str());
+}
+
+TEST(RecordTest, DefaultEventFallsBackToTaskClockWithOneLine) {
+  std::string path = TempPath("fallback.tprof");
+  auto r = RunCommand({kTprof, "record", "-o", path, "--", "/bin/true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  if (reader->events()[0].name == "cycles") GTEST_SKIP() << "this machine has a PMU";
+  EXPECT_EQ(reader->events()[0].name, "task-clock");
+  EXPECT_NE(r.err.find("sampling 'task-clock' instead"), std::string::npos) << r.err;
+  std::remove(path.c_str());
+}
+
+TEST(RecordTest, ExplicitHardwareEventFailsWithTheReason) {
+  auto r = RunCommand(
+      {kTprof, "record", "-e", "instructions", "-o", TempPath("hw.tprof"), "--", "/bin/true"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a PMU";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'instructions'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ENOENT"), std::string::npos) << r.err;
+}
+
+TEST(RecordTest, WorkloadExitStatusIsPassedOn) {
+  std::string path = TempPath("status.tprof");
+  auto r = RunCommand(
+      {kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/bin/sh", "-c", "exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  auto reader = ProfileReader::OpenFile(path);
+  EXPECT_TRUE(reader.ok());  // the profile is still complete
+  std::remove(path.c_str());
+}
+
+TEST(RecordTest, MissingProgramIsAOneLineError) {
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", TempPath("missing.tprof"), "--",
+                       "/nonexistent/program"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot run '/nonexistent/program'"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace tprof
