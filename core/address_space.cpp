@@ -60,7 +60,11 @@ const Mapping* AddressSpace::Find(uint32_t pid, uint64_t address) const {
 std::string AddressSpace::ThreadName(uint32_t pid, uint32_t tid) const {
   if (auto it = thread_names_.find(tid); it != thread_names_.end()) return it->second;
   if (auto it = thread_names_.find(pid); it != thread_names_.end()) return it->second;
-  return "[" + std::to_string(pid) + "]";
+  // Built piecewise: `"[" + to_string + "]"` trips GCC 12's false -Wrestrict (GCC bug 105329).
+  std::string name = std::to_string(pid);
+  name.insert(name.begin(), '[');
+  name.push_back(']');
+  return name;
 }
 
 }  // namespace tprof

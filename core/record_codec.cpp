@@ -198,7 +198,7 @@ Status RecordDecoder::DecodeChunk(const uint8_t* data, size_t size, RecordVisito
         s.time = get_time();
         uint64_t mask = r.GetVarint();
         s.pid = static_cast<uint32_t>(r.GetVarint());
-        s.tid = static_cast<uint32_t>(static_cast<int64_t>(s.pid) + r.GetSigned());
+        s.tid = static_cast<uint32_t>(s.pid + static_cast<uint64_t>(r.GetSigned()));
         s.cpu = static_cast<uint32_t>(r.GetVarint());
         s.event = static_cast<uint32_t>(r.GetVarint());
         s.period = r.GetVarint();

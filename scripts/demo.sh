@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Quick start: installs what is missing, builds tprof (Release), records the bundled demo
+# workload and prints the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPROF_TESTS=OFF >/dev/null
+cmake --build build/release --target tprof tprof_demo
+mkdir -p out
+echo "== tprof record -g -o out/demo.tprof -- build/release/tprof_demo"
+build/release/tprof record -g -o out/demo.tprof -- build/release/tprof_demo
+echo "== tprof report -i out/demo.tprof --limit 15"
+build/release/tprof report -i out/demo.tprof --limit 15

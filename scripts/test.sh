@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole test suite: unit and integration tests in a -Werror Release build (g++), again under
+# AddressSanitizer + UndefinedBehaviorSanitizer (g++), then a clang build that runs the fuzz
+# targets for a short time on their seed corpus and regression inputs.
+# FUZZ_SECONDS (default 30 per target) sets how long each fuzzer runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+run_suite() {
+  local dir=$1; shift
+  echo "== build $dir"
+  cmake -S . -B "$dir" -G Ninja -DTPROF_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  echo "== test $dir"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+
+run_suite build/test-release -DCMAKE_BUILD_TYPE=Release
+run_suite build/test-asan -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON -DTPROF_BENCHMARKS=OFF
+
+echo "== fuzz (clang, ${FUZZ_SECONDS:-30} s per target)"
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTPROF_FUZZ=ON -DTPROF_WERROR=ON >/dev/null
+# Builds everything with clang too, so both compilers are held to -Wall -Wextra -Werror.
+cmake --build build/fuzz -j "$jobs"
+corpus=$(mktemp -d)
+trap 'rm -rf "$corpus"' EXIT
+build/fuzz/test/fuzz/make_fuzz_seeds "$corpus"
+for target in profile_reader_fuzzer record_decoder_fuzzer; do
+  mkdir -p "$corpus/$target"
+  if ! build/fuzz/test/fuzz/$target -max_total_time="${FUZZ_SECONDS:-30}" -max_len=65536 \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" \
+      "$corpus/$target" "$corpus" test/fuzz/regressions >"$corpus/$target.log" 2>&1; then
+    tail -n 40 "$corpus/$target.log"
+    echo "fuzz: $target found a failing input (kept as test/fuzz/regressions material: $(ls "$corpus" | grep -E '^(crash|leak|timeout|oom)-' | head -n 3))" >&2
+    cp "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$corpus"/oom-* build/ 2>/dev/null || true
+    exit 1
+  fi
+  grep -E "^stat::number_of_executed_units|^Done" "$corpus/$target.log" | sed "s/^/$target: /"
+done
+echo "== all suites passed"
