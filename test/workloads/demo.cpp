@@ -9,7 +9,7 @@
 //
 // Each phase runs for a fixed amount of its own thread's CPU time (not wall time), so the expected
 // shares hold however busy the machine is: 1/6 each for the main-thread functions and the child,
-// 2/6 for inline_mix_loop. One unit is 0.5 s by default; `demo SECONDS_PER_UNIT` changes it.
+// 2/6 for inline_mix_loop. One unit is 1 s by default; `demo SECONDS_PER_UNIT` changes it.
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,7 +111,7 @@ std::vector<uint32_t> MakeRandomCycle(size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double unit = argc > 1 ? std::atof(argv[1]) : 0.5;
+  double unit = argc > 1 ? std::atof(argv[1]) : 1.0;
   if (unit <= 0) {
     std::fprintf(stderr, "usage: %s [SECONDS_PER_UNIT]\n", argv[0]);
     return 2;
