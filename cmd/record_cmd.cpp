@@ -1,8 +1,9 @@
-// tprof record: samples a command and writes a .tprof profile.
+// tprof record: samples a command, running processes or the whole system into a .tprof profile.
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cmd/cli_support.h"
 #include "core/profile_writer.h"
@@ -14,89 +15,194 @@ namespace {
 
 constexpr const char* kDefaultOutput = "profile.tprof";
 
+Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what) {
+  std::vector<pid_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v <= 0)
+      return Error(std::string("bad ") + what + " '" + item + "'");
+    ids.push_back(static_cast<pid_t>(v));
+  }
+  return ids;
+}
+
 class RecordCommand : public Subcommand {
  public:
   const char* name() const override { return "record"; }
-  const char* summary() const override { return "Sample a command and write a .tprof profile"; }
+  const char* summary() const override {
+    return "Sample a command (or processes, or the system) into a .tprof profile";
+  }
 
   void Setup(CLI::App& app) override {
     app.description(
-        "Sample a command and all its threads and child processes.\n"
-        "  tprof record [-e EVENTS] [-F HZ | -c PERIOD] [-g] [-o FILE] -- ./prog args\n"
+        "Sample a command with all its threads and child processes, running processes (-p),\n"
+        "threads (-t) or every CPU (-a).\n"
+        "  tprof record [-e EVENTS] [-F HZ | -c PERIOD] [-g | --call-graph MODE] [-b | -j FILTER]\n"
+        "               [-o FILE] -- ./prog args\n"
         "Without -e, samples 'cycles'; where the PMU cannot count cycles (a VM), falls back to\n"
-        "'task-clock' and says so. An event named with -e that cannot be opened is an error.");
-    app.add_option("-e,--event", events_,
-                   "Events to sample, comma-separated or repeated (default: cycles). Known: "
-                   "cycles, instructions, branches, branch-misses, cache-references, "
-                   "cache-misses, cpu-clock, task-clock, page-faults, context-switches, "
-                   "cpu-migrations, ...; modifiers :u :k :p")
-        ->delimiter(',');
-    auto* freq =
-        app.add_option("-F,--freq", frequency_, "Samples per second per thread (default 4000)");
+        "'task-clock' ('cpu-clock' with -a) and says so. An event named with -e that cannot be\n"
+        "opened is an error naming the kernel's reason.\n"
+        "Events: generic names (cycles, instructions, branches, branch-misses, cache-references,\n"
+        "cache-misses, stalled-cycles-frontend/backend, ref-cycles, cpu-clock, task-clock,\n"
+        "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
+        "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
+        "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members.");
+    app.add_option("-e,--event", events_, "Events to sample (repeatable; comma lists and groups)");
+    auto* freq = app.add_option("-F,--freq", frequency_,
+                                "Samples per second per thread (default 4000, as perf)");
     auto* count = app.add_option("-c,--count", period_, "Sample every PERIOD events instead");
     freq->excludes(count);
-    app.add_flag("-g", callchain_, "Record frame-pointer callchains");
+    auto* fp =
+        app.add_flag("-g", frame_pointers_, "Record frame-pointer callchains (--call-graph fp)");
+    app.add_option("--call-graph", call_graph_,
+                   "Callchain mode: fp, dwarf[,STACK_BYTES] (default 8192), lbr")
+        ->excludes(fp);
+    auto* any_branch =
+        app.add_flag("-b,--branch-any", branch_any_, "Record branch stacks of every taken branch");
+    app.add_option("-j,--branch-filter", branch_filter_,
+                   "Record branch stacks with a filter: any, any_call, any_ret, ind_call, call, "
+                   "cond, call_stack, save_type, u, k, hv (comma-separated)")
+        ->excludes(any_branch);
+    auto* user = app.add_flag("--user-only", user_only_, "Sample user space only");
+    app.add_flag("--kernel-only", kernel_only_, "Sample the kernel only")->excludes(user);
     app.add_option("-m,--mmap-pages", mmap_pages_,
                    "Ring buffer data pages per CPU, a power of two (default 128)");
     app.add_option("-o,--output", output_,
                    std::string("Output file (default ") + kDefaultOutput + ")");
-    app.add_option("command", command_, "The command to profile, after --")->required();
+    auto* pids = app.add_option("-p,--pid", pids_, "Record running processes: PID[,PID...]");
+    auto* tids = app.add_option("-t,--tid", tids_, "Record running threads: TID[,TID...]");
+    auto* all = app.add_flag("-a,--all-cpus", system_wide_, "Record every CPU (system-wide)");
+    pids->excludes(tids)->excludes(all);
+    tids->excludes(all);
+    app.add_option("--duration", duration_, "Stop after SECONDS (a launched command gets SIGTERM)");
+    app.add_option("command", command_, "The command to profile, after --");
     app.prefix_command();
   }
 
   int Run() override {
-    std::vector<std::string> argv = command_;
-    for (const std::string& extra : app_remaining_) argv.push_back(extra);
-    RecordOptions options;
-    options.mmap_pages = mmap_pages_;
-    if (period_) {
-      options.sampling.use_frequency = false;
-      options.sampling.period = period_;
-    } else {
-      options.sampling.frequency = frequency_;
-    }
-    options.sampling.callchain = callchain_;
-    const bool explicit_events = !events_.empty();
-    std::vector<std::string> names = explicit_events ? events_ : std::vector<std::string>{"cycles"};
-    for (const std::string& name : names) {
-      auto spec = ParseEventSpec(name);
-      if (!spec.ok()) return ReportUsage(spec.error().message());
-      options.events.push_back(std::move(spec).value());
-    }
+    auto options = BuildOptions();
+    if (!options.ok()) return Usage(options.error().message());
+    const bool launch = options->target.kind == RecordTarget::Kind::kLaunch;
 
-    auto workload = Workload::Create(argv);
-    if (!workload.ok()) return ReportError(name(), workload.error().message());
-    auto recorder = std::make_unique<Recorder>(options);
-    auto events = recorder->Attach(workload->pid());
-    if (!events.ok() && !explicit_events) {
+    std::unique_ptr<Workload> workload;
+    if (launch) {
+      auto created = Workload::Create(command_);
+      if (!created.ok()) return ReportError(name(), created.error().message());
+      workload = std::make_unique<Workload>(std::move(created).value());
+    }
+    const pid_t pid = workload ? workload->pid() : -1;
+    auto recorder = std::make_unique<Recorder>(options.value());
+    auto events = recorder->Open(pid);
+    if (!events.ok() && events_.empty()) {
       // The default event is a convenience, not a request: fall back to a software clock.
-      std::cerr << "tprof record: " << events.error().message()
-                << "; sampling 'task-clock' instead\n";
-      options.events = {ParseEventSpec("task-clock").value()};
-      recorder = std::make_unique<Recorder>(options);
-      events = recorder->Attach(workload->pid());
+      const char* fallback =
+          options->target.kind == RecordTarget::Kind::kSystemWide ? "cpu-clock" : "task-clock";
+      std::cerr << "tprof record: " << events.error().message() << "; sampling '" << fallback
+                << "' instead\n";
+      options->groups = ParseEventList(fallback).value();
+      recorder = std::make_unique<Recorder>(options.value());
+      events = recorder->Open(pid);
     }
     if (!events.ok()) return ReportError(name(), events.error().message());
+    for (const std::string& note : recorder->notes())
+      std::cerr << "tprof record: note: " << note << '\n';
 
     Metadata metadata;
     FillHostMetadata(&metadata);
-    metadata.command_line = argv;
+    metadata.command_line = command_;
     metadata.start_time_unix_ns = RealtimeNowNs();
     metadata.start_timestamp = MonotonicNowNs();
     auto writer = ProfileWriter::CreateFile(output_, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error().message());
 
-    auto stats = recorder->Run(workload.value(), *writer.value());
-    if (!stats.ok()) return ReportError(name(), stats.error().message());
+    auto stats = recorder->Run(*writer.value(), workload.get());
+    if (!stats.ok())
+      return ReportError(name(), stats.error().message() + "; the profile is incomplete (" +
+                                     output_ + ".partial)");
     Status finished = writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()});
     if (!finished.ok())
-      return ReportError(name(), finished.error().message() + " (the profile is incomplete)");
+      return ReportError(name(), finished.error().message() + "; the profile is incomplete (" +
+                                     output_ + ".partial)");
     PrintSummary(events.value(), stats.value(), writer.value()->bytes_written());
-    return WorkloadExitCode(stats->wait_status);
+    return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
   }
 
  private:
-  int ReportUsage(const std::string& message) {
+  Result<RecordOptions> BuildOptions() {
+    RecordOptions options;
+    options.mmap_pages = mmap_pages_;
+    options.duration_seconds = duration_;
+    if (duration_ < 0) return Error("--duration must be positive");
+    SamplingOptions& s = options.sampling;
+    if (period_) {
+      s.use_frequency = false;
+      s.period = period_;
+    } else {
+      if (frequency_ == 0) return Error("-F must be at least 1");
+      s.frequency = frequency_;
+    }
+    if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
+    if (!call_graph_.empty()) {
+      std::string mode = call_graph_.substr(0, call_graph_.find(','));
+      if (mode == "fp")
+        s.call_graph = CallGraphMode::kFramePointer;
+      else if (mode == "lbr")
+        s.call_graph = CallGraphMode::kLbr;
+      else if (mode == "dwarf") {
+        s.call_graph = CallGraphMode::kDwarf;
+        if (size_t comma = call_graph_.find(','); comma != std::string::npos) {
+          char* end = nullptr;
+          unsigned long size = std::strtoul(call_graph_.c_str() + comma + 1, &end, 0);
+          if (*end != '\0' || size < 8 || size > 65528 || size % 8 != 0)
+            return Error("--call-graph dwarf,SIZE: SIZE must be a multiple of 8 up to 65528");
+          s.dwarf_stack_size = static_cast<uint32_t>(size);
+        }
+      } else {
+        return Error("unknown --call-graph mode '" + mode + "' (known: fp, dwarf, lbr)");
+      }
+    }
+    if (branch_any_) s.branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+    if (!branch_filter_.empty()) {
+      auto bits = ParseBranchFilter(branch_filter_);
+      if (!bits.ok()) return bits.error();
+      s.branch_sample_type = bits.value();
+    }
+    s.user_only = user_only_;
+    s.kernel_only = kernel_only_;
+    if (mmap_pages_ == 0 || (mmap_pages_ & (mmap_pages_ - 1)))
+      return Error("-m must be a power of two, not " + std::to_string(mmap_pages_));
+
+    std::string event_text;
+    for (const std::string& e : events_) event_text += (event_text.empty() ? "" : ",") + e;
+    auto groups = ParseEventList(event_text.empty() ? "cycles" : event_text);
+    if (!groups.ok()) return groups.error();
+    options.groups = std::move(groups).value();
+
+    RecordTarget& target = options.target;
+    if (!pids_.empty()) {
+      target.kind = RecordTarget::Kind::kProcesses;
+      auto ids = ParseIdList(pids_, "pid");
+      if (!ids.ok()) return ids.error();
+      target.ids = ids.value();
+    } else if (!tids_.empty()) {
+      target.kind = RecordTarget::Kind::kThreads;
+      auto ids = ParseIdList(tids_, "tid");
+      if (!ids.ok()) return ids.error();
+      target.ids = ids.value();
+    } else if (system_wide_) {
+      target.kind = RecordTarget::Kind::kSystemWide;
+    }
+    const bool launch = target.kind == RecordTarget::Kind::kLaunch;
+    if (launch && command_.empty())
+      return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
+    if (!launch && !command_.empty()) return Error("give either a command or -p/-t/-a, not both");
+    return options;
+  }
+
+  int Usage(const std::string& message) {
     std::cerr << "tprof record: " << message << '\n';
     return kExitUsage;
   }
@@ -107,20 +213,33 @@ class RecordCommand : public Subcommand {
     std::string per_event;
     for (size_t e = 0; e < events.size(); ++e) {
       samples += stats.samples_per_event[e];
-      per_event +=
-          (e ? ", " : "") + std::to_string(stats.samples_per_event[e]) + " " + events[e].name;
+      if (stats.samples_per_event[e] == 0 && events[e].group_leader >= 0 &&
+          events[e].group_leader != static_cast<int32_t>(e))
+        continue;  // a member read by its leader's samples
+      per_event += (per_event.empty() ? "" : ", ") + std::to_string(stats.samples_per_event[e]) +
+                   " " + events[e].name;
     }
-    double lost_percent = samples + stats.lost_records
-                              ? 100.0 * static_cast<double>(stats.lost_records) /
-                                    static_cast<double>(samples + stats.lost_records)
-                              : 0.0;
+    auto percent = [&](uint64_t n) {
+      return samples + n ? 100.0 * static_cast<double>(n) / static_cast<double>(samples + n) : 0.0;
+    };
     std::fprintf(stderr,
-                 "[ tprof record: %s samples; %llu lost (%.2f%%), %llu throttled; wrote %.1f KiB "
-                 "to %s in %.2f s ]\n",
-                 per_event.c_str(), static_cast<unsigned long long>(stats.lost_records),
-                 lost_percent, static_cast<unsigned long long>(stats.throttle_records),
+                 "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times; wrote "
+                 "%.1f KiB to %s in %.2f s%s ]\n",
+                 per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
+                 percent(stats.lost_samples),
+                 static_cast<unsigned long long>(stats.throttle_events),
                  static_cast<double>(bytes) / 1024.0, output_.c_str(),
-                 static_cast<double>(stats.wall_time_ns) / 1e9);
+                 static_cast<double>(stats.wall_time_ns) / 1e9,
+                 stats.interrupted        ? "; interrupted"
+                 : stats.duration_reached ? "; --duration reached"
+                                          : "");
+    if (stats.lost_samples)
+      std::fprintf(stderr,
+                   "tprof record: samples were lost: raise -m (ring buffer pages) or lower -F\n");
+    if (stats.throttle_events)
+      std::fprintf(stderr,
+                   "tprof record: the kernel throttled sampling: lower -F or raise "
+                   "kernel.perf_event_max_sample_rate\n");
   }
 
   static int WorkloadExitCode(int wait_status) {
@@ -132,11 +251,19 @@ class RecordCommand : public Subcommand {
   std::vector<std::string> events_;
   uint64_t frequency_ = 4000;
   uint64_t period_ = 0;
-  bool callchain_ = false;
+  bool frame_pointers_ = false;
+  std::string call_graph_;
+  bool branch_any_ = false;
+  std::string branch_filter_;
+  bool user_only_ = false;
+  bool kernel_only_ = false;
   size_t mmap_pages_ = 128;
   std::string output_ = kDefaultOutput;
+  std::string pids_;
+  std::string tids_;
+  bool system_wide_ = false;
+  double duration_ = 0;
   std::vector<std::string> command_;
-  std::vector<std::string> app_remaining_;
 };
 
 }  // namespace

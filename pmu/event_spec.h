@@ -1,4 +1,11 @@
-// Parsing of event names given with -e into what perf_event_open needs.
+// Parsing of the -e event syntax into what perf_event_open needs:
+//   generic names      cycles, instructions, cpu-clock, page-faults, ...
+//   raw codes          r003c, r01c0:u
+//   PMU terms          cpu/event=0x3c,umask=0x0,name=ref/  msr/tsc/  software/config=1/
+//   vendor names       INST_RETIRED.ANY_P, STALL_SLOT_BACKEND (through libpfm4)
+//   modifiers          :u :k :h :p :pp :ppp
+//   groups             {cycles,instructions}  {cycles,instructions}:S  (S: the leader samples
+//                      and every sample reads all members)
 #pragma once
 
 #include <cstdint>
@@ -10,19 +17,30 @@
 namespace tprof {
 
 struct EventSpec {
-  std::string name;  // as the user wrote it, modifiers included
+  std::string name;  // as the user wrote it (or the name= term), modifiers included
   uint32_t type = 0;
   uint64_t config = 0;
+  uint64_t config1 = 0;
+  uint64_t config2 = 0;
   bool exclude_user = false;
   bool exclude_kernel = false;
+  bool exclude_hv = true;
   uint32_t precise_ip = 0;
+  uint64_t period = 0;  // a period= term; 0: use the command's sampling settings
   bool is_hardware() const;
 };
 
-// Parses one event name with optional modifiers (":u", ":k", ":p"...).
+struct EventGroup {
+  std::vector<EventSpec> events;  // leader first; a lone event is a group of one
+  bool leader_sampling = false;   // :S
+  bool is_group() const { return events.size() > 1 || explicit_braces; }
+  bool explicit_braces = false;
+};
+
+// Parses one event (no groups).
 Result<EventSpec> ParseEventSpec(const std::string& text);
-// Parses a comma-separated list.
-Result<std::vector<EventSpec>> ParseEventList(const std::string& text);
+// Parses a list of events and groups: "cycles,{cpu-clock,page-faults}:S,r00c0".
+Result<std::vector<EventGroup>> ParseEventList(const std::string& text);
 
 // Every generic event name tprof knows, for help texts and suggestions.
 std::vector<std::string> KnownEventNames();

@@ -8,61 +8,182 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 
 namespace tprof {
 
-perf_event_attr BuildSamplingAttr(const EventSpec& spec, const SamplingOptions& options) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = spec.type;
-  attr.config = spec.config;
-  if (options.use_frequency) {
-    attr.freq = 1;
-    attr.sample_freq = options.frequency;
-  } else {
-    attr.sample_period = options.period;
-  }
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-  if (options.callchain) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-  attr.exclude_user = spec.exclude_user;
-  attr.exclude_kernel = spec.exclude_kernel;
-  attr.exclude_hv = 1;
-  attr.precise_ip = spec.precise_ip;
-  attr.disabled = 1;
-  attr.enable_on_exec = 1;
-  attr.inherit = 1;
-  attr.mmap = 1;
-  attr.mmap2 = 1;
-  attr.build_id = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
-  attr.sample_id_all = 1;
-  // Timestamps on CLOCK_MONOTONIC, so they line up with the metadata's start time.
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
-  attr.watermark = 1;
-  attr.wakeup_watermark = 0;  // set by the recorder from the buffer size
-  return attr;
+namespace {
+// PERF_FORMAT_LOST is newer than some distribution headers.
+constexpr uint64_t kFormatLost = 1u << 4;
+}  // namespace
+
+uint64_t UserRegisterMask() {
+#if defined(__x86_64__)
+  // PERF_REG_X86_AX .. PERF_REG_X86_R15, skipping DS/ES/FS/GS (not valid on x86-64).
+  return ((1ull << 24) - 1) & ~((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 15));
+#elif defined(__aarch64__)
+  return (1ull << 33) - 1;  // x0..x30, sp, pc
+#else
+  return 0;
+#endif
 }
 
-EventDesc DescribeEvent(const EventSpec& spec, const perf_event_attr& attr) {
-  EventDesc d;
-  d.name = spec.name;
-  d.type = attr.type;
-  d.config = attr.config;
-  d.config1 = attr.config1;
-  d.config2 = attr.config2;
-  d.use_frequency = attr.freq;
-  d.period_or_frequency = attr.sample_period;  // union with sample_freq
-  d.sample_type = attr.sample_type;
-  d.read_format = attr.read_format;
-  d.branch_sample_type = attr.branch_sample_type;
-  d.exclude_user = attr.exclude_user;
-  d.exclude_kernel = attr.exclude_kernel;
-  d.precise_ip = attr.precise_ip;
-  return d;
+std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
+                                     const SamplingOptions& options) {
+  std::vector<PlannedEvent> planned;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const EventGroup& group = groups[g];
+    const size_t leader_index = planned.size();
+    for (size_t m = 0; m < group.events.size(); ++m) {
+      const EventSpec& spec = group.events[m];
+      perf_event_attr attr{};
+      attr.size = sizeof(attr);
+      attr.type = spec.type;
+      attr.config = spec.config;
+      attr.config1 = spec.config1;
+      attr.config2 = spec.config2;
+      const bool leader = m == 0;
+      const bool samples = leader || !group.leader_sampling;
+      if (samples) {
+        if (spec.period) {
+          attr.sample_period = spec.period;
+        } else if (options.use_frequency) {
+          attr.freq = 1;
+          attr.sample_freq = options.frequency;
+        } else {
+          attr.sample_period = options.period;
+        }
+      }
+      attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                         PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+      switch (options.call_graph) {
+        case CallGraphMode::kNone:
+          break;
+        case CallGraphMode::kFramePointer:
+          attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+          break;
+        case CallGraphMode::kDwarf:
+          // Kernel frames come from the kernel's own unwinder; user frames from the stack copy.
+          attr.sample_type |=
+              PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+          attr.exclude_callchain_user = 1;
+          attr.sample_regs_user = UserRegisterMask();
+          attr.sample_stack_user = options.dwarf_stack_size;
+          break;
+        case CallGraphMode::kLbr:
+          attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK;
+          attr.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+          break;
+      }
+      if (options.branch_sample_type) {
+        attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+        attr.branch_sample_type |= options.branch_sample_type;
+      }
+      if (group.is_group()) attr.read_format = PERF_FORMAT_ID;
+      if (group.leader_sampling && leader) {
+        attr.sample_type |= PERF_SAMPLE_READ;
+        attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                           PERF_FORMAT_TOTAL_TIME_RUNNING | (options.read_lost ? kFormatLost : 0);
+      }
+      attr.exclude_user = spec.exclude_user || options.kernel_only;
+      attr.exclude_kernel = spec.exclude_kernel || options.user_only;
+      attr.exclude_hv = spec.exclude_hv || options.user_only || options.kernel_only;
+      attr.precise_ip = spec.precise_ip;
+      attr.disabled = leader ? 1 : 0;  // members follow their leader
+      attr.enable_on_exec = leader && options.enable_on_exec;
+      attr.inherit = options.inherit;
+      if (planned.empty()) {
+        attr.mmap = 1;
+        attr.mmap2 = 1;
+        attr.build_id = 1;
+        attr.comm = 1;
+        attr.comm_exec = 1;
+        attr.task = 1;
+      }
+      attr.sample_id_all = 1;
+      // Timestamps on CLOCK_MONOTONIC, so they line up with the metadata's start time.
+      attr.use_clockid = 1;
+      attr.clockid = CLOCK_MONOTONIC;
+      attr.watermark = 1;
+
+      PlannedEvent p;
+      p.attr = attr;
+      p.group = g;
+      p.leader = leader;
+      EventDesc& d = p.desc;
+      d.name = spec.name;
+      d.type = attr.type;
+      d.config = attr.config;
+      d.config1 = attr.config1;
+      d.config2 = attr.config2;
+      d.use_frequency = attr.freq;
+      d.period_or_frequency = attr.sample_period;  // union with sample_freq
+      d.sample_type = attr.sample_type;
+      d.read_format = attr.read_format;
+      d.branch_sample_type = attr.branch_sample_type;
+      d.exclude_user = attr.exclude_user;
+      d.exclude_kernel = attr.exclude_kernel;
+      d.precise_ip = attr.precise_ip;
+      if (group.is_group()) {
+        d.group_leader = static_cast<int32_t>(leader_index);
+        if (leader)
+          for (size_t k = 0; k < group.events.size(); ++k)
+            d.group_members.push_back(static_cast<uint32_t>(leader_index + k));
+      }
+      planned.push_back(std::move(p));
+    }
+  }
+  return planned;
+}
+
+Result<uint64_t> ParseBranchFilter(const std::string& text) {
+  static constexpr struct {
+    const char* name;
+    uint64_t bits;
+  } kFilters[] = {
+      {"any", PERF_SAMPLE_BRANCH_ANY},
+      {"any_call", PERF_SAMPLE_BRANCH_ANY_CALL},
+      {"any_ret", PERF_SAMPLE_BRANCH_ANY_RETURN},
+      {"ind_call", PERF_SAMPLE_BRANCH_IND_CALL},
+      {"ind_jmp", PERF_SAMPLE_BRANCH_IND_JUMP},
+      {"call", PERF_SAMPLE_BRANCH_CALL},
+      {"cond", PERF_SAMPLE_BRANCH_COND},
+      {"call_stack", PERF_SAMPLE_BRANCH_CALL_STACK},
+      {"abort_tx", PERF_SAMPLE_BRANCH_ABORT_TX},
+      {"in_tx", PERF_SAMPLE_BRANCH_IN_TX},
+      {"no_tx", PERF_SAMPLE_BRANCH_NO_TX},
+      {"save_type", PERF_SAMPLE_BRANCH_TYPE_SAVE},
+      {"no_cycles", PERF_SAMPLE_BRANCH_NO_CYCLES},
+      {"no_flags", PERF_SAMPLE_BRANCH_NO_FLAGS},
+      {"u", PERF_SAMPLE_BRANCH_USER},
+      {"k", PERF_SAMPLE_BRANCH_KERNEL},
+      {"hv", PERF_SAMPLE_BRANCH_HV},
+  };
+  uint64_t bits = 0;
+  std::stringstream in(text);
+  std::string word;
+  while (std::getline(in, word, ',')) {
+    bool found = false;
+    for (const auto& f : kFilters)
+      if (word == f.name) {
+        bits |= f.bits;
+        found = true;
+      }
+    if (!found) {
+      std::vector<std::string> names;
+      for (const auto& f : kFilters) names.push_back(f.name);
+      std::string hint = ClosestMatch(word, names);
+      return Error("unknown branch filter '" + word + "'" +
+                   (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                   " (known: any, any_call, any_ret, ind_call, ind_jmp, call, cond, call_stack, "
+                   "save_type, u, k, hv, ...)");
+    }
+  }
+  // Privilege-only filters sample every branch type at that level, as perf does.
+  const uint64_t privilege =
+      PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_HV;
+  if ((bits & ~privilege) == 0) bits |= PERF_SAMPLE_BRANCH_ANY;
+  return bits;
 }
 
 PerfEventFd& PerfEventFd::operator=(PerfEventFd&& other) noexcept {
@@ -86,13 +207,24 @@ Result<uint64_t> PerfEventFd::ReadId() const {
 }
 
 Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int group_fd,
-                                  const std::string& event_name) {
+                                  const std::string& event_name, int* error_number) {
   long fd = ::syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0) return Error(ExplainOpenError(errno, event_name));
+  if (fd < 0) {
+    int err = errno;
+    if (error_number) *error_number = err;
+    return Error(ExplainOpenError(err, event_name, &attr));
+  }
+  if (error_number) *error_number = 0;
   return PerfEventFd(static_cast<int>(fd));
 }
 
-std::string ExplainOpenError(int error_number, const std::string& event_name) {
+Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int group_fd,
+                                  const std::string& event_name) {
+  return OpenPerfEvent(attr, pid, cpu, group_fd, event_name, nullptr);
+}
+
+std::string ExplainOpenError(int error_number, const std::string& event_name,
+                             const perf_event_attr* attr) {
   std::string prefix = "cannot open event '" + event_name + "': ";
   switch (error_number) {
     case ENOENT:
@@ -111,19 +243,33 @@ std::string ExplainOpenError(int error_number, const std::string& event_name) {
              "system-wide and kernel profiling)";
     }
     case EOPNOTSUPP:
+      if (attr && (attr->sample_type & PERF_SAMPLE_BRANCH_STACK))
+        return prefix +
+               "this machine cannot record branch stacks (EOPNOTSUPP: no LBR/BRBE, e.g. a virtual "
+               "machine); drop -b/-j/--call-graph lbr";
       return prefix +
-             "the PMU cannot sample this event (EOPNOTSUPP: no sampling interrupt, or branch "
-             "stacks are not supported here); count it instead";
-    case EINVAL:
-      return prefix +
-             "the kernel refused an attribute (EINVAL): check the period or frequency "
-             "(kernel.perf_event_max_sample_rate), the precise modifiers and the event encoding";
+             "the PMU cannot sample this event (EOPNOTSUPP: no sampling interrupt); count it "
+             "instead";
+    case EINVAL: {
+      std::string what = "an attribute";
+      if (attr) {
+        if (attr->precise_ip)
+          what = "the precise modifier (:p) level";
+        else if (attr->freq)
+          what = "the sampling frequency (see kernel.perf_event_max_sample_rate)";
+        else if (attr->sample_type & PERF_SAMPLE_READ)
+          what = "the group read format";
+      }
+      return prefix + "the kernel refused " + what + " (EINVAL)";
+    }
     case EMFILE:
       return prefix + "too many open files (EMFILE); raise 'ulimit -n'";
     case ESRCH:
       return prefix + "the target process does not exist (ESRCH)";
     case E2BIG:
       return prefix + "this kernel does not know the attribute size tprof uses (E2BIG)";
+    case EBUSY:
+      return prefix + "the PMU is in use by another tool (EBUSY)";
     default:
       return prefix + std::strerror(error_number);
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/profile.h"
@@ -12,20 +13,43 @@
 
 namespace tprof {
 
+enum class CallGraphMode { kNone, kFramePointer, kDwarf, kLbr };
+
 struct SamplingOptions {
   bool use_frequency = true;
-  uint64_t frequency = 4000;  // Hz, perf's default
+  uint64_t frequency = 4000;  // Hz per thread, perf's default
   uint64_t period = 0;
-  bool callchain = false;  // frame-pointer callchains
+  CallGraphMode call_graph = CallGraphMode::kNone;
+  uint32_t dwarf_stack_size = 8192;  // bytes of user stack copied per sample
+  uint64_t branch_sample_type = 0;   // -b / -j; 0: no branch stack
+  bool user_only = false;
+  bool kernel_only = false;
+  bool inherit = true;         // follow threads and child processes created later
+  bool enable_on_exec = true;  // launched workloads: count from exec
+  bool read_lost = true;       // PERF_FORMAT_LOST in group reads (Linux 6.0+)
 };
 
-// The attribute tprof records with: samples carry ip, tid, time, cpu, period, the event id and
-// (optionally) a callchain; side-band records (mmap2 with build-ids, comm, task) come from the
-// same events; counting starts at the workload's exec.
-perf_event_attr BuildSamplingAttr(const EventSpec& spec, const SamplingOptions& options);
+// The user registers copied for DWARF unwinding: all general-purpose registers of this
+// architecture, as perf does.
+uint64_t UserRegisterMask();
 
-// Describes the attribute in the profile's event list.
-EventDesc DescribeEvent(const EventSpec& spec, const perf_event_attr& attr);
+// One event ready to open: its attribute and how the profile describes it.
+struct PlannedEvent {
+  perf_event_attr attr;
+  EventDesc desc;
+  size_t group = 0;    // index of its group
+  bool leader = true;  // opened with group_fd -1; members are opened in their leader's group
+};
+
+// Attributes for every event of every group. Samples carry ip, tid, time, cpu, period and the
+// event id, plus what the options ask for (callchain, user stack, branch stack); a leader-sampled
+// group's leader reads all members in each sample. Only the first event produces side-band
+// records (mmap2 with build-ids, comm, task), which the others would duplicate.
+std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
+                                     const SamplingOptions& options);
+
+// Parses a -j filter list ("any,u", "call,ind_call") into branch_sample_type bits.
+Result<uint64_t> ParseBranchFilter(const std::string& text);
 
 // Owns a perf event file descriptor.
 class PerfEventFd {
@@ -47,8 +71,13 @@ class PerfEventFd {
 
 Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int group_fd,
                                   const std::string& event_name);
+// The errno of the last failed OpenPerfEvent is in the message; this keeps it for callers that
+// decide on fallbacks.
+Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int group_fd,
+                                  const std::string& event_name, int* error_number);
 
 // The kernel's reason for refusing an event, in words a user can act on.
-std::string ExplainOpenError(int error_number, const std::string& event_name);
+std::string ExplainOpenError(int error_number, const std::string& event_name,
+                             const perf_event_attr* attr = nullptr);
 
 }  // namespace tprof

@@ -4,18 +4,24 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <variant>
 
-#include "core/perf_record_parser.h"
+#include "pmu/build_id.h"
 #include "pmu/host_info.h"
+#include "pmu/proc_scanner.h"
 
 namespace tprof {
 namespace {
+
+constexpr uint64_t kFormatLost = 1u << 4;
 
 using AnyRecord =
     std::variant<Sample, MmapRecord, CommRecord, TaskRecord, LostRecord, ThrottleRecord>;
@@ -79,8 +85,8 @@ class SignalWatch {
     sigprocmask(SIG_SETMASK, &old_, nullptr);
   }
   int fd() const { return fd_; }
-  // Returns the next pending signal, with the sender's pid (0 when the kernel sent it, e.g. the
-  // terminal's Ctrl-C, which the workload in the same process group receives as well).
+  // The next pending signal, with the sender's pid (0 when the kernel sent it, e.g. the
+  // terminal's Ctrl-C, which a launched workload in the same process group receives as well).
   bool Next(int* signal, pid_t* sender) {
     signalfd_siginfo info;
     if (::read(fd_, &info, sizeof info) != sizeof info) return false;
@@ -94,149 +100,346 @@ class SignalWatch {
   int fd_ = -1;
 };
 
-}  // namespace
-
-Result<std::vector<EventDesc>> Recorder::Attach(pid_t pid) {
-  std::vector<int> cpus = OnlineCpus();
-  for (size_t e = 0; e < options_.events.size(); ++e) {
-    const EventSpec& spec = options_.events[e];
-    perf_event_attr attr = BuildSamplingAttr(spec, options_.sampling);
-    // Only the first event produces side-band records; the others would duplicate them.
-    if (e > 0)
-      attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.build_id = 0, attr.comm_exec = 0;
-    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    attr.wakeup_watermark = static_cast<uint32_t>(options_.mmap_pages * page / 4);
-    descs_.push_back(DescribeEvent(spec, attr));
-    for (size_t cpu_index = 0; cpu_index < cpus.size(); ++cpu_index) {
-      int cpu = cpus[cpu_index];
-      auto fd = OpenPerfEvent(attr, pid, cpu, -1, spec.name);
-      if (!fd.ok()) return fd.error();
-      auto id = fd->ReadId();
-      if (!id.ok()) return id.error();
-      event_by_id_[id.value()] = static_cast<int>(e);
-      if (e == 0) {
-        auto ring = RingBuffer::Map(fd->get(), options_.mmap_pages);
-        if (!ring.ok()) return ring.error();
-        rings_.push_back(std::move(ring).value());
-      } else {
-        // Later events share the first event's buffer on the same CPU.
-        int leader_fd = open_[cpu_index].fd.get();
-        if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, leader_fd) != 0)
-          return Error(std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno));
-      }
-      open_.push_back({std::move(fd).value(), static_cast<int>(e), cpu});
-    }
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  return descs_;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+PerfRecordLayout LayoutOf(const perf_event_attr& attr) {
+  PerfRecordLayout layout;
+  layout.sample_type = attr.sample_type;
+  layout.read_format = attr.read_format;
+  layout.sample_id_all = attr.sample_id_all;
+  layout.branch_hw_index = attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX;
+  layout.regs_user_count = static_cast<uint32_t>(std::popcount(attr.sample_regs_user));
+  layout.regs_intr_count = static_cast<uint32_t>(std::popcount(attr.sample_regs_intr));
+  return layout;
 }
 
-Result<RecordStats> Recorder::Run(Workload& workload, ProfileWriter& writer) {
-  RecordStats stats;
-  stats.samples_per_event.assign(descs_.size(), 0);
-  SignalWatch signals;
-  uint64_t start = MonotonicNowNs();
-  TPROF_RETURN_IF_ERROR(workload.Start());
+}  // namespace
 
-  PerfRecordLayout layout;
-  layout.sample_type = descs_.empty() ? 0 : descs_[0].sample_type;
-  layout.read_format = descs_.empty() ? 0 : descs_[0].read_format;
-  layout.sample_id_all = true;
+Recorder::Recorder(RecordOptions options) : options_(std::move(options)) {}
+Recorder::~Recorder() = default;
+
+Status Recorder::OpenOn(pid_t pid, size_t cpu_index) {
+  const int cpu = cpus_[cpu_index];
+  std::vector<int> leader_fd(options_.groups.size(), -1);
+  for (size_t e = 0; e < planned_.size(); ++e) {
+    PlannedEvent& p = planned_[e];
+    int group_fd = p.leader ? -1 : leader_fd[p.group];
+    int err = 0;
+    auto fd = OpenPerfEvent(p.attr, pid, cpu, group_fd, p.desc.name, &err);
+    if (!fd.ok()) return fd.error();
+    if (p.leader) leader_fd[p.group] = fd->get();
+    auto id = fd->ReadId();
+    if (!id.ok()) return id.error();
+    event_by_id_[id.value()] = e;
+    if (ring_fds_[cpu_index] < 0) {
+      auto ring = RingBuffer::Map(fd->get(), options_.mmap_pages);
+      if (!ring.ok()) return ring.error();
+      rings_[cpu_index] = std::make_unique<RingBuffer>(std::move(ring).value());
+      ring_fds_[cpu_index] = fd->get();
+    } else if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, ring_fds_[cpu_index]) != 0) {
+      return Error(std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno));
+    }
+    open_.push_back({std::move(fd).value(), e, cpu});
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
+  using Kind = RecordTarget::Kind;
+  const Kind kind = options_.target.kind;
+  SamplingOptions sampling = options_.sampling;
+  sampling.enable_on_exec = kind == Kind::kLaunch;
+  sampling.inherit = kind == Kind::kLaunch || kind == Kind::kProcesses;
+  cpus_ = OnlineCpus();
+
+  std::vector<pid_t> pids;
+  switch (kind) {
+    case Kind::kLaunch:
+      pids = {launched_pid};
+      break;
+    case Kind::kProcesses:
+      for (pid_t pid : options_.target.ids) {
+        auto tids = ListThreads(pid);
+        if (!tids.ok()) return tids.error();
+        pids.insert(pids.end(), tids->begin(), tids->end());
+      }
+      break;
+    case Kind::kThreads:
+      pids = options_.target.ids;
+      break;
+    case Kind::kSystemWide:
+      pids = {-1};
+      break;
+  }
+
+  // Some kernels refuse parts of the plan; each retry drops one optional feature and says so.
+  for (int attempt = 0;; ++attempt) {
+    planned_ = PlanEvents(options_.groups, sampling);
+    open_.clear();
+    event_by_id_.clear();
+    rings_.clear();
+    rings_.resize(cpus_.size());
+    ring_fds_.assign(cpus_.size(), -1);
+    Status status = Status::Ok();
+    for (pid_t pid : pids) {
+      for (size_t c = 0; c < cpus_.size() && status.ok(); ++c) status = OpenOn(pid, c);
+      if (!status.ok()) break;
+    }
+    if (status.ok()) break;
+    const std::string& message = status.error().message();
+    bool einval = message.find("(EINVAL)") != std::string::npos;
+    bool reads_groups = false;
+    for (const PlannedEvent& p : planned_)
+      reads_groups |= (p.attr.sample_type & PERF_SAMPLE_READ) != 0;
+    if (einval && reads_groups && sampling.read_lost) {
+      sampling.read_lost = false;
+      notes_.push_back("this kernel does not report lost counts in group reads (Linux 6.0+)");
+      continue;
+    }
+    if (einval && reads_groups && sampling.inherit) {
+      sampling.inherit = false;
+      notes_.push_back(
+          "this kernel cannot read groups in inherited events (Linux 6.12+): only the "
+          "threads that exist at the start are followed");
+      continue;
+    }
+    return status.error();
+  }
+  layouts_.clear();
+  std::vector<EventDesc> descs;
+  for (const PlannedEvent& p : planned_) {
+    layouts_.push_back(LayoutOf(p.attr));
+    descs.push_back(p.desc);
+  }
+  return descs;
+}
+
+Status Recorder::WriteSnapshots(ProfileWriter& writer) {
+  using Kind = RecordTarget::Kind;
+  std::vector<pid_t> pids;
+  if (options_.target.kind == Kind::kProcesses) pids = options_.target.ids;
+  if (options_.target.kind == Kind::kSystemWide) pids = ListProcesses();
+  if (options_.target.kind == Kind::kThreads) {
+    // The process of each thread: its maps are the thread's.
+    for (pid_t tid : options_.target.ids) {
+      std::string status_path = "/proc/" + std::to_string(tid) + "/status";
+      FILE* f = std::fopen(status_path.c_str(), "r");
+      if (!f) continue;
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "Tgid:", 5) == 0)
+          pids.push_back(static_cast<pid_t>(std::atoi(line + 5)));
+      std::fclose(f);
+    }
+  }
+  uint64_t now = MonotonicNowNs();
+  BuildIdCache build_ids;
+  for (pid_t pid : pids) {
+    auto snapshot = SnapshotProcess(pid, now);
+    if (!snapshot.ok()) continue;  // the process ended meanwhile
+    for (const CommRecord& c : snapshot->comms) TPROF_RETURN_IF_ERROR(writer.Write(c));
+    for (MmapRecord& m : snapshot->mmaps) {
+      m.build_id = build_ids.Get(m.filename);
+      TPROF_RETURN_IF_ERROR(writer.Write(m));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
+  using Kind = RecordTarget::Kind;
+  RecordStats stats;
+  stats.samples_per_event.assign(planned_.size(), 0);
+  SignalWatch signals;
+  const uint64_t start = MonotonicNowNs();
+
+  if (workload) {
+    TPROF_RETURN_IF_ERROR(workload->Start());
+  } else {
+    TPROF_RETURN_IF_ERROR(WriteSnapshots(writer));
+    for (const OpenEvent& e : open_)
+      if (planned_[e.event_index].leader) ::ioctl(e.fd.get(), PERF_EVENT_IOC_ENABLE, 0);
+  }
 
   TimeOrderedQueue queue;
+  BuildIdCache build_ids;
   ParsedPerfSample parsed;
   ParsedPerfRecord other;
   Status parse_status;
   auto event_of = [&](uint64_t id) {
     auto it = event_by_id_.find(id);
-    return it == event_by_id_.end() ? 0u : static_cast<uint32_t>(it->second);
+    return it == event_by_id_.end() ? size_t{0} : it->second;
   };
   auto on_record = [&](const perf_event_header& header, const uint8_t* bytes) {
     const uint8_t* body = bytes + sizeof(header);
     size_t size = header.size - sizeof(header);
     if (header.type == PERF_RECORD_SAMPLE) {
-      Status s = ParsePerfSample(body, size, layout, &parsed);
+      uint64_t id = 0;
+      PeekSampleIdentifier(body, size, layouts_[0].sample_type, &id);
+      size_t event = event_of(id);
+      Status s = ParsePerfSample(body, size, layouts_[event], &parsed);
       if (!s.ok()) {
         parse_status = s;
         return;
       }
-      parsed.sample.event = event_of(parsed.id);
-      ++stats.samples_per_event[parsed.sample.event];
+      parsed.sample.event = static_cast<uint32_t>(event);
+      ++stats.samples_per_event[event];
       queue.Push(parsed.sample.time, parsed.sample);
       return;
     }
-    Status s = ParsePerfNonSample(header.type, header.misc, body, size, layout, &other);
+    Status s = ParsePerfNonSample(header.type, header.misc, body, size, layouts_[0], &other);
     if (!s.ok()) {
       parse_status = s;
       return;
     }
-    using Kind = ParsedPerfRecord::Kind;
+    using RecordKind = ParsedPerfRecord::Kind;
     switch (other.kind) {
-      case Kind::kMmap:
+      case RecordKind::kMmap:
+        if (other.mmap.build_id.empty() && other.mmap.executable)
+          other.mmap.build_id = build_ids.Get(other.mmap.filename);
         queue.Push(other.mmap.time, other.mmap);
         break;
-      case Kind::kComm:
+      case RecordKind::kComm:
         queue.Push(other.comm.time, other.comm);
         break;
-      case Kind::kTask:
+      case RecordKind::kTask:
         queue.Push(other.task.time, other.task);
         break;
-      case Kind::kLost:
-      case Kind::kLostSamples:
-        other.lost.event = event_of(other.id);
-        stats.lost_records += other.lost.lost;
+      case RecordKind::kLost:
+      case RecordKind::kLostSamples:
+        other.lost.event = static_cast<uint32_t>(event_of(other.id));
+        stats.lost_samples += other.lost.lost;
         queue.Push(other.lost.time, other.lost);
         break;
-      case Kind::kThrottle:
-        other.throttle.event = event_of(other.id);
-        if (other.throttle.throttled) ++stats.throttle_records;
+      case RecordKind::kThrottle:
+        other.throttle.event = static_cast<uint32_t>(event_of(other.id));
+        if (other.throttle.throttled) ++stats.throttle_events;
         queue.Push(other.throttle.time, other.throttle);
         break;
-      case Kind::kNone:
+      case RecordKind::kNone:
         break;
     }
   };
+  uint64_t last_flush = start;
   auto drain_all = [&]() -> Status {
-    for (RingBuffer& ring : rings_) ring.Drain(on_record);
+    for (auto& ring : rings_)
+      if (ring) ring->Drain(on_record);
     if (!parse_status.ok()) return parse_status.error().WithContext("reading the ring buffer");
-    return queue.EndRound(writer);
+    TPROF_RETURN_IF_ERROR(queue.EndRound(writer));
+    uint64_t now = MonotonicNowNs();
+    if (now - last_flush >= options_.flush_interval_ns) {
+      last_flush = now;
+      return writer.Flush();  // so that a killed recording keeps all but the last moments
+    }
+    return Status::Ok();
   };
 
   std::vector<pollfd> fds;
-  for (const OpenEvent& e : open_)
-    if (e.event_index == 0) fds.push_back({e.fd.get(), POLLIN, 0});
-  const size_t exit_index = fds.size();
-  fds.push_back({workload.exit_fd(), POLLIN, 0});
+  for (int fd : ring_fds_)
+    if (fd >= 0) fds.push_back({fd, POLLIN, 0});
   const size_t signal_index = fds.size();
   fds.push_back({signals.fd(), POLLIN, 0});
+  FileDescriptor timer(options_.duration_seconds > 0 ? timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)
+                                                     : -1);
+  size_t timer_index = SIZE_MAX;
+  if (timer.get() >= 0) {
+    itimerspec spec{};
+    uint64_t ns = static_cast<uint64_t>(options_.duration_seconds * 1e9);
+    spec.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+    spec.it_value.tv_nsec = static_cast<long>(ns % 1000000000);
+    timerfd_settime(timer.get(), 0, &spec, nullptr);
+    timer_index = fds.size();
+    fds.push_back({timer.get(), POLLIN, 0});
+  }
+  size_t exit_index = SIZE_MAX;
+  if (workload) {
+    exit_index = fds.size();
+    fds.push_back({workload->exit_fd(), POLLIN, 0});
+  }
+  // -p: one pidfd per process; recording ends when all have exited.
+  std::vector<std::unique_ptr<FileDescriptor>> pidfds;
+  const size_t pidfd_begin = fds.size();
+  if (options_.target.kind == Kind::kProcesses) {
+    for (pid_t pid : options_.target.ids) {
+      int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+      if (fd < 0) continue;
+      pidfds.push_back(std::make_unique<FileDescriptor>(fd));
+      fds.push_back({fd, POLLIN, 0});
+    }
+  }
+  size_t processes_alive = pidfds.size();
 
+  Status failure;
   int interrupts = 0;
-  bool exited = false;
-  while (!exited) {
+  bool done = false;
+  while (!done) {
     int n = ::poll(fds.data(), fds.size(), 100);
-    if (n < 0 && errno != EINTR) return Error(std::string("poll: ") + std::strerror(errno));
+    if (n < 0 && errno != EINTR) {
+      failure = Error(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
     if (fds[signal_index].revents & POLLIN) {
       int sig;
       pid_t sender;
       while (signals.Next(&sig, &sender)) {
         stats.interrupted = true;
         ++interrupts;
-        // A second interrupt means the workload ignores the first: stop it for good.
-        if (interrupts > 1)
-          ::kill(workload.pid(), SIGKILL);
-        else if (sender != 0)
-          ::kill(workload.pid(), sig);
+        if (!workload) {
+          done = true;  // attached: stop recording, leave the targets alone
+        } else if (interrupts > 1) {
+          ::kill(workload->pid(), SIGKILL);  // the workload ignored the first one
+        } else if (sender != 0) {
+          ::kill(workload->pid(), sig);  // not from the terminal: the workload did not get it
+        }
       }
     }
-    if (fds[exit_index].revents & POLLIN) exited = true;
-    TPROF_RETURN_IF_ERROR(drain_all());
+    if (timer_index != SIZE_MAX && (fds[timer_index].revents & POLLIN)) {
+      stats.duration_reached = true;
+      fds[timer_index].fd = -1;  // poll ignores negative descriptors
+      if (workload)
+        ::kill(workload->pid(), SIGTERM);
+      else
+        done = true;
+    }
+    if (exit_index != SIZE_MAX && (fds[exit_index].revents & POLLIN)) done = true;
+    for (size_t i = pidfd_begin; i < fds.size(); ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & POLLIN)) {
+        fds[i].fd = -1;
+        if (--processes_alive == 0) done = true;
+      }
+    }
+    if (options_.target.kind == Kind::kThreads) {
+      bool any_alive = false;
+      for (pid_t tid : options_.target.ids)
+        any_alive |= ::access(("/proc/" + std::to_string(tid)).c_str(), F_OK) == 0;
+      if (!any_alive) done = true;
+    }
+    failure = drain_all();
+    if (!failure.ok()) break;
   }
   for (const OpenEvent& e : open_) ::ioctl(e.fd.get(), PERF_EVENT_IOC_DISABLE, 0);
-  TPROF_RETURN_IF_ERROR(drain_all());
-  TPROF_RETURN_IF_ERROR(queue.FlushAll(writer));
-  auto status = workload.Wait();
-  if (!status.ok()) return status.error();
-  stats.wait_status = status.value();
+  if (failure.ok()) failure = drain_all();
+  if (failure.ok()) failure = queue.FlushAll(writer);
+  if (workload) {
+    if (!failure.ok()) open_.clear();  // stop sampling the workload; let it finish on its own
+    auto status = workload->Wait();
+    if (!status.ok() && failure.ok()) failure = status.error();
+    if (status.ok()) stats.wait_status = status.value();
+  }
   stats.wall_time_ns = MonotonicNowNs() - start;
+  if (!failure.ok()) return failure.error();
   return stats;
 }
 

@@ -1,14 +1,18 @@
-// Samples a workload: opens the events on it (one per CPU, inherited by every thread and child),
-// drains the ring buffers while it runs, orders the records by time and hands them to the
-// profile writer.
+// Samples a target (a launched command, running processes or threads, or the whole system):
+// opens the planned events on it, drains the per-CPU ring buffers while it runs, orders the
+// records by time and hands them to the profile writer.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/perf_record_parser.h"
 #include "core/profile.h"
 #include "core/profile_writer.h"
 #include "pmu/event_spec.h"
@@ -18,44 +22,72 @@
 
 namespace tprof {
 
+struct RecordTarget {
+  enum class Kind {
+    kLaunch,      // a command tprof starts (Workload)
+    kProcesses,   // -p: running processes, with their threads and later children
+    kThreads,     // -t: running threads only
+    kSystemWide,  // -a: every CPU
+  };
+  Kind kind = Kind::kLaunch;
+  std::vector<pid_t> ids;  // pids for kProcesses, tids for kThreads
+};
+
 struct RecordOptions {
-  std::vector<EventSpec> events;
+  std::vector<EventGroup> groups;
   SamplingOptions sampling;
-  size_t mmap_pages = 128;  // data pages per CPU buffer (512 KiB with 4 KiB pages, as perf)
+  RecordTarget target;
+  size_t mmap_pages = 128;                  // data pages per CPU buffer (512 KiB with 4 KiB pages)
+  double duration_seconds = 0;              // 0: until the target ends or Ctrl-C
+  uint64_t flush_interval_ns = 1000000000;  // a killed recording loses at most about this much
 };
 
 struct RecordStats {
   std::vector<uint64_t> samples_per_event;
-  uint64_t lost_records = 0;  // samples the kernel dropped because a buffer was full
-  uint64_t throttle_records = 0;
+  uint64_t lost_samples = 0;     // samples the kernel dropped (PERF_RECORD_LOST and LOST_SAMPLES)
+  uint64_t throttle_events = 0;  // times the kernel throttled sampling
   uint64_t wall_time_ns = 0;
-  int wait_status = 0;  // of the workload
+  int wait_status = 0;  // of a launched workload
   bool interrupted = false;
+  bool duration_reached = false;
 };
 
 class Recorder {
  public:
-  explicit Recorder(RecordOptions options) : options_(std::move(options)) {}
+  explicit Recorder(RecordOptions options);
+  ~Recorder();
 
-  // Opens every event on `pid` (not yet exec'd) and maps the buffers. Returns the events as the
-  // profile describes them.
-  Result<std::vector<EventDesc>> Attach(pid_t pid);
-  // Starts the workload and records until it exits. Ctrl-C and SIGTERM end the workload (they
-  // reach it directly from the terminal, or are forwarded) and the recording completes normally.
-  Result<RecordStats> Run(Workload& workload, ProfileWriter& writer);
+  // Opens every event on the target and maps the buffers. For kLaunch, `launched_pid` is the
+  // workload held before exec. Returns the events as the profile describes them.
+  Result<std::vector<EventDesc>> Open(pid_t launched_pid = -1);
+  // Notes about what had to be adjusted to open the events (printed by the caller).
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  // Records until the target ends, --duration passes, or Ctrl-C / SIGTERM arrives. A launched
+  // workload receives Ctrl-C from the terminal (same process group); a second one kills it.
+  // On a write error, recording stops, a launched workload is waited for, and the error returns.
+  Result<RecordStats> Run(ProfileWriter& writer, Workload* workload);
 
  private:
   struct OpenEvent {
     PerfEventFd fd;
-    int event_index;
+    size_t event_index;
     int cpu;
   };
 
+  Status OpenAll(const std::vector<pid_t>& pids, bool per_thread_attach);
+  Status OpenOn(pid_t pid, size_t cpu_index);
+  Status WriteSnapshots(ProfileWriter& writer);
+
   RecordOptions options_;
-  std::vector<EventDesc> descs_;
+  std::vector<PlannedEvent> planned_;
+  std::vector<int> cpus_;
   std::vector<OpenEvent> open_;
-  std::vector<RingBuffer> rings_;
-  std::map<uint64_t, int> event_by_id_;
+  std::vector<std::unique_ptr<RingBuffer>> rings_;  // one per CPU
+  std::vector<int> ring_fds_;                       // the fd each ring belongs to, per CPU
+  std::map<uint64_t, size_t> event_by_id_;
+  std::vector<PerfRecordLayout> layouts_;  // per event
+  std::vector<std::string> notes_;
 };
 
 }  // namespace tprof

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,11 @@ struct CommandResult {
   std::string err;
 };
 
+struct RunOptions {
+  bool new_process_group = false;  // so a test can signal the whole group, as a terminal does
+  long file_size_limit = -1;       // RLIMIT_FSIZE in bytes, with SIGXFSZ ignored: a "full disk"
+};
+
 inline std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -25,34 +32,59 @@ inline std::string ReadWholeFile(const std::string& path) {
   return s.str();
 }
 
-inline CommandResult RunCommand(const std::vector<std::string>& argv) {
-  static int counter = 0;
-  std::string base =
-      "/tmp/tprof_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  std::string out_path = base + ".out", err_path = base + ".err";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(126);
+// A started program; Wait() collects its result.
+class RunningCommand {
+ public:
+  RunningCommand(const std::vector<std::string>& argv, const RunOptions& options = {}) {
+    static int counter = 0;
+    std::string base =
+        "/tmp/tprof_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    out_path_ = base + ".out";
+    err_path_ = base + ".err";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      if (options.new_process_group) ::setpgid(0, 0);
+      if (options.file_size_limit >= 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit limit{static_cast<rlim_t>(options.file_size_limit),
+                     static_cast<rlim_t>(options.file_size_limit)};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+      }
+      int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out, 1);
+      ::dup2(err, 2);
+      int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, 0);
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(126);
+    }
+    if (options.new_process_group) ::setpgid(pid_, pid_);  // no race with the child's own call
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = ReadWholeFile(out_path);
-  result.err = ReadWholeFile(err_path);
-  ::unlink(out_path.c_str());
-  ::unlink(err_path.c_str());
-  return result;
+  pid_t pid() const { return pid_; }
+  CommandResult Wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    CommandResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = ReadWholeFile(out_path_);
+    result.err = ReadWholeFile(err_path_);
+    ::unlink(out_path_.c_str());
+    ::unlink(err_path_.c_str());
+    return result;
+  }
+
+ private:
+  pid_t pid_;
+  std::string out_path_, err_path_;
+};
+
+inline CommandResult RunCommand(const std::vector<std::string>& argv,
+                                const RunOptions& options = {}) {
+  return RunningCommand(argv, options).Wait();
 }
 
 }  // namespace tprof::testing

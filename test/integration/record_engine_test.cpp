@@ -1,0 +1,262 @@
+// The recording engine on this machine, with software events: groups read in every sample,
+// signals, crashes, kills, full disks, attaching to processes, system-wide recording.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "core/function_profile.h"
+#include "core/profile_reader.h"
+#include "symbolize/symbolizer.h"
+#include "test/support/record_generator.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::CollectingVisitor;
+using testing::RunCommand;
+using testing::RunningCommand;
+using testing::RunOptions;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kDemo = DEMO_BINARY;
+const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
+const std::string kCrasher = CRASHER_BINARY;
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_engine_" + std::to_string(::getpid()) + "_" + name;
+}
+
+void Sleep(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
+
+std::vector<Sample> SamplesOf(const std::string& path, ReadSummary* summary = nullptr) {
+  auto reader = ProfileReader::OpenFile(path);
+  EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message());
+  if (!reader.ok()) return {};
+  CollectingVisitor visitor;
+  auto result = reader->ReadRecords(visitor);
+  EXPECT_TRUE(result.ok());
+  if (summary && result.ok()) *summary = result.value();
+  std::vector<Sample> samples;
+  for (const auto& r : visitor.records)
+    if (const Sample* s = std::get_if<Sample>(&r)) samples.push_back(*s);
+  return samples;
+}
+
+// Self share per function name (without parameters), in percent of the first event's period.
+std::map<std::string, double> FunctionShares(const std::string& path) {
+  auto reader = ProfileReader::OpenFile(path);
+  if (!reader.ok()) return {};
+  ElfSymbolizer symbolizer;
+  FunctionProfileBuilder builder(reader->events(), symbolizer);
+  if (!reader->ReadRecords(builder).ok()) return {};
+  FunctionProfile profile = builder.Finish();
+  std::map<std::string, double> shares;
+  for (const FunctionRow& row : profile.rows)
+    shares[row.function.substr(0, row.function.rfind('('))] +=
+        100.0 * static_cast<double>(row.self_period[0]) /
+        static_cast<double>(profile.total_period[0]);
+  return shares;
+}
+
+// perf stat as the independent counting run: "value,,event,..." lines of -x, output.
+std::map<std::string, uint64_t> PerfStatCounts(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {
+      "/usr/bin/perf", "stat", "-x,", "-e", "page-faults,context-switches", "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  auto r = RunCommand(argv);
+  std::map<std::string, uint64_t> counts;
+  std::stringstream lines(r.err);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::stringstream in(line);
+    std::string f;
+    while (std::getline(in, f, ',')) fields.push_back(f);
+    if (fields.size() > 2) counts[fields[2]] = std::strtoull(fields[0].c_str(), nullptr, 10);
+  }
+  return counts;
+}
+
+// A leader-sampled group: every cpu-clock sample carries the running totals of page-faults and
+// context-switches for its thread. The per-sample deltas summed per thread must equal what a
+// separate counting run (perf stat) finds. The workload faults in 5000 fresh pages and sleeps 300
+// times, then spins, so the last sample follows every fault and switch; runs differ by a few
+// faults of the loader and a few involuntary switches, hence 2% and 10%.
+TEST(RecordEngineTest, GroupReadMemberSumsMatchACountingRun) {
+  std::string path = TempPath("group.tprof");
+  std::vector<std::string> workload = {kFaultSwitch, "5000", "300"};
+  std::vector<std::string> argv = {
+      kTprof, "record", "-e", "{cpu-clock,page-faults,context-switches}:S", "-F", "2000",
+      "-o",   path,     "--"};
+  argv.insert(argv.end(), workload.begin(), workload.end());
+  auto r = RunCommand(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_EQ(reader->events().size(), 3u);
+  EXPECT_EQ(reader->events()[0].group_members, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(reader->events()[1].group_leader, 0);
+
+  std::vector<Sample> samples = SamplesOf(path);
+  ASSERT_GT(samples.size(), 200u);
+  std::map<uint32_t, std::vector<uint64_t>> previous;  // per thread
+  std::vector<uint64_t> sums(3, 0);
+  for (const Sample& s : samples) {
+    ASSERT_EQ(s.event, 0u);
+    ASSERT_EQ(s.counter_values.size(), 3u);
+    EXPECT_GE(s.time_enabled, s.time_running);
+    auto& before = previous[s.tid];
+    if (before.empty()) before.assign(3, 0);
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_GE(s.counter_values[i], before[i]) << "running totals never decrease";
+      sums[i] += s.counter_values[i] - before[i];
+      before[i] = s.counter_values[i];
+    }
+  }
+  auto counts = PerfStatCounts(workload);
+  ASSERT_TRUE(counts.count("page-faults") && counts.count("context-switches"));
+  EXPECT_NEAR(static_cast<double>(sums[1]), static_cast<double>(counts["page-faults"]),
+              0.02 * static_cast<double>(counts["page-faults"]));
+  EXPECT_NEAR(static_cast<double>(sums[2]), static_cast<double>(counts["context-switches"]),
+              0.10 * static_cast<double>(counts["context-switches"]));
+  std::remove(path.c_str());
+}
+
+// Ctrl-C in a terminal sends SIGINT to the foreground process group: tprof and the workload.
+TEST(RecordEngineTest, CtrlCStopsTheWorkloadAndCompletesTheProfile) {
+  std::string path = TempPath("ctrlc.tprof");
+  RunningCommand run({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kDemo, "5"},
+                     RunOptions{.new_process_group = true});
+  Sleep(1.5);
+  ::kill(-run.pid(), SIGINT);
+  auto r = run.Wait();
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.err;  // the workload's status
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  ReadSummary summary;
+  std::vector<Sample> samples = SamplesOf(path, &summary);
+  EXPECT_TRUE(summary.complete);
+  EXPECT_GT(samples.size(), 1000u);
+  EXPECT_NE(::access((path + ".partial").c_str(), F_OK), 0);
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, ACrashingWorkloadStillGivesACompleteProfile) {
+  std::string path = TempPath("crash.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kCrasher});
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+  ReadSummary summary;
+  std::vector<Sample> samples = SamplesOf(path, &summary);
+  EXPECT_TRUE(summary.complete);
+  EXPECT_GT(FunctionShares(path)["spin_then_crash"], 80.0);
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, SigkillLeavesAPartialFileThatReportReads) {
+  std::string path = TempPath("killed.tprof");
+  RunningCommand run({kTprof, "record", "-e", "cpu-clock", "-g", "-o", path, "--", kDemo, "3"},
+                     RunOptions{.new_process_group = true});
+  Sleep(3.0);
+  ::kill(-run.pid(), SIGKILL);  // tprof and its workload
+  run.Wait();
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << "a killed recording must not look complete";
+  ASSERT_EQ(::access((path + ".partial").c_str(), F_OK), 0);
+  auto report = RunCommand({kTprof, "report", "-i", path + ".partial"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("incomplete"), std::string::npos) << report.err;
+  // Chunks are flushed every second, so most of the 3 s are there.
+  std::vector<Sample> samples = SamplesOf(path + ".partial");
+  EXPECT_GT(samples.size(), 2000u);
+  std::remove((path + ".partial").c_str());
+}
+
+TEST(RecordEngineTest, AWriteErrorIsReportedAndTheFileIsNotPassedOffAsComplete) {
+  std::string path = TempPath("full.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", path, "--", kDemo, "0.5"},
+                      RunOptions{.file_size_limit = 16 * 1024});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("incomplete"), std::string::npos) << r.err;
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  std::remove((path + ".partial").c_str());
+}
+
+TEST(RecordEngineTest, AttachesToARunningProcess) {
+  RunningCommand target({kDemo, "1.5"});
+  Sleep(0.3);
+  std::string path = TempPath("attach.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-p", std::to_string(target.pid()),
+                       "--duration", "1", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--duration reached"), std::string::npos) << r.err;
+  std::vector<Sample> samples = SamplesOf(path);
+  ASSERT_GT(samples.size(), 1000u);
+  std::set<uint32_t> tids;
+  for (const Sample& s : samples) {
+    EXPECT_EQ(s.pid, static_cast<uint32_t>(target.pid()));  // the child started before -p
+    tids.insert(s.tid);
+  }
+  EXPECT_EQ(tids.size(), 2u);  // main and worker threads, found through /proc
+  // Names resolve through the mappings read from /proc/PID/maps.
+  auto shares = FunctionShares(path);
+  EXPECT_GT(shares["(anonymous namespace)::inline_mix_loop"], 30.0);
+  target.Wait();
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, SystemWideSeesOtherProcesses) {
+  RunningCommand busy({kDemo, "1"});
+  std::string path = TempPath("all.tprof");
+  auto r = RunCommand({kTprof, "record", "-a", "--duration", "0.5", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sampling 'cpu-clock' instead"), std::string::npos) << r.err;
+  std::set<uint32_t> pids;
+  for (const Sample& s : SamplesOf(path)) pids.insert(s.pid);
+  EXPECT_TRUE(pids.count(static_cast<uint32_t>(busy.pid())));
+  busy.Wait();
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, DurationEndsALaunchedCommand) {
+  std::string path = TempPath("duration.tprof");
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--duration", "0.5", "-o", path, "--",
+                       "/bin/sleep", "30"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_LT(seconds, 10.0);
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, BranchStacksAreRefusedWithTheReason) {
+  auto r = RunCommand(
+      {kTprof, "record", "-e", "cpu-clock", "-b", "-o", TempPath("b.tprof"), "--", "/bin/true"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine records branch stacks";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("branch stack"), std::string::npos) << r.err;
+}
+
+TEST(RecordEngineTest, BadOptionValuesAreUsageErrors) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"-m", "3"},
+                                        {"--call-graph", "dwarff"},
+                                        {"-j", "anyy"},
+                                        {"-p", "12x"},
+                                        {"-e", "{cpu-clock,page-faults"}}) {
+    std::vector<std::string> argv = {kTprof, "record"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--");
+    argv.push_back("/bin/true");
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace tprof

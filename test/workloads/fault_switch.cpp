@@ -1,0 +1,48 @@
+// A workload with known software-event counts: it touches PAGES fresh pages (one minor fault
+// each), sleeps SLEEPS times (one voluntary context switch each), spinning between sleeps so that
+// cpu-clock samples fall throughout, and spins at the end so the last sample follows all of it.
+//   fault_switch PAGES SLEEPS
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace {
+
+volatile uint64_t g_sink;
+
+void SpinMicroseconds(long us) {
+  timespec start, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  uint64_t x = 1;
+  do {
+    for (int i = 0; i < 1000; ++i) x = x * 6364136223846793005ULL + 1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
+  g_sink = x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  long pages = std::atol(argv[1]);
+  long sleeps = std::atol(argv[2]);
+  long page = sysconf(_SC_PAGESIZE);
+  auto* memory =
+      static_cast<char*>(mmap(nullptr, static_cast<size_t>(pages * page), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (memory == MAP_FAILED) return 1;
+  for (long i = 0; i < pages; ++i) {
+    memory[i * page] = 1;
+    if (i % 64 == 0) SpinMicroseconds(50);
+  }
+  for (long i = 0; i < sleeps; ++i) {
+    usleep(100);
+    SpinMicroseconds(1000);
+  }
+  SpinMicroseconds(100000);
+  return 0;
+}
