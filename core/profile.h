@@ -34,7 +34,7 @@ struct Metadata {
   std::string architecture;
   uint32_t cpu_count = 0;
   CpuDescription cpu;
-  std::string clock = "monotonic";      // clock of record timestamps (perf_clock by default)
+  std::string clock = "monotonic";      // clock of record timestamps (CLOCK_MONOTONIC)
   uint64_t start_time_unix_ns = 0;      // wall-clock start
   uint64_t start_timestamp = 0;         // the same instant on the record clock
   uint64_t duration_ns = 0;             // 0 until the recording ends (set from the trailer)

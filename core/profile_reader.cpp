@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -60,6 +61,13 @@ Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callba
         walk.truncation = "the file ends inside the header of the " + ChunkWhere(offset);
         return walk;
       case ChunkHeaderStatus::kBadMagic:
+        // A crash can leave a zero-filled tail (the size was extended, the data never landed).
+        if (std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(offset), bytes.end(),
+                        [](char c) { return c == 0; })) {
+          walk.truncation = "the file ends in " + std::to_string(remaining) +
+                            " zero bytes from offset " + std::to_string(offset);
+          return walk;
+        }
         return Error(ChunkWhere(offset) + ": bad chunk magic (the file is corrupt)");
       case ChunkHeaderStatus::kOk:
         break;
@@ -249,10 +257,13 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
         if (header.kind != format::ChunkKind::kRecords) return true;  // other kinds read elsewhere
         auto raw = decompressor.Decompress(header, stored);
         if (!raw.ok()) return raw.error();
-        Status status = decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()),
-                                            raw->size(), counting);
-        if (!status.ok()) return status.error();
-        summary.records_read += header.record_count;
+        auto decoded = decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()),
+                                           raw->size(), counting);
+        if (!decoded.ok()) return decoded.error();
+        if (decoded.value() != header.record_count)
+          return Error("holds " + std::to_string(decoded.value()) + " records, its header says " +
+                       std::to_string(header.record_count));
+        summary.records_read += decoded.value();
         return true;
       });
   if (!walk.ok()) return walk.error();

@@ -8,6 +8,15 @@
 #include "core/profile_json.h"
 
 namespace tprof {
+namespace {
+
+// Command lines and host names are bytes, not always UTF-8: replace what JSON cannot hold
+// rather than throw.
+std::string DumpJson(const nlohmann::json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
 
 ProfileWriter::ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions options)
     : sink_(std::move(sink)), options_(options), compressor_(options.zstd_level) {}
@@ -29,9 +38,9 @@ Result<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(std::unique_ptr<Byt
   TPROF_RETURN_IF_ERROR(writer->sink_->Write(header));
   writer->offset_ = header.size();
 
-  std::string meta = MetadataToJson(metadata).dump();
+  std::string meta = DumpJson(MetadataToJson(metadata));
   TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kMetadata, meta, 0));
-  std::string events_json = EventsToJson(events).dump();
+  std::string events_json = DumpJson(EventsToJson(events));
   TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kEvents, events_json, 0));
   writer->samples_per_event_.assign(events.size(), 0);
   return writer;
@@ -104,7 +113,7 @@ Status ProfileWriter::Finish(const FinishInfo& info) {
   for (const ChunkIndexEntry& e : index_) chunks.push_back({e.offset, e.kind, e.records});
   trailer["chunks"] = std::move(chunks);
   uint64_t trailer_offset = offset_;
-  TPROF_RETURN_IF_ERROR(WriteChunk(format::ChunkKind::kTrailer, trailer.dump(), 0));
+  TPROF_RETURN_IF_ERROR(WriteChunk(format::ChunkKind::kTrailer, DumpJson(trailer), 0));
   std::string footer(format::kFooterSize, '\0');
   std::memcpy(footer.data(), &trailer_offset, 8);
   std::memcpy(footer.data() + 8, format::kFooterMagic.data(), 8);

@@ -177,7 +177,8 @@ constexpr uint64_t kMaxFrames = 1 << 16;
 
 }  // namespace
 
-Status RecordDecoder::DecodeChunk(const uint8_t* data, size_t size, RecordVisitor& visitor) {
+Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
+                                            RecordVisitor& visitor) {
   previous_time_ = 0;
   stacks_.clear();
   ByteReader chunk(data, size);
@@ -313,7 +314,7 @@ Status RecordDecoder::DecodeChunk(const uint8_t* data, size_t size, RecordVisito
     }
     ++index;
   }
-  return Status::Ok();
+  return index;
 }
 
 }  // namespace tprof

@@ -52,7 +52,8 @@ class RecordDecoder {
  public:
   // Decodes one chunk's records into the visitor. Unknown record kinds (from a newer minor
   // version) are skipped by their length; unknown trailing fields of known kinds are ignored.
-  Status DecodeChunk(const uint8_t* data, size_t size, RecordVisitor& visitor);
+  // Returns the number of records decoded.
+  Result<uint64_t> DecodeChunk(const uint8_t* data, size_t size, RecordVisitor& visitor);
 
  private:
   uint64_t previous_time_ = 0;

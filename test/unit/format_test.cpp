@@ -295,3 +295,43 @@ TEST(FormatTest, OpenFileErrorsNameTheFile) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+TEST(FormatTest, AZeroFilledTailIsTruncationNotCorruption) {
+  std::string bytes;
+  auto writer = ProfileWriter::Create(std::make_unique<StringSink>(bytes), testing::TestMetadata(),
+                                      testing::TestEvents());
+  ASSERT_TRUE(writer.ok());
+  Sample s;
+  s.time = 5;
+  ASSERT_TRUE(writer.value()->Write(s).ok());
+  ASSERT_TRUE(writer.value()->Flush().ok());
+  bytes.append(4096, '\0');  // what a crash can leave after the last write
+  auto reader = ProfileReader::OpenBytes(bytes);
+  ASSERT_TRUE(reader.ok());
+  testing::CollectingVisitor visitor;
+  auto summary = reader->ReadRecords(visitor);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_FALSE(summary->complete);
+  EXPECT_EQ(summary->bytes_lost, 4096u);
+  EXPECT_EQ(visitor.records.size(), 1u);
+}
+
+TEST(FormatTest, MetadataThatIsNotUtf8IsWrittenNotThrown) {
+  std::string bytes;
+  Metadata metadata = testing::TestMetadata();
+  metadata.command_line = {"./prog", std::string("caf\xe9", 4)};  // Latin-1, invalid UTF-8
+  auto writer =
+      ProfileWriter::Create(std::make_unique<StringSink>(bytes), metadata, testing::TestEvents());
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(writer.value()->Finish({1, 1}).ok());
+  auto reader = ProfileReader::OpenBytes(bytes);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_EQ(reader->metadata().command_line.size(), 2u);
+  EXPECT_EQ(reader->metadata().command_line[1].substr(0, 3), "caf");
+}
+
+}  // namespace
+}  // namespace tprof
