@@ -24,7 +24,7 @@ struct EventSpec {
   uint64_t config2 = 0;
   bool exclude_user = false;
   bool exclude_kernel = false;
-  bool exclude_hv = true;
+  bool exclude_hv = false;  // as perf: only modifiers (:u, :k) exclude the hypervisor
   uint32_t precise_ip = 0;
   uint64_t period = 0;  // a period= term; 0: use the command's sampling settings
   bool is_hardware() const;

@@ -1,0 +1,183 @@
+// Branch stacks, hardware groups and precise events cannot be opened on this VM, so their
+// encoding is checked against real recordings: for each perf.data file in shared/testdata, the
+// attributes tprof would open for the same command line must agree with those perf opened, as
+// `perf evlist -v` prints them. Compared: type, config, sampling period or frequency, precise
+// level, privilege exclusions, branch_sample_type, the group read format, and the sample_type
+// bits that carry what the command asked for (CALLCHAIN, BRANCH_STACK, READ, REGS_USER,
+// STACK_USER). Bookkeeping bits (ID vs IDENTIFIER, CPU, PERIOD) vary between perf versions and
+// are tprof's own choice.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "pmu/perf_event.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+const std::string kTestdata = TPROF_TESTDATA_DIR;
+
+using Attr = std::map<std::string, std::string>;
+
+// Parses `perf evlist -v` lines: "name: key: value, key: value, ...".
+std::vector<Attr> PerfEvlist(const std::string& file) {
+  auto r = testing::RunCommand({"/usr/bin/perf", "evlist", "-v", "-i", file});
+  std::vector<Attr> attrs;
+  std::stringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    Attr attr;
+    attr["name"] = line.substr(0, colon);
+    std::string rest = line.substr(colon + 2);
+    const std::string braces = "{ sample_period, sample_freq }";
+    if (size_t b = rest.find(braces); b != std::string::npos)
+      rest.replace(b, braces.size(), "period_or_freq");
+    std::stringstream fields(rest);
+    std::string field;
+    while (std::getline(fields, field, ',')) {
+      while (!field.empty() && field[0] == ' ') field.erase(0, 1);
+      size_t sep = field.find(": ");
+      if (sep != std::string::npos) attr[field.substr(0, sep)] = field.substr(sep + 2);
+    }
+    attrs.push_back(attr);
+  }
+  return attrs;
+}
+
+uint64_t Number(const Attr& attr, const std::string& key) {
+  auto it = attr.find(key);
+  return it == attr.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 0);
+}
+
+bool HasFlag(const Attr& attr, const std::string& key, const std::string& flag) {
+  auto it = attr.find(key);
+  if (it == attr.end()) return false;
+  std::stringstream in(it->second);
+  std::string word;
+  while (std::getline(in, word, '|'))
+    if (word == flag) return true;
+  return false;
+}
+
+struct Case {
+  std::string file;
+  std::string events;
+  SamplingOptions options;
+};
+
+SamplingOptions Frequency(uint64_t hz, CallGraphMode mode = CallGraphMode::kNone,
+                          uint64_t branches = 0) {
+  SamplingOptions o;
+  o.frequency = hz;
+  o.call_graph = mode;
+  o.branch_sample_type = branches;
+  return o;
+}
+SamplingOptions Period(uint64_t period) {
+  SamplingOptions o;
+  o.use_frequency = false;
+  o.period = period;
+  return o;
+}
+
+class AttrEncodingTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AttrEncodingTest, MatchesWhatPerfOpened) {
+  const Case& c = GetParam();
+  std::vector<Attr> perf = PerfEvlist(kTestdata + "/perf/" + c.file);
+  ASSERT_FALSE(perf.empty()) << "perf evlist read nothing from " << c.file;
+  auto groups = ParseEventList(c.events);
+  ASSERT_TRUE(groups.ok()) << groups.error().message();
+  std::vector<PlannedEvent> planned = PlanEvents(groups.value(), c.options);
+  ASSERT_EQ(planned.size(), perf.size());
+  for (size_t i = 0; i < planned.size(); ++i) {
+    SCOPED_TRACE(c.file + " event " + perf[i]["name"]);
+    const perf_event_attr& a = planned[i].attr;
+    EXPECT_EQ(a.type, Number(perf[i], "type"));
+    EXPECT_EQ(a.config, Number(perf[i], "config"));
+    EXPECT_EQ(a.sample_period, Number(perf[i], "period_or_freq"));  // union with sample_freq
+    EXPECT_EQ(a.freq, Number(perf[i], "freq"));
+    EXPECT_EQ(a.precise_ip, Number(perf[i], "precise_ip"));
+    EXPECT_EQ(a.exclude_kernel, Number(perf[i], "exclude_kernel"));
+    EXPECT_EQ(a.exclude_user, Number(perf[i], "exclude_user"));
+    EXPECT_EQ(a.exclude_hv, Number(perf[i], "exclude_hv"));
+    for (auto [bit, name] :
+         {std::pair{PERF_SAMPLE_CALLCHAIN, "CALLCHAIN"},
+          std::pair{PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"}, std::pair{PERF_SAMPLE_READ, "READ"},
+          std::pair{PERF_SAMPLE_REGS_USER, "REGS_USER"},
+          std::pair{PERF_SAMPLE_STACK_USER, "STACK_USER"}})
+      EXPECT_EQ((a.sample_type & bit) != 0, HasFlag(perf[i], "sample_type", name)) << name;
+    EXPECT_EQ((a.read_format & PERF_FORMAT_GROUP) != 0, HasFlag(perf[i], "read_format", "GROUP"));
+    EXPECT_EQ(a.branch_sample_type & PERF_SAMPLE_BRANCH_ANY ? "ANY" : "",
+              perf[i].count("branch_sample_type") ? perf[i]["branch_sample_type"] : "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Testdata, AttrEncodingTest,
+    ::testing::Values(
+        Case{"quipper-perf.data.throttle-3.8", "cycles,instructions", Period(10000)},
+        Case{"quipper-perf.data.busy.1-3.4",
+             "cycles,instructions,cache-references,cache-misses,branches,branch-misses",
+             Frequency(1000)},
+        Case{"quipper-perf.data.callgraph-3.8", "cycles",
+             Frequency(4000, CallGraphMode::kFramePointer)},
+        Case{"quipper-perf.data.callgraph_and_branch-3.8", "cycles",
+             Frequency(4000, CallGraphMode::kFramePointer, PERF_SAMPLE_BRANCH_ANY)},
+        Case{"quipper-perf.data.branch-4.14", "cycles:ppp",
+             Frequency(4000, CallGraphMode::kNone, PERF_SAMPLE_BRANCH_ANY)},
+        Case{"quipper-perf.data.forkexit-3.8", "cycles", Frequency(4000)},
+        Case{"quipper-perf.data.lost_samples-4.4",
+             "{cycles:pp,instructions:pp,branch-instructions:pp}", Period(20003)},
+        Case{"quipper-perf.data.piped.header_feautres_group_desc-6.8", "{cycles:u,instructions:u}",
+             Frequency(4000)},
+        Case{"autofdo/propeller_sample_1.perfdata1", "cycles:u",
+             Frequency(4000, CallGraphMode::kNone, PERF_SAMPLE_BRANCH_ANY)}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.file.substr(info.param.file.rfind('/') + 1);
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+// The branch filter syntax of -j, bit for bit against the kernel's definitions.
+TEST(BranchFilterTest, ParsesPerfNames) {
+  EXPECT_EQ(ParseBranchFilter("any").value(), uint64_t{PERF_SAMPLE_BRANCH_ANY});
+  EXPECT_EQ(ParseBranchFilter("any_call,u").value(),
+            uint64_t{PERF_SAMPLE_BRANCH_ANY_CALL | PERF_SAMPLE_BRANCH_USER});
+  EXPECT_EQ(ParseBranchFilter("u").value(),
+            uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER});
+  auto bad = ParseBranchFilter("ind_cal");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("did you mean 'ind_call'"), std::string::npos);
+}
+
+// Leader sampling asks the kernel for every member's count in every sample.
+TEST(PlanEventsTest, LeaderSampledGroupReadsAllMembers) {
+  auto groups = ParseEventList("{cycles,instructions}:S");
+  ASSERT_TRUE(groups.ok());
+  auto planned = PlanEvents(groups.value(), Frequency(97, CallGraphMode::kDwarf));
+  ASSERT_EQ(planned.size(), 2u);
+  const perf_event_attr& leader = planned[0].attr;
+  const perf_event_attr& member = planned[1].attr;
+  EXPECT_TRUE(leader.sample_type & PERF_SAMPLE_READ);
+  EXPECT_EQ(leader.read_format & (PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+                                  PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING),
+            uint64_t{PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                     PERF_FORMAT_TOTAL_TIME_RUNNING});
+  EXPECT_EQ(leader.sample_freq, 97u);
+  EXPECT_EQ(member.sample_period, 0u);  // members do not sample on their own
+  EXPECT_FALSE(member.freq);
+  EXPECT_TRUE(leader.sample_type & PERF_SAMPLE_REGS_USER);
+  EXPECT_TRUE(leader.sample_type & PERF_SAMPLE_STACK_USER);
+  EXPECT_EQ(leader.sample_stack_user, 8192u);
+  EXPECT_EQ(planned[0].desc.group_members, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(planned[1].desc.group_leader, 0);
+}
+
+}  // namespace
+}  // namespace tprof
