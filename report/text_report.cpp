@@ -1,5 +1,7 @@
 #include "report/text_report.h"
 
+#include <linux/perf_event.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -31,6 +33,14 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
     out << Format("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (profile.lost) out << "# lost samples: " << profile.lost << '\n';
   for (size_t e = 0; e < profile.events.size(); ++e) {
+    const EventDesc& event = profile.events[e];
+    if (event.group_leader >= 0 && event.group_leader != static_cast<int32_t>(e) &&
+        (profile.events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ)) {
+      // A member of a leader-sampled group: its counts travel in the leader's samples.
+      out << "#\n# event: " << event.name << ", read in every sample of "
+          << profile.events[static_cast<size_t>(event.group_leader)].name << " (group member)\n";
+      continue;
+    }
     const uint64_t total = profile.total_period[e];
     out << "#\n# event: " << profile.events[e].name << ", " << profile.total_samples[e]
         << " samples, total period " << total << '\n';
