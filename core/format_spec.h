@@ -45,5 +45,6 @@ enum class RecordKind : uint32_t {
 inline constexpr uint64_t kSampleHasGroupRead = 1 << 0;
 inline constexpr uint64_t kSampleHasCallchain = 1 << 1;
 inline constexpr uint64_t kSampleHasBranches = 1 << 2;
+inline constexpr uint64_t kSampleHasUserStack = 1 << 3;
 
 }  // namespace tprof::format

@@ -90,13 +90,21 @@ struct Sample {
   std::vector<uint64_t> callchain;  // leaf first, with context markers in place
   std::vector<BranchEntry> branches;
   uint64_t branch_hw_index = 0;
+  // Copies for DWARF unwinding (PERF_SAMPLE_REGS_USER / STACK_USER): the registers in the
+  // kernel's perf_regs order for user_regs_abi, and the bytes from the stack pointer up. Kept in a
+  // profile only when asked for; normally unwound into `callchain` at the end of recording.
+  uint64_t user_regs_abi = 0;
+  std::vector<uint64_t> user_regs;
+  std::string user_stack;
 
   void ClearKeepCapacity() {
-    time = period = ip = time_enabled = time_running = branch_hw_index = 0;
+    time = period = ip = time_enabled = time_running = branch_hw_index = user_regs_abi = 0;
     pid = tid = cpu = event = 0;
     counter_values.clear();
     callchain.clear();
     branches.clear();
+    user_regs.clear();
+    user_stack.clear();
   }
 
   bool operator==(const Sample&) const = default;

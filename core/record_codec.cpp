@@ -75,6 +75,8 @@ void RecordEncoder::Encode(const Sample& s) {
     mask |= format::kSampleHasGroupRead;
   if (!s.callchain.empty()) mask |= format::kSampleHasCallchain;
   if (!s.branches.empty() || s.branch_hw_index) mask |= format::kSampleHasBranches;
+  if (s.user_regs_abi || !s.user_regs.empty() || !s.user_stack.empty())
+    mask |= format::kSampleHasUserStack;
   w.PutVarint(mask);
   w.PutVarint(s.pid);
   w.PutSigned(static_cast<int64_t>(s.tid) - static_cast<int64_t>(s.pid));
@@ -99,6 +101,12 @@ void RecordEncoder::Encode(const Sample& s) {
       w.PutVarint(b.flags);
       previous = b.to;
     }
+  }
+  if (mask & format::kSampleHasUserStack) {
+    w.PutVarint(s.user_regs_abi);
+    w.PutVarint(s.user_regs.size());
+    for (uint64_t r : s.user_regs) w.PutVarint(r);
+    w.PutBytes(s.user_stack);
   }
   EndRecord();
 }
@@ -244,6 +252,12 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
             b.flags = r.GetVarint();
             previous = b.to;
           }
+        }
+        if (mask & format::kSampleHasUserStack) {
+          s.user_regs_abi = r.GetVarint();
+          uint64_t n = r.GetCount(1);
+          for (uint64_t i = 0; i < n; ++i) s.user_regs.push_back(r.GetVarint());
+          s.user_stack = r.GetBytes();
         }
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed sample");
         visitor.OnSample(s);

@@ -295,6 +295,11 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
         return;
       }
       parsed.sample.event = static_cast<uint32_t>(event);
+      if (!parsed.regs_user.empty() || !parsed.stack_user.empty()) {
+        parsed.sample.user_regs_abi = parsed.regs_user_abi;
+        parsed.sample.user_regs = parsed.regs_user;
+        parsed.sample.user_stack.assign(parsed.stack_user);
+      }
       ++stats.samples_per_event[event];
       queue.Push(parsed.sample.time, parsed.sample);
       return;

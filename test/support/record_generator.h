@@ -114,6 +114,12 @@ class RecordGenerator {
           size_t n = Below(33);
           for (size_t i = 0; i < n; ++i) s.branches.push_back({Address(), Address(), rng_()});
         }
+        if (Below(8) == 0) {
+          s.user_regs_abi = 2;  // PERF_SAMPLE_REGS_ABI_64
+          for (int i = 0; i < 20; ++i) s.user_regs.push_back(rng_());
+          s.user_stack.resize(Below(2048));
+          for (char& c : s.user_stack) c = static_cast<char>(Below(256));
+        }
         return s;
       }
     }
