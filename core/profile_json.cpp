@@ -81,6 +81,8 @@ json EventsToJson(const std::vector<EventDesc>& events) {
         {"sample_type", e.sample_type},
         {"read_format", e.read_format},
         {"branch_sample_type", e.branch_sample_type},
+        {"sample_regs_user", e.sample_regs_user},
+        {"sample_stack_user", e.sample_stack_user},
         {"group_leader", e.group_leader},
         {"group_members", e.group_members},
         {"exclude_user", e.exclude_user},
@@ -108,6 +110,8 @@ Result<std::vector<EventDesc>> EventsFromJson(const json& j) {
       Get(item, "sample_type", e.sample_type);
       Get(item, "read_format", e.read_format);
       Get(item, "branch_sample_type", e.branch_sample_type);
+      Get(item, "sample_regs_user", e.sample_regs_user);
+      Get(item, "sample_stack_user", e.sample_stack_user);
       Get(item, "group_leader", e.group_leader);
       Get(item, "group_members", e.group_members);
       Get(item, "exclude_user", e.exclude_user);

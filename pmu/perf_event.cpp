@@ -121,6 +121,8 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       d.sample_type = attr.sample_type;
       d.read_format = attr.read_format;
       d.branch_sample_type = attr.branch_sample_type;
+      d.sample_regs_user = attr.sample_regs_user;
+      d.sample_stack_user = attr.sample_stack_user;
       d.exclude_user = attr.exclude_user;
       d.exclude_kernel = attr.exclude_kernel;
       d.precise_ip = attr.precise_ip;

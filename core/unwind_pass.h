@@ -1,0 +1,58 @@
+// Turns samples that carry user register and stack copies into samples with complete callchains:
+// the kernel part as recorded, then PERF_CONTEXT_USER, the user pc and the frames the unwinder
+// finds. Runs over a finished recording (or an import), so unwinding costs nothing while the
+// workload runs, and the copies are dropped unless asked for.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/perf_data_unwinder.h"
+#include "core/profile.h"
+#include "core/profile_writer.h"
+
+namespace tprof {
+
+struct UnwindStats {
+  uint64_t samples_with_stacks = 0;
+  uint64_t unwound = 0;  // the unwinder found at least one caller
+  uint64_t total_user_frames = 0;
+};
+
+class UnwindPass : public RecordVisitor {
+ public:
+  UnwindPass(const std::vector<EventDesc>& events, UserStackUnwinder& unwinder,
+             ProfileWriter& output, bool keep_stacks);
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override;
+  void OnComm(const CommRecord& r) override;
+  void OnTask(const TaskRecord& r) override;
+  void OnLost(const LostRecord& r) override { Forward(r); }
+  void OnThrottle(const ThrottleRecord& r) override { Forward(r); }
+
+  // The first write error, if any.
+  const Status& status() const { return status_; }
+  const UnwindStats& stats() const { return stats_; }
+
+ private:
+  template <typename RecordT>
+  void Forward(const RecordT& r) {
+    if (status_.ok()) status_ = output_.Write(r);
+  }
+
+  const std::vector<EventDesc>& events_;
+  UserStackUnwinder& unwinder_;
+  ProfileWriter& output_;
+  bool keep_stacks_;
+  Sample sample_;
+  std::vector<uint64_t> frames_;
+  Status status_;
+  UnwindStats stats_;
+};
+
+// The user-mode pc of a sample: the sampled ip when it is in user space, else the instruction
+// pointer among the copied user registers (where the thread entered the kernel).
+uint64_t UserPc(const Sample& sample, uint64_t regs_mask);
+
+}  // namespace tprof
