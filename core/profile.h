@@ -85,7 +85,9 @@ struct Sample {
   uint64_t period = 0;
   uint64_t ip = 0;
   // Group read (PERF_SAMPLE_READ): running totals of every member, leader first, and the group's
-  // enabled/running times. Empty when the event was not read as a group.
+  // enabled/running times. Empty when the event was not read as a group. The totals are those of
+  // the counter instance that took the sample: with per-CPU events, one per (thread, CPU), so
+  // deltas between samples are taken per (tid, cpu).
   uint64_t time_enabled = 0;
   uint64_t time_running = 0;
   std::vector<uint64_t> counter_values;

@@ -84,7 +84,7 @@ std::map<std::string, uint64_t> PerfStatCounts(const std::vector<std::string>& c
 }
 
 // A leader-sampled group: every cpu-clock sample carries the running totals of page-faults and
-// context-switches for its thread. The per-sample deltas summed per thread must equal what a
+// context-switches for its thread. The per-sample deltas summed per counter must equal what a
 // separate counting run (perf stat) finds. The workload faults in 5000 fresh pages and sleeps 300
 // times, then spins, so the last sample follows every fault and switch; runs differ by a few
 // faults of the loader and a few involuntary switches, hence 2% and 10%.
@@ -106,13 +106,15 @@ TEST(RecordEngineTest, GroupReadMemberSumsMatchACountingRun) {
 
   std::vector<Sample> samples = SamplesOf(path);
   ASSERT_GT(samples.size(), 200u);
-  std::map<uint32_t, std::vector<uint64_t>> previous;  // per thread
+  // Events are opened per CPU, and each (thread, CPU) pair has its own inherited counter, so
+  // running totals continue per (tid, cpu): a thread that migrates continues another series.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> previous;
   std::vector<uint64_t> sums(3, 0);
   for (const Sample& s : samples) {
     ASSERT_EQ(s.event, 0u);
     ASSERT_EQ(s.counter_values.size(), 3u);
     EXPECT_GE(s.time_enabled, s.time_running);
-    auto& before = previous[s.tid];
+    auto& before = previous[{s.tid, s.cpu}];
     if (before.empty()) before.assign(3, 0);
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_GE(s.counter_values[i], before[i]) << "running totals never decrease";
