@@ -42,9 +42,9 @@ class RecordCommand : public Subcommand {
         "threads (-t) or every CPU (-a).\n"
         "  tprof record [-e EVENTS] [-F HZ | -c PERIOD] [-g | --call-graph MODE] [-b | -j FILTER]\n"
         "               [-o FILE] -- ./prog args\n"
-        "Without -e, samples 'cycles'; where the PMU cannot count cycles (a VM), falls back to\n"
-        "'task-clock' ('cpu-clock' with -a) and says so. An event named with -e that cannot be\n"
-        "opened is an error naming the kernel's reason.\n"
+        "Without -e, samples 'cycles'. Where the PMU cannot count cycles (a VM), 'cycles' (the\n"
+        "default, or a lone -e cycles) falls back to 'task-clock' ('cpu-clock' with -a) and says\n"
+        "so; any other event that cannot be opened is an error naming the kernel's reason.\n"
         "Events: generic names (cycles, instructions, branches, branch-misses, cache-references,\n"
         "cache-misses, stalled-cycles-frontend/backend, ref-cycles, cpu-clock, task-clock,\n"
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
@@ -96,10 +96,14 @@ class RecordCommand : public Subcommand {
     const pid_t pid = workload ? workload->pid() : -1;
     auto recorder = std::make_unique<Recorder>(options.value());
     auto events = recorder->Open(pid);
-    if (!events.ok() && events_.empty()) {
-      // The default event is a convenience, not a request: fall back to a software clock.
-      const char* fallback =
+    if (!events.ok() && AsksOnlyForCycles()) {
+      // 'cycles' means "where the time goes"; where the PMU cannot count it, a software clock
+      // answers the same question (perf does the same). Other events are never substituted.
+      std::string fallback =
           options->target.kind == RecordTarget::Kind::kSystemWide ? "cpu-clock" : "task-clock";
+      const EventSpec& cycles = options->groups[0].events[0];
+      if (cycles.exclude_kernel && !cycles.exclude_user) fallback += ":u";
+      if (cycles.exclude_user && !cycles.exclude_kernel) fallback += ":k";
       std::cerr << "tprof record: " << events.error().message() << "; sampling '" << fallback
                 << "' instead\n";
       options->groups = ParseEventList(fallback).value();
@@ -200,6 +204,17 @@ class RecordCommand : public Subcommand {
       return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
     if (!launch && !command_.empty()) return Error("give either a command or -p/-t/-a, not both");
     return options;
+  }
+
+  // True for the default event and for a lone -e cycles (with privilege modifiers at most).
+  bool AsksOnlyForCycles() const {
+    if (events_.empty()) return true;
+    if (events_.size() != 1) return false;
+    size_t colon = events_[0].find(':');
+    std::string base = events_[0].substr(0, colon);
+    std::string modifiers = colon == std::string::npos ? "" : events_[0].substr(colon + 1);
+    return (base == "cycles" || base == "cpu-cycles") &&
+           modifiers.find_first_not_of("uk") == std::string::npos;
   }
 
   int Usage(const std::string& message) {

@@ -8,6 +8,7 @@
 #include "core/function_profile.h"
 #include "core/profile_reader.h"
 #include "symbolize/symbolizer.h"
+#include "test/support/record_generator.h"
 #include "test/support/run_command.h"
 
 namespace tprof {
@@ -134,15 +135,50 @@ TEST(RecordTest, ExistingOutputIsKeptAsOld) {
   std::remove((path + ".old").c_str());
 }
 
-TEST(RecordTest, DefaultEventFallsBackToTaskClockWithOneLine) {
-  std::string path = TempPath("fallback.tprof");
-  auto r = RunCommand({kTprof, "record", "-o", path, "--", "/bin/true"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+TEST(RecordTest, CyclesFallsBackToTaskClockWithOneLine) {
+  for (std::vector<std::string> events :
+       {std::vector<std::string>{}, {"-e", "cycles"}, {"-e", "cycles:u"}}) {
+    std::string path = TempPath("fallback.tprof");
+    std::vector<std::string> argv = {kTprof, "record", "-o", path};
+    argv.insert(argv.end(), events.begin(), events.end());
+    argv.insert(argv.end(), {"--", "/bin/true"});
+    auto r = RunCommand(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto reader = ProfileReader::OpenFile(path);
+    ASSERT_TRUE(reader.ok());
+    if (reader->events()[0].name.rfind("cycles", 0) == 0) GTEST_SKIP() << "this machine has a PMU";
+    std::string expected = events.empty() || events[1] == "cycles" ? "task-clock" : "task-clock:u";
+    EXPECT_EQ(reader->events()[0].name, expected);
+    EXPECT_EQ(reader->events()[0].exclude_kernel, expected == "task-clock:u");
+    EXPECT_NE(r.err.find("sampling '" + expected + "' instead"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot open event 'cycles"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // fallback + summary
+    std::remove(path.c_str());
+  }
+}
+
+TEST(RecordTest, MappingsCarryBuildIds) {
+  std::string path = TempPath("buildid.tprof");
+  ASSERT_EQ(
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kDemo, "0.05"}).exit_code,
+      0);
   auto reader = ProfileReader::OpenFile(path);
   ASSERT_TRUE(reader.ok());
-  if (reader->events()[0].name == "cycles") GTEST_SKIP() << "this machine has a PMU";
-  EXPECT_EQ(reader->events()[0].name, "task-clock");
-  EXPECT_NE(r.err.find("sampling 'task-clock' instead"), std::string::npos) << r.err;
+  testing::CollectingVisitor visitor;
+  ASSERT_TRUE(reader->ReadRecords(visitor).ok());
+  // The binary's build-id, found independently: the 20-byte descriptor after the "GNU\0" name
+  // of its .note.gnu.build-id (the first GNU note of a gcc-linked executable on Debian 12).
+  std::string binary = testing::ReadWholeFile(kDemo);
+  size_t note = binary.find(std::string("\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16));
+  ASSERT_NE(note, std::string::npos);
+  std::string expected = binary.substr(note + 16, 20);  // after namesz, descsz, type, "GNU"
+  bool found = false;
+  for (const auto& r : visitor.records)
+    if (const MmapRecord* m = std::get_if<MmapRecord>(&r); m && m->filename == kDemo) {
+      EXPECT_EQ(m->build_id, expected);
+      found = true;
+    }
+  EXPECT_TRUE(found);
   std::remove(path.c_str());
 }
 
