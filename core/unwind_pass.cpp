@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "core/frame_resolver.h"
+#include "core/profile_reader.h"
 
 namespace tprof {
 
@@ -74,6 +75,25 @@ void UnwindPass::OnSample(const Sample& sample) {
     sample_.user_stack.clear();
   }
   Forward(sample_);
+}
+
+}  // namespace tprof
+
+namespace tprof {
+
+Result<UnwindStats> UnwindProfile(const std::string& input, const std::string& output,
+                                  UserStackUnwinder& unwinder, bool keep_stacks) {
+  auto reader = ProfileReader::OpenFile(input);
+  if (!reader.ok()) return reader.error();
+  auto writer = ProfileWriter::CreateFile(output, reader->metadata(), reader->events());
+  if (!writer.ok()) return writer.error();
+  UnwindPass pass(reader->events(), unwinder, *writer.value(), keep_stacks);
+  auto summary = reader->ReadRecords(pass);
+  if (!summary.ok()) return summary.error().WithContext(input);
+  if (!pass.status().ok()) return pass.status().error();
+  Status finished = writer.value()->Finish({reader->metadata().duration_ns, 0});
+  if (!finished.ok()) return finished.error();
+  return pass.stats();
 }
 
 }  // namespace tprof

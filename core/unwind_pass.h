@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/perf_data_unwinder.h"
@@ -54,5 +55,14 @@ class UnwindPass : public RecordVisitor {
 // The user-mode pc of a sample: the sampled ip when it is in user space, else the instruction
 // pointer among the copied user registers (where the thread entered the kernel).
 uint64_t UserPc(const Sample& sample, uint64_t regs_mask);
+
+}  // namespace tprof
+
+namespace tprof {
+
+// Reads a finished recording whose samples carry stack copies and writes `output` with unwound
+// callchains (and the copies too when `keep_stacks`). The metadata and events are carried over.
+Result<UnwindStats> UnwindProfile(const std::string& input, const std::string& output,
+                                  UserStackUnwinder& unwinder, bool keep_stacks);
 
 }  // namespace tprof
