@@ -34,6 +34,7 @@ std::unique_ptr<Subcommand> MakeReportCommand();
 std::unique_ptr<Subcommand> MakeDiffCommand();
 std::unique_ptr<Subcommand> MakeStreamCommand();
 std::unique_ptr<Subcommand> MakeTopdownCommand();
+std::unique_ptr<Subcommand> MakeListCommand();
 
 // Turns a CLI11 parse error into one line, with a suggestion for a misspelt option.
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   commands.push_back(MakeDiffCommand());
   commands.push_back(MakeStreamCommand());
   commands.push_back(MakeTopdownCommand());
+  commands.push_back(MakeListCommand());
   std::vector<std::pair<CLI::App*, Subcommand*>> subcommands;
   for (auto& command : commands) {
     CLI::App* sub = app.add_subcommand(command->name(), command->summary());

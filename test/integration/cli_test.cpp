@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "test/support/run_command.h"
 
@@ -75,9 +76,51 @@ TEST(CliTest, ReportOfANonProfileSaysSo) {
 }
 
 TEST(CliTest, UnbuiltCommandsSaySoAndFail) {
-  auto r = RunCommand({kTprof, "topdown", "-M", "l1", "--", "/bin/true"});
+  auto r = RunCommand({kTprof, "stream", "x.tprof"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("not implemented"), std::string::npos);
+}
+
+TEST(CliTest, TopdownLiveWithoutAPmuSaysSoInOneLine) {
+  auto r = RunCommand({kTprof, "topdown", "-M", "l1", "--", "/bin/true"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a PMU";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no hardware PMU"), std::string::npos) << r.err;
+  EXPECT_EQ(Lines(r.err), 1);
+}
+
+// Offline evaluation through the command line, in all three output forms. N2 r0p0-r0p2 counts:
+// frontend = (1500 - 1000) / (5 * 1000) = 10%.
+TEST(CliTest, TopdownEvaluatesSavedPerfStatCounts) {
+  std::string path = ::testing::TempDir() + "/tprof_cli_counts.csv";
+  std::ofstream(path)
+      << "1000,,CPU_CYCLES,5000,100.00,,\n1500,,STALL_SLOT_FRONTEND,5000,100.00,,\n";
+  auto text = RunCommand({kTprof, "topdown", "--cpu", "0x410fd490", "--input", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("frontend_bound"), std::string::npos);
+  EXPECT_NE(text.out.find("10.00"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("n/a"), std::string::npos);  // backend_bound: not counted
+  auto csv = RunCommand({kTprof, "topdown", "--cpu", "neoverse-n2", "--input", path, "--csv"});
+  EXPECT_NE(csv.out.find("frontend_bound,10.00,%,100"), std::string::npos) << csv.out;
+  auto json = RunCommand({kTprof, "topdown", "--cpu", "neoverse-n2", "--input", path, "--json"});
+  EXPECT_NE(json.out.find("\"value\": 10.0"), std::string::npos) << json.out;
+  auto bad = RunCommand({kTprof, "topdown", "--cpu", "pentium", "--input", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  auto group = RunCommand({kTprof, "topdown", "--cpu", "n2", "--input", path, "-M", "Nope"});
+  EXPECT_EQ(group.exit_code, 2);
+  EXPECT_NE(group.err.find("TLB"), std::string::npos) << group.err;  // lists the real groups
+  std::remove(path.c_str());
+}
+
+TEST(CliTest, ListCpusAndMetrics) {
+  auto cpus = RunCommand({kTprof, "list", "cpus"});
+  EXPECT_EQ(cpus.exit_code, 0);
+  for (const char* name :
+       {"neoverse-n1", "neoverse-n2", "neoverse-n2-r0p3", "neoverse-v1", "neoverse-v2"})
+    EXPECT_NE(cpus.out.find(name), std::string::npos) << name;
+  auto metrics = RunCommand({kTprof, "list", "metrics", "--cpu", "neoverse-n2"});
+  EXPECT_EQ(metrics.exit_code, 0);
+  EXPECT_NE(metrics.out.find("(STALL_SLOT_FRONTEND - CPU_CYCLES)"), std::string::npos);
 }
 
 }  // namespace

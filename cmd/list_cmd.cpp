@@ -1,0 +1,60 @@
+// tprof list: what tprof knows: CPUs with metric tables, their metrics, generic events.
+#include <iostream>
+
+#include "cmd/cli_support.h"
+#include "pmu/event_spec.h"
+#include "pmu/metric_table.h"
+
+namespace tprof {
+namespace {
+
+class ListCommand : public Subcommand {
+ public:
+  const char* name() const override { return "list"; }
+  const char* summary() const override { return "List CPUs with metric tables, metrics, events"; }
+
+  void Setup(CLI::App& app) override {
+    app.description("  tprof list cpus\n  tprof list metrics --cpu NAME\n  tprof list events");
+    app.add_option("what", what_, "cpus, metrics or events")
+        ->required()
+        ->check(CLI::IsMember({"cpus", "metrics", "events"}));
+    app.add_option("--cpu", cpu_, "CPU name or Arm MIDR, for 'metrics'");
+  }
+
+  int Run() override {
+    if (what_ == "cpus") {
+      for (const MetricTable& t : BuiltinMetricTables())
+        std::cout << t.name << "\t" << t.title << "\t(" << t.source << ")\n";
+      return kExitOk;
+    }
+    if (what_ == "events") {
+      for (const std::string& e : KnownEventNames()) std::cout << e << '\n';
+      return kExitOk;
+    }
+    if (cpu_.empty()) {
+      std::cerr << "tprof list: 'metrics' needs --cpu NAME (see 'tprof list cpus')\n";
+      return kExitUsage;
+    }
+    auto table = FindMetricTable(cpu_, BuiltinMetricTables());
+    if (!table.ok()) {
+      std::cerr << "tprof list: " << table.error().message() << '\n';
+      return kExitUsage;
+    }
+    for (const Metric& m : table.value()->metrics) {
+      std::string groups;
+      for (const std::string& g : m.groups) groups += (groups.empty() ? "" : ",") + g;
+      std::cout << m.name << "\t[" << groups << "]\t" << m.unit << "\t" << m.formula << '\n';
+    }
+    return kExitOk;
+  }
+
+ private:
+  std::string what_;
+  std::string cpu_;
+};
+
+}  // namespace
+
+std::unique_ptr<Subcommand> MakeListCommand() { return std::make_unique<ListCommand>(); }
+
+}  // namespace tprof

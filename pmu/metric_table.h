@@ -1,0 +1,57 @@
+// Metric tables: for one CPU, the events it counts top-down metrics with (name and raw code) and
+// the metric formulas, grouped as the vendor or perf publishes them ("l1" for level 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tprof {
+
+struct MetricEvent {
+  std::string name;   // as the formulas name it, e.g. CPU_CYCLES
+  uint64_t code = 0;  // raw PMU code (PERF_TYPE_RAW config)
+};
+
+struct Metric {
+  std::string name;
+  std::string formula;              // core/metric_expression syntax
+  std::string unit;                 // "%", "per 1k instructions", "ratio", ...
+  std::vector<std::string> groups;  // metric groups it belongs to: "l1", "TLB", ...
+};
+
+struct MetricTable {
+  std::string name;  // canonical: neoverse-n2, neoverse-n2-r0p3, ...
+  std::string title;
+  std::string source;  // where the formulas come from
+  // Arm MIDR match: implementer, part number and the revision range (variant << 4 | revision).
+  uint32_t midr_implementer = 0;
+  uint32_t midr_part = 0;
+  uint32_t min_revision = 0;
+  uint32_t max_revision = 0xff;
+  uint32_t slots = 0;
+  std::vector<MetricEvent> events;
+  std::vector<Metric> metrics;
+  // How perf schedules the level-1 events into groups; each metric is measured inside one.
+  std::vector<std::vector<std::string>> event_groups;
+
+  const MetricEvent* FindEvent(const std::string& name) const;
+  // The metrics selected by -M: levels ("l1") and group names, case-insensitive.
+  Result<std::vector<const Metric*>> Select(const std::string& selection) const;
+  std::vector<std::string> GroupNames() const;
+};
+
+const std::vector<MetricTable>& BuiltinMetricTables();
+
+// Finds a table by name ("neoverse-n2", "neoverse-n2-r0p3", "n2") or by an Arm MIDR value
+// ("0x410fd490"): the MIDR picks the revision-specific table.
+Result<const MetricTable*> FindMetricTable(const std::string& name_or_midr,
+                                           const std::vector<MetricTable>& tables);
+
+// Loads an Arm telemetry specification (the JSON Arm publishes per Neoverse core): its events,
+// metrics, metric groups, and stage 1 of the top-down methodology as "l1".
+Result<MetricTable> LoadArmTelemetrySpec(const std::string& path);
+
+}  // namespace tprof

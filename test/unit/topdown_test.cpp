@@ -1,0 +1,255 @@
+// Top-down evaluation on counts built from the formulas' definitions (shared/reference/topdown.md),
+// worked out by hand in the comments, never taken from tprof's output.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/counter_report.h"
+#include "pmu/metric_table.h"
+#include "pmu/topdown_evaluator.h"
+
+namespace tprof {
+namespace {
+
+const std::string kReference = TPROF_REFERENCE_DIR;
+
+// One group per map, as perf stat -x, prints it: value,unit,event,run_time,percent.
+std::string Csv(const std::vector<std::pair<std::map<std::string, double>, double>>& groups) {
+  std::string out;
+  uint64_t run_time = 1000000;
+  for (const auto& [counts, percent] : groups) {
+    for (const auto& [event, value] : counts)
+      out += std::to_string(value) + ",," + event + "," + std::to_string(run_time) + "," +
+             std::to_string(percent) + ",,\n";
+    run_time += 1000;  // distinct run times keep the groups apart
+  }
+  return out;
+}
+
+std::map<std::string, std::optional<double>> Evaluate(const std::string& cpu,
+                                                      const std::string& csv,
+                                                      const std::string& selection = "l1") {
+  auto table = FindMetricTable(cpu, BuiltinMetricTables());
+  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message());
+  auto counts = ParseCounterReport(csv);
+  EXPECT_TRUE(counts.ok()) << (counts.ok() ? "" : counts.error().message());
+  auto metrics = table.value()->Select(selection);
+  EXPECT_TRUE(metrics.ok());
+  auto results = EvaluateMetrics(*table.value(), metrics.value(), counts.value());
+  EXPECT_TRUE(results.ok());
+  std::map<std::string, std::optional<double>> out;
+  for (const MetricResult& r : results.value()) out[r.metric->name] = r.value;
+  return out;
+}
+
+// The three groups perf 6.2 schedules for Arm level 1.
+std::string ArmLevelOneCounts(double cycles, double fe, double be, double stall, double retired,
+                              double spec) {
+  return Csv(
+      {{{{"CPU_CYCLES", cycles}, {"STALL_SLOT", stall}, {"OP_SPEC", spec}, {"OP_RETIRED", retired}},
+        100},
+       {{{"CPU_CYCLES", cycles}, {"STALL_SLOT_FRONTEND", fe}}, 100},
+       {{{"CPU_CYCLES", cycles}, {"STALL_SLOT_BACKEND", be}}, 100}});
+}
+
+// N2 r0p0-r0p2, 5 slots, erratum: cycles 1000, FE 1500, BE 2000, STALL_SLOT 3000, OP 1800/2000:
+// frontend (1500-1000)/5000 = 10%; backend 2000/5000 = 40%; used = 1 - (3000-1000)/5000 = 0.6;
+// retiring 0.9 * 0.6 = 54%; bad speculation 0.1 * 0.6 = 6%.
+TEST(TopdownTest, NeoverseN2WithTheErratumCorrection) {
+  auto m = Evaluate("neoverse-n2", ArmLevelOneCounts(1000, 1500, 2000, 3000, 1800, 2000));
+  EXPECT_NEAR(*m["frontend_bound"], 10, 1e-9);
+  EXPECT_NEAR(*m["backend_bound"], 40, 1e-9);
+  EXPECT_NEAR(*m["retiring"], 54, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation"], 6, 1e-9);
+}
+
+// r0p3, no correction, same counts: frontend 1500/5000 = 30%; used = 1 - 3000/5000 = 0.4;
+// retiring 0.9 * 0.4 = 36%; bad speculation 0.1 * 0.4 = 4%.
+TEST(TopdownTest, NeoverseN2R0p3WithoutTheCorrection) {
+  auto m = Evaluate("neoverse-n2-r0p3", ArmLevelOneCounts(1000, 1500, 2000, 3000, 1800, 2000));
+  EXPECT_NEAR(*m["frontend_bound"], 30, 1e-9);
+  EXPECT_NEAR(*m["backend_bound"], 40, 1e-9);
+  EXPECT_NEAR(*m["retiring"], 36, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation"], 4, 1e-9);
+}
+
+// V1 and V2, 8 slots: cycles 1000, FE 2000 -> 25%, BE 4000 -> 50%, STALL_SLOT 6000 -> used 0.25,
+// OP 900/1000: retiring 22.5%, bad speculation 2.5%.
+TEST(TopdownTest, NeoverseV1AndV2UseEightSlots) {
+  for (const char* cpu : {"neoverse-v1", "neoverse-v2"}) {
+    auto m = Evaluate(cpu, ArmLevelOneCounts(1000, 2000, 4000, 6000, 900, 1000));
+    EXPECT_NEAR(*m["frontend_bound"], 25, 1e-9) << cpu;
+    EXPECT_NEAR(*m["backend_bound"], 50, 1e-9) << cpu;
+    EXPECT_NEAR(*m["retiring"], 22.5, 1e-9) << cpu;
+    EXPECT_NEAR(*m["bad_speculation"], 2.5, 1e-9) << cpu;
+  }
+}
+
+// N1 has no slot events: stage 1 is cycle accounting, 300/1000 and 450/1000.
+TEST(TopdownTest, NeoverseN1CycleAccounting) {
+  auto m = Evaluate(
+      "neoverse-n1",
+      Csv({{{{"CPU_CYCLES", 1000}, {"STALL_FRONTEND", 300}, {"STALL_BACKEND", 450}}, 100}}));
+  EXPECT_NEAR(*m["frontend_stalled_cycles"], 30, 1e-9);
+  EXPECT_NEAR(*m["backend_stalled_cycles"], 45, 1e-9);
+}
+
+// perf 6.2's N2 groups: L1D_TLB_REFILL 50 of L1D_TLB 1000 = 5%; DTLB_WALK 20 per 10000
+// instructions = 2 MPKI; BR_MIS_PRED_RETIRED 30 of BR_RETIRED 600 = 5%; LD_SPEC 250 of INST_SPEC
+// 1000 = 25%; OP 800/1000: wasted 20%.
+TEST(TopdownTest, NeoverseN2MetricGroups) {
+  std::string csv = Csv({{{{"L1D_TLB_REFILL", 50},
+                           {"L1D_TLB", 1000},
+                           {"DTLB_WALK", 20},
+                           {"INST_RETIRED", 10000},
+                           {"BR_MIS_PRED_RETIRED", 30},
+                           {"BR_RETIRED", 600},
+                           {"LD_SPEC", 250},
+                           {"INST_SPEC", 1000},
+                           {"OP_RETIRED", 800},
+                           {"OP_SPEC", 1000}},
+                          100}});
+  auto m = Evaluate("neoverse-n2", csv, "TLB,Branch,InstructionMix,PEutilization");
+  EXPECT_NEAR(*m["l1d_tlb_miss_rate"], 5, 1e-9);
+  EXPECT_NEAR(*m["dtlb_mpki"], 2, 1e-9);
+  EXPECT_NEAR(*m["branch_miss_pred_rate"], 5, 1e-9);
+  EXPECT_NEAR(*m["load_spec_rate"], 25, 1e-9);
+  EXPECT_NEAR(*m["wasted_rate"], 20, 1e-9);
+  EXPECT_FALSE(m["l1i_tlb_miss_rate"].has_value());  // L1I_TLB was not counted
+}
+
+// Each metric uses the cycles of its own group: the backend group counted 999 cycles while
+// multiplexed at 25%, so backend = 2000 / (5 * 999).
+TEST(TopdownTest, EachMetricUsesItsOwnGroupAndReportsItsRunningShare) {
+  std::string csv = Csv(
+      {{{{"CPU_CYCLES", 1000}, {"STALL_SLOT", 3000}, {"OP_SPEC", 2000}, {"OP_RETIRED", 1800}}, 50},
+       {{{"CPU_CYCLES", 1000}, {"STALL_SLOT_FRONTEND", 1500}}, 100},
+       {{{"CPU_CYCLES", 999}, {"STALL_SLOT_BACKEND", 2000}}, 25}});
+  auto table = FindMetricTable("neoverse-n2", BuiltinMetricTables()).value();
+  auto results =
+      EvaluateMetrics(*table, table->Select("l1").value(), ParseCounterReport(csv).value());
+  ASSERT_TRUE(results.ok());
+  for (const MetricResult& r : results.value()) {
+    if (r.metric->name == "backend_bound") {
+      EXPECT_NEAR(*r.value, 100.0 * 2000 / (5 * 999), 1e-9);
+      EXPECT_DOUBLE_EQ(r.running_percent, 25);
+    }
+    if (r.metric->name == "retiring") {
+      EXPECT_DOUBLE_EQ(r.running_percent, 50);
+    }
+  }
+}
+
+TEST(TopdownTest, AGroupThatNeverRanAndZeroDenominatorsAreNotAvailable) {
+  std::string csv =
+      "1000,,CPU_CYCLES,5000,100.00,,\n1500,,STALL_SLOT_FRONTEND,5000,100.00,,\n"
+      "<not counted>,,CPU_CYCLES,0,0.00,,\n<not counted>,,STALL_SLOT_BACKEND,0,0.00,,\n"
+      "0,,CPU_CYCLES,7000,100.00,,\n5,,STALL_SLOT,7000,100.00,,\n0,,OP_SPEC,7000,100.00,,\n"
+      "0,,OP_RETIRED,7000,100.00,,\n";
+  auto m = Evaluate("neoverse-n2", csv);
+  EXPECT_NEAR(*m["frontend_bound"], 10, 1e-9);
+  EXPECT_FALSE(m["backend_bound"].has_value());
+  EXPECT_FALSE(m["retiring"].has_value());
+  EXPECT_FALSE(m["bad_speculation"].has_value());
+}
+
+TEST(TopdownTest, PerfJsonAndCsvGiveTheSameValues) {
+  std::string csv = ArmLevelOneCounts(1000, 1500, 2000, 3000, 1800, 2000);
+  std::string json;
+  std::stringstream lines(csv);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream in(line);
+    std::string x;
+    while (std::getline(in, x, ',')) f.push_back(x);
+    json += nlohmann::json{{"counter-value", f[0]},
+                           {"unit", ""},
+                           {"event", f[2]},
+                           {"event-runtime", std::stoull(f[3])},
+                           {"pcnt-running", std::stod(f[4])}}
+                .dump() +
+            "\n";
+  }
+  EXPECT_EQ(ParseCounterReport(json)->format, "perf stat JSON");
+  EXPECT_EQ(Evaluate("neoverse-n2", json), Evaluate("neoverse-n2", csv));
+}
+
+TEST(TopdownTest, PmuAndRawEventNamesMapToTheTable) {
+  auto table = FindMetricTable("neoverse-n2", BuiltinMetricTables()).value();
+  EXPECT_EQ(CanonicalEventName(*table, "armv8_pmuv3_0/cpu_cycles/"), "CPU_CYCLES");
+  EXPECT_EQ(CanonicalEventName(*table, "r3D"), "STALL_SLOT_BACKEND");
+  EXPECT_EQ(CanonicalEventName(*table, "armv8_pmuv3_0/event=0x3e/"), "STALL_SLOT_FRONTEND");
+  EXPECT_EQ(CanonicalEventName(*table, "stall_slot:u"), "STALL_SLOT");
+}
+
+TEST(TopdownTest, MidrSelectsTheRevision) {
+  auto& tables = BuiltinMetricTables();
+  EXPECT_EQ(FindMetricTable("0x410fd490", tables).value()->name, "neoverse-n2");       // r0p0
+  EXPECT_EQ(FindMetricTable("0x410fd492", tables).value()->name, "neoverse-n2");       // r0p2
+  EXPECT_EQ(FindMetricTable("0x410fd493", tables).value()->name, "neoverse-n2-r0p3");  // r0p3
+  EXPECT_EQ(FindMetricTable("0x410fd0c1", tables).value()->name, "neoverse-n1");
+  EXPECT_EQ(FindMetricTable("0x411fd401", tables).value()->name, "neoverse-v1");
+  EXPECT_EQ(FindMetricTable("0x410fd4f0", tables).value()->name, "neoverse-v2");
+  EXPECT_EQ(FindMetricTable("n2", tables).value()->name, "neoverse-n2");
+  EXPECT_FALSE(FindMetricTable("0x410fd999", tables).ok());
+  EXPECT_FALSE(FindMetricTable("pentium", tables).ok());
+}
+
+// Arm's specifications list the event codes; the built-in tables must agree with every one
+// they share.
+TEST(TopdownTest, BuiltinArmEventCodesMatchArmsSpecifications) {
+  for (const char* file :
+       {"neoverse-n1.json", "neoverse-n2.json", "neoverse-v1.json", "neoverse-v2.json"}) {
+    std::ifstream in(kReference + "/arm-telemetry/" + file);
+    ASSERT_TRUE(in) << file;
+    auto spec = nlohmann::json::parse(in);
+    auto table = FindMetricTable("neoverse-n2", BuiltinMetricTables()).value();
+    int checked = 0;
+    for (const MetricEvent& e : table->events) {
+      if (!spec["events"].contains(e.name)) continue;
+      EXPECT_EQ(e.code, std::stoull(spec["events"][e.name]["code"].get<std::string>(), nullptr, 16))
+          << file << " " << e.name;
+      ++checked;
+    }
+    EXPECT_GT(checked, 30) << file;
+  }
+}
+
+// --spec: Arm's newer N2 formulas move mispredict slots to bad speculation. With BR_MIS_PRED 10
+// and the counts above: frontend = 100 * ((1500-1000)/5000 - 10/1000) = 9%; backend =
+// 100 * (2000/5000 - 30/1000) = 37%; bad speculation = 6% + 100 * 40/1000 = 10%.
+TEST(TopdownTest, ArmTelemetrySpecificationFormulas) {
+  auto table = LoadArmTelemetrySpec(kReference + "/arm-telemetry/neoverse-n2.json");
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_EQ(table->slots, 5u);
+  std::string csv = Csv({{{{"CPU_CYCLES", 1000},
+                           {"STALL_SLOT", 3000},
+                           {"OP_SPEC", 2000},
+                           {"OP_RETIRED", 1800},
+                           {"STALL_SLOT_FRONTEND", 1500},
+                           {"STALL_SLOT_BACKEND", 2000},
+                           {"BR_MIS_PRED", 10}},
+                          100}});
+  auto metrics = table->Select("l1");
+  ASSERT_TRUE(metrics.ok()) << metrics.error().message();
+  auto results = EvaluateMetrics(table.value(), metrics.value(), ParseCounterReport(csv).value());
+  ASSERT_TRUE(results.ok());
+  std::map<std::string, double> m;
+  for (const MetricResult& r : results.value()) m[r.metric->name] = r.value.value_or(-1);
+  EXPECT_NEAR(m["frontend_bound"], 9, 1e-9);
+  EXPECT_NEAR(m["backend_bound"], 37, 1e-9);
+  EXPECT_NEAR(m["retiring"], 54, 1e-9);
+  EXPECT_NEAR(m["bad_speculation"], 10, 1e-9);
+}
+
+TEST(TopdownTest, MalformedInputIsAnError) {
+  EXPECT_FALSE(ParseCounterReport("").ok());
+  EXPECT_FALSE(ParseCounterReport("just,three,fields\n").ok());
+  EXPECT_FALSE(ParseCounterReport("{\"counter-value\": \n").ok());
+}
+
+}  // namespace
+}  // namespace tprof
