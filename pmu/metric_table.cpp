@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 namespace tprof {
 namespace {
@@ -159,6 +160,171 @@ MetricTable ArmTable(std::string name, std::string title, uint32_t part, uint32_
   return t;
 }
 
+// Intel's raw encoding: event | umask << 8 | cmask << 24.
+constexpr uint64_t Intel(uint64_t event, uint64_t umask, uint64_t cmask = 0) {
+  return event | umask << 8 | cmask << 24;
+}
+
+std::vector<MetricTable> IntelTables() {
+  std::vector<MetricTable> tables;
+  // Ice Lake and Sapphire Rapids: the PERF_METRICS fixed counter. `slots` leads the group and the
+  // topdown-* members are its fractions; the denominator is their sum, not SLOTS.
+  const std::string sum =
+      "(topdown\\-fe\\-bound + topdown\\-bad\\-spec + topdown\\-retiring + topdown\\-be\\-bound)";
+  const std::string fe = "(topdown\\-fe\\-bound / " + sum + " - INT_MISC.UOP_DROPPING / slots)";
+  const std::string be = "(topdown\\-be\\-bound / " + sum + ")";
+  const std::string ret = "(topdown\\-retiring / " + sum + ")";
+  for (auto [name, title, family_model] :
+       {std::tuple{"icelake", "Intel Ice Lake (client and server)", "6:106,6:108,6:125,6:126"},
+        std::tuple{"sapphirerapids", "Intel Sapphire Rapids", "6:143"}}) {
+    MetricTable t;
+    t.name = name;
+    t.title = title;
+    t.source = std::string("Intel PERF_METRICS level 1 (topdown.md); family:model ") + family_model;
+    t.slots = 0;
+    t.events = {{"slots", Intel(0x00, 0x04)},
+                {"topdown-retiring", Intel(0x00, 0x80)},
+                {"topdown-bad-spec", Intel(0x00, 0x81)},
+                {"topdown-fe-bound", Intel(0x00, 0x82)},
+                {"topdown-be-bound", Intel(0x00, 0x83)},
+                {"INT_MISC.UOP_DROPPING", Intel(0x0d, 0x10)}};
+    t.metrics = {
+        {"frontend_bound", "100 * " + fe, "%", {"l1", "TopdownL1"}},
+        {"backend_bound", "100 * " + be, "%", {"l1", "TopdownL1"}},
+        {"retiring", "100 * " + ret, "%", {"l1", "TopdownL1"}},
+        {"bad_speculation",
+         "100 * max(1 - (" + fe + " + " + be + " + " + ret + "), 0)",
+         "%",
+         {"l1", "TopdownL1"}},
+    };
+    // slots must lead: the kernel refuses topdown-* members under any other leader.
+    t.event_groups = {{"slots", "topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
+                       "topdown-be-bound", "INT_MISC.UOP_DROPPING"}};
+    tables.push_back(std::move(t));
+  }
+  MetricTable skl;
+  skl.name = "skylake";
+  skl.title = "Intel Skylake-era cores (Skylake, Cascade Lake, Coffee Lake)";
+  skl.source = "Skylake-era level-1 formulas, 4 slots (topdown.md)";
+  skl.slots = 4;
+  skl.events = {{"CPU_CLK_UNHALTED.THREAD", Intel(0x3c, 0x00)},
+                {"IDQ_UOPS_NOT_DELIVERED.CORE", Intel(0x9c, 0x01)},
+                {"UOPS_RETIRED.RETIRE_SLOTS", Intel(0xc2, 0x02)},
+                {"UOPS_ISSUED.ANY", Intel(0x0e, 0x01)},
+                {"INT_MISC.RECOVERY_CYCLES", Intel(0x0d, 0x01, 1)}};
+  const std::string slots = "(4 * CPU_CLK_UNHALTED.THREAD)";
+  skl.metrics = {
+      {"frontend_bound", "100 * IDQ_UOPS_NOT_DELIVERED.CORE / " + slots, "%", {"l1", "TopdownL1"}},
+      {"retiring", "100 * UOPS_RETIRED.RETIRE_SLOTS / " + slots, "%", {"l1", "TopdownL1"}},
+      {"bad_speculation",
+       "100 * (UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + 4 * INT_MISC.RECOVERY_CYCLES) / " +
+           slots,
+       "%",
+       {"l1", "TopdownL1"}},
+      {"backend_bound",
+       "100 * (1 - IDQ_UOPS_NOT_DELIVERED.CORE / " + slots +
+           " - (UOPS_ISSUED.ANY + 4 * INT_MISC.RECOVERY_CYCLES) / " + slots + ")",
+       "%",
+       {"l1", "TopdownL1"}},
+  };
+  skl.event_groups = {{"CPU_CLK_UNHALTED.THREAD", "IDQ_UOPS_NOT_DELIVERED.CORE",
+                       "UOPS_RETIRED.RETIRE_SLOTS", "UOPS_ISSUED.ANY", "INT_MISC.RECOVERY_CYCLES"}};
+  tables.push_back(std::move(skl));
+  return tables;
+}
+
+// AMD's raw encoding: an event number above 0xff puts its high nibble in config bits 32-35.
+constexpr uint64_t Amd(uint64_t event, uint64_t umask, uint64_t cmask = 0) {
+  return (event & 0xff) | umask << 8 | cmask << 24 | ((event >> 8) & 0xf) << 32;
+}
+
+// Zen 4 (6 dispatch slots) and Zen 5 (8): pipeline utilization levels 1 and 2 (topdown.md).
+MetricTable AmdTable(std::string name, std::string title, int slots_per_cycle) {
+  MetricTable t;
+  t.name = std::move(name);
+  t.title = std::move(title);
+  t.slots = static_cast<uint32_t>(slots_per_cycle);
+  t.source = "AMD pipeline utilization, " + std::to_string(slots_per_cycle) +
+             " dispatch slots (topdown.md)";
+  t.events = {
+      {"ls_not_halted_cyc", Amd(0x76, 0x00)},
+      {"de_no_dispatch_per_slot.no_ops_from_frontend", Amd(0x1a0, 0x01)},
+      {"de_no_dispatch_per_slot.backend_stalls", Amd(0x1a0, 0x1e)},
+      {"de_no_dispatch_per_slot.smt_contention", Amd(0x1a0, 0x60)},
+      {"de_src_op_disp.all", Amd(0xaa, 0x07)},
+      {"ex_ret_ops", Amd(0xc1, 0x00)},
+      // no_ops_from_frontend counted with cmask = slots: cycles with no op delivered at all.
+      {"de_no_dispatch_per_slot.no_ops_from_frontend.cmask",
+       Amd(0x1a0, 0x01, static_cast<uint64_t>(slots_per_cycle))},
+      {"ex_no_retire.not_complete", Amd(0xd6, 0x02)},
+      {"ex_no_retire.load_not_complete", Amd(0xd6, 0xa2)},
+      {"ex_ret_brn_misp", Amd(0xc3, 0x00)},
+      {"resyncs_or_nc_redirects", Amd(0x96, 0x00)},
+      {"ex_ret_ucode_ops", Amd(0x1c1, 0x00)},
+  };
+  const std::string n = std::to_string(slots_per_cycle);
+  const std::string slots = "(" + n + " * ls_not_halted_cyc)";
+  const std::string fe = "de_no_dispatch_per_slot.no_ops_from_frontend / " + slots;
+  const std::string be = "de_no_dispatch_per_slot.backend_stalls / " + slots;
+  const std::string bad = "(de_src_op_disp.all - ex_ret_ops) / " + slots;
+  const std::string latency =
+      n + " * de_no_dispatch_per_slot.no_ops_from_frontend.cmask / " + slots;
+  const std::string restarts = "(ex_ret_brn_misp + resyncs_or_nc_redirects)";
+  t.metrics = {
+      {"frontend_bound", "100 * " + fe, "%", {"l1", "PipelineL1"}},
+      {"bad_speculation", "100 * " + bad, "%", {"l1", "PipelineL1"}},
+      {"backend_bound", "100 * " + be, "%", {"l1", "PipelineL1"}},
+      {"smt_contention",
+       "100 * de_no_dispatch_per_slot.smt_contention / " + slots,
+       "%",
+       {"l1", "PipelineL1"}},
+      {"retiring", "100 * ex_ret_ops / " + slots, "%", {"l1", "PipelineL1"}},
+      {"frontend_bound_latency", "100 * " + latency, "%", {"l2", "PipelineL2"}},
+      {"frontend_bound_bandwidth",
+       "100 * (" + fe + " - " + latency + ")",
+       "%",
+       {"l2", "PipelineL2"}},
+      {"backend_bound_memory",
+       "100 * " + be + " * ex_no_retire.load_not_complete / ex_no_retire.not_complete",
+       "%",
+       {"l2", "PipelineL2"}},
+      {"backend_bound_cpu",
+       "100 * " + be + " * (1 - ex_no_retire.load_not_complete / ex_no_retire.not_complete)",
+       "%",
+       {"l2", "PipelineL2"}},
+      {"bad_speculation_mispredicts",
+       "100 * " + bad + " * ex_ret_brn_misp / " + restarts,
+       "%",
+       {"l2", "PipelineL2"}},
+      {"bad_speculation_pipeline_restarts",
+       "100 * " + bad + " * resyncs_or_nc_redirects / " + restarts,
+       "%",
+       {"l2", "PipelineL2"}},
+      {"retiring_microcode", "100 * ex_ret_ucode_ops / " + slots, "%", {"l2", "PipelineL2"}},
+      {"retiring_fastpath",
+       "100 * (ex_ret_ops - ex_ret_ucode_ops) / " + slots,
+       "%",
+       {"l2", "PipelineL2"}},
+  };
+  t.event_groups = {
+      {"ls_not_halted_cyc", "de_no_dispatch_per_slot.no_ops_from_frontend",
+       "de_no_dispatch_per_slot.backend_stalls", "de_no_dispatch_per_slot.smt_contention",
+       "de_src_op_disp.all", "ex_ret_ops"},
+      {"ls_not_halted_cyc", "de_no_dispatch_per_slot.no_ops_from_frontend",
+       "de_no_dispatch_per_slot.no_ops_from_frontend.cmask"},
+      {"ls_not_halted_cyc", "de_no_dispatch_per_slot.backend_stalls", "ex_no_retire.not_complete",
+       "ex_no_retire.load_not_complete"},
+      {"ls_not_halted_cyc", "de_src_op_disp.all", "ex_ret_ops", "ex_ret_brn_misp",
+       "resyncs_or_nc_redirects"},
+      {"ls_not_halted_cyc", "ex_ret_ops", "ex_ret_ucode_ops"},
+  };
+  return t;
+}
+
+std::vector<MetricTable> AmdTables() {
+  return {AmdTable("zen4", "AMD Zen 4", 6), AmdTable("zen5", "AMD Zen 5", 8)};
+}
+
 std::vector<MetricTable> MakeBuiltinTables() {
   std::vector<MetricTable> tables;
   MetricTable n1;
@@ -194,6 +360,8 @@ std::vector<MetricTable> MakeBuiltinTables() {
   tables.push_back(n2r3);
   tables.push_back(ArmTable("neoverse-v1", "Arm Neoverse V1", 0xd40, 0, 0xff, 8, false));
   tables.push_back(ArmTable("neoverse-v2", "Arm Neoverse V2", 0xd4f, 0, 0xff, 8, false));
+  for (MetricTable t : IntelTables()) tables.push_back(std::move(t));
+  for (MetricTable t : AmdTables()) tables.push_back(std::move(t));
   return tables;
 }
 

@@ -253,3 +253,95 @@ TEST(TopdownTest, MalformedInputIsAnError) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Ice Lake: the topdown fractions sum to 1000 slots; fe 200, bad 100, retiring 500, be 200, and
+// 50 of 1000 slots dropped: frontend = 20% - 5% = 15%, backend 20%, retiring 50%,
+// bad speculation = 1 - (0.15 + 0.2 + 0.5) = 15%.
+TEST(TopdownTest, IntelPerfMetrics) {
+  for (const char* cpu : {"icelake", "sapphirerapids"}) {
+    auto m = Evaluate(cpu, Csv({{{{"slots", 1000},
+                                  {"topdown-fe-bound", 200},
+                                  {"topdown-bad-spec", 100},
+                                  {"topdown-retiring", 500},
+                                  {"topdown-be-bound", 200},
+                                  {"INT_MISC.UOP_DROPPING", 50}},
+                                 100}}));
+    EXPECT_NEAR(*m["frontend_bound"], 15, 1e-9) << cpu;
+    EXPECT_NEAR(*m["backend_bound"], 20, 1e-9) << cpu;
+    EXPECT_NEAR(*m["retiring"], 50, 1e-9) << cpu;
+    EXPECT_NEAR(*m["bad_speculation"], 15, 1e-9) << cpu;
+  }
+  auto table = FindMetricTable("icelake", BuiltinMetricTables()).value();
+  EXPECT_EQ(table->event_groups[0][0], "slots");  // slots leads the topdown group
+}
+
+// Skylake: 1000 unhalted cycles = 4000 slots. IDQ not delivered 800 -> 20%; retire slots 2000 ->
+// 50%; issued 2200, recovery 25 cycles -> bad = (2200 - 2000 + 100) / 4000 = 7.5%;
+// backend = 1 - 0.2 - (2200 + 100) / 4000 = 22.5%.
+TEST(TopdownTest, IntelSkylake) {
+  auto m = Evaluate("skylake", Csv({{{{"CPU_CLK_UNHALTED.THREAD", 1000},
+                                      {"IDQ_UOPS_NOT_DELIVERED.CORE", 800},
+                                      {"UOPS_RETIRED.RETIRE_SLOTS", 2000},
+                                      {"UOPS_ISSUED.ANY", 2200},
+                                      {"INT_MISC.RECOVERY_CYCLES", 25}},
+                                     100}}));
+  EXPECT_NEAR(*m["frontend_bound"], 20, 1e-9);
+  EXPECT_NEAR(*m["retiring"], 50, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation"], 7.5, 1e-9);
+  EXPECT_NEAR(*m["backend_bound"], 22.5, 1e-9);
+}
+
+// Zen 4, 6 slots: 1000 cycles = 6000 slots. fe 600 -> 10%, be 1800 -> 30%, dispatched 4000 and
+// retired 3000 ops -> bad 1000/6000, retiring 50%. Level 2: 50 cycles with no op from the front
+// end -> latency 6 * 50 / 6000 = 5%, bandwidth 5%; 100 of 400 not-complete are loads -> memory
+// 7.5%, cpu 22.5%; 30 mispredicts and 10 restarts split bad speculation 3:1; 600 microcode ops
+// -> 10%, fastpath 40%.
+TEST(TopdownTest, AmdZen4LevelsOneAndTwo) {
+  std::string csv = Csv({{{{"ls_not_halted_cyc", 1000},
+                           {"de_no_dispatch_per_slot.no_ops_from_frontend", 600},
+                           {"de_no_dispatch_per_slot.backend_stalls", 1800},
+                           {"de_no_dispatch_per_slot.smt_contention", 0},
+                           {"de_src_op_disp.all", 4000},
+                           {"ex_ret_ops", 3000},
+                           {"de_no_dispatch_per_slot.no_ops_from_frontend.cmask", 50},
+                           {"ex_no_retire.not_complete", 400},
+                           {"ex_no_retire.load_not_complete", 100},
+                           {"ex_ret_brn_misp", 30},
+                           {"resyncs_or_nc_redirects", 10},
+                           {"ex_ret_ucode_ops", 600}},
+                          100}});
+  auto m = Evaluate("zen4", csv, "l1,l2");
+  const double bad = 100.0 * 1000 / 6000;
+  EXPECT_NEAR(*m["frontend_bound"], 10, 1e-9);
+  EXPECT_NEAR(*m["backend_bound"], 30, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation"], bad, 1e-9);
+  EXPECT_NEAR(*m["retiring"], 50, 1e-9);
+  EXPECT_NEAR(*m["smt_contention"], 0, 1e-9);
+  EXPECT_NEAR(*m["frontend_bound_latency"], 5, 1e-9);
+  EXPECT_NEAR(*m["frontend_bound_bandwidth"], 5, 1e-9);
+  EXPECT_NEAR(*m["backend_bound_memory"], 7.5, 1e-9);
+  EXPECT_NEAR(*m["backend_bound_cpu"], 22.5, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation_mispredicts"], bad * 0.75, 1e-9);
+  EXPECT_NEAR(*m["bad_speculation_pipeline_restarts"], bad * 0.25, 1e-9);
+  EXPECT_NEAR(*m["retiring_microcode"], 10, 1e-9);
+  EXPECT_NEAR(*m["retiring_fastpath"], 40, 1e-9);
+  // Zen 5 has 8 slots: the same counts over 8000 slots.
+  auto z5 = Evaluate("zen5", csv);
+  EXPECT_NEAR(*z5["frontend_bound"], 7.5, 1e-9);
+  EXPECT_NEAR(*z5["retiring"], 37.5, 1e-9);
+}
+
+// AMD puts the high nibble of a 12-bit event number in config bits 32-35 (topdown.md).
+TEST(TopdownTest, AmdExtendedEventEncoding) {
+  auto table = FindMetricTable("zen4", BuiltinMetricTables()).value();
+  EXPECT_EQ(table->FindEvent("de_no_dispatch_per_slot.no_ops_from_frontend")->code, 0x1000001a0ull);
+  EXPECT_EQ(table->FindEvent("de_no_dispatch_per_slot.backend_stalls")->code, 0x100001ea0ull);
+  EXPECT_EQ(table->FindEvent("de_src_op_disp.all")->code, 0x7aaull);
+  EXPECT_EQ(table->FindEvent("ex_ret_ucode_ops")->code, 0x1000000c1ull);
+}
+
+}  // namespace
+}  // namespace tprof
