@@ -114,6 +114,21 @@ Result<CounterReport> ParseTprofCounts(std::string_view text) {
   return report;
 }
 
+std::string SaveTprofCounts(const CounterReport& report) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const CounterGroup& g : report.groups) {
+    nlohmann::json counters = nlohmann::json::array();
+    for (const CounterValue& c : g.counters) {
+      nlohmann::json item = {{"event", c.event}};
+      item["value"] = c.value ? nlohmann::json(*c.value) : nlohmann::json(nullptr);
+      counters.push_back(std::move(item));
+    }
+    groups.push_back(
+        {{"run_time", g.run_time}, {"running_percent", g.running_percent}, {"counters", counters}});
+  }
+  return nlohmann::json{{"tprof_counts", 1}, {"groups", groups}}.dump(2) + "\n";
+}
+
 Result<CounterReport> ParseCounterReport(std::string_view text) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return Error("the counts file is empty");

@@ -35,6 +35,8 @@ Result<CounterReport> ParsePerfStatJson(std::string_view text);
 // tprof's own saved counts: {"tprof_counts": 1, "groups": [{"run_time", "running_percent",
 // "counters": [{"event", "value"}]}]}.
 Result<CounterReport> ParseTprofCounts(std::string_view text);
+// Writes tprof's saved counts (what ParseTprofCounts reads).
+std::string SaveTprofCounts(const CounterReport& report);
 // Recognises the format by content.
 Result<CounterReport> ParseCounterReport(std::string_view text);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -155,6 +156,7 @@ MetricTable ArmTable(std::string name, std::string title, uint32_t part, uint32_
   t.events = ArmCommonEvents();
   t.metrics = ArmLevelOne(slots, erratum);
   t.event_groups = kArmSlotGroups;
+  t.fixed_events = {"CPU_CYCLES"};  // PMCCNTR, the dedicated cycle counter
   t.source = erratum ? "perf 6.2 level-1 formulas with the N2 r0p0-r0p2 erratum correction"
                      : "perf 6.2 / SBSA level-1 formulas, " + std::to_string(slots) + " slots";
   return t;
@@ -200,6 +202,13 @@ std::vector<MetricTable> IntelTables() {
     // slots must lead: the kernel refuses topdown-* members under any other leader.
     t.event_groups = {{"slots", "topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
                        "topdown-be-bound", "INT_MISC.UOP_DROPPING"}};
+    t.fixed_events = {"slots", "topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
+                      "topdown-be-bound"};
+    t.fixed_leads = true;
+    t.x86_vendor = "GenuineIntel";
+    t.x86_family = 6;
+    t.x86_models = std::string(name) == "icelake" ? std::vector<uint32_t>{106, 108, 125, 126}
+                                                  : std::vector<uint32_t>{143};
     tables.push_back(std::move(t));
   }
   MetricTable skl;
@@ -229,6 +238,10 @@ std::vector<MetricTable> IntelTables() {
   };
   skl.event_groups = {{"CPU_CLK_UNHALTED.THREAD", "IDQ_UOPS_NOT_DELIVERED.CORE",
                        "UOPS_RETIRED.RETIRE_SLOTS", "UOPS_ISSUED.ANY", "INT_MISC.RECOVERY_CYCLES"}};
+  skl.fixed_events = {"CPU_CLK_UNHALTED.THREAD"};
+  skl.x86_vendor = "GenuineIntel";
+  skl.x86_family = 6;
+  skl.x86_models = {78, 85, 94, 142, 158, 165, 166};
   tables.push_back(std::move(skl));
   return tables;
 }
@@ -322,7 +335,16 @@ MetricTable AmdTable(std::string name, std::string title, int slots_per_cycle) {
 }
 
 std::vector<MetricTable> AmdTables() {
-  return {AmdTable("zen4", "AMD Zen 4", 6), AmdTable("zen5", "AMD Zen 5", 8)};
+  MetricTable zen4 = AmdTable("zen4", "AMD Zen 4", 6);
+  zen4.x86_family = 0x19;
+  for (uint32_t m = 0x10; m <= 0x1f; ++m) zen4.x86_models.push_back(m);
+  for (uint32_t m = 0x60; m <= 0x7f; ++m) zen4.x86_models.push_back(m);
+  for (uint32_t m = 0xa0; m <= 0xaf; ++m) zen4.x86_models.push_back(m);
+  MetricTable zen5 = AmdTable("zen5", "AMD Zen 5", 8);
+  zen5.x86_family = 0x1a;
+  for (uint32_t m = 0x00; m <= 0x7f; ++m) zen5.x86_models.push_back(m);
+  for (MetricTable* t : {&zen4, &zen5}) t->x86_vendor = "AuthenticAMD";
+  return {zen4, zen5};
 }
 
 std::vector<MetricTable> MakeBuiltinTables() {
@@ -347,6 +369,7 @@ std::vector<MetricTable> MakeBuiltinTables() {
       {"ipc", "INST_RETIRED / CPU_CYCLES", "ratio", {"General"}},
   };
   n1.event_groups = {{"CPU_CYCLES", "STALL_FRONTEND", "STALL_BACKEND", "INST_RETIRED"}};
+  n1.fixed_events = {"CPU_CYCLES"};
   tables.push_back(n1);
 
   // N2 revisions r0p0-r0p2 need the erratum correction; MIDR variant/revision byte 0x00-0x02.
@@ -431,6 +454,23 @@ Result<const MetricTable*> FindMetricTable(const std::string& key,
   for (const MetricTable& t : tables)
     if (t.name == k || t.name == "neoverse-" + k) return &t;
   return Error("unknown CPU '" + key + "'; see 'tprof list cpus'");
+}
+
+Result<const MetricTable*> TableForCpu(const CpuDescription& cpu,
+                                       const std::vector<MetricTable>& tables) {
+  if (cpu.midr) {
+    char midr[32];
+    std::snprintf(midr, sizeof midr, "0x%llx", static_cast<unsigned long long>(cpu.midr));
+    return FindMetricTable(midr, tables);
+  }
+  for (const MetricTable& t : tables)
+    if (!t.x86_vendor.empty() && t.x86_vendor == cpu.vendor && t.x86_family == cpu.family &&
+        std::find(t.x86_models.begin(), t.x86_models.end(), cpu.model) != t.x86_models.end())
+      return &t;
+  return Error("no metric table for this CPU (" +
+               (cpu.model_name.empty() ? cpu.vendor : cpu.model_name) + ", family " +
+               std::to_string(cpu.family) + " model " + std::to_string(cpu.model) +
+               "); name one with --cpu (see 'tprof list cpus')");
 }
 
 Result<MetricTable> LoadArmTelemetrySpec(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/profile.h"
 
 namespace tprof {
 
@@ -36,6 +37,14 @@ struct MetricTable {
   std::vector<Metric> metrics;
   // How perf schedules the level-1 events into groups; each metric is measured inside one.
   std::vector<std::vector<std::string>> event_groups;
+  // Events counted by fixed-function counters: they take no general-purpose counter. The first
+  // of them in a group must lead it when `fixed_leads` (Intel's slots).
+  std::vector<std::string> fixed_events;
+  bool fixed_leads = false;
+  // x86: CPUID family and models this table covers.
+  uint32_t x86_family = 0;
+  std::vector<uint32_t> x86_models;
+  std::string x86_vendor;
 
   const MetricEvent* FindEvent(const std::string& name) const;
   // The metrics selected by -M: levels ("l1") and group names, case-insensitive.
@@ -49,6 +58,10 @@ const std::vector<MetricTable>& BuiltinMetricTables();
 // ("0x410fd490"): the MIDR picks the revision-specific table.
 Result<const MetricTable*> FindMetricTable(const std::string& name_or_midr,
                                            const std::vector<MetricTable>& tables);
+
+// The table for a detected CPU: by MIDR on Arm, by CPUID vendor, family and model on x86.
+Result<const MetricTable*> TableForCpu(const CpuDescription& cpu,
+                                       const std::vector<MetricTable>& tables);
 
 // Loads an Arm telemetry specification (the JSON Arm publishes per Neoverse core): its events,
 // metrics, metric groups, and stage 1 of the top-down methodology as "l1".
