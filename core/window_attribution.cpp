@@ -1,0 +1,34 @@
+#include "core/window_attribution.h"
+
+namespace tprof {
+
+void WindowAttributor::Add(const Sample& sample, const std::string& function) {
+  FunctionCounters& f = functions_[function];
+  if (f.deltas.empty()) f.deltas.assign(members_, 0);
+  ++f.samples;
+  if (sample.counter_values.size() != members_) return;
+  auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
+  Previous& before = it->second;
+  if (!first) {
+    bool monotonic = true;
+    for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
+    if (monotonic && before.function == function) {
+      for (size_t i = 0; i < members_; ++i)
+        f.deltas[i] += static_cast<double>(sample.counter_values[i] - before.values[i]);
+      ++f.windows_credited;
+      ++credited_;
+    } else {
+      ++f.windows_discarded;
+      ++discarded_;
+    }
+  }
+  before.values = sample.counter_values;
+  before.function = function;
+}
+
+double WindowAttributor::discarded_percent() const {
+  uint64_t total = credited_ + discarded_;
+  return total ? 100.0 * static_cast<double>(discarded_) / static_cast<double>(total) : 0.0;
+}
+
+}  // namespace tprof

@@ -1,0 +1,63 @@
+// The start-and-end-in-the-same-function filter on constructed sample sequences.
+#include "core/window_attribution.h"
+
+#include <gtest/gtest.h>
+
+namespace tprof {
+namespace {
+
+Sample At(uint32_t tid, uint32_t cpu, std::vector<uint64_t> values) {
+  Sample s;
+  s.tid = tid;
+  s.cpu = cpu;
+  s.counter_values = std::move(values);
+  return s;
+}
+
+TEST(WindowAttributionTest, CreditsOnlyWindowsThatStartAndEndInTheFunction) {
+  WindowAttributor a(2);             // cycles, instructions
+  a.Add(At(1, 0, {100, 50}), "f");   // first sample of the series: no window yet
+  a.Add(At(1, 0, {200, 250}), "f");  // f -> f: credit 100 cycles, 200 instructions
+  a.Add(At(1, 0, {300, 260}), "g");  // f -> g: discarded
+  a.Add(At(1, 0, {500, 360}), "g");  // g -> g: credit 200, 100
+  a.Add(At(1, 0, {600, 700}), "f");  // g -> f: discarded
+  const auto& f = a.functions().at("f");
+  const auto& g = a.functions().at("g");
+  EXPECT_EQ(f.deltas, (std::vector<double>{100, 200}));
+  EXPECT_EQ(g.deltas, (std::vector<double>{200, 100}));
+  EXPECT_EQ(f.samples, 3u);  // every sample counts toward the share
+  EXPECT_EQ(g.samples, 2u);
+  EXPECT_EQ(f.windows_credited, 1u);
+  EXPECT_EQ(f.windows_discarded, 1u);
+  EXPECT_EQ(a.windows_credited(), 2u);
+  EXPECT_EQ(a.windows_discarded(), 2u);
+  EXPECT_DOUBLE_EQ(a.discarded_percent(), 50.0);
+  // IPC of f from its credited window: 200 / 100.
+  EXPECT_DOUBLE_EQ(f.deltas[1] / f.deltas[0], 2.0);
+}
+
+TEST(WindowAttributionTest, SeriesArePerThreadAndCpu) {
+  WindowAttributor a(1);
+  a.Add(At(1, 0, {100}), "f");
+  a.Add(At(2, 0, {5}), "f");    // another thread: its own series
+  a.Add(At(1, 1, {7}), "f");    // thread 1 on another CPU: its own counter instance
+  a.Add(At(1, 0, {160}), "f");  // continues thread 1 on CPU 0: +60
+  a.Add(At(2, 0, {25}), "f");   // +20
+  a.Add(At(1, 1, {10}), "f");   // +3
+  EXPECT_EQ(a.functions().at("f").deltas, std::vector<double>{83});
+  EXPECT_EQ(a.windows_credited(), 3u);
+  EXPECT_EQ(a.windows_discarded(), 0u);
+}
+
+TEST(WindowAttributionTest, ABackwardsCounterOrMissingValuesAreNotCredited) {
+  WindowAttributor a(2);
+  a.Add(At(1, 0, {100, 100}), "f");
+  a.Add(At(1, 0, {50, 200}), "f");  // went backwards: a new counter instance, not a window
+  a.Add(At(1, 0, {80}), "f");       // wrong member count: counted as a sample only
+  EXPECT_EQ(a.functions().at("f").deltas, (std::vector<double>{0, 0}));
+  EXPECT_EQ(a.functions().at("f").samples, 3u);
+  EXPECT_EQ(a.windows_discarded(), 1u);
+}
+
+}  // namespace
+}  // namespace tprof
