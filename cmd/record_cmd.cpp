@@ -1,13 +1,18 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "cmd/cli_support.h"
+#include "core/metric_expression.h"
 #include "core/profile_writer.h"
 #include "pmu/host_info.h"
+#include "pmu/metric_table.h"
 #include "pmu/recorder.h"
 
 namespace tprof {
@@ -50,7 +55,18 @@ class RecordCommand : public Subcommand {
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
         "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members.");
-    app.add_option("-e,--event", events_, "Events to sample (repeatable; comma lists and groups)");
+    auto* events = app.add_option("-e,--event", events_,
+                                  "Events to sample (repeatable; comma lists and groups)");
+    app.add_option("-M,--metrics", metrics_,
+                   "Per-function metrics: 'ipc', or levels/groups of the CPU's metric table "
+                   "(l1, ...): samples the table's cycles event with the metrics' events read in "
+                   "every sample; tprof report credits counter windows per function")
+        ->excludes(events);
+    app.add_option("--cpu", cpu_, "Metric table for -M (default: detected; see 'tprof list cpus')");
+    app.add_option("--burst", burst_,
+                   "LONG,SHORT[,JITTER_BITS]: a SHORT-event counting window after every LONG "
+                   "events (hf_sample_period); where the kernel lacks it, samples every SHORT "
+                   "events and filters windows the same way");
     auto* freq = app.add_option("-F,--freq", frequency_,
                                 "Samples per second per thread (default 4000, as perf)");
     auto* count = app.add_option("-c,--count", period_, "Sample every PERIOD events instead");
@@ -113,6 +129,8 @@ class RecordCommand : public Subcommand {
     if (!events.ok()) return ReportError(name(), events.error().message());
     for (const std::string& note : recorder->notes())
       std::cerr << "tprof record: note: " << note << '\n';
+    if (recorder->burst_mode() == "kernel")
+      std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
 
     Metadata metadata;
     FillHostMetadata(&metadata);
@@ -179,11 +197,27 @@ class RecordCommand : public Subcommand {
     if (mmap_pages_ == 0 || (mmap_pages_ & (mmap_pages_ - 1)))
       return Error("-m must be a power of two, not " + std::to_string(mmap_pages_));
 
-    std::string event_text;
-    for (const std::string& e : events_) event_text += (event_text.empty() ? "" : ",") + e;
-    auto groups = ParseEventList(event_text.empty() ? "cycles" : event_text);
-    if (!groups.ok()) return groups.error();
-    options.groups = std::move(groups).value();
+    if (!metrics_.empty()) {
+      auto groups = MetricGroups();
+      if (!groups.ok()) return groups.error();
+      options.groups = std::move(groups).value();
+    } else {
+      std::string event_text;
+      for (const std::string& e : events_) event_text += (event_text.empty() ? "" : ",") + e;
+      auto groups = ParseEventList(event_text.empty() ? "cycles" : event_text);
+      if (!groups.ok()) return groups.error();
+      options.groups = std::move(groups).value();
+    }
+    if (!burst_.empty()) {
+      unsigned long long long_period = 0, short_period = 0, jitter = 0;
+      int n = std::sscanf(burst_.c_str(), "%llu,%llu,%llu", &long_period, &short_period, &jitter);
+      if (n < 2 || short_period == 0 || long_period <= short_period || short_period > UINT32_MAX ||
+          jitter > 15)
+        return Error("--burst LONG,SHORT[,JITTER_BITS]: LONG > SHORT > 0, JITTER_BITS at most 15");
+      s.burst_long = long_period;
+      s.burst_short = static_cast<uint32_t>(short_period);
+      s.burst_jitter_bits = static_cast<uint32_t>(jitter);
+    }
 
     RecordTarget& target = options.target;
     if (!pids_.empty()) {
@@ -206,8 +240,38 @@ class RecordCommand : public Subcommand {
     return options;
   }
 
+  // -M: the metric table's cycles event leads, the selected metrics' events are read with it.
+  Result<std::vector<EventGroup>> MetricGroups() const {
+    if (metrics_ == "ipc") return ParseEventList("{cycles,instructions}:S");
+    auto table = cpu_.empty() ? TableForCpu(DetectCpu(), BuiltinMetricTables())
+                              : FindMetricTable(cpu_, BuiltinMetricTables());
+    if (!table.ok()) return table.error();
+    auto selected = table.value()->Select(metrics_);
+    if (!selected.ok()) return selected.error();
+    EventGroup group;
+    group.explicit_braces = true;
+    group.leader_sampling = true;
+    std::vector<std::string> names = {table.value()->event_groups.at(0).at(0)};
+    for (const Metric* m : selected.value()) {
+      auto expression = MetricExpression::Parse(m->formula);
+      if (!expression.ok()) return expression.error();
+      for (const std::string& v : expression->variables())
+        if (v != "#slots" && std::find(names.begin(), names.end(), v) == names.end())
+          names.push_back(v);
+    }
+    for (const std::string& n : names) {
+      EventSpec spec;
+      spec.name = n;
+      spec.type = PERF_TYPE_RAW;
+      spec.config = table.value()->FindEvent(n)->code;
+      group.events.push_back(spec);
+    }
+    return std::vector<EventGroup>{group};
+  }
+
   // True for the default event and for a lone -e cycles (with privilege modifiers at most).
   bool AsksOnlyForCycles() const {
+    if (!metrics_.empty()) return false;  // -M asks for its events explicitly
     if (events_.empty()) return true;
     if (events_.size() != 1) return false;
     size_t colon = events_[0].find(':');
@@ -264,6 +328,9 @@ class RecordCommand : public Subcommand {
   }
 
   std::vector<std::string> events_;
+  std::string metrics_;
+  std::string cpu_;
+  std::string burst_;
   uint64_t frequency_ = 4000;
   uint64_t period_ = 0;
   bool frame_pointers_ = false;

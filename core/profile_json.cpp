@@ -83,6 +83,7 @@ json EventsToJson(const std::vector<EventDesc>& events) {
         {"branch_sample_type", e.branch_sample_type},
         {"sample_regs_user", e.sample_regs_user},
         {"sample_stack_user", e.sample_stack_user},
+        {"hf_sample_period", e.hf_sample_period},
         {"group_leader", e.group_leader},
         {"group_members", e.group_members},
         {"exclude_user", e.exclude_user},
@@ -112,6 +113,7 @@ Result<std::vector<EventDesc>> EventsFromJson(const json& j) {
       Get(item, "branch_sample_type", e.branch_sample_type);
       Get(item, "sample_regs_user", e.sample_regs_user);
       Get(item, "sample_stack_user", e.sample_stack_user);
+      Get(item, "hf_sample_period", e.hf_sample_period);
       Get(item, "group_leader", e.group_leader);
       Get(item, "group_members", e.group_members);
       Get(item, "exclude_user", e.exclude_user);

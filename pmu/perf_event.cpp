@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -107,6 +108,13 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       attr.watermark = 1;
 
       PlannedEvent p;
+      if (options.burst_long && samples) {
+        // The long period between windows; the window itself is the short period.
+        attr.freq = 0;
+        attr.sample_period = options.burst_long;
+        p.hf_sample_period = options.burst_short;
+        p.hf_sample_rand = options.burst_jitter_bits;
+      }
       p.attr = attr;
       p.group = g;
       p.leader = leader;
@@ -123,6 +131,7 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       d.branch_sample_type = attr.branch_sample_type;
       d.sample_regs_user = attr.sample_regs_user;
       d.sample_stack_user = attr.sample_stack_user;
+      d.hf_sample_period = p.hf_sample_period;
       d.exclude_user = attr.exclude_user;
       d.exclude_kernel = attr.exclude_kernel;
       d.precise_ip = attr.precise_ip;
@@ -215,6 +224,39 @@ Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int g
     int err = errno;
     if (error_number) *error_number = err;
     return Error(ExplainOpenError(err, event_name, &attr));
+  }
+  if (error_number) *error_number = 0;
+  return PerfEventFd(static_cast<int>(fd));
+}
+
+BurstAttr EncodeBurstAttr(const perf_event_attr& base, uint32_t hf_sample_period,
+                          uint32_t hf_sample_rand_bits) {
+  BurstAttr out;
+  static_assert(sizeof(perf_event_attr) <= 136, "the burst fields follow the attribute");
+  std::memcpy(out.bytes, &base, sizeof base);
+  uint32_t size = kAttrSizeWithBurst;
+  std::memcpy(out.bytes + offsetof(perf_event_attr, size), &size, sizeof size);
+  std::memcpy(out.bytes + 136, &hf_sample_period, 4);
+  uint32_t random = hf_sample_rand_bits & 0xf;
+  std::memcpy(out.bytes + 140, &random, 4);
+  return out;
+}
+
+Result<PerfEventFd> OpenPerfEvent(const PlannedEvent& event, int pid, int cpu, int group_fd,
+                                  int* error_number) {
+  if (!event.hf_sample_period) {
+    perf_event_attr attr = event.attr;
+    return OpenPerfEvent(attr, pid, cpu, group_fd, event.desc.name, error_number);
+  }
+  BurstAttr burst = EncodeBurstAttr(event.attr, event.hf_sample_period, event.hf_sample_rand);
+  long fd = ::syscall(SYS_perf_event_open, burst.bytes, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (error_number) *error_number = err;
+    if (err == E2BIG)
+      return Error("cannot open event '" + event.desc.name +
+                   "': this kernel has no burst sampling (hf_sample_period; E2BIG)");
+    return Error(ExplainOpenError(err, event.desc.name, &event.attr));
   }
   if (error_number) *error_number = 0;
   return PerfEventFd(static_cast<int>(fd));

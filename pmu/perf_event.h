@@ -27,7 +27,23 @@ struct SamplingOptions {
   bool inherit = true;         // follow threads and child processes created later
   bool enable_on_exec = true;  // launched workloads: count from exec
   bool read_lost = true;       // PERF_FORMAT_LOST in group reads (Linux 6.0+)
+  // Burst sampling: a short counting window (hf_sample_period events) at the end of each long
+  // period, for per-function metrics. 0: off.
+  uint64_t burst_long = 0;
+  uint32_t burst_short = 0;
+  uint32_t burst_jitter_bits = 0;  // randomizes the long period by up to 2^bits events
 };
+
+// perf_event_attr with the proposed high-frequency sampling fields (Arm's burst sampling patch;
+// not in mainline kernels): size 144, after config3 at offset 128 comes hf_sample_period (u32,
+// offset 136) and hf_sample_rand (4 bits at offset 140). A kernel without the fields refuses the
+// larger size with E2BIG.
+inline constexpr uint32_t kAttrSizeWithBurst = 144;
+struct BurstAttr {
+  unsigned char bytes[kAttrSizeWithBurst] = {};
+};
+BurstAttr EncodeBurstAttr(const perf_event_attr& base, uint32_t hf_sample_period,
+                          uint32_t hf_sample_rand_bits);
 
 // The user registers copied for DWARF unwinding: all general-purpose registers of this
 // architecture, as perf does.
@@ -36,6 +52,8 @@ uint64_t UserRegisterMask();
 // One event ready to open: its attribute and how the profile describes it.
 struct PlannedEvent {
   perf_event_attr attr;
+  uint32_t hf_sample_period = 0;  // burst window on a sampling leader; 0: none
+  uint32_t hf_sample_rand = 0;
   EventDesc desc;
   size_t group = 0;    // index of its group
   bool leader = true;  // opened with group_fd -1; members are opened in their leader's group
@@ -75,6 +93,10 @@ Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int g
 // decide on fallbacks.
 Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int group_fd,
                                   const std::string& event_name, int* error_number);
+
+// Opens a planned event, with the burst fields when it has them.
+Result<PerfEventFd> OpenPerfEvent(const PlannedEvent& event, int pid, int cpu, int group_fd,
+                                  int* error_number);
 
 // The kernel's reason for refusing an event, in words a user can act on.
 std::string ExplainOpenError(int error_number, const std::string& event_name,

@@ -137,7 +137,7 @@ Status Recorder::OpenOn(pid_t pid, size_t cpu_index) {
     PlannedEvent& p = planned_[e];
     int group_fd = p.leader ? -1 : leader_fd[p.group];
     int err = 0;
-    auto fd = OpenPerfEvent(p.attr, pid, cpu, group_fd, p.desc.name, &err);
+    auto fd = OpenPerfEvent(p, pid, cpu, group_fd, &err);
     if (!fd.ok()) return fd.error();
     if (p.leader) leader_fd[p.group] = fd->get();
     auto id = fd->ReadId();
@@ -199,6 +199,18 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
     }
     if (status.ok()) break;
     const std::string& message = status.error().message();
+    if (sampling.burst_long && message.find("(hf_sample_period; E2BIG)") != std::string::npos) {
+      // The same filter still works on windows of the short period, only with more samples.
+      notes_.push_back(
+          "burst sampling: this kernel has no hf_sample_period (E2BIG); fallback "
+          "mode: sampling every " +
+          std::to_string(sampling.burst_short) + " events, windows filtered the same way");
+      sampling.use_frequency = false;
+      sampling.period = sampling.burst_short;
+      sampling.burst_long = 0;
+      burst_mode_ = "fallback";
+      continue;
+    }
     bool einval = message.find("(EINVAL)") != std::string::npos;
     bool reads_groups = false;
     for (const PlannedEvent& p : planned_)
@@ -217,6 +229,7 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
     }
     return status.error();
   }
+  if (sampling.burst_long) burst_mode_ = "kernel";
   layouts_.clear();
   std::vector<EventDesc> descs;
   for (const PlannedEvent& p : planned_) {

@@ -62,6 +62,8 @@ class Recorder {
   Result<std::vector<EventDesc>> Open(pid_t launched_pid = -1);
   // Notes about what had to be adjusted to open the events (printed by the caller).
   const std::vector<std::string>& notes() const { return notes_; }
+  // "kernel" (hf_sample_period), "fallback" (short period), or "" when burst sampling is off.
+  const std::string& burst_mode() const { return burst_mode_; }
 
   // Records until the target ends, --duration passes, or Ctrl-C / SIGTERM arrives. A launched
   // workload receives Ctrl-C from the terminal (same process group); a second one kills it.
@@ -88,6 +90,7 @@ class Recorder {
   std::map<uint64_t, size_t> event_by_id_;
   std::vector<PerfRecordLayout> layouts_;  // per event
   std::vector<std::string> notes_;
+  std::string burst_mode_;
 };
 
 }  // namespace tprof

@@ -8,6 +8,8 @@
 // are tprof's own choice.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -177,6 +179,47 @@ TEST(PlanEventsTest, LeaderSampledGroupReadsAllMembers) {
   EXPECT_EQ(leader.sample_stack_user, 8192u);
   EXPECT_EQ(planned[0].desc.group_members, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(planned[1].desc.group_leader, 0);
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// The burst fields as the proposed ABI lays them out: size 144, hf_sample_period at offset 136,
+// hf_sample_rand in the low 4 bits at offset 140, everything before as the plain attribute.
+TEST(BurstEncodingTest, ProposedKernelAbiLayout) {
+  perf_event_attr base{};
+  base.size = sizeof base;
+  base.type = PERF_TYPE_RAW;
+  base.config = 0x11;
+  base.sample_period = 1000000;
+  BurstAttr burst = EncodeBurstAttr(base, 500, 0x1b);
+  uint32_t size, period, random;
+  std::memcpy(&size, burst.bytes + offsetof(perf_event_attr, size), 4);
+  std::memcpy(&period, burst.bytes + 136, 4);
+  std::memcpy(&random, burst.bytes + 140, 4);
+  EXPECT_EQ(size, 144u);
+  EXPECT_EQ(period, 500u);
+  EXPECT_EQ(random, 0xbu);  // 4 bits only
+  perf_event_attr round_trip;
+  std::memcpy(&round_trip, burst.bytes, sizeof round_trip);
+  EXPECT_EQ(round_trip.config, 0x11u);
+  EXPECT_EQ(round_trip.sample_period, 1000000u);
+  for (size_t i = sizeof(perf_event_attr); i < 136; ++i) EXPECT_EQ(burst.bytes[i], 0) << i;
+}
+
+TEST(BurstEncodingTest, PlanPutsTheWindowOnSamplingLeadersOnly) {
+  SamplingOptions options;
+  options.burst_long = 1000000;
+  options.burst_short = 400;
+  auto planned = PlanEvents(ParseEventList("{cpu-clock,page-faults}:S").value(), options);
+  ASSERT_EQ(planned.size(), 2u);
+  EXPECT_EQ(planned[0].hf_sample_period, 400u);
+  EXPECT_EQ(planned[0].attr.sample_period, 1000000u);
+  EXPECT_FALSE(planned[0].attr.freq);
+  EXPECT_EQ(planned[1].hf_sample_period, 0u);
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <set>
 #include <thread>
 
 #include "core/function_profile.h"
 #include "core/profile_reader.h"
+#include "core/window_attribution.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/record_generator.h"
 #include "test/support/run_command.h"
@@ -258,6 +260,94 @@ TEST(RecordEngineTest, BadOptionValuesAreUsageErrors) {
     EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Resolves each sample's function and feeds the window filter, as the per-function report does.
+class AttributingVisitor : public RecordVisitor {
+ public:
+  explicit AttributingVisitor(size_t members) : attributor(members) {}
+  void OnMmap(const MmapRecord& r) override { space.OnMmap(r); }
+  void OnComm(const CommRecord& r) override { space.OnComm(r); }
+  void OnTask(const TaskRecord& r) override { space.OnTask(r); }
+  void OnSample(const Sample& s) override {
+    std::string f = symbolizer.Resolve(space.Find(s.pid, s.ip), s.ip).function;
+    attributor.Add(s, f.substr(0, f.find('(')));
+  }
+  AddressSpace space;
+  ElfSymbolizer symbolizer;
+  WindowAttributor attributor;
+};
+
+// fault_switch faults its pages in touch_pages and sleeps in sleep_and_spin: windows that start
+// and end in one function must credit the faults to the first and the switches to the second.
+// The leader samples user mode only (cpu-clock:u): the faults and switches themselves run in the
+// kernel, where kernel-mode samples would credit them to [kernel]. The members count everything.
+TEST(PerFunctionMetricsTest, GroupReadDeltasLandInTheFunctionsThatCausedThem) {
+  std::string path = TempPath("perfunction.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock:u,page-faults,context-switches}:S", "-F",
+                       "4000", "-o", path, "--", kFaultSwitch, "20000", "300"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  AttributingVisitor visitor(3);
+  ASSERT_TRUE(reader->ReadRecords(visitor).ok());
+  const auto& functions = visitor.attributor.functions();
+  ASSERT_TRUE(functions.count("touch_pages"));
+  ASSERT_TRUE(functions.count("sleep_and_spin"));
+  double faults = 0, switches = 0;
+  for (const auto& [name, f] : functions) {
+    faults += f.deltas[1];
+    switches += f.deltas[2];
+  }
+  EXPECT_GT(functions.at("touch_pages").deltas[1], 0.9 * faults);
+  EXPECT_GT(functions.at("sleep_and_spin").deltas[2], 0.9 * switches);
+  // Most of the 20000 faults fall in credited windows; the rest straddle function changes.
+  EXPECT_GT(functions.at("touch_pages").deltas[1], 15000);
+  EXPECT_LE(functions.at("touch_pages").deltas[1], 20100);
+  EXPECT_GT(visitor.attributor.windows_discarded(), 0u);
+  EXPECT_LT(visitor.attributor.discarded_percent(), 20.0);
+  std::cout << "touch_pages credited " << functions.at("touch_pages").deltas[1] << " of " << faults
+            << " credited faults; sleep_and_spin " << functions.at("sleep_and_spin").deltas[2]
+            << " of " << switches << " switches; discarded windows "
+            << visitor.attributor.discarded_percent() << "%\n";
+  std::remove(path.c_str());
+}
+
+TEST(PerFunctionMetricsTest, BurstSamplingReportsTheModeThatRan) {
+  std::string path = TempPath("burst.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock,page-faults}:S", "--burst",
+                       "10000000,200000", "-o", path, "--", kFaultSwitch, "100", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  if (r.err.find("kernel mode") != std::string::npos) {
+    EXPECT_EQ(reader->events()[0].hf_sample_period, 200000u);
+  } else {
+    EXPECT_NE(r.err.find("fallback mode: sampling every 200000 events"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(reader->events()[0].hf_sample_period, 0u);
+    EXPECT_EQ(reader->events()[0].period_or_frequency, 200000u);
+    EXPECT_FALSE(reader->events()[0].use_frequency);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(PerFunctionMetricsTest, MetricsNeedTheirEventsExplicitly) {
+  auto r = RunCommand({kTprof, "record", "-M", "l1", "--cpu", "neoverse-n2", "-o",
+                       TempPath("m.tprof"), "--", "/bin/true"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine counts Neoverse events";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot open event 'CPU_CYCLES'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("instead"), std::string::npos) << "no fallback for -M";
+  auto bad = RunCommand(
+      {kTprof, "record", "-M", "l1", "--cpu", "neoverse-n2", "--burst", "5,10", "--", "/bin/true"});
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace {
 
 volatile uint64_t g_sink;
 
-void SpinMicroseconds(long us) {
+// Inlined, so that the spinning counts as part of the function that calls it.
+__attribute__((always_inline)) inline void SpinMicroseconds(long us) {
   timespec start, now;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
   uint64_t x = 1;
@@ -26,10 +27,8 @@ void SpinMicroseconds(long us) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 3) return 2;
-  long pages = std::atol(argv[1]);
-  long sleeps = std::atol(argv[2]);
+// Faults in fresh pages, spinning a little between batches so that samples fall in here.
+__attribute__((noinline)) int touch_pages(long pages) {
   long page = sysconf(_SC_PAGESIZE);
   auto* memory =
       static_cast<char*>(mmap(nullptr, static_cast<size_t>(pages * page), PROT_READ | PROT_WRITE,
@@ -39,10 +38,20 @@ int main(int argc, char** argv) {
     memory[i * page] = 1;
     if (i % 64 == 0) SpinMicroseconds(50);
   }
+  return 0;
+}
+
+__attribute__((noinline)) void sleep_and_spin(long sleeps) {
   for (long i = 0; i < sleeps; ++i) {
     usleep(100);
     SpinMicroseconds(1000);
   }
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  if (touch_pages(std::atol(argv[1])) != 0) return 1;
+  sleep_and_spin(std::atol(argv[2]));
   SpinMicroseconds(100000);
   return 0;
 }
