@@ -1,5 +1,6 @@
 // The recording engine on this machine, with software events: groups read in every sample,
 // signals, crashes, kills, full disks, attaching to processes, system-wide recording.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -210,6 +211,34 @@ TEST(RecordEngineTest, AttachesToARunningProcess) {
   // Names resolve through the mappings read from /proc/PID/maps.
   auto shares = FunctionShares(path);
   EXPECT_GT(shares["(anonymous namespace)::inline_mix_loop"], 30.0);
+  target.Wait();
+  std::remove(path.c_str());
+}
+
+TEST(RecordEngineTest, AttachesToOneThread) {
+  RunningCommand target({kDemo, "1"});
+  Sleep(0.3);
+  // The worker thread: the task of the demo that is not its main thread.
+  pid_t worker = 0;
+  for (int attempt = 0; attempt < 20 && !worker; ++attempt) {
+    if (DIR* d = opendir(("/proc/" + std::to_string(target.pid()) + "/task").c_str())) {
+      while (dirent* e = readdir(d)) {
+        pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
+        if (tid > 0 && tid != target.pid()) worker = tid;
+      }
+      closedir(d);
+    }
+    if (!worker) Sleep(0.05);
+  }
+  ASSERT_NE(worker, 0);
+  std::string path = TempPath("tid.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-t", std::to_string(worker),
+                       "--duration", "0.5", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<Sample> samples = SamplesOf(path);
+  ASSERT_GT(samples.size(), 500u);
+  for (const Sample& s : samples) ASSERT_EQ(s.tid, static_cast<uint32_t>(worker));
+  EXPECT_GT(FunctionShares(path)["(anonymous namespace)::inline_mix_loop"], 90.0);
   target.Wait();
   std::remove(path.c_str());
 }
