@@ -27,6 +27,7 @@ enum class ChunkKind : uint16_t {
   kMetadata = 1,      // JSON object
   kEvents = 2,        // JSON array of event descriptors
   kRecords = 3,       // binary records, see RecordKind
+  kSymbols = 16,      // embedded symbols (core/symbol_section.h); 1.0 readers skip it
   kTrailer = 0x7fff,  // JSON index; always the last chunk of a finished file
 };
 

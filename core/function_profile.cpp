@@ -18,7 +18,8 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
   FrameKey key{mapping, sample.ip};
   auto it = frame_cache_.find(key);
   if (it == frame_cache_.end())
-    it = frame_cache_.emplace(key, resolver_.Resolve(mapping, sample.ip)).first;
+    it =
+        frame_cache_.emplace(key, resolver_.ResolveInProcess(sample.pid, mapping, sample.ip)).first;
   const ResolvedFrame& frame = it->second;
   std::string command = space_.ThreadName(sample.pid, sample.tid);
   auto [row_it, inserted] =

@@ -281,4 +281,19 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
   return summary;
 }
 
+Result<std::vector<std::string>> ProfileReader::ReadChunksOfKind(uint16_t kind) const {
+  std::vector<std::string> payloads;
+  ChunkDecompressor decompressor;
+  auto walk = WalkChunks(
+      bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
+        if (static_cast<uint16_t>(header.kind) != kind) return true;
+        auto raw = decompressor.Decompress(header, stored);
+        if (!raw.ok()) return raw.error();
+        payloads.emplace_back(raw.value());
+        return true;
+      });
+  if (!walk.ok()) return walk.error();
+  return payloads;
+}
+
 }  // namespace tprof

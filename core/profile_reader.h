@@ -45,6 +45,11 @@ class ProfileReader {
   // Streams every record to the visitor in file order.
   Result<ReadSummary> ReadRecords(RecordVisitor& visitor) const;
 
+  // The decompressed payloads of every verified chunk of `kind`, in file order (sections this
+  // reader does not interpret itself, e.g. embedded symbols). Chunks after a truncation are
+  // not reached; a damaged chunk is an error.
+  Result<std::vector<std::string>> ReadChunksOfKind(uint16_t kind) const;
+
  private:
   ProfileReader() = default;
   Status ReadHeader();

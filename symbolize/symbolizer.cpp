@@ -1,8 +1,12 @@
 #include "symbolize/symbolizer.h"
 
-#include <cstdio>
+#include <elf.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 
-#include "symbolize/demangle.h"
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 
 namespace tprof {
 namespace {
@@ -12,7 +16,67 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string OffsetName(const std::string& module, uint64_t offset) {
+std::string Hex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// perf pads build-ids to 20 bytes without recording their size, so a shorter id read from a
+// file matches a recorded one that it prefixes when the rest is zero.
+bool SameBuildId(const std::string& a, const std::string& b) {
+  size_t n = std::min(a.size(), b.size());
+  if (n == 0 || a.compare(0, n, b, 0, n) != 0) return false;
+  const std::string& longer = a.size() > b.size() ? a : b;
+  return longer.find_first_not_of('\0', n) == std::string::npos;
+}
+
+// Mappings with no file behind them: JIT code lives in these.
+bool IsAnonymous(const std::string& name) {
+  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
+         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
+         name.starts_with("/dev/zero") || name.starts_with("[jit");
+}
+
+bool IsKernelMapping(const std::string& name) {
+  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
+}
+
+// "/usr/lib/x.so (deleted)" is how the kernel names a file replaced after it was mapped.
+std::string StripDeleted(const std::string& path) {
+  static constexpr std::string_view kSuffix = " (deleted)";
+  if (path.size() > kSuffix.size() && path.ends_with(kSuffix))
+    return path.substr(0, path.size() - kSuffix.size());
+  return path;
+}
+
+// The running process's vdso image, which is the image every process on this kernel maps.
+std::string_view OwnVdsoImage() {
+  auto base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
+  if (!base) return {};
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, base, sizeof ehdr);
+  if (std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0 || ehdr.e_ident[EI_CLASS] != ELFCLASS64)
+    return {};
+  // The section headers come last in the vdso image.
+  size_t size = ehdr.e_shoff + size_t{ehdr.e_shnum} * ehdr.e_shentsize;
+  return {base, size};
+}
+
+const char kKernelMemo = 0;  // memo keys of kernel addresses use this address as their module
+
+}  // namespace
+
+std::string UnresolvedName(const std::string& module, uint64_t offset) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "+0x%llx]", static_cast<unsigned long long>(offset));
   // "[vdso]" becomes "[vdso+0x10]", not "[[vdso]+0x10]".
@@ -20,44 +84,213 @@ std::string OffsetName(const std::string& module, uint64_t offset) {
   return "[" + (bracketed ? module.substr(1, module.size() - 2) : module) + buf;
 }
 
-}  // namespace
+Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
+Symbolizer::~Symbolizer() = default;
 
-const ElfSymbols* ElfSymbolizer::SymbolsFor(const Mapping& mapping) {
-  auto it = tables_.find(mapping.filename);
-  if (it != tables_.end()) return it->second.get();
-  std::unique_ptr<ElfSymbols> table;
-  if (!mapping.filename.empty() && mapping.filename[0] == '/') {
-    auto loaded = ElfSymbols::Load(mapping.filename);
-    if (loaded.ok() && (mapping.build_id.empty() || loaded->build_id().empty() ||
-                        loaded->build_id() == mapping.build_id))
-      table = std::make_unique<ElfSymbols>(std::move(loaded).value());
-  }
-  return tables_.emplace(mapping.filename, std::move(table)).first->second.get();
+void Symbolizer::Note(const std::string& message) {
+  for (const std::string& seen : notes_)
+    if (seen == message) return;
+  notes_.push_back(message);
+  if (options_.on_note)
+    options_.on_note(message);
+  else
+    std::cerr << "tprof: note: " << message << '\n';
 }
 
-ResolvedFrame ElfSymbolizer::Resolve(const Mapping* mapping, uint64_t address) {
-  ResolvedFrame frame;
-  if (!mapping) {
-    if (IsKernelAddress(address)) {
-      frame.module = "[kernel]";
-      frame.function = "[kernel]";
-    } else {
-      frame.module = "[unknown]";
-      frame.function = "[unknown]";
+std::string Symbolizer::DebuginfoPath() const {
+  // '-': no CRC check of debuglink files (build-ids are checked instead when present); the
+  // empty element and ".debug" are the binary's own directory and its .debug subdirectory.
+  std::string path = "-:.debug";
+  for (const std::string& dir : options_.debug_dirs) {
+    if (!options_.symfs.empty()) path += ":" + options_.symfs + dir;
+    path += ":" + dir;
+  }
+  return path;
+}
+
+std::unique_ptr<DwarfModule> Symbolizer::OpenVdso(const std::string& build_id) {
+  std::string_view image = OwnVdsoImage();
+  if (image.empty()) return nullptr;
+  auto module = DwarfModule::OpenImage("[vdso]", image);
+  if (!module.ok()) return nullptr;
+  if (!build_id.empty() && !(*module)->build_id().empty() &&
+      !SameBuildId(build_id, (*module)->build_id())) {
+    Note("[vdso]: the recorded vdso (build-id " + Hex(build_id) +
+         ") is not this kernel's; its addresses are shown as [vdso+0xoffset]");
+    return nullptr;
+  }
+  return std::move(module).value();
+}
+
+std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_path,
+                                                    const std::string& build_id) {
+  if (recorded_path == "[vdso]") return options_.use_vdso ? OpenVdso(build_id) : nullptr;
+  std::string path = StripDeleted(recorded_path);
+  if (path.empty() || path[0] != '/') return nullptr;  // [vsyscall], [uprobes], ...
+  std::vector<std::string> candidates;
+  if (!options_.symfs.empty()) {
+    candidates.push_back(options_.symfs + path);
+    candidates.push_back(options_.symfs + "/" + BaseName(path));
+  } else {
+    candidates.push_back(path);
+  }
+  for (const std::string& dir : options_.search_path)
+    candidates.push_back(dir + "/" + BaseName(path));
+  // A debug file found by build-id keeps the program headers, symbols and DWARF: enough to
+  // name addresses when the binary itself is gone.
+  if (build_id.size() >= 2) {
+    std::string hex = Hex(build_id);
+    while (hex.size() > 2 && hex.ends_with("00")) hex.resize(hex.size() - 2);  // perf padding
+    for (const std::string& dir : options_.debug_dirs) {
+      std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
+      if (!options_.symfs.empty()) candidates.push_back(options_.symfs + dir + relative);
+      candidates.push_back(dir + relative);
     }
+  }
+  std::string debuginfo_path = DebuginfoPath();
+  for (const std::string& candidate : candidates) {
+    if (!IsFile(candidate)) continue;
+    auto module = DwarfModule::OpenFile(candidate, debuginfo_path);
+    if (!module.ok()) continue;
+    if (!build_id.empty() && !(*module)->build_id().empty() &&
+        !SameBuildId(build_id, (*module)->build_id())) {
+      Note(candidate + ": build-id " + Hex((*module)->build_id()) + " differs from the recorded " +
+           Hex(build_id) + "; not used");
+      continue;
+    }
+    return std::move(module).value();
+  }
+  Note("no usable file for " + recorded_path + "; its addresses are shown as [" +
+       BaseName(recorded_path) + "+0xoffset]");
+  return nullptr;
+}
+
+DwarfModule* Symbolizer::ModuleFor(const std::string& recorded_path, const std::string& build_id) {
+  std::string key = recorded_path;
+  key.push_back('\0');
+  key += build_id;
+  auto it = modules_.find(key);
+  if (it == modules_.end()) {
+    ModuleEntry entry;
+    entry.module = OpenModule(recorded_path, build_id);
+    if (entry.module) ++stats_.modules_opened;
+    it = modules_.emplace(std::move(key), std::move(entry)).first;
+  }
+  return it->second.module.get();
+}
+
+ResolvedFrame Symbolizer::Resolve(const Mapping* mapping, uint64_t address) {
+  return ResolveInProcess(0, mapping, address);
+}
+
+ResolvedFrame Symbolizer::ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  ++stats_.lookups;
+  if (IsKernelAddress(address) || (mapping && IsKernelMapping(mapping->filename)))
+    return ResolveKernel(mapping, address);
+  if (!mapping || IsAnonymous(mapping->filename)) return ResolveJit(pid, mapping, address);
+  return ResolveFile(*mapping, address);
+}
+
+ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address) {
+  if (!kernel_) {
+    kernel_ = KernelSymbols::Load(options_.kallsyms);
+    kernel_usable_ = kernel_->available();
+    if (!kernel_usable_) {
+      Note("kernel symbols unavailable: " + kernel_->unavailable_reason() +
+           "; kernel addresses are shown as [kernel.kallsyms+0xADDRESS]");
+    } else if (mapping && !mapping->build_id.empty()) {
+      std::string running = RunningKernelBuildId(options_.kernel_notes);
+      if (!running.empty() && !SameBuildId(running, mapping->build_id)) {
+        kernel_usable_ = false;
+        Note("the profile was recorded on another kernel (build-id " + Hex(mapping->build_id) +
+             ", running " + Hex(running) + "); kernel addresses are shown unresolved");
+      }
+    }
+  }
+  MemoKey key{&kKernelMemo, address};
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    ++stats_.cache_hits;
+    return it->second;
+  }
+  ResolvedFrame frame;
+  frame.module = "[kernel.kallsyms]";
+  const KernelSymbols::Symbol* symbol = kernel_usable_ ? kernel_->Find(address) : nullptr;
+  if (symbol) {
+    frame.module = symbol->module;
+    frame.function = symbol->name;
+    frame.resolved = true;
+    SourceFrame only;
+    only.function = symbol->name;
+    frame.frames.push_back(std::move(only));
+  } else {
+    frame.function = UnresolvedName(frame.module, address);
+  }
+  return memo_.emplace(key, std::move(frame)).first->second;
+}
+
+ResolvedFrame Symbolizer::ResolveJit(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  ResolvedFrame frame;
+  const PerfMap* map = nullptr;
+  std::string map_path = options_.perf_map_dir + "/perf-" + std::to_string(pid) + ".map";
+  if (pid != 0) {
+    auto it = perf_maps_.find(pid);
+    if (it == perf_maps_.end()) {
+      std::unique_ptr<PerfMap> loaded;
+      if (auto result = PerfMap::Load(map_path); result.ok())
+        loaded = std::make_unique<PerfMap>(std::move(result).value());
+      it = perf_maps_.emplace(pid, std::move(loaded)).first;
+    }
+    map = it->second.get();
+  }
+  if (map) {
+    MemoKey key{map, address};
+    if (auto it = memo_.find(key); it != memo_.end()) {
+      ++stats_.cache_hits;
+      return it->second;
+    }
+    if (const PerfMap::Entry* entry = map->Find(address)) {
+      frame.module = BaseName(map_path);
+      frame.function = entry->name;
+      frame.resolved = true;
+      SourceFrame only;
+      only.function = entry->name;
+      frame.frames.push_back(std::move(only));
+      return memo_.emplace(key, std::move(frame)).first->second;
+    }
+  }
+  if (mapping) {
+    frame.module = mapping->filename.empty() ? "[anon]" : BaseName(mapping->filename);
+    frame.function = UnresolvedName(frame.module, mapping->FileOffset(address));
+  } else {
+    frame.module = "[unknown]";
+    frame.function = "[unknown]";
+  }
+  return frame;
+}
+
+ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) {
+  uint64_t offset = mapping.FileOffset(address);
+  DwarfModule* module = ModuleFor(mapping.filename, mapping.build_id);
+  ResolvedFrame frame;
+  frame.module = BaseName(StripDeleted(mapping.filename));
+  frame.build_id = mapping.build_id;
+  uint64_t file_address = 0;
+  if (!module || !module->FileOffsetToAddress(offset, &file_address)) {
+    frame.function = UnresolvedName(frame.module, offset);
     return frame;
   }
-  frame.module = BaseName(mapping->filename);
-  uint64_t offset = mapping->FileOffset(address);
-  if (const ElfSymbols* symbols = SymbolsFor(*mapping)) {
-    if (const ElfSymbol* symbol = symbols->FindByFileOffset(offset)) {
-      frame.function = Demangle(symbol->name);
-      frame.resolved = true;
-      return frame;
-    }
+  MemoKey key{module, file_address};
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    ++stats_.cache_hits;
+    ResolvedFrame hit = it->second;
+    hit.module = frame.module;
+    hit.build_id = frame.build_id;
+    return hit;
   }
-  frame.function = OffsetName(frame.module, offset);
-  return frame;
+  if (frame.build_id.empty()) frame.build_id = module->build_id();
+  module->Lookup(file_address, &frame);
+  if (!frame.resolved) frame.function = UnresolvedName(frame.module, offset);
+  return memo_.emplace(key, std::move(frame)).first->second;
 }
 
 }  // namespace tprof

@@ -1,25 +1,106 @@
-// Resolves addresses to functions from the ELF symbol tables of the recorded mappings.
-// One loaded table per file; a file that cannot be read, or whose build-id differs from the
-// recorded one, resolves to "[module+0xoffset]" rather than to a wrong name.
+// Resolves sampled addresses to functions, source lines and inline chains, from the recorded
+// binaries' symbol tables and DWARF (through libdwfl), separate debug files (by build-id and
+// .gnu_debuglink), the kernel's /proc/kallsyms, the vdso, and /tmp/perf-PID.map for JIT code.
+//
+// One open handle per module and one result per distinct address: symbolizing a profile costs
+// one lookup per distinct address. A binary that cannot be found, or whose build-id differs
+// from the recorded one, is not used (with a note): its addresses read "[module+0xoffset]",
+// never a wrong name.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "core/frame_resolver.h"
-#include "symbolize/elf_symbols.h"
+#include "symbolize/dwarf_module.h"
+#include "symbolize/kernel_symbols.h"
+#include "symbolize/perf_map.h"
 
 namespace tprof {
 
-class ElfSymbolizer : public FrameResolver {
+struct SymbolizerOptions {
+  // Root under which recorded paths are looked up (perf's --symfs): /usr/bin/x is read from
+  // SYMFS/usr/bin/x, else SYMFS/x. Empty: recorded paths are used as they are.
+  std::string symfs;
+  // Directories searched, by base name, for binaries not found at their recorded path.
+  std::vector<std::string> search_path;
+  // Roots of separate debug files: DIR/.build-id/xx/yyyy.debug and DIR/<binary dir>/<debuglink>.
+  // Under --symfs they are looked up under the symfs root too.
+  std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
+  std::string kallsyms = "/proc/kallsyms";
+  std::string kernel_notes = "/sys/kernel/notes";  // running kernel's build-id
+  std::string perf_map_dir = "/tmp";               // where perf-PID.map files are
+  bool use_vdso = true;  // resolve "[vdso]" from this process's vdso (same kernel)
+  // Receives each note once (a build-id mismatch, unreadable kallsyms, ...). Unset: notes go to
+  // standard error, prefixed "tprof: note: ".
+  std::function<void(const std::string&)> on_note;
+};
+
+class Symbolizer : public FrameResolver {
  public:
+  explicit Symbolizer(SymbolizerOptions options = {});
+  ~Symbolizer() override;
+
   ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override;
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+
+  // The opened module standing for a recorded file (after symfs, search path and build-id
+  // checks), or nullptr when none is usable. For disassembly and tests.
+  DwarfModule* ModuleFor(const std::string& recorded_path, const std::string& build_id);
+
+  // Every note given so far, in order.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  struct Stats {
+    uint64_t lookups = 0;         // calls to Resolve
+    uint64_t cache_hits = 0;      // answered from the per-address memo
+    uint64_t modules_opened = 0;  // distinct modules opened
+  };
+  const Stats& stats() const { return stats_; }
 
  private:
-  const ElfSymbols* SymbolsFor(const Mapping& mapping);
+  struct ModuleEntry {
+    std::unique_ptr<DwarfModule> module;  // null: no usable file
+  };
+  struct MemoKey {
+    const void* module;
+    uint64_t address;
+    bool operator==(const MemoKey&) const = default;
+  };
+  struct MemoKeyHash {
+    size_t operator()(const MemoKey& k) const {
+      return std::hash<const void*>()(k.module) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    }
+  };
 
-  std::map<std::string, std::unique_ptr<ElfSymbols>> tables_;  // null: unusable file
+  void Note(const std::string& message);
+  ResolvedFrame ResolveKernel(const Mapping* mapping, uint64_t address);
+  ResolvedFrame ResolveJit(uint32_t pid, const Mapping* mapping, uint64_t address);
+  ResolvedFrame ResolveFile(const Mapping& mapping, uint64_t address);
+  std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
+                                          const std::string& build_id);
+  std::unique_ptr<DwarfModule> OpenVdso(const std::string& build_id);
+  std::string DebuginfoPath() const;
+
+  SymbolizerOptions options_;
+  std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id
+  std::unordered_map<MemoKey, ResolvedFrame, MemoKeyHash> memo_;
+  std::optional<KernelSymbols> kernel_;
+  bool kernel_usable_ = false;
+  std::map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none for that pid
+  std::vector<std::string> notes_;
+  Stats stats_;
 };
+
+// The symbolizer under its earlier name (it only read ELF symbol tables then).
+using ElfSymbolizer = Symbolizer;
+
+// "[module+0xoffset]", the name of an address nothing resolves.
+std::string UnresolvedName(const std::string& module, uint64_t offset);
 
 }  // namespace tprof

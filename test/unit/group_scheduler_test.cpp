@@ -29,7 +29,9 @@ void CheckSchedule(const MetricTable& table, const std::vector<const Metric*>& m
     for (const ScheduledGroup& g : groups)
       if (std::find(g.metrics.begin(), g.metrics.end(), m) != g.metrics.end()) home = &g;
     ASSERT_NE(home, nullptr) << m->name;
-    for (const std::string& v : MetricExpression::Parse(m->formula)->variables())
+    auto expression = MetricExpression::Parse(m->formula);  // kept alive for the loop
+    ASSERT_TRUE(expression.ok());
+    for (const std::string& v : expression->variables())
       EXPECT_TRUE(Contains(home->events, v)) << m->name << " lacks " << v;
   }
 }

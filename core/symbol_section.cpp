@@ -1,0 +1,322 @@
+#include "core/symbol_section.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/format_spec.h"
+#include "core/profile_reader.h"
+#include "core/profile_writer.h"
+#include "core/varint.h"
+
+namespace tprof {
+namespace {
+
+constexpr uint64_t kSectionVersion = 1;
+constexpr uint64_t kEntryResolved = 1;
+constexpr uint64_t kFrameInlined = 1;
+
+std::string UnresolvedName(const std::string& module, uint64_t offset) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "+0x%llx]", static_cast<unsigned long long>(offset));
+  bool bracketed = module.size() >= 2 && module.front() == '[' && module.back() == ']';
+  return "[" + (bracketed ? module.substr(1, module.size() - 2) : module) + buf;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Strings are stored once per payload and referred to by index; index 0 is "".
+class StringTable {
+ public:
+  StringTable() { Index(""); }
+  uint64_t Index(const std::string& s) {
+    auto [it, inserted] = index_.try_emplace(s, strings_.size());
+    if (inserted) strings_.push_back(&it->first);
+    return it->second;
+  }
+  void Write(ByteWriter& out) const {
+    out.PutVarint(strings_.size());
+    for (const std::string* s : strings_) out.PutBytes(*s);
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> index_;
+  std::vector<const std::string*> strings_;
+};
+
+}  // namespace
+
+bool IsFilelessMapping(const std::string& name) {
+  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
+         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
+         name.starts_with("/dev/zero") || name.starts_with("[jit");
+}
+
+bool IsKernelMappingName(const std::string& name) {
+  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
+}
+
+SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  SymbolKey key;
+  if (IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename))) {
+    key.module = "[kernel.kallsyms]";
+    if (mapping) key.build_id = mapping->build_id;
+    key.offset = address;
+  } else if (mapping && !IsFilelessMapping(mapping->filename)) {
+    key.module = mapping->filename;
+    key.build_id = mapping->build_id;
+    key.offset = mapping->FileOffset(address);
+  } else if (pid != 0) {
+    key.module = "[jit:" + std::to_string(pid) + "]";
+    key.offset = address;
+  } else {
+    key.module = "[unknown]";
+    key.offset = address;
+  }
+  return key;
+}
+
+SymbolTable::Module& SymbolTable::ModuleOf(const std::string& name, const std::string& build_id) {
+  std::string key = name;
+  key.push_back('\0');
+  key += build_id;
+  auto [it, inserted] = module_index_.try_emplace(std::move(key), modules_.size());
+  if (inserted) modules_.push_back({name, build_id, {}});
+  return modules_[it->second];
+}
+
+void SymbolTable::Add(const SymbolKey& key, ResolvedFrame frame) {
+  Module& module = ModuleOf(key.module, key.build_id);
+  if (module.frames.emplace(key.offset, std::move(frame)).second)
+    entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
+}
+
+const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
+  std::string index_key = key.module;
+  index_key.push_back('\0');
+  index_key += key.build_id;
+  auto it = module_index_.find(index_key);
+  if (it == module_index_.end()) return nullptr;
+  const auto& frames = modules_[it->second].frames;
+  auto f = frames.find(key.offset);
+  return f == frames.end() ? nullptr : &f->second;
+}
+
+std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
+  // Entries sorted by module and offset, so offsets are written as small deltas.
+  std::vector<std::pair<size_t, uint64_t>> order = entries_;
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> payloads;
+  size_t next = 0;
+  while (next < order.size()) {
+    // Each payload carries its own string and module tables and decodes on its own.
+    StringTable strings;
+    std::vector<size_t> module_of_payload;  // payload module index -> table module index
+    std::unordered_map<size_t, uint64_t> payload_module;
+    std::string body;
+    ByteWriter out(body);
+    size_t count = 0;
+    size_t previous_module = SIZE_MAX;
+    uint64_t previous_offset = 0;
+    for (; next < order.size() && body.size() < max_payload_bytes; ++next, ++count) {
+      auto [module_index, offset] = order[next];
+      const Module& module = modules_[module_index];
+      const ResolvedFrame& frame = module.frames.at(offset);
+      auto [it, inserted] = payload_module.try_emplace(module_index, module_of_payload.size());
+      if (inserted) module_of_payload.push_back(module_index);
+      if (module_index != previous_module) previous_offset = 0;
+      out.PutVarint(it->second);
+      out.PutVarint(offset - previous_offset);
+      previous_module = module_index;
+      previous_offset = offset;
+      out.PutVarint(frame.resolved ? kEntryResolved : 0);
+      out.PutVarint(strings.Index(frame.function));
+      out.PutVarint(strings.Index(frame.mangled));
+      out.PutVarint(strings.Index(frame.module));
+      out.PutVarint(frame.frames.size());
+      for (const SourceFrame& f : frame.frames) {
+        out.PutVarint(strings.Index(f.function));
+        out.PutVarint(strings.Index(f.mangled));
+        out.PutVarint(strings.Index(f.file));
+        out.PutVarint(f.line);
+        out.PutVarint(f.column);
+        out.PutVarint(f.inlined ? kFrameInlined : 0);
+      }
+    }
+    // Module names go through the string table too, so it is complete only now.
+    std::vector<uint64_t> name_index;
+    for (size_t index : module_of_payload)
+      name_index.push_back(strings.Index(modules_[index].name));
+    std::string payload;
+    ByteWriter header(payload);
+    header.PutVarint(kSectionVersion);
+    strings.Write(header);
+    header.PutVarint(module_of_payload.size());
+    for (size_t i = 0; i < module_of_payload.size(); ++i) {
+      header.PutVarint(name_index[i]);
+      header.PutBytes(modules_[module_of_payload[i]].build_id);
+    }
+    header.PutVarint(count);
+    payload += body;
+    payloads.push_back(std::move(payload));
+  }
+  return payloads;
+}
+
+Status SymbolTable::Decode(std::string_view payload) {
+  ByteReader in(payload);
+  uint64_t version = in.GetVarint();
+  if (!in.ok()) return Error("symbols section: truncated");
+  if (version != kSectionVersion)
+    return Error("symbols section: version " + std::to_string(version) + " is not supported");
+  uint64_t string_count = in.GetCount(1);
+  std::vector<std::string_view> strings;
+  strings.reserve(string_count);
+  for (uint64_t i = 0; i < string_count && in.ok(); ++i) strings.push_back(in.GetBytes());
+  bool bad_index = false;
+  auto str = [&](uint64_t index) -> std::string {
+    if (index >= strings.size()) {
+      bad_index = true;
+      return {};
+    }
+    return std::string(strings[index]);
+  };
+  uint64_t module_count = in.GetCount(2);
+  std::vector<std::pair<std::string, std::string>> modules;
+  for (uint64_t i = 0; i < module_count && in.ok(); ++i) {
+    std::string name = str(in.GetVarint());
+    std::string build_id(in.GetBytes());
+    modules.emplace_back(std::move(name), std::move(build_id));
+  }
+  uint64_t entry_count = in.GetCount(7);
+  uint64_t previous_module = UINT64_MAX, previous_offset = 0;
+  for (uint64_t i = 0; i < entry_count && in.ok(); ++i) {
+    uint64_t module = in.GetVarint();
+    if (module >= modules.size()) return Error("symbols section: bad module index");
+    if (module != previous_module) previous_offset = 0;
+    SymbolKey key{modules[module].first, modules[module].second, previous_offset + in.GetVarint()};
+    previous_module = module;
+    previous_offset = key.offset;
+    ResolvedFrame frame;
+    frame.resolved = in.GetVarint() & kEntryResolved;
+    frame.function = str(in.GetVarint());
+    frame.mangled = str(in.GetVarint());
+    frame.module = str(in.GetVarint());
+    frame.build_id = key.build_id;
+    uint64_t frame_count = in.GetCount(6);
+    for (uint64_t f = 0; f < frame_count && in.ok(); ++f) {
+      SourceFrame source;
+      source.function = str(in.GetVarint());
+      source.mangled = str(in.GetVarint());
+      source.file = str(in.GetVarint());
+      source.line = static_cast<uint32_t>(in.GetVarint());
+      source.column = static_cast<uint32_t>(in.GetVarint());
+      source.inlined = in.GetVarint() & kFrameInlined;
+      frame.frames.push_back(std::move(source));
+    }
+    if (in.ok() && !bad_index) Add(key, std::move(frame));
+  }
+  if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
+  return Status::Ok();
+}
+
+Status WriteSymbolSection(ProfileWriter& writer, const SymbolTable& table) {
+  for (const std::string& payload : table.Encode())
+    TPROF_RETURN_IF_ERROR(
+        writer.WriteOpaqueChunk(static_cast<uint16_t>(format::ChunkKind::kSymbols), payload));
+  return Status::Ok();
+}
+
+Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
+  auto payloads = reader.ReadChunksOfKind(static_cast<uint16_t>(format::ChunkKind::kSymbols));
+  if (!payloads.ok()) return payloads.error();
+  SymbolTable table;
+  for (const std::string& payload : *payloads) TPROF_RETURN_IF_ERROR(table.Decode(payload));
+  return table;
+}
+
+void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
+  const Mapping* mapping = space_.Find(pid, address);
+  // The process matters only where no file names the code.
+  uint32_t pid_key = mapping && !IsFilelessMapping(mapping->filename) ? 0 : pid;
+  if (!seen_.insert({mapping, address, pid_key}).second) return;
+  SymbolKey key = SymbolKeyOf(pid, mapping, address);
+  if (table_.Find(key)) return;
+  table_.Add(key, resolver_.ResolveInProcess(pid, mapping, address));
+}
+
+void SymbolTableBuilder::OnSample(const Sample& sample) {
+  AddAddress(sample.pid, sample.ip);
+  bool after_marker = true;  // the first address of a chain (or after a context) is a pc
+  for (uint64_t address : sample.callchain) {
+    if (IsContextMarker(address)) {
+      after_marker = true;
+      continue;
+    }
+    AddAddress(sample.pid, address);
+    if (!after_marker && address > 0) AddAddress(sample.pid, address - 1);
+    after_marker = false;
+  }
+}
+
+Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
+                            FrameResolver& resolver) {
+  auto reader = ProfileReader::OpenFile(input);
+  if (!reader.ok()) return reader.error();
+  auto writer = ProfileWriter::CreateFile(output, reader->metadata(), reader->events());
+  if (!writer.ok()) return writer.error();
+  // Copies every record and feeds the builder the same stream.
+  struct Copy : RecordVisitor {
+    ProfileWriter& out;
+    SymbolTableBuilder& builder;
+    Status status;
+    Copy(ProfileWriter& w, SymbolTableBuilder& b) : out(w), builder(b) {}
+    void Keep(const Status& s) {
+      if (status.ok() && !s.ok()) status = s;
+    }
+    void OnSample(const Sample& r) override {
+      builder.OnSample(r);
+      Keep(out.Write(r));
+    }
+    void OnMmap(const MmapRecord& r) override {
+      builder.OnMmap(r);
+      Keep(out.Write(r));
+    }
+    void OnComm(const CommRecord& r) override {
+      builder.OnComm(r);
+      Keep(out.Write(r));
+    }
+    void OnTask(const TaskRecord& r) override {
+      builder.OnTask(r);
+      Keep(out.Write(r));
+    }
+    void OnLost(const LostRecord& r) override { Keep(out.Write(r)); }
+    void OnThrottle(const ThrottleRecord& r) override { Keep(out.Write(r)); }
+  };
+  SymbolTableBuilder builder(resolver);
+  Copy copy(**writer, builder);
+  auto summary = reader->ReadRecords(copy);
+  if (!summary.ok()) return summary.error().WithContext(input);
+  if (!copy.status.ok()) return copy.status.error();
+  SymbolTable table = builder.Finish();
+  TPROF_RETURN_IF_ERROR(WriteSymbolSection(**writer, table));
+  TPROF_RETURN_IF_ERROR((*writer)->Finish({reader->metadata().duration_ns, 0}));
+  return table.size();
+}
+
+ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mapping* mapping,
+                                                       uint64_t address) {
+  SymbolKey key = SymbolKeyOf(pid, mapping, address);
+  if (const ResolvedFrame* frame = table_.Find(key)) return *frame;
+  ++misses_;
+  if (fallback_) return fallback_->ResolveInProcess(pid, mapping, address);
+  ResolvedFrame frame;
+  frame.module = key.module.starts_with("[") ? key.module : BaseName(key.module);
+  frame.build_id = key.build_id;
+  frame.function = UnresolvedName(frame.module, key.offset);
+  return frame;
+}
+
+}  // namespace tprof

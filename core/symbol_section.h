@@ -1,0 +1,135 @@
+// Symbols embedded in a profile (chunk kind 16, docs/format.md section 12): the resolved frame
+// of every sampled address, written at the end of recording or import, so that a report on
+// another machine, or after the binaries were deleted or rebuilt, names the same functions and
+// lines. Addresses are keyed by module and file offset, so every process that mapped a binary
+// shares its entries whatever its load address.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/address_space.h"
+#include "core/error.h"
+#include "core/frame_resolver.h"
+#include "core/profile.h"
+
+namespace tprof {
+
+class ProfileReader;
+class ProfileWriter;
+
+// Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
+bool IsFilelessMapping(const std::string& filename);
+bool IsKernelMappingName(const std::string& filename);
+
+// Where an address lives, independent of the process's load address.
+struct SymbolKey {
+  // The recorded path of the mapping; "[kernel.kallsyms]" for kernel addresses; "[jit:PID]" for
+  // addresses outside any file (JIT code, named per process); "[unknown]" otherwise.
+  std::string module;
+  std::string build_id;  // raw bytes as recorded; empty when unknown
+  uint64_t offset = 0;   // file offset for file-backed mappings, else the address itself
+
+  bool operator==(const SymbolKey&) const = default;
+};
+
+SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address);
+
+class SymbolTable {
+ public:
+  void Add(const SymbolKey& key, ResolvedFrame frame);
+  const ResolvedFrame* Find(const SymbolKey& key) const;
+  size_t size() const { return entries_.size(); }
+
+  // The section payloads (chunk kind 16): one or more, each decodable on its own and at most
+  // about `max_payload_bytes` raw.
+  std::vector<std::string> Encode(size_t max_payload_bytes = 16u << 20) const;
+  // Adds the entries of one payload. Bounds-checked: the payload may come from a corrupt file.
+  Status Decode(std::string_view payload);
+
+ private:
+  struct Module {
+    std::string name, build_id;
+    std::unordered_map<uint64_t, ResolvedFrame> frames;  // by offset
+  };
+  Module& ModuleOf(const std::string& name, const std::string& build_id);
+
+  std::vector<Module> modules_;
+  std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
+  std::vector<std::pair<size_t, uint64_t>> entries_;      // insertion order, for Encode
+};
+
+// Writes `table` as symbols chunks. Call after the last record, before ProfileWriter::Finish.
+Status WriteSymbolSection(ProfileWriter& writer, const SymbolTable& table);
+// Reads every symbols chunk of a profile; an empty table when it has none.
+Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
+
+// Collects the distinct addresses of the samples it sees (the ip, and every callchain entry:
+// return addresses also minus one, the call instruction, which is what call-graph views
+// resolve) and resolves each once through `resolver`. Feed it the records in order.
+class SymbolTableBuilder : public RecordVisitor {
+ public:
+  explicit SymbolTableBuilder(FrameResolver& resolver) : resolver_(resolver) {}
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
+  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
+  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
+
+  size_t distinct_addresses() const { return seen_.size(); }
+  SymbolTable Finish() { return std::move(table_); }
+
+ private:
+  void AddAddress(uint32_t pid, uint64_t address);
+
+  struct Seen {
+    const Mapping* mapping;
+    uint64_t address;
+    uint32_t pid;
+    bool operator==(const Seen&) const = default;
+  };
+  struct SeenHash {
+    size_t operator()(const Seen& s) const {
+      return std::hash<const void*>()(s.mapping) ^ (s.address * 0x9e3779b97f4a7c15ULL) ^ s.pid;
+    }
+  };
+
+  FrameResolver& resolver_;
+  AddressSpace space_;
+  std::unordered_set<Seen, SeenHash> seen_;
+  SymbolTable table_;
+};
+
+// Rewrites the profile `input` as `output` with the symbols of every sampled address embedded
+// (resolved through `resolver`, normally a Symbolizer). For profiles recorded before symbols
+// were embedded, and for imports. Returns the number of entries embedded.
+Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
+                            FrameResolver& resolver);
+
+// Resolves from an embedded table; addresses it lacks go to `fallback` (a live symbolizer)
+// when given, else read "[module+0xoffset]".
+class EmbeddedSymbolResolver : public FrameResolver {
+ public:
+  explicit EmbeddedSymbolResolver(SymbolTable table, FrameResolver* fallback = nullptr)
+      : table_(std::move(table)), fallback_(fallback) {}
+
+  ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+    return ResolveInProcess(0, mapping, address);
+  }
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+
+  const SymbolTable& table() const { return table_; }
+  uint64_t misses() const { return misses_; }
+
+ private:
+  SymbolTable table_;
+  FrameResolver* fallback_;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace tprof

@@ -1,0 +1,106 @@
+// One binary opened through libdwfl: its symbol table, and its DWARF from the file itself or
+// from a separate debug file found by build-id or .gnu_debuglink. Answers "which function,
+// source line and inline chain hold this address" for addresses in the file's own layout.
+#pragma once
+
+#include <elfutils/libdwfl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+#include "core/frame_resolver.h"
+
+namespace tprof {
+
+class DwarfModule {
+ public:
+  // `debuginfo_path` is libdwfl's search path for separate debug files (see
+  // dwfl_standard_find_debuginfo), e.g. ":.debug:/usr/lib/debug".
+  static Result<std::unique_ptr<DwarfModule>> OpenFile(const std::string& path,
+                                                       const std::string& debuginfo_path);
+  // An ELF image held in memory (the vdso); the module keeps its own copy.
+  static Result<std::unique_ptr<DwarfModule>> OpenImage(const std::string& name,
+                                                        std::string_view image);
+  ~DwarfModule();
+  DwarfModule(const DwarfModule&) = delete;
+  DwarfModule& operator=(const DwarfModule&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& build_id() const { return build_id_; }  // raw bytes, empty when none
+  uint16_t machine() const { return machine_; }              // ELF e_machine
+
+  // Maps a file offset to the virtual address the program headers give it.
+  bool FileOffsetToAddress(uint64_t file_offset, uint64_t* address) const;
+  // Symbol, source line and inline chain at `address` (the file's own layout). Sets
+  // frame->function, mangled, frames and resolved; leaves module and build_id alone.
+  void Lookup(uint64_t address, ResolvedFrame* frame);
+  // The bytes of the file's loaded code at [address, address + size), clipped to the segment
+  // holding `address`; empty when it holds none.
+  std::string_view CodeAt(uint64_t address, uint64_t size);
+  // The source line of one address, for disassembly listings.
+  bool LineAt(uint64_t address, std::string* file, uint32_t* line);
+  // The [start, end) of the function symbol named `name` (mangled, or demangled as Lookup
+  // gives it), for disassembling a whole function. False when there is none.
+  bool FindFunction(const std::string& name, uint64_t* start, uint64_t* end);
+  // True when DWARF line or scope information was found (in the file or a debug file).
+  bool has_dwarf();
+
+ private:
+  struct Symbol {
+    uint64_t address;
+    uint64_t size;
+    const char* name;  // owned by libelf
+    int rank;          // among aliases the lowest wins: global, weak, then local
+  };
+  struct FunctionRange {
+    uint64_t low, high;
+    Dwarf_Die die;  // the DW_TAG_subprogram
+  };
+  struct LineRow {
+    uint64_t low, high;  // addresses the row covers (DWARF addresses of the unit)
+    const char* file;    // owned by libdw
+    uint32_t line, column;
+  };
+  struct CuIndex {
+    std::vector<FunctionRange> functions;  // sorted by low
+    std::vector<LineRow> lines;            // sorted by low, non-overlapping
+    const char* name = nullptr;            // the unit's DW_AT_name
+  };
+  struct Segment {
+    uint64_t offset, vaddr, filesz;
+  };
+
+  DwarfModule() = default;
+  Status Open(const std::string& name, const std::string& path, int fd);
+  void LoadSymbols();
+  const Symbol* FindSymbol(uint64_t address) const;
+  const CuIndex& IndexFor(Dwarf_Die* cudie);
+  // The unit holding `address` (file layout) and the unit's address of it; null when none.
+  const CuIndex* UnitAt(uint64_t address, Dwarf_Die** cudie, uint64_t* pc);
+  static const LineRow* RowAt(const CuIndex& index, uint64_t pc);
+  bool DwarfChain(uint64_t address, const Symbol* symbol, std::vector<SourceFrame>* frames);
+  const std::string& DemangledName(const char* mangled);
+
+  std::string path_;
+  std::string debuginfo_path_;
+  char* debuginfo_path_ptr_ = nullptr;  // libdwfl wants a char** that outlives the session
+  Dwfl_Callbacks callbacks_{};
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* module_ = nullptr;
+  uint64_t bias_ = 0;  // libdwfl address = file address + bias
+  std::string build_id_;
+  uint16_t machine_ = 0;
+  std::vector<Segment> segments_;
+  std::vector<Symbol> symbols_;                     // functions, sorted by address
+  std::unordered_map<uint64_t, CuIndex> cu_index_;  // by CU DIE offset
+  std::unordered_map<std::string, std::string> demangled_;
+  int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
+};
+
+}  // namespace tprof

@@ -1,0 +1,88 @@
+// DWARF call-graph unwinding of `--call-graph dwarf` samples: from the copied user registers
+// and stack bytes, libdwfl steps through the frames with the CFI of the mapped binaries
+// (.eh_frame, .debug_frame, found with their debug files) and gives the return addresses.
+//
+// One libdwfl session per process, kept across samples: each binary's ELF and CFI is read once
+// per process, not once per sample. The binaries are opened from their recorded paths (under
+// --symfs when given); one whose build-id differs from the recorded one is not used.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/address_space.h"
+#include "core/error.h"
+#include "core/perf_data_unwinder.h"
+
+namespace tprof {
+
+struct DwarfUnwinderOptions {
+  std::string symfs;  // root under which recorded paths are looked up; empty: as recorded
+  std::vector<std::string> debug_dirs = {"/usr/lib/debug"};  // for .debug_frame in debug files
+  size_t max_frames = 256;  // user frames per sample, the sampled pc included
+};
+
+struct DwarfUnwinderStats {
+  uint64_t samples = 0;
+  uint64_t frames = 0;            // frames returned, sampled pcs included
+  uint64_t sessions = 0;          // libdwfl sessions created (one per process, more on re-maps)
+  uint64_t modules_reported = 0;  // binaries reported to those sessions
+};
+
+class DwarfUnwinder : public UserStackUnwinder {
+ public:
+  explicit DwarfUnwinder(DwarfUnwinderOptions options = {});
+  ~DwarfUnwinder() override;
+  DwarfUnwinder(const DwarfUnwinder&) = delete;
+  DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;
+
+  // The core operation. `regs` holds the registers named by `regs_mask` (sample_regs_user, in
+  // the kernel's perf_regs numbering for x86-64: PERF_REG_X86_AX = 0 ... PERF_REG_X86_IP = 8,
+  // PERF_REG_X86_SP = 7, PERF_REG_X86_R8 = 16 ... R15 = 23), lowest bit first, as
+  // PERF_SAMPLE_REGS_USER delivers them; `stack` is the PERF_SAMPLE_STACK_USER copy, which
+  // starts at the stack pointer. The mappings of process `pid` come from `space`.
+  // Returns the user callchain leaf first: the sampled pc, then return addresses (as found on
+  // the stack, not adjusted). An error when not even the pc's module is known.
+  Result<std::vector<uint64_t>> Unwind(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
+                                       std::span<const uint64_t> regs, std::string_view stack);
+
+  // UserStackUnwinder (core/perf_data_unwinder.h), for UnwindPass / UnwindProfile and the
+  // perf.data importer: tracks the mappings itself and appends the callers only.
+  void OnMmap(const MmapRecord& record) override { space_.OnMmap(record); }
+  void OnComm(const CommRecord& record) override { space_.OnComm(record); }
+  void OnTask(const TaskRecord& record) override { space_.OnTask(record); }
+  bool Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) override;
+
+  const DwarfUnwinderStats& stats() const { return stats_; }
+  // Notes about binaries that could not be used (missing, build-id mismatch), once each.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  struct Process;
+  struct ElfLayout;
+
+  Process& SessionFor(uint32_t pid);
+  enum class ReportResult { kOk, kUnusable, kConflict };
+  // Makes sure the mapping's binary is reported to the session. kConflict: another binary was
+  // reported at those addresses before (a re-map), so the session must be rebuilt.
+  ReportResult Report(Process& process, const Mapping& mapping);
+  const ElfLayout* LayoutOf(const std::string& recorded_path, const std::string& build_id);
+  void Note(const std::string& message);
+
+  DwarfUnwinderOptions options_;
+  std::string debuginfo_path_;
+  char* debuginfo_path_ptr_ = nullptr;
+  AddressSpace space_;  // for the UserStackUnwinder interface
+  std::map<uint32_t, std::unique_ptr<Process>> processes_;
+  std::map<std::string, std::unique_ptr<ElfLayout>> layouts_;  // by recorded path + build-id
+  std::string vdso_image_;
+  std::vector<std::string> notes_;
+  DwarfUnwinderStats stats_;
+};
+
+}  // namespace tprof

@@ -1,0 +1,38 @@
+// Kernel and kernel-module symbols from /proc/kallsyms. Without root, or with
+// kernel.kptr_restrict set, the kernel shows every address as 0: the table is then unusable
+// and says why, so reports can say so instead of naming the wrong function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tprof {
+
+class KernelSymbols {
+ public:
+  struct Symbol {
+    uint64_t address;
+    std::string name;
+    std::string module;  // "[kernel.kallsyms]" or "[MODULE]"
+  };
+
+  // Reads a kallsyms-format file; never fails: an unusable file gives an empty table with
+  // unavailable_reason() set.
+  static KernelSymbols Load(const std::string& path);
+
+  bool available() const { return !symbols_.empty(); }
+  const std::string& unavailable_reason() const { return reason_; }
+  // The symbol holding `address` (up to the next symbol), or nullptr.
+  const Symbol* Find(uint64_t address) const;
+  size_t size() const { return symbols_.size(); }
+
+ private:
+  std::vector<Symbol> symbols_;  // sorted by address
+  std::string reason_;
+};
+
+// The running kernel's build-id from /sys/kernel/notes (raw bytes), empty when unknown.
+std::string RunningKernelBuildId(const std::string& notes_path = "/sys/kernel/notes");
+
+}  // namespace tprof

@@ -1,0 +1,74 @@
+// Self-contained profiles: record a copy of the demo with tprof, embed the symbols of every
+// sampled address, move the binary away, and the report from the embedded symbols is the
+// same as the report made from the binary. Without the section, the moved binary's addresses
+// read [module+0xoffset].
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/function_profile.h"
+#include "core/profile_reader.h"
+#include "core/symbol_section.h"
+#include "report/text_report.h"
+#include "symbolize/symbolizer.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+std::string Report(const std::string& profile, FrameResolver& resolver) {
+  auto reader = ProfileReader::OpenFile(profile);
+  EXPECT_TRUE(reader.ok());
+  FunctionProfileBuilder builder(reader->events(), resolver);
+  EXPECT_TRUE(reader->ReadRecords(builder).ok());
+  std::ostringstream out;
+  RenderFunctionTable(reader->metadata(), builder.Finish(), {}, out);
+  return out.str();
+}
+
+TEST(SymbolizeEmbedded, ReportIsTheSameAfterTheBinaryIsMoved) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tprof_embed_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path binary = dir / "demo_copy";
+  fs::copy_file(DEMO_BINARY, binary);
+  std::string recorded = (dir / "recorded.tprof").string();
+  std::string embedded = (dir / "embedded.tprof").string();
+  auto run = testing::RunCommand(
+      {TPROF_BINARY, "record", "-g", "-o", recorded, "--", binary.string(), "0.15"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+
+  SymbolizerOptions options;
+  options.on_note = [](const std::string&) {};
+  Symbolizer live(options);
+  auto distinct = EmbedSymbols(recorded, embedded, live);
+  ASSERT_TRUE(distinct.ok()) << distinct.error().message();
+  EXPECT_GT(*distinct, 10u);
+  Symbolizer before_symbolizer(options);
+  std::string before = Report(embedded, before_symbolizer);
+  EXPECT_NE(before.find("inline_mix_loop"), std::string::npos) << before;
+
+  fs::rename(binary, dir / "moved_away");
+  auto reader = ProfileReader::OpenFile(embedded);
+  ASSERT_TRUE(reader.ok());
+  auto table = ReadSymbolSection(*reader);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_EQ(table->size(), *distinct);
+  EmbeddedSymbolResolver from_file(std::move(table).value());
+  std::string after = Report(embedded, from_file);
+  EXPECT_EQ(before, after);
+  EXPECT_EQ(from_file.misses(), 0u);
+
+  // The same profile without its section: the moved binary cannot be named.
+  Symbolizer after_symbolizer(options);
+  std::string unresolved = Report(embedded, after_symbolizer);
+  EXPECT_EQ(unresolved.find("inline_mix_loop"), std::string::npos);
+  EXPECT_NE(unresolved.find("[demo_copy+0x"), std::string::npos);
+
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tprof
