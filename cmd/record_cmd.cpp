@@ -1,4 +1,5 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -10,10 +11,15 @@
 
 #include "cmd/cli_support.h"
 #include "core/metric_expression.h"
+#include "core/profile_reader.h"
 #include "core/profile_writer.h"
+#include "core/symbol_section.h"
+#include "core/unwind_pass.h"
 #include "pmu/host_info.h"
 #include "pmu/metric_table.h"
 #include "pmu/recorder.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "symbolize/symbolizer.h"
 
 namespace tprof {
 namespace {
@@ -84,6 +90,8 @@ class RecordCommand : public Subcommand {
         ->excludes(any_branch);
     auto* user = app.add_flag("--user-only", user_only_, "Sample user space only");
     app.add_flag("--kernel-only", kernel_only_, "Sample the kernel only")->excludes(user);
+    app.add_flag("--keep-stacks", keep_stacks_,
+                 "With --call-graph dwarf: keep the raw register and stack copies in the profile");
     app.add_option("-m,--mmap-pages", mmap_pages_,
                    "Ring buffer data pages per CPU, a power of two (default 128)");
     app.add_option("-o,--output", output_,
@@ -137,18 +145,31 @@ class RecordCommand : public Subcommand {
     metadata.command_line = command_;
     metadata.start_time_unix_ns = RealtimeNowNs();
     metadata.start_timestamp = MonotonicNowNs();
-    auto writer = ProfileWriter::CreateFile(output_, metadata, events.value());
+    // DWARF mode records stack copies to a side file first and unwinds them once the workload
+    // has ended, so unwinding costs the workload nothing; only the addresses are kept.
+    const bool dwarf = options->sampling.call_graph == CallGraphMode::kDwarf;
+    const std::string recorded = dwarf ? output_ + ".stacks" : output_;
+    auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error().message());
 
     auto stats = recorder->Run(*writer.value(), workload.get());
     if (!stats.ok())
       return ReportError(name(), stats.error().message() + "; the profile is incomplete (" +
-                                     output_ + ".partial)");
-    Status finished = writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()});
+                                     recorded + ".partial)");
+    Symbolizer symbolizer;
+    Status finished =
+        dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
+              : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer, stats->wall_time_ns);
     if (!finished.ok())
       return ReportError(name(), finished.error().message() + "; the profile is incomplete (" +
-                                     output_ + ".partial)");
-    PrintSummary(events.value(), stats.value(), writer.value()->bytes_written());
+                                     recorded + ".partial)");
+    uint64_t bytes = writer.value()->bytes_written();
+    if (dwarf) {
+      auto unwound = UnwindAndEmbed(recorded, symbolizer);
+      if (!unwound.ok()) return ReportError(name(), unwound.error().message());
+      bytes = unwound.value();
+    }
+    PrintSummary(events.value(), stats.value(), bytes);
     return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
   }
 
@@ -238,6 +259,47 @@ class RecordCommand : public Subcommand {
       return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
     if (!launch && !command_.empty()) return Error("give either a command or -p/-t/-a, not both");
     return options;
+  }
+
+  // Resolves every sampled address while the binaries are surely there, and embeds the result,
+  // so the profile reads the same elsewhere. Reads back what was written so far (the .partial
+  // file), which is much cheaper than keeping the addresses during recording.
+  static Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
+                                      FrameResolver& symbolizer, uint64_t wall_time_ns) {
+    TPROF_RETURN_IF_ERROR(writer.Flush());
+    auto reader = ProfileReader::OpenFile(path + ".partial");
+    if (!reader.ok()) return reader.error();
+    SymbolTableBuilder builder(symbolizer);
+    auto summary = reader->ReadRecords(builder);
+    if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
+    TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));
+    return writer.Finish({wall_time_ns, MonotonicNowNs()});
+  }
+
+  // DWARF mode: unwinds OUTPUT.stacks into OUTPUT with embedded symbols; returns its size.
+  Result<uint64_t> UnwindAndEmbed(const std::string& stacks, FrameResolver& symbolizer) const {
+    DwarfUnwinder unwinder;
+    const std::string unwound = output_ + ".unwound";
+    auto stats = UnwindProfile(stacks, unwound, unwinder, keep_stacks_);
+    if (!stats.ok()) return stats.error().WithContext("unwinding " + stacks);
+    auto embedded = EmbedSymbols(unwound, output_, symbolizer);
+    std::remove(unwound.c_str());
+    std::remove((unwound + ".old").c_str());
+    if (!embedded.ok()) return embedded.error();
+    std::remove(stacks.c_str());
+    std::remove((stacks + ".old").c_str());
+    std::fprintf(stderr,
+                 "tprof record: unwound %llu of %llu samples with stack copies (%.1f user frames "
+                 "on average)%s\n",
+                 static_cast<unsigned long long>(stats->unwound),
+                 static_cast<unsigned long long>(stats->samples_with_stacks),
+                 stats->unwound ? static_cast<double>(stats->total_user_frames) /
+                                      static_cast<double>(stats->unwound)
+                                : 0.0,
+                 keep_stacks_ ? "; stack copies kept" : "");
+    struct stat st {};
+    ::stat(output_.c_str(), &st);
+    return static_cast<uint64_t>(st.st_size);
   }
 
   // -M: the metric table's cycles event leads, the selected metrics' events are read with it.
@@ -331,6 +393,7 @@ class RecordCommand : public Subcommand {
   std::string metrics_;
   std::string cpu_;
   std::string burst_;
+  bool keep_stacks_ = false;
   uint64_t frequency_ = 4000;
   uint64_t period_ = 0;
   bool frame_pointers_ = false;

@@ -1,0 +1,136 @@
+// tprof record --call-graph dwarf end to end, on a program built without frame pointers:
+// complete stacks (leaf -> mid -> top -> main) where frame-pointer callchains break, with perf's
+// own DWARF unwinding as the reference.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "core/address_space.h"
+#include "core/profile_reader.h"
+#include "symbolize/symbolizer.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::RunCommand;
+const std::string kTprof = TPROF_BINARY;
+const std::string kNoFp = NOFP_BINARY;
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_dwarf_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// For samples whose leaf is `leaf`, the share whose user callchain continues mid -> top -> main.
+struct ChainCheck : RecordVisitor {
+  AddressSpace space;
+  Symbolizer symbolizer;
+  uint64_t in_leaf = 0, complete = 0;
+  std::string Name(uint32_t pid, uint64_t address) {
+    std::string f = symbolizer.Resolve(space.Find(pid, address), address).function;
+    return f.substr(0, f.find('('));
+  }
+  void OnMmap(const MmapRecord& r) override { space.OnMmap(r); }
+  void OnComm(const CommRecord& r) override { space.OnComm(r); }
+  void OnTask(const TaskRecord& r) override { space.OnTask(r); }
+  void OnSample(const Sample& s) override {
+    std::vector<std::string> user;
+    bool in_user = s.callchain.empty();
+    for (uint64_t a : s.callchain) {
+      if (a == kContextUser)
+        in_user = true;
+      else if (IsContextMarker(a))
+        in_user = false;
+      else if (in_user)
+        user.push_back(Name(s.pid, user.empty() ? a : a - 1));
+    }
+    if (user.empty() || user[0] != "leaf") return;
+    ++in_leaf;
+    if (user.size() >= 4 && user[1] == "mid" && user[2] == "top" && user[3] == "main") ++complete;
+  }
+};
+
+void Check(const std::string& path, ChainCheck* check) {
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(reader->ReadRecords(*check).ok());
+}
+
+TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
+  std::string dwarf = TempPath("dwarf.tprof"), fp = TempPath("fp.tprof");
+  auto r = RunCommand(
+      {kTprof, "record", "-e", "cpu-clock", "--call-graph", "dwarf", "-o", dwarf, "--", kNoFp});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("unwound"), std::string::npos) << r.err;
+  EXPECT_NE(::access((dwarf + ".stacks").c_str(), F_OK), 0) << "the stack copies are dropped";
+  ASSERT_EQ(
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", fp, "--", kNoFp}).exit_code, 0);
+
+  ChainCheck with_dwarf, with_fp;
+  Check(dwarf, &with_dwarf);
+  Check(fp, &with_fp);
+  ASSERT_GT(with_dwarf.in_leaf, 500u);
+  EXPECT_GT(static_cast<double>(with_dwarf.complete),
+            0.98 * static_cast<double>(with_dwarf.in_leaf));
+  EXPECT_LT(static_cast<double>(with_fp.complete), 0.1 * static_cast<double>(with_fp.in_leaf));
+
+  // perf's DWARF unwinding of the same program agrees: its leaf samples show the full chain.
+  std::string perf_data = TempPath("perf.data");
+  auto pr = RunCommand({"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "--call-graph", "dwarf",
+                        "-o", perf_data, "--", kNoFp});
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  auto script = RunCommand({"/usr/bin/perf", "script", "-i", perf_data, "-F", "ip,sym"});
+  std::stringstream lines(script.out);
+  std::string line, previous;
+  std::vector<std::string> chain;
+  uint64_t perf_leaf = 0, perf_complete = 0;
+  auto finish = [&] {
+    if (!chain.empty() && chain[0] == "leaf") {
+      ++perf_leaf;
+      if (chain.size() >= 4 && chain[1] == "mid" && chain[2] == "top" && chain[3] == "main")
+        ++perf_complete;
+    }
+    chain.clear();
+  };
+  while (std::getline(lines, line)) {
+    std::stringstream words(line);
+    std::string address, symbol;  // "  401136 leaf" per frame, a blank line between samples
+    if (!(words >> address >> symbol)) {
+      finish();
+      continue;
+    }
+    chain.push_back(symbol);
+  }
+  finish();
+  ASSERT_GT(perf_leaf, 100u);
+  EXPECT_GT(static_cast<double>(perf_complete), 0.98 * static_cast<double>(perf_leaf));
+  std::cout << "leaf samples with leaf->mid->top->main: tprof dwarf " << with_dwarf.complete << "/"
+            << with_dwarf.in_leaf << ", tprof -g " << with_fp.complete << "/" << with_fp.in_leaf
+            << ", perf dwarf " << perf_complete << "/" << perf_leaf << "\n";
+  for (const std::string& p : {dwarf, fp, perf_data}) std::remove(p.c_str());
+}
+
+TEST(RecordDwarfTest, KeepStacksOnRequest) {
+  std::string path = TempPath("keep.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--call-graph", "dwarf,4096",
+                       "--keep-stacks", "-o", path, "--", kNoFp});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct Copies : RecordVisitor {
+    uint64_t with = 0, total = 0;
+    void OnSample(const Sample& s) override {
+      ++total;
+      with += !s.user_stack.empty() && s.user_stack.size() <= 4096 && !s.user_regs.empty();
+    }
+  } copies;
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(reader->ReadRecords(copies).ok());
+  EXPECT_EQ(reader->events()[0].sample_stack_user, 4096u);
+  EXPECT_GT(copies.total, 100u);
+  EXPECT_GT(copies.with, copies.total * 9 / 10);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tprof
