@@ -364,11 +364,11 @@ class RecordCommand : public Subcommand {
       return samples + n ? 100.0 * static_cast<double>(n) / static_cast<double>(samples + n) : 0.0;
     };
     std::fprintf(stderr,
-                 "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times; wrote "
-                 "%.1f KiB to %s in %.2f s%s ]\n",
+                 "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times (%.2f%% "
+                 "of the time); wrote %.1f KiB to %s in %.2f s%s ]\n",
                  per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
                  percent(stats.lost_samples),
-                 static_cast<unsigned long long>(stats.throttle_events),
+                 static_cast<unsigned long long>(stats.throttle_events), ThrottledPercent(stats),
                  static_cast<double>(bytes) / 1024.0, output_.c_str(),
                  static_cast<double>(stats.wall_time_ns) / 1e9,
                  stats.interrupted        ? "; interrupted"
@@ -381,6 +381,13 @@ class RecordCommand : public Subcommand {
       std::fprintf(stderr,
                    "tprof record: the kernel throttled sampling: lower -F or raise "
                    "kernel.perf_event_max_sample_rate\n");
+  }
+
+  // Throttled time as a share of the time the counters existed (wall time per instance).
+  static double ThrottledPercent(const RecordStats& stats) {
+    double available = static_cast<double>(stats.wall_time_ns) *
+                       static_cast<double>(std::max<uint64_t>(stats.counter_instances, 1));
+    return available > 0 ? 100.0 * static_cast<double>(stats.throttled_ns) / available : 0.0;
   }
 
   static int WorkloadExitCode(int wait_status) {

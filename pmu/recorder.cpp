@@ -288,6 +288,7 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
 
   TimeOrderedQueue queue;
   BuildIdCache build_ids;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> throttled_since;
   ParsedPerfSample parsed;
   ParsedPerfRecord other;
   Status parse_status;
@@ -344,6 +345,17 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
       case RecordKind::kThrottle:
         other.throttle.event = static_cast<uint32_t>(event_of(other.id));
         if (other.throttle.throttled) ++stats.throttle_events;
+        {
+          // Throttled time per counter instance (event id on one CPU), until the unthrottle.
+          auto key = std::make_pair(other.id, other.sample_id.cpu);
+          if (other.throttle.throttled) {
+            throttled_since.emplace(key, other.throttle.time);
+          } else if (auto it = throttled_since.find(key); it != throttled_since.end()) {
+            if (other.throttle.time > it->second)
+              stats.throttled_ns += other.throttle.time - it->second;
+            throttled_since.erase(it);
+          }
+        }
         queue.Push(other.throttle.time, other.throttle);
         break;
       case RecordKind::kNone:
@@ -457,6 +469,11 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
     if (status.ok()) stats.wait_status = status.value();
   }
   stats.wall_time_ns = MonotonicNowNs() - start;
+  // Still throttled at the end: count until the end.
+  const uint64_t end = MonotonicNowNs();
+  for (const auto& [key, since] : throttled_since)
+    if (end > since) stats.throttled_ns += end - since;
+  stats.counter_instances = open_.size();
   if (!failure.ok()) return failure.error();
   return stats;
 }

@@ -46,6 +46,8 @@ struct RecordStats {
   std::vector<uint64_t> samples_per_event;
   uint64_t lost_samples = 0;     // samples the kernel dropped (PERF_RECORD_LOST and LOST_SAMPLES)
   uint64_t throttle_events = 0;  // times the kernel throttled sampling
+  uint64_t throttled_ns = 0;     // summed over counter instances (event on one CPU)
+  uint64_t counter_instances = 0;
   uint64_t wall_time_ns = 0;
   int wait_status = 0;  // of a launched workload
   bool interrupted = false;

@@ -390,3 +390,29 @@ TEST(PerFunctionMetricsTest, MetricsNeedTheirEventsExplicitly) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// A one-page ring buffer at a high rate loses samples: the summary says how many, and the
+// profile's lost records carry the same count.
+TEST(RecordEngineTest, LostSamplesAreCountedAndRecorded) {
+  std::string path = TempPath("lost.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-F", "20000", "-g", "-m", "1", "-o",
+                       path, "--", kDemo, "0.3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto reader = ProfileReader::OpenFile(path);
+  ASSERT_TRUE(reader.ok());
+  CollectingVisitor visitor;
+  ASSERT_TRUE(reader->ReadRecords(visitor).ok());
+  uint64_t lost = 0;
+  for (const auto& record : visitor.records)
+    if (const LostRecord* l = std::get_if<LostRecord>(&record)) lost += l->lost;
+  if (lost == 0) GTEST_SKIP() << "the reader kept up even with one page";
+  EXPECT_NE(r.err.find(std::to_string(lost) + " lost ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("raise -m"), std::string::npos) << r.err;
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tprof
