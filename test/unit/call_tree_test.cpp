@@ -1,0 +1,112 @@
+// Call trees and folded stacks from constructed samples, with a resolver that names addresses.
+#include "core/call_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace tprof {
+namespace {
+
+// Names each address "f<hex>", except a few that carry inline chains.
+class NamingResolver : public FrameResolver {
+ public:
+  ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+    ++calls;
+    ResolvedFrame f;
+    char name[32];
+    std::snprintf(name, sizeof name, "f%llx", static_cast<unsigned long long>(address));
+    f.function = name;
+    f.module = IsKernelAddress(address) ? "[kernel.kallsyms]" : "prog";
+    if (address == 0x500) {  // helper inlined into caller inlined into outer
+      f.function = "outer";
+      f.frames = {{"helper", "", "a.cc", 3, 0, true},
+                  {"caller", "", "a.cc", 9, 0, true},
+                  {"outer", "", "a.cc", 20, 0, false}};
+    }
+    return f;
+  }
+  int calls = 0;
+};
+
+std::vector<EventDesc> OneEvent() {
+  std::vector<EventDesc> events(1);
+  events[0].name = "cycles";
+  return events;
+}
+
+Sample At(uint64_t period, std::vector<uint64_t> chain, uint32_t tid = 10) {
+  Sample s;
+  s.pid = 10;
+  s.tid = tid;
+  s.period = period;
+  s.ip = chain.empty() ? 0 : (IsContextMarker(chain[0]) ? chain[1] : chain[0]);
+  s.callchain = std::move(chain);
+  return s;
+}
+
+TEST(CallTreeTest, FoldedStacksRootFirstWithKernelMarksAndCallSites) {
+  NamingResolver resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  const uint64_t k1 = 0xffffffff81000010, k2 = 0xffffffff81000020;
+  // A kernel sample under a user stack: kernel part, then the user pc and return addresses.
+  builder.OnSample(At(5, {kContextKernel, k1, k2, kContextUser, 0x100, 0x201, 0x301}));
+  builder.OnSample(At(3, {kContextUser, 0x100, 0x201, 0x301}));
+  builder.OnSample(At(2, {kContextUser, 0x100, 0x201, 0x301}));
+  // Return addresses resolve at address - 1 (0x201 -> f200, k2 -> ...1f); pcs as they are.
+  EXPECT_EQ(RenderFolded(builder.root(), {}),
+            "f300;f200;f100 5\n"
+            "f300;f200;f100;fffffffff8100001f_[k];fffffffff81000010_[k] 5\n");
+  FoldedOptions plain;
+  plain.annotate = false;
+  EXPECT_NE(RenderFolded(builder.root(), plain).find("f100;fffffffff8100001f;"), std::string::npos);
+  // Totals: the root saw all 10; f100 5 of its own and 5 below it.
+  EXPECT_EQ(builder.root().total[0], 10u);
+  // One resolution per distinct address, however often it is sampled.
+  EXPECT_EQ(resolver.calls, 5);
+}
+
+TEST(CallTreeTest, InlinedCallsAreFramesOfTheirOwn) {
+  NamingResolver resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  builder.OnSample(At(7, {kContextUser, 0x500, 0x301}));
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "f300;outer;caller_[i];helper_[i] 7\n");
+  CallTreeOptions flat;
+  flat.expand_inlined = false;
+  CallTreeBuilder flat_builder(OneEvent(), resolver, flat);
+  flat_builder.OnSample(At(7, {kContextUser, 0x500, 0x301}));
+  EXPECT_EQ(RenderFolded(flat_builder.root(), {}), "f300;outer 7\n");
+}
+
+TEST(CallTreeTest, ThreadRootsAndKernelFiltering) {
+  NamingResolver resolver;
+  CallTreeOptions options;
+  options.roots = CallTreeOptions::Roots::kThread;
+  options.include_kernel = false;
+  CallTreeBuilder builder(OneEvent(), resolver, options);
+  CommRecord comm;
+  comm.pid = 10;
+  comm.tid = 11;
+  comm.comm = "worker";
+  builder.OnComm(comm);
+  builder.OnSample(At(4, {kContextKernel, 0xffffffff81000010, kContextUser, 0x100}, 11));
+  builder.OnSample(At(1, {kContextUser, 0x100}, 10));
+  FoldedOptions samples;
+  samples.use_period = false;
+  EXPECT_EQ(RenderFolded(builder.root(), samples), "[10]-10/10;f100 1\nworker-10/11;f100 1\n");
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "[10]-10/10;f100 1\nworker-10/11;f100 4\n");
+}
+
+TEST(CallTreeTest, SamplesWithoutCallchainsAreTheirIp) {
+  NamingResolver resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  Sample s;
+  s.pid = 1;
+  s.ip = 0x700;
+  s.period = 9;
+  builder.OnSample(s);
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "f700 9\n");
+}
+
+}  // namespace
+}  // namespace tprof
