@@ -31,6 +31,7 @@ class Subcommand {
 
 std::unique_ptr<Subcommand> MakeRecordCommand();
 std::unique_ptr<Subcommand> MakeReportCommand();
+std::unique_ptr<Subcommand> MakeImportCommand();
 std::unique_ptr<Subcommand> MakeDiffCommand();
 std::unique_ptr<Subcommand> MakeStreamCommand();
 std::unique_ptr<Subcommand> MakeTopdownCommand();

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Subcommand>> commands;
   commands.push_back(MakeRecordCommand());
   commands.push_back(MakeReportCommand());
+  commands.push_back(MakeImportCommand());
   commands.push_back(MakeDiffCommand());
   commands.push_back(MakeStreamCommand());
   commands.push_back(MakeTopdownCommand());

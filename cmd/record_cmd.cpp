@@ -157,9 +157,9 @@ class RecordCommand : public Subcommand {
       return ReportError(name(), stats.error().message() + "; the profile is incomplete (" +
                                      recorded + ".partial)");
     Symbolizer symbolizer;
-    Status finished =
-        dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
-              : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer, stats->wall_time_ns);
+    Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
+                            : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
+                                                    {stats->wall_time_ns, MonotonicNowNs()});
     if (!finished.ok())
       return ReportError(name(), finished.error().message() + "; the profile is incomplete (" +
                                      recorded + ".partial)");
@@ -259,21 +259,6 @@ class RecordCommand : public Subcommand {
       return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
     if (!launch && !command_.empty()) return Error("give either a command or -p/-t/-a, not both");
     return options;
-  }
-
-  // Resolves every sampled address while the binaries are surely there, and embeds the result,
-  // so the profile reads the same elsewhere. Reads back what was written so far (the .partial
-  // file), which is much cheaper than keeping the addresses during recording.
-  static Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
-                                      FrameResolver& symbolizer, uint64_t wall_time_ns) {
-    TPROF_RETURN_IF_ERROR(writer.Flush());
-    auto reader = ProfileReader::OpenFile(path + ".partial");
-    if (!reader.ok()) return reader.error();
-    SymbolTableBuilder builder(symbolizer);
-    auto summary = reader->ReadRecords(builder);
-    if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
-    TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));
-    return writer.Finish({wall_time_ns, MonotonicNowNs()});
   }
 
   // DWARF mode: unwinds OUTPUT.stacks into OUTPUT with embedded symbols; returns its size.

@@ -3,8 +3,11 @@
 
 #include "cmd/cli_support.h"
 #include "core/function_profile.h"
-#include "core/profile_reader.h"
+#include "core/perf_data_symfs.h"
+#include "core/profile_source.h"
 #include "report/text_report.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
 
 namespace tprof {
@@ -18,29 +21,55 @@ class ReportCommand : public Subcommand {
   void Setup(CLI::App& app) override {
     app.description(
         "Show where the samples of a profile fall, by function.\n"
-        "  tprof report [-i FILE] [--percent-limit P] [--limit N]");
+        "  tprof report [-i FILE] [--percent-limit P] [--limit N]\n"
+        "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
+        "`perf script` output or folded stacks; the format is recognised by content.");
     app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     app.add_option("input_file", input_, "Profile to read (same as -i)");
     app.add_option("--percent-limit", options_.percent_limit, "Hide functions below this self %");
     app.add_option("--limit", options_.max_rows, "Show at most N functions per event");
+    app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
+    app.add_option("--binary", binaries_,
+                   "A local copy of a recorded binary (matched by build-id, else by name)");
   }
 
   int Run() override {
-    auto reader = ProfileReader::OpenFile(input_);
-    if (!reader.ok()) return ReportError(name(), reader.error().message());
-    ElfSymbolizer symbolizer;
-    FunctionProfileBuilder builder(reader->events(), symbolizer);
-    auto summary = reader->ReadRecords(builder);
+    // --call-graph dwarf recordings: user stacks are unwound while the records are read.
+    DwarfUnwinderOptions unwind_options;
+    unwind_options.symfs = symfs_;
+    DwarfUnwinder unwinder(unwind_options);
+    SymbolizerOptions symbolizer_options;
+    symbolizer_options.symfs = symfs_;
+    Symbolizer symbolizer(symbolizer_options);
+    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
+                             auto symbols = ElfSymbols::Load(path);
+                             return symbols.ok() ? symbols->build_id() : std::string();
+                           }});
+    LocatingResolver located(symbolizer, locator);
+    FrameResolver* live = locator.active() ? static_cast<FrameResolver*>(&located) : &symbolizer;
+    SourceOptions source_options;
+    source_options.unwinder = &unwinder;
+    source_options.symbol_fallback = live;  // for addresses a profile's embedded symbols lack
+    auto source = ProfileSource::OpenFile(input_, source_options);
+    if (!source.ok()) return ReportError(name(), source.error().message());
+    // Embedded symbols (or a text input's names) first: they name what was recorded even where
+    // the binaries are gone or rebuilt.
+    FrameResolver* resolver = (*source)->embedded_frames();
+    if (!resolver) resolver = live;
+    FunctionProfileBuilder builder((*source)->events(), *resolver);
+    auto summary = (*source)->ReadRecords(builder);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
-    if (!summary->complete)
+    if (!summary->warning.empty())
       std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
     FunctionProfile profile = builder.Finish();
-    RenderFunctionTable(reader->metadata(), profile, options_, std::cout);
+    RenderFunctionTable((*source)->metadata(), profile, options_, std::cout);
     return kExitOk;
   }
 
  private:
   std::string input_ = "profile.tprof";
+  std::string symfs_;
+  std::vector<std::string> binaries_;
   TextReportOptions options_;
 };
 

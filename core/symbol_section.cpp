@@ -319,4 +319,16 @@ ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mappi
   return frame;
 }
 
+Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
+                             FrameResolver& resolver, const FinishInfo& info) {
+  TPROF_RETURN_IF_ERROR(writer.Flush());
+  auto reader = ProfileReader::OpenFile(path + ".partial");
+  if (!reader.ok()) return reader.error();
+  SymbolTableBuilder builder(resolver);
+  auto summary = reader->ReadRecords(builder);
+  if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
+  TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));
+  return writer.Finish(info);
+}
+
 }  // namespace tprof

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/frame_resolver.h"
 #include "core/profile.h"
+#include "core/profile_writer.h"
 
 namespace tprof {
 
@@ -110,6 +111,13 @@ class SymbolTableBuilder : public RecordVisitor {
 // were embedded, and for imports. Returns the number of entries embedded.
 Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
                             FrameResolver& resolver);
+
+// Finishes a profile being written with its symbols embedded: flushes, reads back the records
+// written so far (PATH.partial), resolves every sampled address through `resolver`, writes the
+// symbols chunks and the trailer. Cheaper than keeping the addresses while recording.
+
+Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
+                             FrameResolver& resolver, const FinishInfo& info);
 
 // Resolves from an embedded table; addresses it lacks go to `fallback` (a live symbolizer)
 // when given, else read "[module+0xoffset]".

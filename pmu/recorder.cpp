@@ -21,7 +21,6 @@
 namespace tprof {
 namespace {
 
-constexpr uint64_t kFormatLost = 1u << 4;
 
 using AnyRecord =
     std::variant<Sample, MmapRecord, CommRecord, TaskRecord, LostRecord, ThrottleRecord>;

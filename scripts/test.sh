@@ -28,11 +28,16 @@ cmake --build build/fuzz -j "$jobs"
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 build/fuzz/test/fuzz/make_fuzz_seeds "$corpus"
-for target in profile_reader_fuzzer record_decoder_fuzzer; do
+# The perf.data reader starts from the real files in ../shared/testdata (when present).
+perf_seeds=$(test -d ../shared/testdata/perf && echo ../shared/testdata/perf || true)
+for target in profile_reader_fuzzer record_decoder_fuzzer perf_data_reader_fuzzer \
+    perf_script_parser_fuzzer folded_parser_fuzzer; do
   mkdir -p "$corpus/$target"
+  extra=$([[ $target == perf_data_reader_fuzzer ]] && echo "$perf_seeds" || true)
+  # shellcheck disable=SC2086 # $extra is empty or one directory
   if ! build/fuzz/test/fuzz/$target -max_total_time="${FUZZ_SECONDS:-30}" -max_len=65536 \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" \
-      "$corpus/$target" "$corpus" test/fuzz/regressions >"$corpus/$target.log" 2>&1; then
+      "$corpus/$target" "$corpus" test/fuzz/regressions $extra >"$corpus/$target.log" 2>&1; then
     tail -n 40 "$corpus/$target.log"
     echo "fuzz: $target found a failing input (kept as test/fuzz/regressions material: $(ls "$corpus" | grep -E '^(crash|leak|timeout|oom)-' | head -n 3))" >&2
     cp "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$corpus"/oom-* build/ 2>/dev/null || true

@@ -211,3 +211,29 @@ TEST(RecordTest, MissingProgramIsAOneLineError) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Self-contained profiles: the symbols embedded at the end of recording name every sampled
+// address, so the report is the same after the binary is gone.
+TEST(RecordTest, ReportIsIdenticalAfterTheBinaryIsMoved) {
+  std::string binary = TempPath("demo_copy");
+  std::string moved = binary + ".moved";
+  ASSERT_EQ(RunCommand({"/bin/cp", kDemo, binary}).exit_code, 0);
+  std::string path = TempPath("moved.tprof");
+  auto r = RunCommand({kTprof, "record", "-g", "-e", "cpu-clock", "-o", path, "--", binary, "0.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto before = RunCommand({kTprof, "report", "-i", path});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  ASSERT_EQ(std::rename(binary.c_str(), moved.c_str()), 0);
+  auto after = RunCommand({kTprof, "report", "-i", path});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(before.out, after.out);
+  EXPECT_NE(after.out.find("compute_kernel"), std::string::npos);
+  std::remove(moved.c_str());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tprof

@@ -1,0 +1,128 @@
+// tprof import: converts a perf.data file or stream into a .tprof profile.
+#include <iostream>
+
+#include "cmd/cli_support.h"
+#include "core/perf_data_symfs.h"
+#include "core/profile_source.h"
+#include "core/profile_writer.h"
+#include "core/symbol_section.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/symbolizer.h"
+
+namespace tprof {
+namespace {
+
+// Copies records into the writer; mappings of binaries found locally point at the local copy,
+// so the profile symbolizes on this machine. The first write error stops the copy.
+class CopyingVisitor : public RecordVisitor {
+ public:
+  CopyingVisitor(ProfileWriter& writer, BinaryLocator& locator)
+      : writer_(writer), locator_(locator) {}
+
+  void OnSample(const Sample& s) override { Keep(s.time, writer_.Write(s)); }
+  void OnMmap(const MmapRecord& r) override {
+    if (locator_.active()) {
+      const std::string& local = locator_.Locate(r.filename, r.build_id);
+      if (!local.empty()) {
+        MmapRecord copy = r;
+        copy.filename = local;
+        copy.build_id.clear();  // the locator checked it, allowing for old padded ids
+        ++relocated_;
+        return Keep(r.time, writer_.Write(copy));
+      }
+    }
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnComm(const CommRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnTask(const TaskRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnLost(const LostRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnThrottle(const ThrottleRecord& r) override { Keep(r.time, writer_.Write(r)); }
+
+  const Status& status() const { return status_; }
+  uint64_t last_time() const { return last_time_; }
+  uint64_t relocated() const { return relocated_; }
+
+ private:
+  void Keep(uint64_t time, Status s) {
+    last_time_ = std::max(last_time_, time);
+    if (status_.ok() && !s.ok()) status_ = s;
+  }
+
+  ProfileWriter& writer_;
+  BinaryLocator& locator_;
+  Status status_;
+  uint64_t last_time_ = 0;
+  uint64_t relocated_ = 0;
+};
+
+class ImportCommand : public Subcommand {
+ public:
+  const char* name() const override { return "import"; }
+  const char* summary() const override { return "Convert a perf.data file into a .tprof profile"; }
+
+  void Setup(CLI::App& app) override {
+    app.description(
+        "Convert a Linux perf.data file (file or pipe mode, '-' for standard input) into a\n"
+        ".tprof profile. Recorded binaries found under --symfs or given with --binary replace\n"
+        "the recorded paths, so the profile symbolizes here.\n"
+        "  tprof import perf.data -o out.tprof [--symfs DIR] [--binary FILE]");
+    app.add_option("input", input_, "perf.data file to convert ('-': standard input)")->required();
+    app.add_option("-o,--output", output_, "Output file (default profile.tprof)");
+    app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
+    app.add_option("--binary", binaries_,
+                   "A local copy of a recorded binary (matched by build-id, else by name)");
+  }
+
+  int Run() override {
+    // --call-graph dwarf recordings: user stacks are unwound while the records are read.
+    DwarfUnwinderOptions unwind_options;
+    unwind_options.symfs = symfs_;
+    DwarfUnwinder unwinder(unwind_options);
+    SourceOptions source_options;
+    source_options.unwinder = &unwinder;
+    auto source = ProfileSource::OpenFile(input_, source_options);
+    if (!source.ok()) return ReportError(name(), source.error().message());
+    ProfileFormat format = (*source)->format();
+    if (format == ProfileFormat::kPerfScript || format == ProfileFormat::kFolded)
+      return ReportError(name(), input_ + ": " + ProfileFormatName(format) +
+                                     " carries function names, which .tprof cannot hold yet; "
+                                     "use 'tprof report " +
+                                     input_ + "' directly");
+    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
+                             auto symbols = ElfSymbols::Load(path);
+                             return symbols.ok() ? symbols->build_id() : std::string();
+                           }});
+    Metadata metadata = (*source)->metadata();
+    auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events());
+    if (!writer.ok()) return ReportError(name(), writer.error().message());
+    CopyingVisitor copier(**writer, locator);
+    auto summary = (*source)->ReadRecords(copier);
+    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());
+    // Embed the symbols while the binaries are at hand, so the profile travels.
+    Symbolizer symbolizer(SymbolizerOptions{.symfs = symfs_});
+    Status finished = EmbedSymbolsAndFinish(**writer, output_, symbolizer,
+                                            {metadata.duration_ns, copier.last_time()});
+    if (!finished.ok()) return ReportError(name(), finished.error().message());
+    if (!summary->warning.empty())
+      std::cerr << "tprof import: warning: " << input_ << ": " << summary->warning << '\n';
+    std::cerr << "[ tprof import: " << summary->samples << " samples, " << summary->records
+              << " records from " << ProfileFormatName(format) << " " << input_ << "; "
+              << copier.relocated() << " mappings pointed at local binaries; wrote " << output_
+              << " ]\n";
+    return kExitOk;
+  }
+
+ private:
+  std::string input_;
+  std::string output_ = "profile.tprof";
+  std::string symfs_;
+  std::vector<std::string> binaries_;
+};
+
+}  // namespace
+
+std::unique_ptr<Subcommand> MakeImportCommand() { return std::make_unique<ImportCommand>(); }
+
+}  // namespace tprof
