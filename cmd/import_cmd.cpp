@@ -101,7 +101,9 @@ class ImportCommand : public Subcommand {
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
     if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());
     // Embed the symbols while the binaries are at hand, so the profile travels.
-    Symbolizer symbolizer(SymbolizerOptions{.symfs = symfs_});
+    SymbolizerOptions symbolizer_options;
+    symbolizer_options.symfs = symfs_;
+    Symbolizer symbolizer(symbolizer_options);
     Status finished = EmbedSymbolsAndFinish(**writer, output_, symbolizer,
                                             {metadata.duration_ns, copier.last_time()});
     if (!finished.ok()) return ReportError(name(), finished.error().message());
