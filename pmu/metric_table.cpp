@@ -334,6 +334,53 @@ MetricTable AmdTable(std::string name, std::string title, int slots_per_cycle) {
   return t;
 }
 
+// Zen 3 has no dispatch-slot events (PMCx1A0 arrived with Zen 4), so AMD defines no pipeline
+// utilization for it and perf ships no top-down metrics for amdzen3; a level computed from other
+// events would be a guess. What Zen 3 does count well is kept, with perf's amdzen3 formulas.
+MetricTable Zen3Table() {
+  MetricTable t;
+  t.name = "zen3";
+  t.title = "AMD Zen 3";
+  t.source = "perf amdzen3 recommended metrics (no top-down levels: no dispatch-slot events)";
+  t.no_levels_reason =
+      "AMD Zen 3 has no dispatch-slot events (de_no_dispatch_per_slot, PMCx1A0, arrived with Zen "
+      "4), so pipeline utilization (top-down levels 1 and 2) is not defined on it";
+  t.events = {
+      {"ls_not_halted_cyc", Amd(0x76, 0x00)},
+      {"ex_ret_instr", Amd(0xc0, 0x00)},
+      {"ex_ret_brn", Amd(0xc2, 0x00)},
+      {"ex_ret_brn_misp", Amd(0xc3, 0x00)},
+      {"ic_tag_hit_miss.instruction_cache_miss", Amd(0x18e, 0x18)},
+      {"ic_tag_hit_miss.all_instruction_cache_accesses", Amd(0x18e, 0x1f)},
+      {"op_cache_hit_miss.op_cache_miss", Amd(0x28f, 0x04)},
+      {"op_cache_hit_miss.all_op_cache_accesses", Amd(0x28f, 0x07)},
+  };
+  t.metrics = {
+      {"ipc", "ex_ret_instr / ls_not_halted_cyc", "instructions per cycle", {"IPC"}},
+      {"branch_misprediction_ratio", "100 * ex_ret_brn_misp / ex_ret_brn", "%", {"Branch"}},
+      {"branch_mpki", "1000 * ex_ret_brn_misp / ex_ret_instr", "per 1k instructions", {"Branch"}},
+      {"ic_fetch_miss_ratio",
+       "100 * ic_tag_hit_miss.instruction_cache_miss / "
+       "ic_tag_hit_miss.all_instruction_cache_accesses",
+       "%",
+       {"Cache"}},
+      {"op_cache_fetch_miss_ratio",
+       "100 * op_cache_hit_miss.op_cache_miss / op_cache_hit_miss.all_op_cache_accesses",
+       "%",
+       {"Cache"}},
+  };
+  t.event_groups = {
+      {"ls_not_halted_cyc", "ex_ret_instr", "ex_ret_brn", "ex_ret_brn_misp"},
+      {"ic_tag_hit_miss.instruction_cache_miss", "ic_tag_hit_miss.all_instruction_cache_accesses",
+       "op_cache_hit_miss.op_cache_miss", "op_cache_hit_miss.all_op_cache_accesses"},
+  };
+  t.x86_vendor = "AuthenticAMD";
+  t.x86_family = 0x19;
+  for (uint32_t m = 0x00; m <= 0x0f; ++m) t.x86_models.push_back(m);
+  for (uint32_t m = 0x20; m <= 0x5f; ++m) t.x86_models.push_back(m);
+  return t;
+}
+
 std::vector<MetricTable> AmdTables() {
   MetricTable zen4 = AmdTable("zen4", "AMD Zen 4", 6);
   zen4.x86_family = 0x19;
@@ -344,7 +391,7 @@ std::vector<MetricTable> AmdTables() {
   zen5.x86_family = 0x1a;
   for (uint32_t m = 0x00; m <= 0x7f; ++m) zen5.x86_models.push_back(m);
   for (MetricTable* t : {&zen4, &zen5}) t->x86_vendor = "AuthenticAMD";
-  return {zen4, zen5};
+  return {Zen3Table(), zen4, zen5};
 }
 
 std::vector<MetricTable> MakeBuiltinTables() {
@@ -419,6 +466,12 @@ Result<std::vector<const Metric*>> MetricTable::Select(const std::string& select
           selected.push_back(&m);
       }
     }
+    if (!found && !no_levels_reason.empty() && (Lower(word) == "l1" || Lower(word) == "l2"))
+      return Error(no_levels_reason + "; metric groups for " + name + ": " + [&] {
+        std::string known;
+        for (const std::string& g : GroupNames()) known += (known.empty() ? "" : ", ") + g;
+        return known;
+      }());
     if (!found) {
       std::string known;
       for (const std::string& g : GroupNames()) known += (known.empty() ? "" : ", ") + g;

@@ -45,6 +45,8 @@ struct MetricTable {
   uint32_t x86_family = 0;
   std::vector<uint32_t> x86_models;
   std::string x86_vendor;
+  // Set when the CPU cannot measure the top-down levels at all: why, for -M l1/l2 to say so.
+  std::string no_levels_reason;
 
   const MetricEvent* FindEvent(const std::string& name) const;
   // The metrics selected by -M: levels ("l1") and group names, case-insensitive.

@@ -83,6 +83,9 @@ TEST(GroupSchedulerTest, CpuDetectionPicksTables) {
   zen4.family = 0x19;
   zen4.model = 0x11;
   EXPECT_EQ(TableForCpu(zen4, BuiltinMetricTables()).value()->name, "zen4");
+  CpuDescription zen3 = zen4;
+  zen3.model = 0x21;  // Ryzen 5000 (Vermeer)
+  EXPECT_EQ(TableForCpu(zen3, BuiltinMetricTables()).value()->name, "zen3");
   CpuDescription icl;
   icl.vendor = "GenuineIntel";
   icl.family = 6;

@@ -334,6 +334,34 @@ TEST(TopdownTest, AmdZen4LevelsOneAndTwo) {
   EXPECT_NEAR(*z5["retiring"], 37.5, 1e-9);
 }
 
+// Zen 3 counts no dispatch slots: -M l1 says why instead of computing a level from other events,
+// and the metrics it does have follow perf's amdzen3 definitions (ratios of the raw counts).
+TEST(TopdownTest, AmdZen3HasNoLevelsButItsOwnMetrics) {
+  auto table = FindMetricTable("zen3", BuiltinMetricTables()).value();
+  auto l1 = table->Select("l1");
+  ASSERT_FALSE(l1.ok());
+  EXPECT_NE(l1.error().message().find("no dispatch-slot events"), std::string::npos);
+  EXPECT_NE(l1.error().message().find("Branch"), std::string::npos);
+  std::string csv = Csv({{{{"ls_not_halted_cyc", 2000},
+                           {"ex_ret_instr", 3000},
+                           {"ex_ret_brn", 500},
+                           {"ex_ret_brn_misp", 15}},
+                          100},
+                         {{{"ic_tag_hit_miss.instruction_cache_miss", 40},
+                           {"ic_tag_hit_miss.all_instruction_cache_accesses", 800},
+                           {"op_cache_hit_miss.op_cache_miss", 90},
+                           {"op_cache_hit_miss.all_op_cache_accesses", 900}},
+                          100}});
+  auto m = Evaluate("zen3", csv, "IPC,Branch,Cache");
+  EXPECT_NEAR(*m["ipc"], 1.5, 1e-12);
+  EXPECT_NEAR(*m["branch_misprediction_ratio"], 3.0, 1e-12);
+  EXPECT_NEAR(*m["branch_mpki"], 5.0, 1e-12);
+  EXPECT_NEAR(*m["ic_fetch_miss_ratio"], 5.0, 1e-12);
+  EXPECT_NEAR(*m["op_cache_fetch_miss_ratio"], 10.0, 1e-12);
+  // perf's amdzen3 event list: ic_tag_hit_miss is event 0x18e (umask 0x18 for misses).
+  EXPECT_EQ(table->FindEvent("ic_tag_hit_miss.instruction_cache_miss")->code, 0x10000188eull);
+}
+
 // AMD puts the high nibble of a 12-bit event number in config bits 32-35 (topdown.md).
 TEST(TopdownTest, AmdExtendedEventEncoding) {
   auto table = FindMetricTable("zen4", BuiltinMetricTables()).value();
