@@ -157,6 +157,8 @@ class RecordCommand : public Subcommand {
       return ReportError(name(), stats.error().message() + "; the profile is incomplete (" +
                                      recorded + ".partial)");
     Symbolizer symbolizer;
+    // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
+    const uint64_t finish_start_ns = MonotonicNowNs();
     Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
                             : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
                                                     {stats->wall_time_ns, MonotonicNowNs()});
@@ -169,7 +171,7 @@ class RecordCommand : public Subcommand {
       if (!unwound.ok()) return ReportError(name(), unwound.error().message());
       bytes = unwound.value();
     }
-    PrintSummary(events.value(), stats.value(), bytes);
+    PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
     return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
   }
 
@@ -333,8 +335,8 @@ class RecordCommand : public Subcommand {
     return kExitUsage;
   }
 
-  void PrintSummary(const std::vector<EventDesc>& events, const RecordStats& stats,
-                    uint64_t bytes) const {
+  void PrintSummary(const std::vector<EventDesc>& events, const RecordStats& stats, uint64_t bytes,
+                    bool unwound, uint64_t finish_ns) const {
     uint64_t samples = 0;
     std::string per_event;
     for (size_t e = 0; e < events.size(); ++e) {
@@ -348,17 +350,18 @@ class RecordCommand : public Subcommand {
     auto percent = [&](uint64_t n) {
       return samples + n ? 100.0 * static_cast<double>(n) / static_cast<double>(samples + n) : 0.0;
     };
-    std::fprintf(stderr,
-                 "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times (%.2f%% "
-                 "of the time); wrote %.1f KiB to %s in %.2f s%s ]\n",
-                 per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
-                 percent(stats.lost_samples),
-                 static_cast<unsigned long long>(stats.throttle_events), ThrottledPercent(stats),
-                 static_cast<double>(bytes) / 1024.0, output_.c_str(),
-                 static_cast<double>(stats.wall_time_ns) / 1e9,
-                 stats.interrupted        ? "; interrupted"
-                 : stats.duration_reached ? "; --duration reached"
-                                          : "");
+    std::fprintf(
+        stderr,
+        "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times (%.2f%% "
+        "of the time); wrote %.1f KiB to %s in %.2f s (symbols %s in %.2f s)%s ]\n",
+        per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
+        percent(stats.lost_samples), static_cast<unsigned long long>(stats.throttle_events),
+        ThrottledPercent(stats), static_cast<double>(bytes) / 1024.0, output_.c_str(),
+        static_cast<double>(stats.wall_time_ns) / 1e9,
+        unwound ? "unwound and embedded" : "embedded", static_cast<double>(finish_ns) / 1e9,
+        stats.interrupted        ? "; interrupted"
+        : stats.duration_reached ? "; --duration reached"
+                                 : "");
     if (stats.lost_samples)
       std::fprintf(stderr,
                    "tprof record: samples were lost: raise -m (ring buffer pages) or lower -F\n");
