@@ -1,0 +1,311 @@
+// tprof diff end to end on recordings of the diff workload made here (cpu-clock, a fixed period,
+// so every sample weighs the same). The expected per-function sums are computed in the test
+// straight from the records: the workload's own mapping and its ELF symbol table, not tprof's
+// aggregation.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/profile_reader.h"
+#include "symbolize/elf_symbols.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kWorkload = DIFF_WORKLOAD;
+constexpr uint64_t kPeriodNs = 100000;  // cpu-clock -c: one sample per 100 us of CPU
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_diff_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// Work units of work_alpha, work_beta, work_gamma (about 1.7 ms of CPU each here): a run of the
+// baseline takes ~0.35 s of CPU.
+struct Work {
+  int alpha, beta, gamma;
+};
+constexpr Work kBase{100, 60, 40};
+constexpr Work kAlphaSlower{120, 60, 40};  // work_alpha 20% slower, nothing else
+constexpr Work kTwiceAsSlow{200, 120, 80};
+constexpr Work kGammaGone{100, 60, 0};
+
+// Per-function period sums from the records themselves: samples in the workload's executable
+// mapping are named by its symbol table; every sample counts toward the total.
+struct IndependentSums : RecordVisitor {
+  explicit IndependentSums(const ElfSymbols& symbols) : symbols(symbols) {}
+  void OnMmap(const MmapRecord& m) override {
+    char* real = ::realpath(kWorkload.c_str(), nullptr);
+    if (m.filename == kWorkload || (real && m.filename == real)) maps.push_back(m);
+    std::free(real);
+  }
+  void OnSample(const Sample& s) override {
+    total += static_cast<double>(s.period);
+    for (const MmapRecord& m : maps)
+      if (s.pid == m.pid && s.ip >= m.start && s.ip < m.start + m.length) {
+        const ElfSymbol* symbol = symbols.FindByFileOffset(s.ip - m.start + m.page_offset);
+        if (symbol) by_function[symbol->name] += static_cast<double>(s.period);
+      }
+  }
+  const ElfSymbols& symbols;
+  std::vector<MmapRecord> maps;
+  std::map<std::string, double> by_function;
+  double total = 0;
+};
+
+class DiffRecordings : public ::testing::Test {
+ protected:
+  static std::string Record(const std::string& name, Work w) {
+    std::string path = TempPath(name + ".tprof");
+    CommandResult r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-c",
+                                  std::to_string(kPeriodNs), "-o", path, "--", kWorkload,
+                                  std::to_string(w.alpha), std::to_string(w.beta),
+                                  std::to_string(w.gamma)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    files_->push_back(path);
+    return path;
+  }
+
+  static void SetUpTestSuite() {
+    files_ = new std::vector<std::string>;
+    base_ = new std::vector<std::string>;
+    slower_ = new std::vector<std::string>;
+    // Alternate the two sides so that whatever else this machine is doing meanwhile affects
+    // both alike.
+    for (int i = 0; i < 5; ++i) {
+      base_->push_back(Record("base" + std::to_string(i), kBase));
+      slower_->push_back(Record("alpha" + std::to_string(i), kAlphaSlower));
+    }
+    twice_ = new std::string(Record("twice", kTwiceAsSlow));
+    gone_ = new std::string(Record("gone", kGammaGone));
+    auto symbols = ElfSymbols::Load(kWorkload);
+    ASSERT_TRUE(symbols.ok());
+    symbols_ = new ElfSymbols(std::move(symbols).value());
+  }
+  static void TearDownTestSuite() {
+    for (const std::string& f : *files_) std::remove(f.c_str());
+    delete files_;
+    delete base_;
+    delete slower_;
+    delete twice_;
+    delete gone_;
+    delete symbols_;
+  }
+
+  static IndependentSums Sums(const std::string& path) {
+    IndependentSums sums(*symbols_);
+    auto reader = ProfileReader::OpenFile(path);
+    EXPECT_TRUE(reader.ok());
+    EXPECT_TRUE(reader->ReadRecords(sums).ok());
+    return sums;
+  }
+
+  static nlohmann::json DiffJson(std::vector<std::string> args, int expected_exit = 0) {
+    args.insert(args.begin(), {kTprof, "diff", "--json"});
+    CommandResult r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  }
+
+  static const nlohmann::json& Function(const nlohmann::json& event, const std::string& name) {
+    for (const nlohmann::json& f : event["functions"])
+      if (f["function"] == name) return f;
+    static const nlohmann::json kMissing;
+    ADD_FAILURE() << "no row for " << name;
+    return kMissing;
+  }
+
+  static std::vector<std::string>* files_;
+  static std::vector<std::string>* base_;
+  static std::vector<std::string>* slower_;
+  static std::string* twice_;
+  static std::string* gone_;
+  static ElfSymbols* symbols_;
+};
+std::vector<std::string>* DiffRecordings::files_;
+std::vector<std::string>* DiffRecordings::base_;
+std::vector<std::string>* DiffRecordings::slower_;
+std::string* DiffRecordings::twice_;
+std::string* DiffRecordings::gone_;
+ElfSymbols* DiffRecordings::symbols_;
+
+const char* const kFunctions[] = {"work_alpha", "work_beta", "work_gamma"};
+
+// Every column against the independent sums; then what the numbers say about the workload.
+TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
+  const std::string& old_file = (*base_)[0];
+  const std::string& new_file = (*slower_)[0];
+  IndependentSums old_sums = Sums(old_file), new_sums = Sums(new_file);
+  nlohmann::json j = DiffJson({old_file, new_file});
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["events"].size(), 1u);
+  const nlohmann::json& event = j["events"][0];
+  EXPECT_EQ(event["name"], "cpu-clock");
+  EXPECT_DOUBLE_EQ(event["old_total"].get<double>(), old_sums.total);
+  EXPECT_DOUBLE_EQ(event["new_total"].get<double>(), new_sums.total);
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(event, name);
+    const double o = old_sums.by_function[name], n = new_sums.by_function[name];
+    ASSERT_GT(o, 0) << name;
+    EXPECT_DOUBLE_EQ(f["old"].get<double>(), o) << name;
+    EXPECT_DOUBLE_EQ(f["new"].get<double>(), n) << name;
+    EXPECT_DOUBLE_EQ(f["delta"].get<double>(), n - o) << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 100 * (n - o) / o, 1e-9) << name;
+    EXPECT_NEAR(f["delta_pt"].get<double>(), 100 * (n - o) / old_sums.total, 1e-9) << name;
+    EXPECT_NEAR(f["old_share"].get<double>(), 100 * o / old_sums.total, 1e-9) << name;
+    EXPECT_EQ(f["status"], "both");
+  }
+  // The workload: alpha did 20% more work, the others the same. At 10 kHz alpha has ~1700
+  // samples (2.4% sampling error); a busy machine adds some: 8 points of tolerance.
+  EXPECT_NEAR(Function(event, "work_alpha")["delta_pct"].get<double>(), 20, 8);
+  EXPECT_NEAR(Function(event, "work_beta")["delta_pct"].get<double>(), 0, 8);
+  EXPECT_NEAR(Function(event, "work_gamma")["delta_pct"].get<double>(), 0, 10);
+  // Sorted by |delta|: alpha's ~+35 ms leads.
+  EXPECT_EQ(event["functions"][0]["function"], "work_alpha");
+  EXPECT_EQ(j["significance"]["assessed"], false);
+}
+
+TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal) {
+  const std::string& old_file = (*base_)[0];
+  IndependentSums old_sums = Sums(old_file), new_sums = Sums(*twice_);
+  nlohmann::json raw = DiffJson({old_file, *twice_});
+  ASSERT_FALSE(raw.is_discarded());
+  const nlohmann::json& e = raw["events"][0];
+  EXPECT_EQ(raw["normalize"], "none");
+  EXPECT_NEAR(e["delta_pct"].get<double>(), 100 * (new_sums.total - old_sums.total) / old_sums.total,
+              1e-9);
+  EXPECT_NEAR(e["delta_pct"].get<double>(), 100, 15);  // twice the work
+  for (const char* name : kFunctions)
+    EXPECT_NEAR(Function(e, name)["delta_pct"].get<double>(), 100, 15) << name;
+
+  nlohmann::json scaled = DiffJson({"--normalize", "total", old_file, *twice_});
+  ASSERT_FALSE(scaled.is_discarded());
+  const nlohmann::json& s = scaled["events"][0];
+  EXPECT_NEAR(s["delta_pct"].get<double>(), 0, 1e-9);
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(s, name);
+    // new scaled by old total / new total, computed here.
+    EXPECT_NEAR(f["new"].get<double>(),
+                new_sums.by_function[name] * old_sums.total / new_sums.total, 1e-6)
+        << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 8) << name;  // the 2x is gone
+  }
+  // The text says which is which.
+  CommandResult text = RunCommand({kTprof, "diff", "--normalize", "total", old_file, *twice_});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("HIDDEN"), std::string::npos) << text.out;
+}
+
+TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
+  const std::string& old_file = (*base_)[0];
+  IndependentSums old_sums = Sums(old_file);
+  nlohmann::json j = DiffJson({old_file, *gone_});
+  ASSERT_FALSE(j.is_discarded());
+  const nlohmann::json& gamma = Function(j["events"][0], "work_gamma");
+  EXPECT_EQ(gamma["status"], "gone");
+  EXPECT_EQ(gamma["new"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(gamma["old"].get<double>(), old_sums.by_function["work_gamma"]);
+  EXPECT_DOUBLE_EQ(gamma["delta_pct"].get<double>(), -100);
+  // Reversed, it is new.
+  nlohmann::json back = DiffJson({*gone_, old_file});
+  EXPECT_EQ(Function(back["events"][0], "work_gamma")["status"], "new");
+  EXPECT_TRUE(Function(back["events"][0], "work_gamma")["delta_pct"].is_null());
+  CommandResult text = RunCommand({kTprof, "diff", old_file, *gone_});
+  EXPECT_EQ(text.exit_code, 0);
+  bool row = false;
+  for (size_t pos = 0; (pos = text.out.find("work_gamma", pos)) != std::string::npos; ++pos) {
+    size_t start = text.out.rfind('\n', pos);
+    row = row || text.out.substr(start, pos - start).find("gone") != std::string::npos;
+  }
+  EXPECT_TRUE(row) << text.out;
+}
+
+TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
+  const std::string& old_file = (*base_)[0];
+  const std::string& new_file = (*slower_)[0];
+  auto gate = [&](const std::string& new_side, std::vector<std::string> thresholds) {
+    std::vector<std::string> args{kTprof, "diff", old_file, new_side};
+    for (const std::string& t : thresholds) args.insert(args.end(), {"--fail-if", t});
+    return RunCommand(args);
+  };
+  CommandResult tripped = gate(new_file, {"func(work_alpha) > +10%"});
+  EXPECT_EQ(tripped.exit_code, 3) << tripped.err;
+  EXPECT_NE(tripped.err.find("func(work_alpha).cpu-clock"), std::string::npos) << tripped.err;
+  EXPECT_NE(tripped.out.find("TRIPPED"), std::string::npos);
+  EXPECT_EQ(gate(new_file, {"func(work_alpha) > +50%", "total > +50%"}).exit_code, 0);
+  EXPECT_EQ(gate(*twice_, {"total.cpu-clock > +50%"}).exit_code, 3);
+  EXPECT_EQ(gate(*twice_, {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
+  EXPECT_EQ(gate(*gone_, {"func(work_gamma) < -90%"}).exit_code, 3);
+  // JSON carries the verdict.
+  nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
+  EXPECT_EQ(j["gate"]["tripped"], true);
+  EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
+  // Errors: bad threshold 2, unknown event 2, unreadable input 1, --stream not built 1.
+  CommandResult syntax = gate(new_file, {"func(work_alpha) > lots"});
+  EXPECT_EQ(syntax.exit_code, 2);
+  EXPECT_NE(syntax.err.find("func(work_alpha) > lots"), std::string::npos) << syntax.err;
+  EXPECT_EQ(gate(new_file, {"total.cycles > +5%"}).exit_code, 2);
+  CommandResult missing = RunCommand({kTprof, "diff", old_file, "/nonexistent.tprof"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent.tprof"), std::string::npos);
+  CommandResult stream = RunCommand({kTprof, "diff", "--stream", old_file, new_file});
+  EXPECT_EQ(stream.exit_code, 1);
+  EXPECT_NE(stream.err.find("--stream"), std::string::npos);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_file}).exit_code, 2);
+}
+
+// Five runs per side: work_alpha's 20% is significant, the unchanged functions are not, and the
+// gate trips on alpha only.
+TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
+  std::vector<std::string> args{"--old"};
+  args.insert(args.end(), base_->begin(), base_->end());
+  args.push_back("--new");
+  args.insert(args.end(), slower_->begin(), slower_->end());
+  args.insert(args.end(), {"--fail-if", "func(work_*) > +5%"});
+  nlohmann::json j = DiffJson(args, 3);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["old"]["runs"], 5);
+  EXPECT_EQ(j["significance"]["assessed"], true);
+  EXPECT_EQ(j["significance"]["runs_needed"], 4);
+  const nlohmann::json& e = j["events"][0];
+  const nlohmann::json& alpha = Function(e, "work_alpha");
+  EXPECT_EQ(alpha["runs"]["significance"], "significant") << alpha.dump();
+  EXPECT_LT(alpha["runs"]["p_value"].get<double>(), 0.05);
+  // The per-run values are the independent sums of each run.
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_DOUBLE_EQ(alpha["runs"]["old"][i].get<double>(),
+                     Sums((*base_)[i]).by_function["work_alpha"]);
+  for (const char* name : {"work_beta", "work_gamma"}) {
+    const nlohmann::json& f = Function(e, name);
+    EXPECT_EQ(f["runs"]["significance"], "not-significant") << f.dump();
+    EXPECT_LT(f["runs"]["old_cv"].get<double>(), 0.2) << name;  // noise is reported, and small
+  }
+  const nlohmann::json& check = j["gate"]["checks"][0];
+  ASSERT_EQ(check["crossed"].size(), 1u) << check.dump();
+  EXPECT_EQ(check["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
+  // The same with comma-separated lists.
+  std::string olds, news;
+  for (size_t i = 0; i < 5; ++i) {
+    olds += (i ? "," : "") + (*base_)[i];
+    news += (i ? "," : "") + (*slower_)[i];
+  }
+  nlohmann::json lists = DiffJson({olds, news});
+  EXPECT_EQ(lists["events"], j["events"]);
+  // Text: the test, the runs needed and the noise columns are stated.
+  CommandResult text = RunCommand({kTprof, "diff", olds, news});
+  EXPECT_NE(text.out.find("Mann-Whitney"), std::string::npos);
+  EXPECT_NE(text.out.find("n >= 4 runs per side"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("CV-old"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tprof
