@@ -83,6 +83,7 @@ class DiffCommand : public Subcommand {
         ->default_str("none");
     app.add_option("--fail-if", thresholds_, "A regression threshold (see above); repeatable")
         ->expected(1)
+        ->allow_extra_args(false)  // --fail-if EXPR OLD NEW: OLD and NEW are not thresholds
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_flag("--json", json_, "Write the diff and gate verdict as JSON (docs/diff-schema.md)");
     app.add_option("--limit", report_options_.max_rows, "Show at most N functions per event");

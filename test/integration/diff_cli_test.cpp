@@ -247,6 +247,7 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
   EXPECT_EQ(gate(*gone_, {"func(work_gamma) < -90%"}).exit_code, 3);
   // JSON carries the verdict.
   nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
+  ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["gate"]["tripped"], true);
   EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
   // Errors: bad threshold 2, unknown event 2, unreadable input 1, --stream not built 1.
