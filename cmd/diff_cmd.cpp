@@ -55,26 +55,26 @@ class DiffCommand : public Subcommand {
   }
 
   void Setup(CLI::App& app) override {
-    app.description(std::string(
-                        "Compare profiles by function, per event.\n"
-                        "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
-                        "[--json]\n"
-                        "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
-                        "B1,B2,B3)\n"
-                        "Each side is one profile or several runs of the same thing (any format "
-                        "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
-                        "Functions are matched by name and\nmodule file name; "
-                        "events by name. Columns:\n") +
-                    kDiffColumnHelp +
-                    "\nWith several runs per side, values are means over runs and each change "
-                    "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
-                    "significant when p < --alpha and\n|Delta%| >= --min-effect. 4 runs per side "
-                    "are the fewest that can reach p < 0.05.\n"
-                    "IPC and CPI, old and new, are shown when both sides sampled cycles and "
-                    "instructions.\n--normalize:\n" +
-                    kDiffNormalizeHelp + "\n" + kGateHelp +
-                    "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 1 unreadable "
-                    "input; 2 usage error.");
+    app.description(
+        std::string("Compare profiles by function, per event.\n"
+                    "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
+                    "[--json]\n"
+                    "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
+                    "B1,B2,B3)\n"
+                    "Each side is one profile or several runs of the same thing (any format "
+                    "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
+                    "Functions are matched by name and\nmodule file name; "
+                    "events by name. Columns:\n") +
+        kDiffColumnHelp +
+        "\nWith several runs per side, values are means over runs and each change "
+        "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
+        "significant when p < --alpha and\n|Delta%| >= --min-effect. 4 runs per side "
+        "are the fewest that can reach p < 0.05.\n"
+        "IPC and CPI, old and new, are shown when both sides sampled cycles and "
+        "instructions.\n--normalize:\n" +
+        kDiffNormalizeHelp + "\n" + kGateHelp +
+        "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 1 unreadable "
+        "input; 2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
         ->expected(0, 2);
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
@@ -92,7 +92,8 @@ class DiffCommand : public Subcommand {
     app.add_option("--min-effect", diff_options_.min_effect_percent,
                    "Smallest |Delta%| called significant (default 5)")
         ->check(CLI::Range(0.0, 1e9));
-    app.add_option("--symfs", load_options_.symfs, "Look for recorded binaries under this directory");
+    app.add_option("--symfs", load_options_.symfs,
+                   "Look for recorded binaries under this directory");
     app.add_option("--binary", load_options_.binaries,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
     app.add_flag("--stream", stream_, "Diff hot streams (not built yet)");
@@ -101,8 +102,9 @@ class DiffCommand : public Subcommand {
 
   int Run() override {
     if (stream_)
-      return ReportError(name(), "--stream: stream diffs are not built yet; this build compares "
-                                 "functions only");
+      return ReportError(name(),
+                         "--stream: stream diffs are not built yet; this build compares "
+                         "functions only");
     if (!flamegraph_.empty())
       return ReportError(name(), "--flamegraph: differential flame graphs are not built yet");
     std::vector<std::string> old_files, new_files;

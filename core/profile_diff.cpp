@@ -19,7 +19,7 @@ std::string EventBase(const std::string& name) { return name.substr(0, name.find
 
 // Which event of one run stands for each paired event.
 struct EventPairing {
-  std::vector<std::string> names;                   // as shown
+  std::vector<std::string> names;                         // as shown
   std::vector<std::vector<size_t>> old_index, new_index;  // [run][paired event] -> run's event
   std::vector<std::string> unpaired;
   std::string note;
@@ -64,10 +64,10 @@ Result<EventPairing> PairEvents(const std::vector<FunctionTotals>& old_side,
     };
     std::optional<std::string> old_name = lone(old_side), new_name = lone(new_side);
     if (!old_name || !new_name)
-      return Error("the two sides have no event in common (old: " +
-                   (old_side.front().events.empty() ? std::string("none")
-                                                    : old_side.front().events[0]) +
-                   ", ...)");
+      return Error(
+          "the two sides have no event in common (old: " +
+          (old_side.front().events.empty() ? std::string("none") : old_side.front().events[0]) +
+          ", ...)");
     pairing.names.push_back(*old_name + " vs " + *new_name);
     pairing.unpaired.clear();
     pairing.note = "compared the only event of each side: old " + *old_name + ", new " + *new_name;
@@ -83,9 +83,8 @@ Result<EventPairing> PairEvents(const std::vector<FunctionTotals>& old_side,
 // Per run and paired event: the factor every value of that run and event is multiplied by.
 Result<std::vector<std::vector<double>>> ScaleFactors(
     const std::vector<FunctionTotals>& side, const std::vector<std::vector<size_t>>& index,
-    const std::vector<FunctionTotals>& old_side,
-    const std::vector<std::vector<size_t>>& old_index, const EventPairing& pairing,
-    const ProfileDiffOptions& options) {
+    const std::vector<FunctionTotals>& old_side, const std::vector<std::vector<size_t>>& old_index,
+    const EventPairing& pairing, const ProfileDiffOptions& options) {
   const size_t events = pairing.names.size();
   std::vector<std::vector<double>> factors(side.size(), std::vector<double>(events, 1.0));
   if (options.normalize == Normalization::kNone) return factors;
@@ -105,13 +104,13 @@ Result<std::vector<std::vector<double>>> ScaleFactors(
   for (size_t e = 0; e < events; ++e) {
     const size_t by = fixed ? *fixed : e;
     double reference = 0;
-    for (size_t r = 0; r < old_side.size(); ++r)
-      reference += old_side[r].totals[old_index[r][by]];
+    for (size_t r = 0; r < old_side.size(); ++r) reference += old_side[r].totals[old_index[r][by]];
     reference /= static_cast<double>(old_side.size());
     for (size_t r = 0; r < side.size(); ++r) {
       const double total = side[r].totals[index[r][by]];
       if (total == 0) {
-        if (fixed) return Error("--normalize " + options.normalize_event + ": a run has no samples of it");
+        if (fixed)
+          return Error("--normalize " + options.normalize_event + ": a run has no samples of it");
         continue;  // nothing of this event in this run: nothing to scale
       }
       factors[r][e] = reference / total;
@@ -293,11 +292,11 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
   if (old_side.empty() || new_side.empty()) return Error("each side needs at least one profile");
   auto pairing = PairEvents(old_side, new_side);
   if (!pairing.ok()) return pairing.error();
-  auto old_scale = ScaleFactors(old_side, pairing->old_index, old_side, pairing->old_index,
-                                *pairing, options);
+  auto old_scale =
+      ScaleFactors(old_side, pairing->old_index, old_side, pairing->old_index, *pairing, options);
   if (!old_scale.ok()) return old_scale.error();
-  auto new_scale = ScaleFactors(new_side, pairing->new_index, old_side, pairing->old_index,
-                                *pairing, options);
+  auto new_scale =
+      ScaleFactors(new_side, pairing->new_index, old_side, pairing->old_index, *pairing, options);
   if (!new_scale.ok()) return new_scale.error();
 
   ProfileDiff diff;

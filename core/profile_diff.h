@@ -119,7 +119,7 @@ struct DerivedMetricsDiff {
 struct ProfileDiff {
   ProfileDiffOptions options;
   size_t old_runs = 0, new_runs = 0;
-  std::vector<EventDiff> events;           // events present in every run of both sides
+  std::vector<EventDiff> events;             // events present in every run of both sides
   std::vector<std::string> unpaired_events;  // events some run lacks: not compared
   std::optional<DerivedMetricsDiff> metrics;
   std::string note;  // one line the reader should know (e.g. how lone events were paired)

@@ -138,8 +138,7 @@ Result<Threshold> ParseThreshold(std::string_view text) {
   {
     static const std::regex kTail(
         R"(\s*(>=|<=|>|<)\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(%|pt)?\s*$)");
-    if (!std::regex_search(s, m, kTail))
-      return Error("threshold '" + t.text + "': " + kShape);
+    if (!std::regex_search(s, m, kTail)) return Error("threshold '" + t.text + "': " + kShape);
     subject = s.substr(0, static_cast<size_t>(m.position(0)));
     const std::string op = m[1].str();
     t.op = op == ">"    ? Threshold::Op::kGreater
@@ -172,8 +171,8 @@ Result<Threshold> ParseThreshold(std::string_view text) {
   }
   if (!rest.empty()) {
     if (rest[0] != '.' || rest.size() == 1)
-      return Error("threshold '" + t.text + "': after the subject expected '.EVENT', got '" +
-                   rest + "'");
+      return Error("threshold '" + t.text + "': after the subject expected '.EVENT', got '" + rest +
+                   "'");
     t.event = rest.substr(1);
   }
   // Units each subject takes (see the header).
@@ -213,9 +212,8 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         c.finding.subject = subject;
         c.finding.old_value = *r.old_value;
         c.finding.new_value = *r.new_value;
-        c.finding.observed = t.unit == Threshold::Unit::kPercent
-                                 ? RelativePercent(r).value_or(0)
-                                 : *r.new_value - *r.old_value;
+        c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
+                                                                 : *r.new_value - *r.old_value;
         candidates.push_back(std::move(c));
       };
       if (t.subject == Threshold::Subject::kTotal) {
@@ -238,16 +236,16 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
     if (!event) {
       std::string names;
       for (const EventDiff& e : diff.events) names += (names.empty() ? "" : ", ") + e.name;
-      return Error("threshold '" + t.text + "': no event '" + t.event + "' in the diff (it has: " +
-                   names + ")");
+      return Error("threshold '" + t.text + "': no event '" + t.event +
+                   "' in the diff (it has: " + names + ")");
     }
     if (t.subject == Threshold::Subject::kTotal) {
       Candidate c;
       c.finding.subject = "total." + event->name;
       c.finding.old_value = event->old_total;
       c.finding.new_value = event->new_total;
-      c.finding.observed = t.unit == Threshold::Unit::kPercent ? event->delta_pct.value_or(0)
-                                                                : event->delta;
+      c.finding.observed =
+          t.unit == Threshold::Unit::kPercent ? event->delta_pct.value_or(0) : event->delta;
       if (event->total_runs.test) c.finding.p_value = event->total_runs.test->p_value;
       c.significance = event->total_runs.significance;
       candidates.push_back(std::move(c));

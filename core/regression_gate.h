@@ -48,20 +48,20 @@ Result<Threshold> ParseThreshold(std::string_view text);
 
 // One subject that crossed (or, when nothing crossed, the one closest to crossing).
 struct GateFinding {
-  std::string subject;                // "total.cpu-clock", "func(work_alpha(int)).cpu-clock"
-  double observed = 0;                // in the threshold's unit
+  std::string subject;                  // "total.cpu-clock", "func(work_alpha(int)).cpu-clock"
+  double observed = 0;                  // in the threshold's unit
   double old_value = 0, new_value = 0;  // what observed was computed from
-  std::optional<double> p_value;      // with several runs per side
+  std::optional<double> p_value;        // with several runs per side
 };
 
 struct GateCheck {
   Threshold threshold;
   bool tripped = false;
-  std::vector<GateFinding> crossed;  // subjects that crossed, worst first
+  std::vector<GateFinding> crossed;    // subjects that crossed, worst first
   std::optional<GateFinding> closest;  // when none crossed: the eligible subject nearest to it
-  size_t matched = 0;                // subjects the threshold named
-  size_t not_significant = 0;        // of those, skipped because their change is not significant
-  std::string explanation;           // one line: what tripped and by how much, or why not
+  size_t matched = 0;                  // subjects the threshold named
+  size_t not_significant = 0;          // of those, skipped because their change is not significant
+  std::string explanation;             // one line: what tripped and by how much, or why not
 };
 
 struct GateVerdict {

@@ -62,6 +62,12 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
+// "work_alpha [prog]"; modules that are already bracketed ("[kernel.kallsyms]") stay as they are.
+std::string Label(const FunctionKey& key) {
+  if (!key.module.empty() && key.module.front() == '[') return key.function + " " + key.module;
+  return key.function + " [" + key.module + "]";
+}
+
 bool Assessed(const ProfileDiff& diff) { return diff.old_runs >= 2 && diff.new_runs >= 2; }
 
 void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffReportOptions& options,
@@ -75,8 +81,7 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
   if (stats) {
     const RunStatistics& t = event.total_runs;
     out << Format("# total over runs: CV-old %.2f%%, CV-new %.2f%%, p %.3g, %s\n", 100 * t.old_cv,
-                  100 * t.new_cv, t.test ? t.test->p_value : 1.0,
-                  SignificanceName(t.significance));
+                  100 * t.new_cv, t.test ? t.test->p_value : 1.0, SignificanceName(t.significance));
   }
   std::string header = Format("# %15s %15s %15s %9s %9s  %-6s", "Old", "New", "Delta", "Delta%",
                               "DeltaPt", "Status");
@@ -88,14 +93,14 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
       out << "# ... " << event.functions.size() - shown << " more (--limit)\n";
       break;
     }
-    std::string line = Format("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value,
-                              f.new_value, f.delta, OptionalPercent(f.delta_pct, 9).c_str(),
-                              f.delta_pt, FunctionStatusName(f.status));
+    std::string line =
+        Format("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value, f.new_value, f.delta,
+               OptionalPercent(f.delta_pct, 9).c_str(), f.delta_pt, FunctionStatusName(f.status));
     if (stats)
       line += Format(" %8.3g %3s %6.1f%% %6.1f%%", f.runs.test ? f.runs.test->p_value : 1.0,
                      f.runs.significance == Significance::kSignificant ? "*" : "",
                      100 * f.runs.old_cv, 100 * f.runs.new_cv);
-    out << line << "  " << f.key.function << " [" << f.key.module << "]\n";
+    out << line << "  " << Label(f.key) << '\n';
     ++shown;
   }
 }
@@ -115,7 +120,7 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
     if (options.max_rows && shown++ >= options.max_rows) break;
     out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
         << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value) << "  "
-        << f.key.function << " [" << f.key.module << "]\n";
+        << Label(f.key) << '\n';
   }
 }
 
@@ -169,8 +174,7 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
       out << " (each run scaled to the old mean total: a uniform slowdown is HIDDEN)\n";
       break;
     case Normalization::kEvent:
-      out << " (each run scaled to the old mean total of " << diff.options.normalize_event
-          << ")\n";
+      out << " (each run scaled to the old mean total of " << diff.options.normalize_event << ")\n";
       break;
   }
   if (!diff.note.empty()) out << "# note: " << diff.note << '\n';
@@ -203,8 +207,7 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
   if (!verdict.checks.empty()) {
     size_t tripped = 0;
     for (const GateCheck& c : verdict.checks) tripped += c.tripped;
-    out << "#\n# gate: " << verdict.checks.size() << " threshold(s), " << tripped
-        << " tripped\n";
+    out << "#\n# gate: " << verdict.checks.size() << " threshold(s), " << tripped << " tripped\n";
     for (const GateCheck& c : verdict.checks) out << "#   " << c.explanation << '\n';
   }
 }
@@ -227,19 +230,18 @@ nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
   for (const EventDiff& e : diff.events) {
     nlohmann::json functions = nlohmann::json::array();
     for (const FunctionDiff& f : e.functions)
-      functions.push_back({{"function", f.key.function},
-                           {"module", f.key.module},
-                           {"status", f.status == FunctionStatus::kBoth
-                                          ? "both"
-                                          : FunctionStatusName(f.status)},
-                           {"old", f.old_value},
-                           {"new", f.new_value},
-                           {"delta", f.delta},
-                           {"delta_pct", OptionalJson(f.delta_pct)},
-                           {"delta_pt", f.delta_pt},
-                           {"old_share", f.old_share},
-                           {"new_share", f.new_share},
-                           {"runs", RunsJson(f.runs)}});
+      functions.push_back(
+          {{"function", f.key.function},
+           {"module", f.key.module},
+           {"status", f.status == FunctionStatus::kBoth ? "both" : FunctionStatusName(f.status)},
+           {"old", f.old_value},
+           {"new", f.new_value},
+           {"delta", f.delta},
+           {"delta_pct", OptionalJson(f.delta_pct)},
+           {"delta_pt", f.delta_pt},
+           {"old_share", f.old_share},
+           {"new_share", f.new_share},
+           {"runs", RunsJson(f.runs)}});
     events.push_back({{"name", e.name},
                       {"old_total", e.old_total},
                       {"new_total", e.new_total},
@@ -258,8 +260,9 @@ nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
                            {"cpi", RatioJson(f.cpi)}});
     j["metrics"] = {{"cycles_event", diff.metrics->cycles_event},
                     {"instructions_event", diff.metrics->instructions_event},
-                    {"total", {{"ipc", RatioJson(diff.metrics->total_ipc)},
-                               {"cpi", RatioJson(diff.metrics->total_cpi)}}},
+                    {"total",
+                     {{"ipc", RatioJson(diff.metrics->total_ipc)},
+                      {"cpi", RatioJson(diff.metrics->total_cpi)}}},
                     {"functions", std::move(functions)}};
   } else {
     j["metrics"] = nullptr;

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -66,10 +67,9 @@ class DiffRecordings : public ::testing::Test {
  protected:
   static std::string Record(const std::string& name, Work w) {
     std::string path = TempPath(name + ".tprof");
-    CommandResult r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-c",
-                                  std::to_string(kPeriodNs), "-o", path, "--", kWorkload,
-                                  std::to_string(w.alpha), std::to_string(w.beta),
-                                  std::to_string(w.gamma)});
+    CommandResult r = RunCommand(
+        {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
+         kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     files_->push_back(path);
     return path;
@@ -181,8 +181,8 @@ TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal
   ASSERT_FALSE(raw.is_discarded());
   const nlohmann::json& e = raw["events"][0];
   EXPECT_EQ(raw["normalize"], "none");
-  EXPECT_NEAR(e["delta_pct"].get<double>(), 100 * (new_sums.total - old_sums.total) / old_sums.total,
-              1e-9);
+  EXPECT_NEAR(e["delta_pct"].get<double>(),
+              100 * (new_sums.total - old_sums.total) / old_sums.total, 1e-9);
   EXPECT_NEAR(e["delta_pct"].get<double>(), 100, 15);  // twice the work
   for (const char* name : kFunctions)
     EXPECT_NEAR(Function(e, name)["delta_pct"].get<double>(), 100, 15) << name;
@@ -306,6 +306,66 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   EXPECT_NE(text.out.find("Mann-Whitney"), std::string::npos);
   EXPECT_NE(text.out.find("n >= 4 runs per side"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("CV-old"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// The other input formats through the command line: folded stacks written here (exact
+// arithmetic), and a perf.data file recorded on real hardware diffed against itself.
+TEST(DiffInputs, FoldedStacksGiveExactNumbers) {
+  std::string old_path = TempPath("old.folded"), new_path = TempPath("new.folded");
+  std::ofstream(old_path) << "main;parse 400\nmain;render 100\n";
+  std::ofstream(new_path) << "main;parse 300\nmain;render 100\nmain;cache 100\n";
+  CommandResult r = RunCommand({kTprof, "diff", "--json", old_path, new_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const nlohmann::json& e = j["events"][0];
+  EXPECT_EQ(e["old_total"], 500.0);
+  EXPECT_EQ(e["new_total"], 500.0);
+  // parse: 400 -> 300: -100, -25% of itself, -20 points of the old total; cache: new, +20 pt.
+  const nlohmann::json& first = e["functions"][0];
+  const nlohmann::json& second = e["functions"][1];
+  EXPECT_EQ(first["function"], "cache");  // |delta| ties (100) sort by module, then name
+  EXPECT_EQ(first["status"], "new");
+  EXPECT_TRUE(first["delta_pct"].is_null());
+  EXPECT_EQ(first["delta_pt"], 20.0);
+  EXPECT_EQ(second["function"], "parse");
+  EXPECT_EQ(second["delta"], -100.0);
+  EXPECT_EQ(second["delta_pct"], -25.0);
+  EXPECT_EQ(second["delta_pt"], -20.0);
+  EXPECT_EQ(second["old_share"], 80.0);
+  EXPECT_EQ(second["new_share"], 60.0);
+  // share(parse) fell 20 points; share(cache) rose 20.
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--fail-if", "share(cache) > +19pt"})
+                .exit_code,
+            3);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--fail-if", "share(cache) > +21pt"})
+                .exit_code,
+            0);
+  std::remove(old_path.c_str());
+  std::remove(new_path.c_str());
+}
+
+TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
+  const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.busy.1-3.4";
+  CommandResult r = RunCommand({kTprof, "diff", "--json", "--fail-if", "func(*) > +0%", "--fail-if",
+                                "func(*) < -0%", path, path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_FALSE(j["events"].empty());
+  EXPECT_GT(j["events"][0]["old_total"].get<double>(), 0);
+  EXPECT_GT(j["events"][0]["functions"].size(), 10u);
+  for (const nlohmann::json& e : j["events"])
+    for (const nlohmann::json& f : e["functions"]) {
+      EXPECT_EQ(f["delta"], 0.0);
+      EXPECT_EQ(f["status"], "both");
+    }
 }
 
 }  // namespace

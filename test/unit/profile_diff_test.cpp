@@ -91,8 +91,9 @@ TEST(ProfileDiff, UniformSlowdownShowsRawAndHidesNormalized) {
     EXPECT_DOUBLE_EQ(f.new_share, f.old_share);
   }
   // A real shift in the mix survives normalization: alpha +60 of 710 new total.
-  auto shift = DiffProfiles({TotalsOf(kOld)}, {TotalsOf("main;alpha 360\nmain;beta 200\n"
-                                                        "main;gamma 100\nmain 50\n")},
+  auto shift = DiffProfiles({TotalsOf(kOld)},
+                            {TotalsOf("main;alpha 360\nmain;beta 200\n"
+                                      "main;gamma 100\nmain 50\n")},
                             total);
   ASSERT_TRUE(shift.ok());
   auto f = ByName(shift->events[0]);
@@ -105,8 +106,8 @@ std::string Script(const std::map<std::string, std::pair<int, int>>& cycles_inst
   std::string s;
   double t = 1.0;
   for (const auto& [function, counts] : cycles_instructions) {
-    for (auto [event, period] : {std::pair{"cycles", counts.first},
-                                 std::pair{"instructions", counts.second}}) {
+    for (auto [event, period] :
+         {std::pair{"cycles", counts.first}, std::pair{"instructions", counts.second}}) {
       t += 0.001;
       s += "prog  100  " + std::to_string(t) + ":  " + std::to_string(period) + " " + event +
            ": \n\t  401000 " + function + "+0x4 (/bin/prog)\n\n";
@@ -156,8 +157,8 @@ TEST(ProfileDiff, IpcAndCpiWhenCyclesAndInstructionsArePresent) {
 std::vector<FunctionTotals> Runs(const std::vector<std::pair<int, int>>& alpha_beta) {
   std::vector<FunctionTotals> runs;
   for (auto [a, b] : alpha_beta)
-    runs.push_back(TotalsOf("main;alpha " + std::to_string(a) + "\nmain;beta " +
-                            std::to_string(b) + "\n"));
+    runs.push_back(
+        TotalsOf("main;alpha " + std::to_string(a) + "\nmain;beta " + std::to_string(b) + "\n"));
   return runs;
 }
 
@@ -177,8 +178,8 @@ TEST(ProfileDiff, RepeatedRunsSeparateARealChangeFromNoise) {
   // CV of {100, 102, 98, 101, 99}: sample variance 10/4, mean 100.
   EXPECT_NEAR(f["alpha"]->runs.old_cv, std::sqrt(10.0 / 4) / 100, 1e-12);
   // A consistent but small change (2%) is below the minimum effect: not significant.
-  auto small = DiffProfiles(
-      old_runs, Runs({{102, 50}, {104, 52}, {103, 48}, {105, 51}, {106, 49}}), {});
+  auto small =
+      DiffProfiles(old_runs, Runs({{102, 50}, {104, 52}, {103, 48}, {105, 51}, {106, 49}}), {});
   ASSERT_TRUE(small.ok());
   const FunctionDiff* a = ByName(small->events[0])["alpha"];
   EXPECT_LT(a->runs.test->p_value, 0.05);
@@ -207,9 +208,8 @@ TEST(ProfileDiff, LoneEventsOfDifferentNamesArePairedWithANote) {
 TEST(ProfileDiff, CallPathsOfBothSidesMergeKeepingVanishedStacks) {
   auto tree = [](const std::string& text) {
     auto source = ProfileSource::OpenBytes(text);
-    auto builder = std::make_unique<CallTreeBuilder>((*source)->events(),
-                                                     *(*source)->embedded_frames(),
-                                                     CallTreeOptions{});
+    auto builder = std::make_unique<CallTreeBuilder>(
+        (*source)->events(), *(*source)->embedded_frames(), CallTreeOptions{});
     EXPECT_TRUE((*source)->ReadRecords(*builder).ok());
     // The resolver lives in the source: keep both alive together.
     return std::make_pair(std::move(source).value(), std::move(builder));

@@ -70,13 +70,12 @@ GateVerdict Gate(const ProfileDiff& diff, std::vector<std::string> texts) {
 
 TEST(RegressionGate, TotalsAndFunctionsTripAtTheirThresholds) {
   // alpha +20% (300 -> 360), total +60/650 = +9.23%.
-  auto diff = DiffProfiles({TotalsOf(kOld)},
-                           {TotalsOf("main;alpha 360\nmain;beta 200\nmain;gamma 100\nmain 50\n")},
-                           {});
+  auto diff = DiffProfiles(
+      {TotalsOf(kOld)}, {TotalsOf("main;alpha 360\nmain;beta 200\nmain;gamma 100\nmain 50\n")}, {});
   ASSERT_TRUE(diff.ok());
   auto v = Gate(*diff, {"total > +5%", "total.samples > +10%", "func(alpha) > +19.9%",
-                        "func(alpha) > +20.1%", "func(*) > +9pt", "func(*) > 60",
-                        "func(*) >= 60", "share(alpha) > +4pt", "share(beta) < -1pt"});
+                        "func(alpha) > +20.1%", "func(*) > +9pt", "func(*) > 60", "func(*) >= 60",
+                        "share(alpha) > +4pt", "share(beta) < -1pt"});
   std::vector<bool> tripped;
   for (const GateCheck& c : v.checks) tripped.push_back(c.tripped);
   // share(alpha): 360/710 - 300/650 = 4.55 points; share(beta): 200/710 - 200/650 = -2.60.
@@ -91,9 +90,8 @@ TEST(RegressionGate, TotalsAndFunctionsTripAtTheirThresholds) {
 }
 
 TEST(RegressionGate, NewAndGoneFunctionsAndUnmatchedPatterns) {
-  auto diff = DiffProfiles({TotalsOf(kOld)},
-                           {TotalsOf("main;alpha 300\nmain;beta 200\nmain;fresh 5\nmain 50\n")},
-                           {});
+  auto diff = DiffProfiles(
+      {TotalsOf(kOld)}, {TotalsOf("main;alpha 300\nmain;beta 200\nmain;fresh 5\nmain 50\n")}, {});
   ASSERT_TRUE(diff.ok());
   auto v = Gate(*diff, {"func(fresh) > +1000%", "func(fresh) > +1pt", "func(gamma) < -99%",
                         "func(nothing*) > +1%"});
@@ -106,8 +104,8 @@ TEST(RegressionGate, NewAndGoneFunctionsAndUnmatchedPatterns) {
 }
 
 TEST(RegressionGate, PatternsMatchWithOrWithoutTheParameterList) {
-  auto diff = DiffProfiles({TotalsOf("main;work(int) 100\n")}, {TotalsOf("main;work(int) 200\n")},
-                           {});
+  auto diff =
+      DiffProfiles({TotalsOf("main;work(int) 100\n")}, {TotalsOf("main;work(int) 200\n")}, {});
   ASSERT_TRUE(diff.ok());
   auto v = Gate(*diff, {"func(work) > +50%", "func(work(int)) > +50%", "func(wor?) > +50%"});
   for (const GateCheck& c : v.checks) EXPECT_TRUE(c.tripped) << c.threshold.text;
@@ -120,6 +118,40 @@ TEST(RegressionGate, UnknownEventsAndMissingMetricsAreErrors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("samples"), std::string::npos);  // says what there is
   EXPECT_FALSE(EvaluateGate(*diff, {ParseThreshold("total.ipc < -5%").value()}).ok());
+}
+
+// perf script text: one cycles and one instructions sample per function.
+std::string CyclesAndInstructions(int alpha_cycles, int alpha_instructions) {
+  std::string s;
+  int t = 0;
+  auto sample = [&](const char* event, int period, const char* function) {
+    s += "prog  100  1." + std::to_string(100 + ++t) + ":  " + std::to_string(period) + " " +
+         event + ": \n\t  401000 " + function + "+0x4 (/bin/prog)\n\n";
+  };
+  sample("cycles", alpha_cycles, "alpha");
+  sample("instructions", alpha_instructions, "alpha");
+  sample("cycles", 1000, "beta");
+  sample("instructions", 1000, "beta");
+  return s;
+}
+
+TEST(RegressionGate, IpcAndCpiThresholds) {
+  // alpha: IPC 2.0 -> 1.5 (-25%), CPI 0.5 -> 0.667 (+33%); total IPC 3000/2000 = 1.5 ->
+  // 4000/3000 = 1.333 (-11.1%).
+  auto diff = DiffProfiles({TotalsOf(CyclesAndInstructions(1000, 2000))},
+                           {TotalsOf(CyclesAndInstructions(2000, 3000))}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  auto v =
+      Gate(*diff, {"total.ipc < -10%", "total.ipc < -12%", "func(alpha).ipc < -24%",
+                   "func(beta).ipc < -1%", "func(alpha).cpi > +0.16", "func(alpha).cpi > +0.17"});
+  std::vector<bool> tripped;
+  for (const GateCheck& c : v.checks) tripped.push_back(c.tripped);
+  EXPECT_EQ(tripped, (std::vector<bool>{true, false, true, false, true, false}));
+  EXPECT_NEAR(v.checks[0].crossed[0].observed, 100.0 * (4000.0 / 3000 - 1.5) / 1.5, 1e-9);
+  // Events by name too.
+  EXPECT_TRUE(Gate(*diff, {"total.cycles > +49%"}).tripped());         // 2000 -> 3000: +50%
+  EXPECT_FALSE(Gate(*diff, {"total.instructions > +34%"}).tripped());  // 3000 -> 4000: +33.3%
 }
 
 TEST(RegressionGate, WithRepeatedRunsOnlySignificantChangesTrip) {

@@ -69,8 +69,7 @@ TEST(MannWhitneyU, TiesUseTheCorrectedNormalApproximation) {
   EXPECT_FALSE(r.exact);
   EXPECT_NEAR(r.p_value, 0.11049202405566802, 1e-12);
   // scipy: mannwhitneyu([1..10],[6..15]) -> (12.5, 0.005075392315273923)
-  auto big = MannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
-                          {6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  auto big = MannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
   EXPECT_DOUBLE_EQ(big.u_old, 12.5);
   EXPECT_NEAR(big.p_value, 0.005075392315273923, 1e-12);
 }
