@@ -63,11 +63,15 @@ Result<EventPairing> PairEvents(const std::vector<FunctionTotals>& old_side,
       return side.front().events[0];
     };
     std::optional<std::string> old_name = lone(old_side), new_name = lone(new_side);
-    if (!old_name || !new_name)
-      return Error(
-          "the two sides have no event in common (old: " +
-          (old_side.front().events.empty() ? std::string("none") : old_side.front().events[0]) +
-          ", ...)");
+    if (!old_name || !new_name) {
+      auto list = [](const std::vector<FunctionTotals>& side) {
+        std::string s;
+        for (const std::string& n : side.front().events) s += (s.empty() ? "" : ", ") + n;
+        return s.empty() ? std::string("none") : s;
+      };
+      return Error("the two sides have no event in common (old: " + list(old_side) +
+                   "; new: " + list(new_side) + ")");
+    }
     pairing.names.push_back(*old_name + " vs " + *new_name);
     pairing.unpaired.clear();
     pairing.note = "compared the only event of each side: old " + *old_name + ", new " + *new_name;
@@ -106,6 +110,7 @@ Result<std::vector<std::vector<double>>> ScaleFactors(
     double reference = 0;
     for (size_t r = 0; r < old_side.size(); ++r) reference += old_side[r].totals[old_index[r][by]];
     reference /= static_cast<double>(old_side.size());
+    if (reference == 0) continue;  // the old side has none of it: nothing to scale to
     for (size_t r = 0; r < side.size(); ++r) {
       const double total = side[r].totals[index[r][by]];
       if (total == 0) {

@@ -262,6 +262,10 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
   EXPECT_EQ(stream.exit_code, 1);
   EXPECT_NE(stream.err.find("--stream"), std::string::npos);
   EXPECT_EQ(RunCommand({kTprof, "diff", old_file}).exit_code, 2);
+  CommandResult normalize =
+      RunCommand({kTprof, "diff", "--normalize", "cycles", old_file, new_file});
+  EXPECT_EQ(normalize.exit_code, 2);
+  EXPECT_NE(normalize.err.find("cpu-clock"), std::string::npos) << normalize.err;  // what there is
 }
 
 // Five runs per side: work_alpha's 20% is significant, the unchanged functions are not, and the

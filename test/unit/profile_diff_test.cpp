@@ -203,6 +203,12 @@ TEST(ProfileDiff, LoneEventsOfDifferentNamesArePairedWithANote) {
   EXPECT_EQ(diff->events[0].name, "samples vs cpu-clock");
   EXPECT_NE(diff->note.find("samples"), std::string::npos);
   EXPECT_FALSE(DiffProfiles({}, {b}, {}).ok());
+  // Nothing to pair: the error lists both sides' events.
+  FunctionTotals two = TotalsOf("main;x 1 2\n");  // differential folded: "before", "after"
+  auto none = DiffProfiles({two}, {b}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("old: before, after; new: cpu-clock"), std::string::npos)
+      << none.error().message();
 }
 
 TEST(ProfileDiff, CallPathsOfBothSidesMergeKeepingVanishedStacks) {
