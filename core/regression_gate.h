@@ -18,6 +18,7 @@
 //   ipc, cpi   %: 100 * (new - old) / old           none: new - old
 // A threshold trips when any subject it names satisfies "observed OP VALUE". With several runs
 // per side, a subject whose change is not significant (see ProfileDiffOptions) never trips.
+// Stream thresholds (stream diffs are built separately) will be another Subject.
 #pragma once
 
 #include <optional>
