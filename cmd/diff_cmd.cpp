@@ -56,15 +56,16 @@ class DiffCommand : public Subcommand {
 
   void Setup(CLI::App& app) override {
     app.description(
-        std::string("Compare profiles by function, per event.\n"
-                    "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
-                    "[--json]\n"
-                    "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
-                    "B1,B2,B3)\n"
-                    "Each side is one profile or several runs of the same thing (any format "
-                    "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
-                    "Functions are matched by name and\nmodule file name; "
-                    "events by name. Columns:\n") +
+        std::string(
+            "Compare profiles by function, per event.\n"
+            "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
+            "[--json]\n"
+            "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
+            "B1,B2,B3)\n"
+            "Each side is one profile or several runs of the same thing (any format "
+            "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
+            "Functions are matched by name and\nmodule file name (--ignore-module: by name alone); "
+            "events by name. Columns:\n") +
         kDiffColumnHelp +
         "\nWith several runs per side, values are means over runs and each change "
         "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
@@ -96,6 +97,8 @@ class DiffCommand : public Subcommand {
                    "Look for recorded binaries under this directory");
     app.add_option("--binary", load_options_.binaries,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
+    app.add_flag("--ignore-module", ignore_module_,
+                 "Match functions by name alone (e.g. when the binary was renamed)");
     app.add_flag("--stream", stream_, "Diff hot streams (not built yet)");
     app.add_option("--flamegraph", flamegraph_, "Differential flame graph (not built yet)");
   }
@@ -156,7 +159,7 @@ class DiffCommand : public Subcommand {
         if (!loaded.ok()) return ReportError(name(), loaded.error().message());
         if (!loaded->warning.empty())
           std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
-        side->push_back(SumByFunction(loaded->profile));
+        side->push_back(SumByFunction(loaded->profile, !ignore_module_));
       }
 
     auto diff = DiffProfiles(old_side, new_side, diff_options_);
@@ -190,6 +193,7 @@ class DiffCommand : public Subcommand {
   std::string flamegraph_;
   bool json_ = false;
   bool stream_ = false;
+  bool ignore_module_ = false;
   ProfileDiffOptions diff_options_;
   DiffReportOptions report_options_;
   ProfileLoadOptions load_options_;

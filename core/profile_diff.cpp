@@ -275,7 +275,7 @@ const char* SignificanceName(Significance significance) {
   return "";
 }
 
-FunctionTotals SumByFunction(const FunctionProfile& profile) {
+FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) {
   FunctionTotals t;
   const size_t events = profile.events.size();
   for (const EventDesc& e : profile.events) t.events.push_back(e.name);
@@ -283,8 +283,9 @@ FunctionTotals SumByFunction(const FunctionProfile& profile) {
   for (size_t e = 0; e < events && e < profile.total_period.size(); ++e)
     t.totals[e] = static_cast<double>(profile.total_period[e]);
   for (const FunctionRow& row : profile.rows) {
-    auto [it, inserted] =
-        t.self.try_emplace(FunctionKey{BaseName(row.module), row.function}, events, 0.0);
+    auto [it, inserted] = t.self.try_emplace(
+        FunctionKey{match_module ? BaseName(row.module) : std::string(), row.function}, events,
+        0.0);
     for (size_t e = 0; e < events && e < row.self_period.size(); ++e)
       it->second[e] += static_cast<double>(row.self_period[e]);
   }

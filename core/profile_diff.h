@@ -52,7 +52,9 @@ struct FunctionTotals {
   std::vector<double> totals;                       // per event
 };
 
-FunctionTotals SumByFunction(const FunctionProfile& profile);
+// `match_module` false: functions are matched by name alone (module left empty), for builds
+// whose binary was renamed between the two sides.
+FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module = true);
 
 enum class Normalization { kNone, kTotal, kEvent };
 

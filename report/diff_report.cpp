@@ -64,6 +64,7 @@ std::string Join(const std::vector<std::string>& v) {
 
 // "work_alpha [prog]"; modules that are already bracketed ("[kernel.kallsyms]") stay as they are.
 std::string Label(const FunctionKey& key) {
+  if (key.module.empty()) return key.function;  // matched by name alone
   if (!key.module.empty() && key.module.front() == '[') return key.function + " " + key.module;
   return key.function + " [" + key.module + "]";
 }

@@ -194,6 +194,35 @@ TEST(ProfileDiff, RepeatedRunsSeparateARealChangeFromNoise) {
   EXPECT_DOUBLE_EQ(ByName(gaps->events[0])["alpha"]->new_value, 2.5);
 }
 
+TEST(ProfileDiff, FunctionsMatchByNameAndModuleFileNameOrByNameAlone) {
+  auto script = [](const std::string& module, int period) {
+    return "app  7  1.5:  " + std::to_string(period) + " cpu-clock: \n\t  401000 hot+0x4 (" +
+           module + ")\n\n";
+  };
+  // The same binary in another directory: the same function.
+  auto moved = DiffProfiles({TotalsOf(script("/old/build/app", 100))},
+                            {TotalsOf(script("/new/build/app", 150))}, {});
+  ASSERT_TRUE(moved.ok());
+  ASSERT_EQ(moved->events[0].functions.size(), 1u);
+  EXPECT_EQ(moved->events[0].functions[0].key.module, "app");
+  // A renamed binary: two functions, one gone and one new, unless matched by name alone.
+  auto renamed = DiffProfiles({TotalsOf(script("/bin/app-1.0", 100))},
+                              {TotalsOf(script("/bin/app-1.1", 150))}, {});
+  ASSERT_TRUE(renamed.ok());
+  EXPECT_EQ(renamed->events[0].functions.size(), 2u);
+  auto by_name = [&](const std::string& text) {
+    auto source = ProfileSource::OpenBytes(text);
+    FunctionProfileBuilder builder((*source)->events(), *(*source)->embedded_frames());
+    EXPECT_TRUE((*source)->ReadRecords(builder).ok());
+    return SumByFunction(builder.Finish(), /*match_module=*/false);
+  };
+  auto matched = DiffProfiles({by_name(script("/bin/app-1.0", 100))},
+                              {by_name(script("/bin/app-1.1", 150))}, {});
+  ASSERT_TRUE(matched.ok());
+  ASSERT_EQ(matched->events[0].functions.size(), 1u);
+  EXPECT_DOUBLE_EQ(*matched->events[0].functions[0].delta_pct, 50.0);
+}
+
 TEST(ProfileDiff, LoneEventsOfDifferentNamesArePairedWithANote) {
   FunctionTotals a = TotalsOf(kOld);
   FunctionTotals b = TotalsOf(kNew);
