@@ -136,6 +136,14 @@ void FillStatistics(RunStatistics& stats, const ProfileDiffOptions& options,
                            : Significance::kNotSignificant;
 }
 
+// new - old, with the rounding of scaled sums (normalization) that leaves "-0.0000001" for
+// equal values made exactly 0.
+double Difference(double new_value, double old_value) {
+  const double delta = new_value - old_value;
+  const double scale = std::max(std::fabs(new_value), std::fabs(old_value));
+  return std::fabs(delta) <= 1e-12 * scale ? 0.0 : delta;
+}
+
 std::optional<double> Percent(double part, double whole) {
   if (whole == 0) return std::nullopt;
   return 100.0 * part / whole;
@@ -339,7 +347,7 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
     collect(new_side, pairing->new_index, *new_scale, false);
     event.old_total = Mean(event.total_runs.old_runs);
     event.new_total = Mean(event.total_runs.new_runs);
-    event.delta = event.new_total - event.old_total;
+    event.delta = Difference(event.new_total, event.old_total);
     event.delta_pct = Percent(event.delta, event.old_total);
     FillStatistics(event.total_runs, options, event.delta_pct);
 
@@ -353,7 +361,7 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
       f.status = f.old_value == 0   ? FunctionStatus::kNew
                  : f.new_value == 0 ? FunctionStatus::kGone
                                     : FunctionStatus::kBoth;
-      f.delta = f.new_value - f.old_value;
+      f.delta = Difference(f.new_value, f.old_value);
       f.delta_pct = Percent(f.delta, f.old_value);
       f.delta_pt = Percent(f.delta, event.old_total).value_or(0);
       f.old_share = Percent(f.old_value, event.old_total).value_or(0);

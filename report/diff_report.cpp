@@ -125,30 +125,32 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
   }
 }
 
-nlohmann::json OptionalJson(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+nlohmann::ordered_json OptionalJson(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
 // JSON has no infinity: an observed +inf% (a new function) is written as null.
-nlohmann::json FiniteJson(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+nlohmann::ordered_json FiniteJson(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-nlohmann::json RunsJson(const RunStatistics& r) {
-  return {{"old", r.old_runs},
-          {"new", r.new_runs},
-          {"old_cv", r.old_cv},
-          {"new_cv", r.new_cv},
-          {"p_value", r.test ? nlohmann::json(r.test->p_value) : nlohmann::json(nullptr)},
-          {"u_old", r.test ? nlohmann::json(r.test->u_old) : nlohmann::json(nullptr)},
-          {"significance", SignificanceName(r.significance)}};
+nlohmann::ordered_json RunsJson(const RunStatistics& r) {
+  return {
+      {"old", r.old_runs},
+      {"new", r.new_runs},
+      {"old_cv", r.old_cv},
+      {"new_cv", r.new_cv},
+      {"p_value",
+       r.test ? nlohmann::ordered_json(r.test->p_value) : nlohmann::ordered_json(nullptr)},
+      {"u_old", r.test ? nlohmann::ordered_json(r.test->u_old) : nlohmann::ordered_json(nullptr)},
+      {"significance", SignificanceName(r.significance)}};
 }
 
-nlohmann::json RatioJson(const RatioPair& r) {
+nlohmann::ordered_json RatioJson(const RatioPair& r) {
   return {{"old", OptionalJson(r.old_value)}, {"new", OptionalJson(r.new_value)}};
 }
 
-nlohmann::json FindingJson(const GateFinding& f) {
+nlohmann::ordered_json FindingJson(const GateFinding& f) {
   return {{"subject", f.subject},
           {"observed", FiniteJson(f.observed)},
           {"old", f.old_value},
@@ -213,9 +215,9 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
   }
 }
 
-nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
-                          const DiffReportInputs& inputs) {
-  nlohmann::json j;
+nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
+                                  const DiffReportInputs& inputs) {
+  nlohmann::ordered_json j;
   j["schema"] = "tprof-diff/1";
   j["old"] = {{"files", inputs.old_files}, {"runs", diff.old_runs}};
   j["new"] = {{"files", inputs.new_files}, {"runs", diff.new_runs}};
@@ -227,9 +229,9 @@ nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
                        {"runs_needed", diff.runs_needed}};
   j["note"] = diff.note;
   j["unpaired_events"] = diff.unpaired_events;
-  nlohmann::json events = nlohmann::json::array();
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (const EventDiff& e : diff.events) {
-    nlohmann::json functions = nlohmann::json::array();
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
     for (const FunctionDiff& f : e.functions)
       functions.push_back(
           {{"function", f.key.function},
@@ -253,7 +255,7 @@ nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
   }
   j["events"] = std::move(events);
   if (diff.metrics) {
-    nlohmann::json functions = nlohmann::json::array();
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
     for (const FunctionRatios& f : diff.metrics->functions)
       functions.push_back({{"function", f.key.function},
                            {"module", f.key.module},
@@ -268,17 +270,18 @@ nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
   } else {
     j["metrics"] = nullptr;
   }
-  nlohmann::json checks = nlohmann::json::array();
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const GateCheck& c : verdict.checks) {
-    nlohmann::json crossed = nlohmann::json::array();
+    nlohmann::ordered_json crossed = nlohmann::ordered_json::array();
     for (const GateFinding& f : c.crossed) crossed.push_back(FindingJson(f));
-    checks.push_back({{"threshold", c.threshold.text},
-                      {"tripped", c.tripped},
-                      {"matched", c.matched},
-                      {"not_significant", c.not_significant},
-                      {"crossed", std::move(crossed)},
-                      {"closest", c.closest ? FindingJson(*c.closest) : nlohmann::json(nullptr)},
-                      {"explanation", c.explanation}});
+    checks.push_back(
+        {{"threshold", c.threshold.text},
+         {"tripped", c.tripped},
+         {"matched", c.matched},
+         {"not_significant", c.not_significant},
+         {"crossed", std::move(crossed)},
+         {"closest", c.closest ? FindingJson(*c.closest) : nlohmann::ordered_json(nullptr)},
+         {"explanation", c.explanation}});
   }
   j["gate"] = {{"tripped", verdict.tripped()}, {"checks", std::move(checks)}};
   return j;

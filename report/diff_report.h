@@ -29,7 +29,8 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
                     const DiffReportInputs& inputs, const DiffReportOptions& options,
                     std::ostream& out);
 
-nlohmann::json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
-                          const DiffReportInputs& inputs);
+// Keys in the order docs/diff-schema.md lists them.
+nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
+                                  const DiffReportInputs& inputs);
 
 }  // namespace tprof
