@@ -63,41 +63,36 @@ struct IndependentSums : RecordVisitor {
   double total = 0;
 };
 
+// Recordings are made when a test first asks for them and shared by the suite's tests: ctest
+// runs each test in a process of its own, and should then make only what that test uses.
 class DiffRecordings : public ::testing::Test {
  protected:
-  static std::string Record(const std::string& name, Work w) {
+  static const std::string& Recording(const std::string& name, Work w) {
+    auto it = recordings_->find(name);
+    if (it != recordings_->end()) return it->second;
     std::string path = TempPath(name + ".tprof");
     CommandResult r = RunCommand(
         {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
          kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    files_->push_back(path);
-    return path;
+    return recordings_->emplace(name, path).first->second;
   }
+  static const std::string& Base(size_t i) { return Recording("base" + std::to_string(i), kBase); }
+  static const std::string& Slower(size_t i) {
+    return Recording("alpha" + std::to_string(i), kAlphaSlower);
+  }
+  static const std::string& Twice() { return Recording("twice", kTwiceAsSlow); }
+  static const std::string& Gone() { return Recording("gone", kGammaGone); }
 
   static void SetUpTestSuite() {
-    files_ = new std::vector<std::string>;
-    base_ = new std::vector<std::string>;
-    slower_ = new std::vector<std::string>;
-    // Alternate the two sides so that whatever else this machine is doing meanwhile affects
-    // both alike.
-    for (int i = 0; i < 5; ++i) {
-      base_->push_back(Record("base" + std::to_string(i), kBase));
-      slower_->push_back(Record("alpha" + std::to_string(i), kAlphaSlower));
-    }
-    twice_ = new std::string(Record("twice", kTwiceAsSlow));
-    gone_ = new std::string(Record("gone", kGammaGone));
+    recordings_ = new std::map<std::string, std::string>;
     auto symbols = ElfSymbols::Load(kWorkload);
     ASSERT_TRUE(symbols.ok());
     symbols_ = new ElfSymbols(std::move(symbols).value());
   }
   static void TearDownTestSuite() {
-    for (const std::string& f : *files_) std::remove(f.c_str());
-    delete files_;
-    delete base_;
-    delete slower_;
-    delete twice_;
-    delete gone_;
+    for (const auto& [name, path] : *recordings_) std::remove(path.c_str());
+    delete recordings_;
     delete symbols_;
   }
 
@@ -124,26 +119,18 @@ class DiffRecordings : public ::testing::Test {
     return kMissing;
   }
 
-  static std::vector<std::string>* files_;
-  static std::vector<std::string>* base_;
-  static std::vector<std::string>* slower_;
-  static std::string* twice_;
-  static std::string* gone_;
+  static std::map<std::string, std::string>* recordings_;
   static ElfSymbols* symbols_;
 };
-std::vector<std::string>* DiffRecordings::files_;
-std::vector<std::string>* DiffRecordings::base_;
-std::vector<std::string>* DiffRecordings::slower_;
-std::string* DiffRecordings::twice_;
-std::string* DiffRecordings::gone_;
+std::map<std::string, std::string>* DiffRecordings::recordings_;
 ElfSymbols* DiffRecordings::symbols_;
 
 const char* const kFunctions[] = {"work_alpha", "work_beta", "work_gamma"};
 
 // Every column against the independent sums; then what the numbers say about the workload.
 TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
-  const std::string& old_file = (*base_)[0];
-  const std::string& new_file = (*slower_)[0];
+  const std::string& old_file = Base(0);
+  const std::string& new_file = Slower(0);
   IndependentSums old_sums = Sums(old_file), new_sums = Sums(new_file);
   nlohmann::json j = DiffJson({old_file, new_file});
   ASSERT_FALSE(j.is_discarded());
@@ -180,9 +167,9 @@ TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
 }
 
 TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal) {
-  const std::string& old_file = (*base_)[0];
-  IndependentSums old_sums = Sums(old_file), new_sums = Sums(*twice_);
-  nlohmann::json raw = DiffJson({old_file, *twice_});
+  const std::string& old_file = Base(0);
+  IndependentSums old_sums = Sums(old_file), new_sums = Sums(Twice());
+  nlohmann::json raw = DiffJson({old_file, Twice()});
   ASSERT_FALSE(raw.is_discarded());
   const nlohmann::json& e = raw["events"][0];
   EXPECT_EQ(raw["normalize"], "none");
@@ -194,7 +181,7 @@ TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal
   for (const char* name : kFunctions)
     EXPECT_GT(Function(e, name)["delta_pct"].get<double>(), 50) << name;
 
-  nlohmann::json scaled = DiffJson({"--normalize", "total", old_file, *twice_});
+  nlohmann::json scaled = DiffJson({"--normalize", "total", old_file, Twice()});
   ASSERT_FALSE(scaled.is_discarded());
   const nlohmann::json& s = scaled["events"][0];
   EXPECT_NEAR(s["delta_pct"].get<double>(), 0, 1e-9);
@@ -207,15 +194,15 @@ TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal
     EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the 2x is gone
   }
   // The text says which is which.
-  CommandResult text = RunCommand({kTprof, "diff", "--normalize", "total", old_file, *twice_});
+  CommandResult text = RunCommand({kTprof, "diff", "--normalize", "total", old_file, Twice()});
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("HIDDEN"), std::string::npos) << text.out;
 }
 
 TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
-  const std::string& old_file = (*base_)[0];
+  const std::string& old_file = Base(0);
   IndependentSums old_sums = Sums(old_file);
-  nlohmann::json j = DiffJson({old_file, *gone_});
+  nlohmann::json j = DiffJson({old_file, Gone()});
   ASSERT_FALSE(j.is_discarded());
   const nlohmann::json& gamma = Function(j["events"][0], "work_gamma");
   EXPECT_EQ(gamma["status"], "gone");
@@ -223,10 +210,10 @@ TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
   EXPECT_DOUBLE_EQ(gamma["old"].get<double>(), old_sums.by_function["work_gamma"]);
   EXPECT_DOUBLE_EQ(gamma["delta_pct"].get<double>(), -100);
   // Reversed, it is new.
-  nlohmann::json back = DiffJson({*gone_, old_file});
+  nlohmann::json back = DiffJson({Gone(), old_file});
   EXPECT_EQ(Function(back["events"][0], "work_gamma")["status"], "new");
   EXPECT_TRUE(Function(back["events"][0], "work_gamma")["delta_pct"].is_null());
-  CommandResult text = RunCommand({kTprof, "diff", old_file, *gone_});
+  CommandResult text = RunCommand({kTprof, "diff", old_file, Gone()});
   EXPECT_EQ(text.exit_code, 0);
   bool row = false;
   for (size_t pos = 0; (pos = text.out.find("work_gamma", pos)) != std::string::npos; ++pos) {
@@ -237,8 +224,8 @@ TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
 }
 
 TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
-  const std::string& old_file = (*base_)[0];
-  const std::string& new_file = (*slower_)[0];
+  const std::string& old_file = Base(0);
+  const std::string& new_file = Slower(0);
   auto gate = [&](const std::string& new_side, std::vector<std::string> thresholds) {
     std::vector<std::string> args{kTprof, "diff", old_file, new_side};
     for (const std::string& t : thresholds) args.insert(args.end(), {"--fail-if", t});
@@ -249,9 +236,9 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
   EXPECT_NE(tripped.err.find("func(work_alpha).cpu-clock"), std::string::npos) << tripped.err;
   EXPECT_NE(tripped.out.find("TRIPPED"), std::string::npos);
   EXPECT_EQ(gate(new_file, {"func(work_alpha) > +50%", "total > +50%"}).exit_code, 0);
-  EXPECT_EQ(gate(*twice_, {"total.cpu-clock > +50%"}).exit_code, 3);
-  EXPECT_EQ(gate(*twice_, {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
-  EXPECT_EQ(gate(*gone_, {"func(work_gamma) < -90%"}).exit_code, 3);
+  EXPECT_EQ(gate(Twice(), {"total.cpu-clock > +50%"}).exit_code, 3);
+  EXPECT_EQ(gate(Twice(), {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
+  EXPECT_EQ(gate(Gone(), {"func(work_gamma) < -90%"}).exit_code, 3);
   // JSON carries the verdict.
   nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
   ASSERT_FALSE(j.is_discarded());
@@ -278,10 +265,17 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
 // Five runs per side: work_alpha's 20% is significant, the unchanged functions are not, and the
 // gate trips on alpha only.
 TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
+  // Alternate the two sides so that whatever else this machine is doing meanwhile affects both
+  // alike.
+  std::vector<std::string> olds, news;
+  for (size_t i = 0; i < 5; ++i) {
+    olds.push_back(Base(i));
+    news.push_back(Slower(i));
+  }
   std::vector<std::string> args{"--old"};
-  args.insert(args.end(), base_->begin(), base_->end());
+  args.insert(args.end(), olds.begin(), olds.end());
   args.push_back("--new");
-  args.insert(args.end(), slower_->begin(), slower_->end());
+  args.insert(args.end(), news.begin(), news.end());
   args.insert(args.end(), {"--fail-if", "func(work_*) > +5%"});
   nlohmann::json j = DiffJson(args, 3);
   ASSERT_FALSE(j.is_discarded());
@@ -295,7 +289,7 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   // The per-run values are the independent sums of each run.
   for (size_t i = 0; i < 5; ++i)
     EXPECT_DOUBLE_EQ(alpha["runs"]["old"][i].get<double>(),
-                     Sums((*base_)[i]).by_function["work_alpha"]);
+                     Sums(Base(i)).by_function["work_alpha"]);
   for (const char* name : {"work_beta", "work_gamma"}) {
     const nlohmann::json& f = Function(e, name);
     EXPECT_EQ(f["runs"]["significance"], "not-significant") << f.dump();
@@ -305,15 +299,15 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   ASSERT_EQ(check["crossed"].size(), 1u) << check.dump();
   EXPECT_EQ(check["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
   // The same with comma-separated lists.
-  std::string olds, news;
+  std::string old_list, new_list;
   for (size_t i = 0; i < 5; ++i) {
-    olds += (i ? "," : "") + (*base_)[i];
-    news += (i ? "," : "") + (*slower_)[i];
+    old_list += (i ? "," : "") + olds[i];
+    new_list += (i ? "," : "") + news[i];
   }
-  nlohmann::json lists = DiffJson({olds, news});
+  nlohmann::json lists = DiffJson({old_list, new_list});
   EXPECT_EQ(lists["events"], j["events"]);
   // Text: the test, the runs needed and the noise columns are stated.
-  CommandResult text = RunCommand({kTprof, "diff", olds, news});
+  CommandResult text = RunCommand({kTprof, "diff", old_list, new_list});
   EXPECT_NE(text.out.find("Mann-Whitney"), std::string::npos);
   EXPECT_NE(text.out.find("n >= 4 runs per side"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("CV-old"), std::string::npos);
