@@ -71,6 +71,9 @@ class DiffCommand : public Subcommand {
         "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
         "significant when p < --alpha and\n|Delta%| >= --min-effect. 4 runs per side "
         "are the fewest that can reach p < 0.05.\n"
+        "p-values are per function, not corrected for testing many: among many "
+        "unchanged functions\nabout alpha of them look significant by chance "
+        "(mostly small ones); gate func(*) in pt.\n"
         "IPC and CPI, old and new, are shown when both sides sampled cycles and "
         "instructions.\n--normalize:\n" +
         kDiffNormalizeHelp + "\n" + kGateHelp +
