@@ -313,6 +313,29 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   EXPECT_NE(text.out.find("CV-old"), std::string::npos);
 }
 
+// Formats mix: perf's own recording of the baseline (perf is a reference here, never called by
+// tprof) against tprof's. The same functions are matched across the two formats.
+TEST_F(DiffRecordings, PerfDataAgainstATprofRecording) {
+  const std::string perf = "/usr/bin/perf";
+  if (::access(perf.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  const std::string perf_data = TempPath("base.perf.data");
+  CommandResult r =
+      RunCommand({perf, "record", "-q", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o",
+                  perf_data, "--", kWorkload, std::to_string(kBase.alpha),
+                  std::to_string(kBase.beta), std::to_string(kBase.gamma)});
+  if (r.exit_code != 0) GTEST_SKIP() << "perf record failed here: " << r.err;
+  nlohmann::json j = DiffJson({perf_data, Base(0)});
+  std::remove(perf_data.c_str());
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["events"][0]["name"], "cpu-clock");
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(j["events"][0], name);
+    EXPECT_EQ(f["status"], "both") << name;
+    EXPECT_EQ(f["module"], "tprof_diff_workload") << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the same work
+  }
+}
+
 }  // namespace
 }  // namespace tprof
 
