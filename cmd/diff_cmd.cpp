@@ -14,20 +14,6 @@
 namespace tprof {
 namespace {
 
-constexpr const char* kGateHelp =
-    "Regression gate (--fail-if, repeatable; exit status 3 when any threshold trips):\n"
-    "  total[.EVENT] OP N%          the event's total: 100 * delta / old total (or N raw units)\n"
-    "  func(PATTERN)[.EVENT] OP N%  any matching function: 100 * delta / its own old value\n"
-    "  func(PATTERN)[.EVENT] OP Npt   ... or 100 * delta / old total (points), or N raw units\n"
-    "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
-    "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
-    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions.\n"
-    "  PATTERN is a shell glob over function names, with or without their parameter list.\n"
-    "  A new function counts as +inf %, a gone one as -100 %. With several runs per side only\n"
-    "  significant changes trip. Examples:\n"
-    "    --fail-if 'total.cpu-clock > +5%'  --fail-if 'func(parse_*) > +10%'\n"
-    "    --fail-if 'share(*) > +2pt'";
-
 bool IsFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -76,7 +62,7 @@ class DiffCommand : public Subcommand {
         "(mostly small ones); gate func(*) in pt.\n"
         "IPC and CPI, old and new, are shown when both sides sampled cycles and "
         "instructions.\n--normalize:\n" +
-        kDiffNormalizeHelp + "\n" + kGateHelp +
+        kDiffNormalizeHelp + "\n" + kThresholdSyntaxHelp +
         "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 1 unreadable "
         "input; 2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")

@@ -128,6 +128,20 @@ std::optional<double> RelativePercent(const RatioPair& r) {
 
 }  // namespace
 
+const char* const kThresholdSyntaxHelp =
+    "Regression gate (--fail-if, repeatable; exit status 3 when any threshold trips):\n"
+    "  total[.EVENT] OP N%          the event's total: 100 * delta / old total (or N raw units)\n"
+    "  func(PATTERN)[.EVENT] OP N%  any matching function: 100 * delta / its own old value\n"
+    "  func(PATTERN)[.EVENT] OP Npt   ... or 100 * delta / old total (points), or N raw units\n"
+    "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
+    "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
+    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions.\n"
+    "  PATTERN is a shell glob over function names, with or without their parameter list.\n"
+    "  A new function counts as +inf %, a gone one as -100 %. With several runs per side only\n"
+    "  significant changes trip. Examples:\n"
+    "    --fail-if 'total.cpu-clock > +5%'  --fail-if 'func(parse_*) > +10%'\n"
+    "    --fail-if 'share(*) > +2pt'";
+
 Result<Threshold> ParseThreshold(std::string_view text) {
   Threshold t;
   t.text = std::string(text);

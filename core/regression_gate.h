@@ -44,6 +44,9 @@ struct Threshold {
   std::string text;  // as written
 };
 
+// The grammar above, for `tprof diff --help`.
+extern const char* const kThresholdSyntaxHelp;
+
 // A syntax error names what is wrong and shows the grammar's shape.
 Result<Threshold> ParseThreshold(std::string_view text);
 
