@@ -1,0 +1,30 @@
+// Reads any profile tprof understands into a FunctionProfile, symbolized as `tprof report` does:
+// embedded symbols (or a text input's names) first, then the binaries on this machine, local
+// copies named with --binary, or a --symfs tree. Shared by the commands that compare profiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/function_profile.h"
+#include "core/profile.h"
+
+namespace tprof {
+
+struct ProfileLoadOptions {
+  std::string symfs;
+  std::vector<std::string> binaries;
+};
+
+struct LoadedFunctionProfile {
+  Metadata metadata;
+  FunctionProfile profile;
+  std::string warning;  // one line (e.g. the input was cut short); empty when none
+};
+
+// Errors carry the path.
+Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
+                                                  const ProfileLoadOptions& options);
+
+}  // namespace tprof

@@ -1,0 +1,290 @@
+#include "report/diff_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tprof {
+
+const char* const kDiffColumnHelp =
+    "Old      the function's self period in OLD: the sum of its samples' periods (the mean over\n"
+    "         runs when a side has several runs)\n"
+    "New      the same in NEW\n"
+    "Delta    New - Old\n"
+    "Delta%   100 * Delta / Old: the change relative to the function's own old value\n"
+    "DeltaPt  100 * Delta / the event's old total: points of the old total (rows add up to the\n"
+    "         total's Delta%)\n"
+    "Status   gone: only in OLD (New is 0); new: only in NEW (Old is 0, no Delta%)\n"
+    "Rows are sorted by |Delta|. With several runs per side: p is the two-sided Mann-Whitney U\n"
+    "p-value of the per-run values, CV-old/CV-new each side's coefficient of variation\n"
+    "(stddev / mean of the runs), Sig '*' a significant change (p < alpha and |Delta%| at least\n"
+    "the minimum effect).";
+
+const char* const kDiffNormalizeHelp =
+    "none   (default) raw period sums: a uniform slowdown shows as growth of every function\n"
+    "       and of the total\n"
+    "total  each run scaled so that each event's total equals the old mean total: shows shifts\n"
+    "       in the mix, and HIDES a uniform slowdown (everything 2x slower shows no change)\n"
+    "EVENT  each run scaled by (old mean total of EVENT) / (the run's total of EVENT): e.g.\n"
+    "       cycles per instruction retired; hides whatever changes EVENT's total too";
+
+namespace {
+
+std::string Format(const char* format, auto... args) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+std::string OptionalPercent(const std::optional<double>& v, int width) {
+  if (!v) return Format("%*s", width, "-");
+  return Format("%+*.2f%%", width - 1, *v);
+}
+
+std::string OptionalRatio(const std::optional<double>& v) {
+  return v ? Format("%8.3f", *v) : Format("%8s", "-");
+}
+
+std::string NormalizeName(const ProfileDiffOptions& o) {
+  switch (o.normalize) {
+    case Normalization::kNone:
+      return "none";
+    case Normalization::kTotal:
+      return "total";
+    case Normalization::kEvent:
+      return o.normalize_event;
+  }
+  return "";
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+// "work_alpha [prog]"; modules that are already bracketed ("[kernel.kallsyms]") stay as they are.
+std::string Label(const FunctionKey& key) {
+  if (key.module.empty()) return key.function;  // matched by name alone
+  if (!key.module.empty() && key.module.front() == '[') return key.function + " " + key.module;
+  return key.function + " [" + key.module + "]";
+}
+
+bool Assessed(const ProfileDiff& diff) { return diff.old_runs >= 2 && diff.new_runs >= 2; }
+
+void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffReportOptions& options,
+                 std::ostream& out) {
+  const bool stats = Assessed(diff);
+  out << "#\n# event: " << event.name
+      << Format(": old total %.0f, new total %.0f, delta %+.0f (%s of the old total)",
+                event.old_total, event.new_total, event.delta,
+                OptionalPercent(event.delta_pct, 1).c_str())
+      << '\n';
+  if (stats) {
+    const RunStatistics& t = event.total_runs;
+    out << Format("# total over runs: CV-old %.2f%%, CV-new %.2f%%, p %.3g, %s\n", 100 * t.old_cv,
+                  100 * t.new_cv, t.test ? t.test->p_value : 1.0, SignificanceName(t.significance));
+  }
+  std::string header = Format("# %15s %15s %15s %9s %9s  %-6s", "Old", "New", "Delta", "Delta%",
+                              "DeltaPt", "Status");
+  if (stats) header += Format(" %8s %3s %7s %7s", "p", "Sig", "CV-old", "CV-new");
+  out << header << "  Function [module]\n";
+  size_t shown = 0;
+  for (const FunctionDiff& f : event.functions) {
+    if (options.max_rows && shown >= options.max_rows) {
+      out << "# ... " << event.functions.size() - shown << " more (--limit)\n";
+      break;
+    }
+    std::string line =
+        Format("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value, f.new_value, f.delta,
+               OptionalPercent(f.delta_pct, 9).c_str(), f.delta_pt, FunctionStatusName(f.status));
+    if (stats)
+      line += Format(" %8.3g %3s %6.1f%% %6.1f%%", f.runs.test ? f.runs.test->p_value : 1.0,
+                     f.runs.significance == Significance::kSignificant ? "*" : "",
+                     100 * f.runs.old_cv, 100 * f.runs.new_cv);
+    out << line << "  " << Label(f.key) << '\n';
+    ++shown;
+  }
+}
+
+void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options,
+                   std::ostream& out) {
+  out << "#\n# derived metrics: IPC = " << m.instructions_event << " / " << m.cycles_event
+      << ", CPI = " << m.cycles_event << " / " << m.instructions_event
+      << " (raw sums over each side's runs, never normalized)\n";
+  out << "# " << Format("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
+      << "  Function [module]\n";
+  out << "  " << OptionalRatio(m.total_ipc.old_value) << ' ' << OptionalRatio(m.total_ipc.new_value)
+      << ' ' << OptionalRatio(m.total_cpi.old_value) << ' ' << OptionalRatio(m.total_cpi.new_value)
+      << "  [total]\n";
+  size_t shown = 0;
+  for (const FunctionRatios& f : m.functions) {
+    if (options.max_rows && shown++ >= options.max_rows) break;
+    out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
+        << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value) << "  "
+        << Label(f.key) << '\n';
+  }
+}
+
+nlohmann::ordered_json OptionalJson(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// JSON has no infinity: an observed +inf% (a new function) is written as null.
+nlohmann::ordered_json FiniteJson(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json RunsJson(const RunStatistics& r) {
+  return {
+      {"old", r.old_runs},
+      {"new", r.new_runs},
+      {"old_cv", r.old_cv},
+      {"new_cv", r.new_cv},
+      {"p_value",
+       r.test ? nlohmann::ordered_json(r.test->p_value) : nlohmann::ordered_json(nullptr)},
+      {"u_old", r.test ? nlohmann::ordered_json(r.test->u_old) : nlohmann::ordered_json(nullptr)},
+      {"significance", SignificanceName(r.significance)}};
+}
+
+nlohmann::ordered_json RatioJson(const RatioPair& r) {
+  return {{"old", OptionalJson(r.old_value)}, {"new", OptionalJson(r.new_value)}};
+}
+
+nlohmann::ordered_json FindingJson(const GateFinding& f) {
+  return {{"subject", f.subject},
+          {"observed", FiniteJson(f.observed)},
+          {"old", f.old_value},
+          {"new", f.new_value},
+          {"p_value", OptionalJson(f.p_value)}};
+}
+
+}  // namespace
+
+void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
+                    const DiffReportInputs& inputs, const DiffReportOptions& options,
+                    std::ostream& out) {
+  out << "# tprof diff\n";
+  out << "# old: " << Join(inputs.old_files) << " (" << diff.old_runs << " run"
+      << (diff.old_runs == 1 ? "" : "s") << ")\n";
+  out << "# new: " << Join(inputs.new_files) << " (" << diff.new_runs << " run"
+      << (diff.new_runs == 1 ? "" : "s") << ")\n";
+  out << "# normalize: " << NormalizeName(diff.options);
+  switch (diff.options.normalize) {
+    case Normalization::kNone:
+      out << " (raw period sums: a uniform slowdown shows in every row and the total)\n";
+      break;
+    case Normalization::kTotal:
+      out << " (each run scaled to the old mean total: a uniform slowdown is HIDDEN)\n";
+      break;
+    case Normalization::kEvent:
+      out << " (each run scaled to the old mean total of " << diff.options.normalize_event << ")\n";
+      break;
+  }
+  if (!diff.note.empty()) out << "# note: " << diff.note << '\n';
+  if (!diff.unpaired_events.empty())
+    out << "# not compared (missing from some run): " << Join(diff.unpaired_events) << '\n';
+  if (Assessed(diff)) {
+    out << Format(
+        "# significance: two-sided Mann-Whitney U per function, alpha %g, minimum effect %g%%; "
+        "n >= %zu runs per side are needed to reach p < %g\n",
+        diff.options.alpha, diff.options.min_effect_percent, diff.runs_needed, diff.options.alpha,
+        diff.options.alpha);
+    if (std::min(diff.old_runs, diff.new_runs) < diff.runs_needed)
+      out << "# warning: too few runs for any change to be significant\n";
+  } else {
+    out << "# significance: not assessed (one run on a side; give several runs per side with "
+           "--old/--new, at least "
+        << diff.runs_needed << " each)\n";
+  }
+  out << "# columns:\n";
+  std::string help = kDiffColumnHelp;
+  size_t pos = 0;
+  while (pos < help.size()) {
+    size_t end = help.find('\n', pos);
+    if (end == std::string::npos) end = help.size();
+    out << "#   " << help.substr(pos, end - pos) << '\n';
+    pos = end + 1;
+  }
+  for (const EventDiff& event : diff.events) RenderEvent(diff, event, options, out);
+  if (diff.metrics) RenderMetrics(*diff.metrics, options, out);
+  if (!verdict.checks.empty()) {
+    size_t tripped = 0;
+    for (const GateCheck& c : verdict.checks) tripped += c.tripped;
+    out << "#\n# gate: " << verdict.checks.size() << " threshold(s), " << tripped << " tripped\n";
+    for (const GateCheck& c : verdict.checks) out << "#   " << c.explanation << '\n';
+  }
+}
+
+nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
+                                  const DiffReportInputs& inputs) {
+  nlohmann::ordered_json j;
+  j["schema"] = "tprof-diff/1";
+  j["old"] = {{"files", inputs.old_files}, {"runs", diff.old_runs}};
+  j["new"] = {{"files", inputs.new_files}, {"runs", diff.new_runs}};
+  j["normalize"] = NormalizeName(diff.options);
+  j["significance"] = {{"assessed", Assessed(diff)},
+                       {"test", "mann-whitney-u two-sided"},
+                       {"alpha", diff.options.alpha},
+                       {"min_effect_percent", diff.options.min_effect_percent},
+                       {"runs_needed", diff.runs_needed}};
+  j["note"] = diff.note;
+  j["unpaired_events"] = diff.unpaired_events;
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const EventDiff& e : diff.events) {
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
+    for (const FunctionDiff& f : e.functions)
+      functions.push_back(
+          {{"function", f.key.function},
+           {"module", f.key.module},
+           {"status", f.status == FunctionStatus::kBoth ? "both" : FunctionStatusName(f.status)},
+           {"old", f.old_value},
+           {"new", f.new_value},
+           {"delta", f.delta},
+           {"delta_pct", OptionalJson(f.delta_pct)},
+           {"delta_pt", f.delta_pt},
+           {"old_share", f.old_share},
+           {"new_share", f.new_share},
+           {"runs", RunsJson(f.runs)}});
+    events.push_back({{"name", e.name},
+                      {"old_total", e.old_total},
+                      {"new_total", e.new_total},
+                      {"delta", e.delta},
+                      {"delta_pct", OptionalJson(e.delta_pct)},
+                      {"total_runs", RunsJson(e.total_runs)},
+                      {"functions", std::move(functions)}});
+  }
+  j["events"] = std::move(events);
+  if (diff.metrics) {
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
+    for (const FunctionRatios& f : diff.metrics->functions)
+      functions.push_back({{"function", f.key.function},
+                           {"module", f.key.module},
+                           {"ipc", RatioJson(f.ipc)},
+                           {"cpi", RatioJson(f.cpi)}});
+    j["metrics"] = {{"cycles_event", diff.metrics->cycles_event},
+                    {"instructions_event", diff.metrics->instructions_event},
+                    {"total",
+                     {{"ipc", RatioJson(diff.metrics->total_ipc)},
+                      {"cpi", RatioJson(diff.metrics->total_cpi)}}},
+                    {"functions", std::move(functions)}};
+  } else {
+    j["metrics"] = nullptr;
+  }
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const GateCheck& c : verdict.checks) {
+    nlohmann::ordered_json crossed = nlohmann::ordered_json::array();
+    for (const GateFinding& f : c.crossed) crossed.push_back(FindingJson(f));
+    checks.push_back(
+        {{"threshold", c.threshold.text},
+         {"tripped", c.tripped},
+         {"matched", c.matched},
+         {"not_significant", c.not_significant},
+         {"crossed", std::move(crossed)},
+         {"closest", c.closest ? FindingJson(*c.closest) : nlohmann::ordered_json(nullptr)},
+         {"explanation", c.explanation}});
+  }
+  j["gate"] = {{"tripped", verdict.tripped()}, {"checks", std::move(checks)}};
+  return j;
+}
+
+}  // namespace tprof

@@ -1,0 +1,36 @@
+// Rendering of a ProfileDiff and its gate verdict: a text table per event whose header states
+// every column's formula, and JSON for CI (schema: docs/diff-schema.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/profile_diff.h"
+#include "core/regression_gate.h"
+
+namespace tprof {
+
+struct DiffReportInputs {
+  std::vector<std::string> old_files, new_files;
+};
+
+struct DiffReportOptions {
+  size_t max_rows = 0;  // per event; 0: every function
+};
+
+// The formulas of the columns, as the text header and `tprof diff --help` state them.
+extern const char* const kDiffColumnHelp;
+// What each --normalize mode does and what it hides.
+extern const char* const kDiffNormalizeHelp;
+
+void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
+                    const DiffReportInputs& inputs, const DiffReportOptions& options,
+                    std::ostream& out);
+
+// Keys in the order docs/diff-schema.md lists them.
+nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& verdict,
+                                  const DiffReportInputs& inputs);
+
+}  // namespace tprof

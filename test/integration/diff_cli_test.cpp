@@ -1,0 +1,400 @@
+// tprof diff end to end on recordings of the diff workload made here (cpu-clock, a fixed period,
+// so every sample weighs the same). The expected per-function sums are computed in the test
+// straight from the records: the workload's own mapping and its ELF symbol table, not tprof's
+// aggregation.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/profile_reader.h"
+#include "symbolize/elf_symbols.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kWorkload = DIFF_WORKLOAD;
+constexpr uint64_t kPeriodNs = 100000;  // cpu-clock -c: one sample per 100 us of CPU
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_diff_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// Work units of work_alpha, work_beta, work_gamma (about 1.7 ms of CPU each here): a run of the
+// baseline takes ~0.35 s of CPU.
+struct Work {
+  int alpha, beta, gamma;
+};
+constexpr Work kBase{100, 60, 40};
+constexpr Work kAlphaSlower{120, 60, 40};  // work_alpha 20% slower, nothing else
+constexpr Work kTwiceAsSlow{200, 120, 80};
+constexpr Work kGammaGone{100, 60, 0};
+
+// Per-function period sums from the records themselves: samples in the workload's executable
+// mapping are named by its symbol table; every sample counts toward the total.
+struct IndependentSums : RecordVisitor {
+  explicit IndependentSums(const ElfSymbols& symbols) : symbols(symbols) {}
+  void OnMmap(const MmapRecord& m) override {
+    char* real = ::realpath(kWorkload.c_str(), nullptr);
+    if (m.filename == kWorkload || (real && m.filename == real)) maps.push_back(m);
+    std::free(real);
+  }
+  void OnSample(const Sample& s) override {
+    total += static_cast<double>(s.period);
+    for (const MmapRecord& m : maps)
+      if (s.pid == m.pid && s.ip >= m.start && s.ip < m.start + m.length) {
+        const ElfSymbol* symbol = symbols.FindByFileOffset(s.ip - m.start + m.page_offset);
+        if (symbol) by_function[symbol->name] += static_cast<double>(s.period);
+      }
+  }
+  const ElfSymbols& symbols;
+  std::vector<MmapRecord> maps;
+  std::map<std::string, double> by_function;
+  double total = 0;
+};
+
+// Recordings are made when a test first asks for them and shared by the suite's tests: ctest
+// runs each test in a process of its own, and should then make only what that test uses.
+class DiffRecordings : public ::testing::Test {
+ protected:
+  static const std::string& Recording(const std::string& name, Work w) {
+    auto it = recordings_->find(name);
+    if (it != recordings_->end()) return it->second;
+    std::string path = TempPath(name + ".tprof");
+    CommandResult r = RunCommand(
+        {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
+         kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return recordings_->emplace(name, path).first->second;
+  }
+  static const std::string& Base(size_t i) { return Recording("base" + std::to_string(i), kBase); }
+  static const std::string& Slower(size_t i) {
+    return Recording("alpha" + std::to_string(i), kAlphaSlower);
+  }
+  static const std::string& Twice() { return Recording("twice", kTwiceAsSlow); }
+  static const std::string& Gone() { return Recording("gone", kGammaGone); }
+
+  static void SetUpTestSuite() {
+    recordings_ = new std::map<std::string, std::string>;
+    auto symbols = ElfSymbols::Load(kWorkload);
+    ASSERT_TRUE(symbols.ok());
+    symbols_ = new ElfSymbols(std::move(symbols).value());
+  }
+  static void TearDownTestSuite() {
+    for (const auto& [name, path] : *recordings_) std::remove(path.c_str());
+    delete recordings_;
+    delete symbols_;
+  }
+
+  static IndependentSums Sums(const std::string& path) {
+    IndependentSums sums(*symbols_);
+    auto reader = ProfileReader::OpenFile(path);
+    EXPECT_TRUE(reader.ok());
+    EXPECT_TRUE(reader->ReadRecords(sums).ok());
+    return sums;
+  }
+
+  static nlohmann::json DiffJson(std::vector<std::string> args, int expected_exit = 0) {
+    args.insert(args.begin(), {kTprof, "diff", "--json"});
+    CommandResult r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  }
+
+  static const nlohmann::json& Function(const nlohmann::json& event, const std::string& name) {
+    for (const nlohmann::json& f : event["functions"])
+      if (f["function"] == name) return f;
+    static const nlohmann::json kMissing;
+    ADD_FAILURE() << "no row for " << name;
+    return kMissing;
+  }
+
+  static std::map<std::string, std::string>* recordings_;
+  static ElfSymbols* symbols_;
+};
+std::map<std::string, std::string>* DiffRecordings::recordings_;
+ElfSymbols* DiffRecordings::symbols_;
+
+const char* const kFunctions[] = {"work_alpha", "work_beta", "work_gamma"};
+
+// Every column against the independent sums; then what the numbers say about the workload.
+TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
+  const std::string& old_file = Base(0);
+  const std::string& new_file = Slower(0);
+  IndependentSums old_sums = Sums(old_file), new_sums = Sums(new_file);
+  nlohmann::json j = DiffJson({old_file, new_file});
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["events"].size(), 1u);
+  const nlohmann::json& event = j["events"][0];
+  EXPECT_EQ(event["name"], "cpu-clock");
+  EXPECT_DOUBLE_EQ(event["old_total"].get<double>(), old_sums.total);
+  EXPECT_DOUBLE_EQ(event["new_total"].get<double>(), new_sums.total);
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(event, name);
+    const double o = old_sums.by_function[name], n = new_sums.by_function[name];
+    ASSERT_GT(o, 0) << name;
+    EXPECT_DOUBLE_EQ(f["old"].get<double>(), o) << name;
+    EXPECT_DOUBLE_EQ(f["new"].get<double>(), n) << name;
+    EXPECT_DOUBLE_EQ(f["delta"].get<double>(), n - o) << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 100 * (n - o) / o, 1e-9) << name;
+    EXPECT_NEAR(f["delta_pt"].get<double>(), 100 * (n - o) / old_sums.total, 1e-9) << name;
+    EXPECT_NEAR(f["old_share"].get<double>(), 100 * o / old_sums.total, 1e-9) << name;
+    EXPECT_EQ(f["status"], "both");
+  }
+  // The workload: alpha did 20% more work, the others the same. At 10 kHz alpha has ~1700
+  // samples (2.4% sampling error), but CPU time per unit of work moves with what else the
+  // machine runs (other processes on the sibling core, a VM's steal time), and it moves every
+  // function of a run alike. So the check is alpha's change beyond the others'.
+  const double alpha = Function(event, "work_alpha")["delta_pct"].get<double>();
+  const double others = (Function(event, "work_beta")["delta_pct"].get<double>() +
+                         Function(event, "work_gamma")["delta_pct"].get<double>()) /
+                        2;
+  EXPECT_GT(alpha - others, 8) << alpha << " vs " << others;
+  EXPECT_LT(alpha - others, 35) << alpha << " vs " << others;
+  // Sorted by |delta|: alpha's ~+35 ms leads.
+  EXPECT_EQ(event["functions"][0]["function"], "work_alpha");
+  EXPECT_EQ(j["significance"]["assessed"], false);
+}
+
+TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal) {
+  const std::string& old_file = Base(0);
+  IndependentSums old_sums = Sums(old_file), new_sums = Sums(Twice());
+  nlohmann::json raw = DiffJson({old_file, Twice()});
+  ASSERT_FALSE(raw.is_discarded());
+  const nlohmann::json& e = raw["events"][0];
+  EXPECT_EQ(raw["normalize"], "none");
+  EXPECT_NEAR(e["delta_pct"].get<double>(),
+              100 * (new_sums.total - old_sums.total) / old_sums.total, 1e-9);
+  // Twice the work: about +100% everywhere when the machine is quiet; under load the CPU time
+  // per unit of work moves by some 20%, so "clearly growing" is what is checked.
+  EXPECT_GT(e["delta_pct"].get<double>(), 50);
+  for (const char* name : kFunctions)
+    EXPECT_GT(Function(e, name)["delta_pct"].get<double>(), 50) << name;
+
+  nlohmann::json scaled = DiffJson({"--normalize", "total", old_file, Twice()});
+  ASSERT_FALSE(scaled.is_discarded());
+  const nlohmann::json& s = scaled["events"][0];
+  EXPECT_NEAR(s["delta_pct"].get<double>(), 0, 1e-9);
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(s, name);
+    // new scaled by old total / new total, computed here.
+    EXPECT_NEAR(f["new"].get<double>(),
+                new_sums.by_function[name] * old_sums.total / new_sums.total, 1e-6)
+        << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the 2x is gone
+  }
+  // The text says which is which.
+  CommandResult text = RunCommand({kTprof, "diff", "--normalize", "total", old_file, Twice()});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("HIDDEN"), std::string::npos) << text.out;
+}
+
+TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
+  const std::string& old_file = Base(0);
+  IndependentSums old_sums = Sums(old_file);
+  nlohmann::json j = DiffJson({old_file, Gone()});
+  ASSERT_FALSE(j.is_discarded());
+  const nlohmann::json& gamma = Function(j["events"][0], "work_gamma");
+  EXPECT_EQ(gamma["status"], "gone");
+  EXPECT_EQ(gamma["new"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(gamma["old"].get<double>(), old_sums.by_function["work_gamma"]);
+  EXPECT_DOUBLE_EQ(gamma["delta_pct"].get<double>(), -100);
+  // Reversed, it is new.
+  nlohmann::json back = DiffJson({Gone(), old_file});
+  EXPECT_EQ(Function(back["events"][0], "work_gamma")["status"], "new");
+  EXPECT_TRUE(Function(back["events"][0], "work_gamma")["delta_pct"].is_null());
+  CommandResult text = RunCommand({kTprof, "diff", old_file, Gone()});
+  EXPECT_EQ(text.exit_code, 0);
+  bool row = false;
+  for (size_t pos = 0; (pos = text.out.find("work_gamma", pos)) != std::string::npos; ++pos) {
+    size_t start = text.out.rfind('\n', pos);
+    row = row || text.out.substr(start, pos - start).find("gone") != std::string::npos;
+  }
+  EXPECT_TRUE(row) << text.out;
+}
+
+TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
+  const std::string& old_file = Base(0);
+  const std::string& new_file = Slower(0);
+  auto gate = [&](const std::string& new_side, std::vector<std::string> thresholds) {
+    std::vector<std::string> args{kTprof, "diff", old_file, new_side};
+    for (const std::string& t : thresholds) args.insert(args.end(), {"--fail-if", t});
+    return RunCommand(args);
+  };
+  CommandResult tripped = gate(new_file, {"func(work_alpha) > +10%"});
+  EXPECT_EQ(tripped.exit_code, 3) << tripped.err;
+  EXPECT_NE(tripped.err.find("func(work_alpha).cpu-clock"), std::string::npos) << tripped.err;
+  EXPECT_NE(tripped.out.find("TRIPPED"), std::string::npos);
+  EXPECT_EQ(gate(new_file, {"func(work_alpha) > +50%", "total > +50%"}).exit_code, 0);
+  EXPECT_EQ(gate(Twice(), {"total.cpu-clock > +50%"}).exit_code, 3);
+  EXPECT_EQ(gate(Twice(), {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
+  EXPECT_EQ(gate(Gone(), {"func(work_gamma) < -90%"}).exit_code, 3);
+  // JSON carries the verdict.
+  nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["gate"]["tripped"], true);
+  EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
+  // Errors: bad threshold 2, unknown event 2, unreadable input 1, --stream not built 1.
+  CommandResult syntax = gate(new_file, {"func(work_alpha) > lots"});
+  EXPECT_EQ(syntax.exit_code, 2);
+  EXPECT_NE(syntax.err.find("func(work_alpha) > lots"), std::string::npos) << syntax.err;
+  EXPECT_EQ(gate(new_file, {"total.cycles > +5%"}).exit_code, 2);
+  CommandResult missing = RunCommand({kTprof, "diff", old_file, "/nonexistent.tprof"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent.tprof"), std::string::npos);
+  CommandResult stream = RunCommand({kTprof, "diff", "--stream", old_file, new_file});
+  EXPECT_EQ(stream.exit_code, 1);
+  EXPECT_NE(stream.err.find("--stream"), std::string::npos);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_file}).exit_code, 2);
+  CommandResult normalize =
+      RunCommand({kTprof, "diff", "--normalize", "cycles", old_file, new_file});
+  EXPECT_EQ(normalize.exit_code, 2);
+  EXPECT_NE(normalize.err.find("cpu-clock"), std::string::npos) << normalize.err;  // what there is
+}
+
+// Five runs per side: work_alpha's 20% is significant, the unchanged functions are not, and the
+// gate trips on alpha only.
+TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
+  // Alternate the two sides so that whatever else this machine is doing meanwhile affects both
+  // alike.
+  std::vector<std::string> olds, news;
+  for (size_t i = 0; i < 5; ++i) {
+    olds.push_back(Base(i));
+    news.push_back(Slower(i));
+  }
+  std::vector<std::string> args{"--old"};
+  args.insert(args.end(), olds.begin(), olds.end());
+  args.push_back("--new");
+  args.insert(args.end(), news.begin(), news.end());
+  args.insert(args.end(), {"--fail-if", "func(work_*) > +5%"});
+  nlohmann::json j = DiffJson(args, 3);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["old"]["runs"], 5);
+  EXPECT_EQ(j["significance"]["assessed"], true);
+  EXPECT_EQ(j["significance"]["runs_needed"], 4);
+  const nlohmann::json& e = j["events"][0];
+  const nlohmann::json& alpha = Function(e, "work_alpha");
+  EXPECT_EQ(alpha["runs"]["significance"], "significant") << alpha.dump();
+  EXPECT_LT(alpha["runs"]["p_value"].get<double>(), 0.05);
+  // The per-run values are the independent sums of each run.
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_DOUBLE_EQ(alpha["runs"]["old"][i].get<double>(),
+                     Sums(Base(i)).by_function["work_alpha"]);
+  for (const char* name : {"work_beta", "work_gamma"}) {
+    const nlohmann::json& f = Function(e, name);
+    EXPECT_EQ(f["runs"]["significance"], "not-significant") << f.dump();
+    EXPECT_LT(f["runs"]["old_cv"].get<double>(), 0.2) << name;  // noise is reported, and small
+  }
+  const nlohmann::json& check = j["gate"]["checks"][0];
+  ASSERT_EQ(check["crossed"].size(), 1u) << check.dump();
+  EXPECT_EQ(check["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
+  // The same with comma-separated lists.
+  std::string old_list, new_list;
+  for (size_t i = 0; i < 5; ++i) {
+    old_list += (i ? "," : "") + olds[i];
+    new_list += (i ? "," : "") + news[i];
+  }
+  nlohmann::json lists = DiffJson({old_list, new_list});
+  EXPECT_EQ(lists["events"], j["events"]);
+  // Text: the test, the runs needed and the noise columns are stated.
+  CommandResult text = RunCommand({kTprof, "diff", old_list, new_list});
+  EXPECT_NE(text.out.find("Mann-Whitney"), std::string::npos);
+  EXPECT_NE(text.out.find("n >= 4 runs per side"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("CV-old"), std::string::npos);
+}
+
+// Formats mix: perf's own recording of the baseline (perf is a reference here, never called by
+// tprof) against tprof's. The same functions are matched across the two formats.
+TEST_F(DiffRecordings, PerfDataAgainstATprofRecording) {
+  const std::string perf = "/usr/bin/perf";
+  if (::access(perf.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  const std::string perf_data = TempPath("base.perf.data");
+  CommandResult r =
+      RunCommand({perf, "record", "-q", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o",
+                  perf_data, "--", kWorkload, std::to_string(kBase.alpha),
+                  std::to_string(kBase.beta), std::to_string(kBase.gamma)});
+  if (r.exit_code != 0) GTEST_SKIP() << "perf record failed here: " << r.err;
+  nlohmann::json j = DiffJson({perf_data, Base(0)});
+  std::remove(perf_data.c_str());
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["events"][0]["name"], "cpu-clock");
+  for (const char* name : kFunctions) {
+    const nlohmann::json& f = Function(j["events"][0], name);
+    EXPECT_EQ(f["status"], "both") << name;
+    EXPECT_EQ(f["module"], "tprof_diff_workload") << name;
+    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the same work
+  }
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// The other input formats through the command line: folded stacks written here (exact
+// arithmetic), and a perf.data file recorded on real hardware diffed against itself.
+TEST(DiffInputs, FoldedStacksGiveExactNumbers) {
+  std::string old_path = TempPath("old.folded"), new_path = TempPath("new.folded");
+  std::ofstream(old_path) << "main;parse 400\nmain;render 100\n";
+  std::ofstream(new_path) << "main;parse 300\nmain;render 100\nmain;cache 100\n";
+  CommandResult r = RunCommand({kTprof, "diff", "--json", old_path, new_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const nlohmann::json& e = j["events"][0];
+  EXPECT_EQ(e["old_total"], 500.0);
+  EXPECT_EQ(e["new_total"], 500.0);
+  // parse: 400 -> 300: -100, -25% of itself, -20 points of the old total; cache: new, +20 pt.
+  const nlohmann::json& first = e["functions"][0];
+  const nlohmann::json& second = e["functions"][1];
+  EXPECT_EQ(first["function"], "cache");  // |delta| ties (100) sort by module, then name
+  EXPECT_EQ(first["status"], "new");
+  EXPECT_TRUE(first["delta_pct"].is_null());
+  EXPECT_EQ(first["delta_pt"], 20.0);
+  EXPECT_EQ(second["function"], "parse");
+  EXPECT_EQ(second["delta"], -100.0);
+  EXPECT_EQ(second["delta_pct"], -25.0);
+  EXPECT_EQ(second["delta_pt"], -20.0);
+  EXPECT_EQ(second["old_share"], 80.0);
+  EXPECT_EQ(second["new_share"], 60.0);
+  // share(parse) fell 20 points; share(cache) rose 20.
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--fail-if", "share(cache) > +19pt"})
+                .exit_code,
+            3);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--fail-if", "share(cache) > +21pt"})
+                .exit_code,
+            0);
+  std::remove(old_path.c_str());
+  std::remove(new_path.c_str());
+}
+
+TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
+  const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.busy.1-3.4";
+  CommandResult r = RunCommand({kTprof, "diff", "--json", "--fail-if", "func(*) > +0%", "--fail-if",
+                                "func(*) < -0%", path, path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_FALSE(j["events"].empty());
+  EXPECT_GT(j["events"][0]["old_total"].get<double>(), 0);
+  EXPECT_GT(j["events"][0]["functions"].size(), 10u);
+  for (const nlohmann::json& e : j["events"])
+    for (const nlohmann::json& f : e["functions"]) {
+      EXPECT_EQ(f["delta"], 0.0);
+      EXPECT_EQ(f["status"], "both");
+    }
+}
+
+}  // namespace
+}  // namespace tprof

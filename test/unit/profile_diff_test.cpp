@@ -1,0 +1,273 @@
+// The diff model on constructed inputs (folded stacks and perf script text written here), so
+// that every expected number is worked out by hand from the input in the test.
+#include "core/profile_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/profile_source.h"
+
+namespace tprof {
+namespace {
+
+FunctionTotals TotalsOf(const std::string& text) {
+  auto source = ProfileSource::OpenBytes(text);
+  EXPECT_TRUE(source.ok()) << source.error().message();
+  FunctionProfileBuilder builder((*source)->events(), *(*source)->embedded_frames());
+  auto summary = (*source)->ReadRecords(builder);
+  EXPECT_TRUE(summary.ok());
+  return SumByFunction(builder.Finish());
+}
+
+std::map<std::string, const FunctionDiff*> ByName(const EventDiff& e) {
+  std::map<std::string, const FunctionDiff*> m;
+  for (const FunctionDiff& f : e.functions) m[f.key.function] = &f;
+  return m;
+}
+
+// Old: alpha 300, beta 200, gamma 100, main 50 (self), total 650.
+const char* kOld = "main;alpha 300\nmain;beta 200\nmain;gamma 100\nmain 50\n";
+// New: alpha 20% slower (360), gamma gone, a new function delta 40: total 650 + 60 - 100 + 40.
+const char* kNew = "main;alpha 360\nmain;beta 200\nmain;delta 40\nmain 50\n";
+
+TEST(ProfileDiff, EveryColumnMeansWhatItSays) {
+  auto diff = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(kNew)}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_EQ(diff->events.size(), 1u);
+  const EventDiff& e = diff->events[0];
+  EXPECT_EQ(e.name, "samples");
+  EXPECT_DOUBLE_EQ(e.old_total, 650);
+  EXPECT_DOUBLE_EQ(e.new_total, 650);
+  EXPECT_DOUBLE_EQ(*e.delta_pct, 0);
+  auto f = ByName(e);
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_DOUBLE_EQ(f["alpha"]->old_value, 300);
+  EXPECT_DOUBLE_EQ(f["alpha"]->new_value, 360);
+  EXPECT_DOUBLE_EQ(f["alpha"]->delta, 60);
+  EXPECT_DOUBLE_EQ(*f["alpha"]->delta_pct, 20.0);            // 60 / 300
+  EXPECT_DOUBLE_EQ(f["alpha"]->delta_pt, 100.0 * 60 / 650);  // points of the old total
+  EXPECT_DOUBLE_EQ(f["alpha"]->old_share, 100.0 * 300 / 650);
+  EXPECT_DOUBLE_EQ(f["alpha"]->new_share, 100.0 * 360 / 650);
+  EXPECT_EQ(f["alpha"]->status, FunctionStatus::kBoth);
+  // Gone: shown with new = 0, not dropped.
+  EXPECT_EQ(f["gamma"]->status, FunctionStatus::kGone);
+  EXPECT_DOUBLE_EQ(f["gamma"]->new_value, 0);
+  EXPECT_DOUBLE_EQ(*f["gamma"]->delta_pct, -100.0);
+  // New: no percentage of an old value that does not exist.
+  EXPECT_EQ(f["delta"]->status, FunctionStatus::kNew);
+  EXPECT_FALSE(f["delta"]->delta_pct.has_value());
+  EXPECT_DOUBLE_EQ(f["delta"]->delta_pt, 100.0 * 40 / 650);
+  EXPECT_DOUBLE_EQ(f["beta"]->delta, 0);
+  // Sorted by |delta|: gamma 100, alpha 60, delta 40, then the unchanged by name.
+  std::vector<std::string> order;
+  for (const FunctionDiff& d : e.functions) order.push_back(d.key.function);
+  EXPECT_EQ(order, (std::vector<std::string>{"gamma", "alpha", "delta", "beta", "main"}));
+  // The points add up to the total's change.
+  double points = 0;
+  for (const FunctionDiff& d : e.functions) points += d.delta_pt;
+  EXPECT_NEAR(points, *e.delta_pct, 1e-9);
+  EXPECT_EQ(diff->runs_needed, 4u);
+  EXPECT_FALSE(diff->metrics.has_value());
+}
+
+// Everything twice as slow: raw sums show it; scaling to the total hides it.
+TEST(ProfileDiff, UniformSlowdownShowsRawAndHidesNormalized) {
+  const char* doubled = "main;alpha 600\nmain;beta 400\nmain;gamma 200\nmain 100\n";
+  auto raw = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(doubled)}, {});
+  ASSERT_TRUE(raw.ok());
+  EXPECT_DOUBLE_EQ(*raw->events[0].delta_pct, 100.0);
+  for (const FunctionDiff& f : raw->events[0].functions)
+    EXPECT_DOUBLE_EQ(*f.delta_pct, 100.0) << f.key.function;
+  ProfileDiffOptions total;
+  total.normalize = Normalization::kTotal;
+  auto scaled = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(doubled)}, total);
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_DOUBLE_EQ(scaled->events[0].new_total, 650);
+  EXPECT_DOUBLE_EQ(*scaled->events[0].delta_pct, 0.0);
+  for (const FunctionDiff& f : scaled->events[0].functions) {
+    EXPECT_DOUBLE_EQ(f.delta, 0.0) << f.key.function;
+    EXPECT_DOUBLE_EQ(f.new_share, f.old_share);
+  }
+  // A real shift in the mix survives normalization: alpha +60 of 710 new total.
+  auto shift = DiffProfiles({TotalsOf(kOld)},
+                            {TotalsOf("main;alpha 360\nmain;beta 200\n"
+                                      "main;gamma 100\nmain 50\n")},
+                            total);
+  ASSERT_TRUE(shift.ok());
+  auto f = ByName(shift->events[0]);
+  EXPECT_NEAR(f["alpha"]->new_value, 360.0 * 650 / 710, 1e-9);
+  EXPECT_NEAR(f["beta"]->new_value, 200.0 * 650 / 710, 1e-9);
+}
+
+// perf script text with two events: cycles and instructions, each sampled on its own.
+std::string Script(const std::map<std::string, std::pair<int, int>>& cycles_instructions) {
+  std::string s;
+  double t = 1.0;
+  for (const auto& [function, counts] : cycles_instructions) {
+    for (auto [event, period] :
+         {std::pair{"cycles", counts.first}, std::pair{"instructions", counts.second}}) {
+      t += 0.001;
+      s += "prog  100  " + std::to_string(t) + ":  " + std::to_string(period) + " " + event +
+           ": \n\t  401000 " + function + "+0x4 (/bin/prog)\n\n";
+    }
+  }
+  return s;
+}
+
+TEST(ProfileDiff, IpcAndCpiWhenCyclesAndInstructionsArePresent) {
+  auto old_side = TotalsOf(Script({{"alpha", {1000, 2000}}, {"beta", {3000, 3000}}}));
+  auto new_side = TotalsOf(Script({{"alpha", {4000, 6000}}, {"beta", {3000, 3000}}}));
+  auto diff = DiffProfiles({old_side}, {new_side}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_EQ(diff->events.size(), 2u);
+  ASSERT_TRUE(diff->metrics.has_value());
+  const DerivedMetricsDiff& m = *diff->metrics;
+  EXPECT_EQ(m.cycles_event, "cycles");
+  // Totals: old 5000 instructions / 4000 cycles, new 9000 / 7000.
+  EXPECT_DOUBLE_EQ(*m.total_ipc.old_value, 5000.0 / 4000);
+  EXPECT_DOUBLE_EQ(*m.total_ipc.new_value, 9000.0 / 7000);
+  EXPECT_DOUBLE_EQ(*m.total_cpi.new_value, 7000.0 / 9000);
+  for (const FunctionRatios& f : m.functions) {
+    if (f.key.function == "alpha") {
+      EXPECT_EQ(f.key.module, "prog");
+      EXPECT_DOUBLE_EQ(*f.ipc.old_value, 2.0);
+      EXPECT_DOUBLE_EQ(*f.ipc.new_value, 1.5);
+    } else {
+      EXPECT_DOUBLE_EQ(*f.ipc.old_value, 1.0);
+      EXPECT_DOUBLE_EQ(*f.ipc.new_value, 1.0);
+    }
+  }
+  // Normalizing by instructions: cycles per unit of work. New alpha+beta cycles 7000 over
+  // 9000 instructions, scaled to the old 5000 instructions.
+  ProfileDiffOptions per_instruction;
+  per_instruction.normalize = Normalization::kEvent;
+  per_instruction.normalize_event = "instructions";
+  auto scaled = DiffProfiles({old_side}, {new_side}, per_instruction);
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_NEAR(scaled->events[0].new_total, 7000.0 * 5000 / 9000, 1e-9);
+  EXPECT_NEAR(scaled->events[1].new_total, 5000.0, 1e-9);
+  per_instruction.normalize_event = "branches";
+  auto bad = DiffProfiles({old_side}, {new_side}, per_instruction);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("branches"), std::string::npos);
+}
+
+std::vector<FunctionTotals> Runs(const std::vector<std::pair<int, int>>& alpha_beta) {
+  std::vector<FunctionTotals> runs;
+  for (auto [a, b] : alpha_beta)
+    runs.push_back(
+        TotalsOf("main;alpha " + std::to_string(a) + "\nmain;beta " + std::to_string(b) + "\n"));
+  return runs;
+}
+
+TEST(ProfileDiff, RepeatedRunsSeparateARealChangeFromNoise) {
+  // alpha: +20% with every new run above every old one; beta: the same noise on both sides.
+  auto old_runs = Runs({{100, 50}, {102, 52}, {98, 48}, {101, 51}, {99, 49}});
+  auto new_runs = Runs({{120, 49}, {122, 51}, {118, 50}, {121, 52}, {119, 48}});
+  auto diff = DiffProfiles(old_runs, new_runs, {});
+  ASSERT_TRUE(diff.ok());
+  auto f = ByName(diff->events[0]);
+  EXPECT_DOUBLE_EQ(f["alpha"]->old_value, 100);  // means over runs
+  EXPECT_DOUBLE_EQ(f["alpha"]->new_value, 120);
+  ASSERT_TRUE(f["alpha"]->runs.test.has_value());
+  EXPECT_NEAR(f["alpha"]->runs.test->p_value, 2.0 / 252, 1e-12);  // complete separation, 5 v 5
+  EXPECT_EQ(f["alpha"]->runs.significance, Significance::kSignificant);
+  EXPECT_EQ(f["beta"]->runs.significance, Significance::kNotSignificant);
+  // CV of {100, 102, 98, 101, 99}: sample variance 10/4, mean 100.
+  EXPECT_NEAR(f["alpha"]->runs.old_cv, std::sqrt(10.0 / 4) / 100, 1e-12);
+  // A consistent but small change (2%) is below the minimum effect: not significant.
+  auto small =
+      DiffProfiles(old_runs, Runs({{102, 50}, {104, 52}, {103, 48}, {105, 51}, {106, 49}}), {});
+  ASSERT_TRUE(small.ok());
+  const FunctionDiff* a = ByName(small->events[0])["alpha"];
+  EXPECT_LT(a->runs.test->p_value, 0.05);
+  EXPECT_LT(*a->delta_pct, 5.0);
+  EXPECT_EQ(a->runs.significance, Significance::kNotSignificant);
+  // One run per side: not assessed.
+  auto single = DiffProfiles({old_runs[0]}, {new_runs[0]}, {});
+  EXPECT_EQ(single->events[0].functions[0].runs.significance, Significance::kNotAssessed);
+  // A function missing from some runs counts 0 there.
+  auto gaps = DiffProfiles(old_runs, {TotalsOf("main;alpha 5\n"), TotalsOf("main;beta 50\n")}, {});
+  ASSERT_TRUE(gaps.ok());
+  EXPECT_DOUBLE_EQ(ByName(gaps->events[0])["alpha"]->new_value, 2.5);
+}
+
+TEST(ProfileDiff, FunctionsMatchByNameAndModuleFileNameOrByNameAlone) {
+  auto script = [](const std::string& module, int period) {
+    return "app  7  1.5:  " + std::to_string(period) + " cpu-clock: \n\t  401000 hot+0x4 (" +
+           module + ")\n\n";
+  };
+  // The same binary in another directory: the same function.
+  auto moved = DiffProfiles({TotalsOf(script("/old/build/app", 100))},
+                            {TotalsOf(script("/new/build/app", 150))}, {});
+  ASSERT_TRUE(moved.ok());
+  ASSERT_EQ(moved->events[0].functions.size(), 1u);
+  EXPECT_EQ(moved->events[0].functions[0].key.module, "app");
+  // A renamed binary: two functions, one gone and one new, unless matched by name alone.
+  auto renamed = DiffProfiles({TotalsOf(script("/bin/app-1.0", 100))},
+                              {TotalsOf(script("/bin/app-1.1", 150))}, {});
+  ASSERT_TRUE(renamed.ok());
+  EXPECT_EQ(renamed->events[0].functions.size(), 2u);
+  auto by_name = [&](const std::string& text) {
+    auto source = ProfileSource::OpenBytes(text);
+    FunctionProfileBuilder builder((*source)->events(), *(*source)->embedded_frames());
+    EXPECT_TRUE((*source)->ReadRecords(builder).ok());
+    return SumByFunction(builder.Finish(), /*match_module=*/false);
+  };
+  auto matched = DiffProfiles({by_name(script("/bin/app-1.0", 100))},
+                              {by_name(script("/bin/app-1.1", 150))}, {});
+  ASSERT_TRUE(matched.ok());
+  ASSERT_EQ(matched->events[0].functions.size(), 1u);
+  EXPECT_DOUBLE_EQ(*matched->events[0].functions[0].delta_pct, 50.0);
+}
+
+TEST(ProfileDiff, LoneEventsOfDifferentNamesArePairedWithANote) {
+  FunctionTotals a = TotalsOf(kOld);
+  FunctionTotals b = TotalsOf(kNew);
+  b.events[0] = "cpu-clock";
+  auto diff = DiffProfiles({a}, {b}, {});
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->events[0].name, "samples vs cpu-clock");
+  EXPECT_NE(diff->note.find("samples"), std::string::npos);
+  EXPECT_FALSE(DiffProfiles({}, {b}, {}).ok());
+  // Nothing to pair: the error lists both sides' events.
+  FunctionTotals two = TotalsOf("main;x 1 2\n");  // differential folded: "before", "after"
+  auto none = DiffProfiles({two}, {b}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("old: before, after; new: cpu-clock"), std::string::npos)
+      << none.error().message();
+}
+
+TEST(ProfileDiff, CallPathsOfBothSidesMergeKeepingVanishedStacks) {
+  auto tree = [](const std::string& text) {
+    auto source = ProfileSource::OpenBytes(text);
+    auto builder = std::make_unique<CallTreeBuilder>(
+        (*source)->events(), *(*source)->embedded_frames(), CallTreeOptions{});
+    EXPECT_TRUE((*source)->ReadRecords(*builder).ok());
+    // The resolver lives in the source: keep both alive together.
+    return std::make_pair(std::move(source).value(), std::move(builder));
+  };
+  auto [old_source, old_tree] = tree("main;a;b 10\nmain;c 5\n");
+  auto [new_source, new_tree] = tree("main;a;b 20\nmain;d 7\n");
+  DiffCallNode root = MergeCallTrees(old_tree->root(), new_tree->root(), 1);
+  ASSERT_EQ(root.children.size(), 1u);
+  const DiffCallNode& main = *root.children[0];
+  EXPECT_EQ(main.name, "main");
+  EXPECT_EQ(main.old_total[0], 15u);
+  EXPECT_EQ(main.new_total[0], 27u);
+  std::map<std::string, const DiffCallNode*> kids;
+  for (const auto& k : main.children) kids[k->name] = k.get();
+  ASSERT_EQ(kids.size(), 3u);
+  EXPECT_EQ(kids["a"]->old_total[0], 10u);
+  EXPECT_EQ(kids["a"]->new_total[0], 20u);
+  EXPECT_EQ(kids["a"]->children[0]->new_self[0], 20u);
+  EXPECT_EQ(kids["c"]->old_self[0], 5u);  // vanished: kept with new = 0
+  EXPECT_EQ(kids["c"]->new_self[0], 0u);
+  EXPECT_EQ(kids["d"]->old_self[0], 0u);
+  EXPECT_EQ(kids["d"]->new_self[0], 7u);
+}
+
+}  // namespace
+}  // namespace tprof

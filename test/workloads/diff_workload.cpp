@@ -1,0 +1,61 @@
+// The workload of the `tprof diff` tests: three functions whose amount of work is set on the
+// command line, so that a test can make one of them slower, everything slower, or one vanish,
+// without rebuilding.
+//
+//   diff_workload ALPHA BETA GAMMA
+//
+// Each argument is a number of work units (1 unit = 2^20 steps of a dependent integer hash
+// chain, a fixed amount of CPU work) for work_alpha, work_beta and work_gamma; 0 skips the
+// function entirely (it then has no samples: it "vanishes" from a profile). The functions do the
+// same kind of work per step, so CPU time is proportional to the units: "ALPHA x1.2" is a 20%
+// slowdown of work_alpha alone, every argument x2 a uniform 2x slowdown.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+volatile uint64_t g_sink;  // keeps results alive so the compiler cannot drop the work
+
+constexpr uint64_t kStepsPerUnit = 1u << 20;
+
+// One dependent chain: each step needs the previous result, so the time per step is fixed by
+// the latency of a multiply and a few ALU operations, whatever the CPU's width.
+inline uint64_t Chain(uint64_t v, uint64_t steps) {
+  for (uint64_t i = 0; i < steps; ++i) {
+    v ^= v >> 29;
+    v *= 0xbf58476d1ce4e5b9ULL;
+    v += i;
+  }
+  return v;
+}
+
+}  // namespace
+
+// extern "C": plain function names in the profile ("work_alpha").
+extern "C" __attribute__((noinline)) uint64_t work_alpha(uint64_t units) {
+  return Chain(0x1234, units * kStepsPerUnit);
+}
+extern "C" __attribute__((noinline)) uint64_t work_beta(uint64_t units) {
+  return Chain(0x5678, units * kStepsPerUnit);
+}
+extern "C" __attribute__((noinline)) uint64_t work_gamma(uint64_t units) {
+  return Chain(0x9abc, units * kStepsPerUnit);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s ALPHA BETA GAMMA (work units each; 0 skips)\n", argv[0]);
+    return 2;
+  }
+  uint64_t alpha = std::strtoull(argv[1], nullptr, 10);
+  uint64_t beta = std::strtoull(argv[2], nullptr, 10);
+  uint64_t gamma = std::strtoull(argv[3], nullptr, 10);
+  uint64_t sum = 0;
+  if (alpha) sum += work_alpha(alpha);
+  if (beta) sum += work_beta(beta);
+  if (gamma) sum += work_gamma(gamma);
+  g_sink = sum;
+  std::printf("diff_workload done\n");
+  return 0;
+}
