@@ -77,7 +77,7 @@ const HotStreamBuilder::BlockInfo* HotStreamBuilder::BlockAt(uint32_t pid, uint6
   std::unique_ptr<BlockInfo> info;
   // A block runs forward within one mapping; anything else means branches were lost between
   // the two entries, and the "block" would cover code that did not run.
-  bool plausible = start <= end && end - start <= kMaxBlockBytes &&
+  bool plausible = start != 0 && start <= end && end - start <= kMaxBlockBytes &&
                    space_.Find(pid, end) == mapping &&
                    (options_.include_kernel || !IsKernelAddress(start));
   if (plausible) {
@@ -137,11 +137,14 @@ void HotStreamBuilder::AddBranchStream(const Sample& sample, EventStreams& out) 
   // target of branch i+1 and ends at the source of branch i, and entry i's cycle count is the
   // time since branch i+1 (perf accounts block cycles the same way).
   const std::vector<BranchEntry>& branches = sample.branches;
+  // Slots the hardware had not filled yet read 0 -> 0 (perf passes them on): the stack ends there.
+  size_t used = 0;
+  while (used < branches.size() && (branches[used].from || branches[used].to)) ++used;
   key_.assign(1, static_cast<uint32_t>(StreamKind::kBranch));
   uint64_t cycles = 0;
   bool all_cycles = true;
   bool chain_open = true;
-  for (size_t i = 0; i + 1 < branches.size(); ++i) {
+  for (size_t i = 0; i + 1 < used; ++i) {
     const BlockInfo* info = BlockAt(sample.pid, branches[i + 1].to, branches[i].from, out);
     if (!info) {
       chain_open = false;  // the chain is broken here; later blocks still count as blocks

@@ -59,13 +59,21 @@ StreamMatcher::StreamMatcher(const StreamProfile& old_profile, const StreamProfi
         end_line = m.old_line;
       }
     }
-    if (options_.changed_functions.count(e.function)) info.changed = true;
+    if (NamedAsChanged(e.function)) info.changed = true;
     auto key = keys.find(LineKey(shape, line, end_line, e));
-    if (key != keys.end() && !info.changed) info.old_key = key->second;
+    if (key != keys.end()) info.mapped_key = key->second;
+    if (!info.changed) info.old_key = info.mapped_key;
     auto s = shapes.find(shape);
     if (s != shapes.end()) info.shape_key = s->second;
     new_entries_.push_back(info);
   }
+}
+
+bool StreamMatcher::NamedAsChanged(const std::string& function) const {
+  if (options_.changed_functions.count(function)) return true;
+  // "flag_func" names "flag_func(unsigned long)": the demangled name without its parameters.
+  size_t paren = function.find('(');
+  return paren != std::string::npos && options_.changed_functions.count(function.substr(0, paren));
 }
 
 bool StreamMatcher::Compatible(const HotStream& o, const HotStream& n, std::vector<bool>& changed,
@@ -217,9 +225,11 @@ BlockComparison StreamMatcher::CompareBlocks() {
   std::unordered_map<int, std::vector<int>> old_by_key, new_by_key;
   for (size_t i = 0; i < n_old; ++i)
     old_by_key[old_entry_key_[old_.blocks[i].entry]].push_back(static_cast<int>(i));
+  // A block whose source changed (or whose function was named) still pairs with the old block
+  // at its mapped lines (or offsets), marked: its figures then compare different code.
   for (size_t j = 0; j < n_new; ++j) {
     const NewEntryInfo& info = new_entries_[new_.blocks[j].entry];
-    if (info.old_key >= 0) new_by_key[info.old_key].push_back(static_cast<int>(j));
+    if (info.mapped_key >= 0) new_by_key[info.mapped_key].push_back(static_cast<int>(j));
   }
   std::vector<bool> old_taken(n_old, false), new_taken(n_new, false);
   auto first_free = [](const std::vector<int>& candidates, const std::vector<bool>& taken) {
@@ -233,8 +243,8 @@ BlockComparison StreamMatcher::CompareBlocks() {
     BlockRow row;
     row.new_block = static_cast<int>(j);
     row.source_changed = info.changed;
-    if (info.old_key >= 0) {
-      auto it = old_by_key.find(info.old_key);
+    if (info.mapped_key >= 0) {
+      auto it = old_by_key.find(info.mapped_key);
       if (it != old_by_key.end()) row.old_block = first_free(it->second, old_taken);
     }
     if (row.old_block >= 0) old_taken[row.old_block] = true;
@@ -247,7 +257,12 @@ BlockComparison StreamMatcher::CompareBlocks() {
     row.old_block = static_cast<int>(i);
     auto it = new_by_key.find(old_entry_key_[old_.blocks[i].entry]);
     if (it != new_by_key.end()) row.new_block = first_free(it->second, new_taken);
-    if (row.new_block >= 0) new_taken[row.new_block] = true;
+    if (row.new_block >= 0) {
+      new_taken[row.new_block] = true;
+      row.source_changed = new_entries_[new_.blocks[row.new_block].entry].changed;
+    } else {
+      row.source_changed = NamedAsChanged(old_.entries[old_.blocks[i].entry].function);
+    }
     old_taken[i] = true;
     out.rows.push_back(row);
   }

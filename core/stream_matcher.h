@@ -19,6 +19,8 @@ namespace tprof {
 
 struct StreamMatchOptions {
   size_t top = 10;  // streams (and blocks) of each profile shown: its N hottest
+  // Functions whose code changed without their source (compiler flags), by demangled name
+  // with or without the parameter list.
   std::set<std::string> changed_functions;
 };
 
@@ -61,11 +63,14 @@ class StreamMatcher {
 
  private:
   struct NewEntryInfo {
-    int old_key = -1;    // the old entry key it maps to; -1: no old entry has that key
+    // The old entry key its function, file and mapped lines give; -1: no old entry has it.
+    int mapped_key = -1;
+    int old_key = -1;    // mapped_key when the entry did not change; else -1
     int shape_key = -1;  // function + file, in the old profile's shape keys; -1: none
     bool changed = false;
   };
-  std::string OldEntryKey(const StreamEntry& e) const;
+  // A function named by options.changed_functions, exactly or without its parameter list.
+  bool NamedAsChanged(const std::string& function) const;
   bool Compatible(const HotStream& old_stream, const HotStream& new_stream,
                   std::vector<bool>& changed, size_t& exact) const;
 

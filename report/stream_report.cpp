@@ -42,6 +42,8 @@ std::string Header(const StreamProfile& p, const char* what) {
 nlohmann::json EntryJson(const StreamEntry& e) {
   nlohmann::json j = {{"function", e.function}, {"file", e.file}, {"line", e.line}};
   if (e.end_line) j["end_line"] = e.end_line;
+  if (e.offset) j["offset"] = e.offset;
+  if (e.end_offset) j["end_offset"] = e.end_offset;
   return j;
 }
 

@@ -12,9 +12,17 @@
 
 static volatile uint64_t sink;
 
+// Called first by every hot function so that each sets up a frame (GCC omits the frame pointer
+// of leaf functions even with -fno-omit-frame-pointer, and the caller would vanish from the
+// callchains).
+__attribute__((noinline)) uint64_t seed(uint64_t v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
 // Changed in v2: the same loop on different work (its line differs).
 __attribute__((noinline)) uint64_t slow_func(uint64_t n) {
-  uint64_t x = 1;
+  uint64_t x = seed(1);
   for (uint64_t i = 0; i < n * 2; ++i) x = x * 6364136223846793005ull + (i ^ (x >> 17));
   return x;
 }
@@ -23,7 +31,7 @@ __attribute__((noinline)) uint64_t slow_func(uint64_t n) {
 // ones they replace, move hot_loop down by five lines: its samples then
 // fall on other line numbers, which the source-line map takes back to v1's.
 __attribute__((noinline)) uint64_t new_only_func(uint64_t n) {
-  uint64_t x = 11;
+  uint64_t x = seed(11);
   uint64_t y = 13;
   for (uint64_t i = 0; i < n; ++i) x += (x >> 3) ^ (i * 0x2545f4914f6cdd1dull);
   y ^= x;
@@ -33,14 +41,14 @@ __attribute__((noinline)) uint64_t new_only_func(uint64_t n) {
 
 // Unchanged in v2, but v2 inserts lines above it: it moves.
 __attribute__((noinline)) uint64_t hot_loop(uint64_t n) {
-  uint64_t x = 3;
+  uint64_t x = seed(3);
   for (uint64_t i = 0; i < n; ++i) x = (x ^ (i * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
   return x;
 }
 
 // The same source in both versions; FLAG_ROUNDS (a compiler flag) changes its code.
 __attribute__((noinline)) uint64_t flag_func(uint64_t n) {
-  uint64_t x = 5;
+  uint64_t x = seed(5);
   for (uint64_t i = 0; i < n * FLAG_ROUNDS; ++i) x = (x + i) * 0xc2b2ae3d27d4eb4full;
   return x;
 }
