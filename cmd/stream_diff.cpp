@@ -1,7 +1,9 @@
 #include "cmd/stream_diff.h"
 
 #include <iostream>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "cmd/cli_support.h"
 #include "core/perf_data_symfs.h"
@@ -91,9 +93,15 @@ int RunStreamDiff(const StreamDiffOptions& options) {
     if (!opened.ok()) return ReportError(command, opened.error().message());
     trees = std::move(opened.value());
   }
-  auto old_profile = LoadStreamProfile(options.old_path, options.input, command);
-  if (!old_profile.ok()) return ReportError(command, old_profile.error().message());
+  // The two profiles are read at once, each with its own symbolizer: half the wall time on
+  // two cores, the bulk of the command's work.
+  std::optional<Result<StreamProfile>> loaded_old;
+  std::thread reader(
+      [&] { loaded_old.emplace(LoadStreamProfile(options.old_path, options.input, command)); });
   auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
+  reader.join();
+  Result<StreamProfile>& old_profile = *loaded_old;
+  if (!old_profile.ok()) return ReportError(command, old_profile.error().message());
   if (!new_profile.ok()) return ReportError(command, new_profile.error().message());
 
   StreamMatchOptions match_options;

@@ -47,11 +47,18 @@ uint32_t HotStreamBuilder::InternEntry(StreamEntry entry) {
   return it->second;
 }
 
+void HotStreamBuilder::OnMmap(const MmapRecord& r) {
+  space_.OnMmap(r);
+  address_cache_.clear();
+  for (auto& cache : block_cache_) cache.clear();
+  memo_.clear();
+}
+
 const std::vector<uint32_t>& HotStreamBuilder::EntriesAt(uint32_t pid, uint64_t address) {
-  const Mapping* mapping = space_.Find(pid, address);
-  AddressKey key{mapping, address};
+  AddressKey key{pid, address};
   auto it = address_cache_.find(key);
   if (it != address_cache_.end()) return it->second;
+  const Mapping* mapping = space_.Find(pid, address);
   ResolvedFrame resolved = resolver_.ResolveInProcess(pid, mapping, address);
   std::vector<uint32_t> ids;
   const uint64_t offset = mapping ? mapping->FileOffset(address) : address;
@@ -68,13 +75,13 @@ const std::vector<uint32_t>& HotStreamBuilder::EntriesAt(uint32_t pid, uint64_t 
 
 const HotStreamBuilder::BlockInfo* HotStreamBuilder::BlockAt(uint32_t pid, uint64_t start,
                                                              uint64_t end, EventStreams& out) {
-  const Mapping* mapping = space_.Find(pid, start);
   auto& cache = block_cache_[&out - per_event_.data()];
-  BlockKey key{mapping, start, end};
+  BlockKey key{pid, start, end};
   auto it = cache.find(key);
-  if (it != cache.end()) return it->second.get();
+  if (it != cache.end()) return it->second.plausible ? &it->second : nullptr;
 
-  std::unique_ptr<BlockInfo> info;
+  const Mapping* mapping = space_.Find(pid, start);
+  BlockInfo info;
   // A block runs forward within one mapping; anything else means branches were lost between
   // the two entries, and the "block" would cover code that did not run.
   bool plausible = start != 0 && start <= end && end - start <= kMaxBlockBytes &&
@@ -97,8 +104,8 @@ const HotStreamBuilder::BlockInfo* HotStreamBuilder::BlockAt(uint32_t pid, uint6
       entry.offset = offset_start;
       entry.end_offset = offset_end;
     }
-    info = std::make_unique<BlockInfo>();
-    info->entry = InternEntry(std::move(entry));
+    info.plausible = true;
+    info.entry = InternEntry(std::move(entry));
     auto [slot, inserted] = out.block_index.emplace(
         std::make_tuple(module, offset_start, offset_end), out.blocks.size());
     if (inserted) {
@@ -106,68 +113,58 @@ const HotStreamBuilder::BlockInfo* HotStreamBuilder::BlockAt(uint32_t pid, uint6
       block.module = module;
       block.start = offset_start;
       block.end = offset_end;
-      block.entry = info->entry;
+      block.entry = info.entry;
       out.blocks.push_back(std::move(block));
     }
-    info->block = slot->second;
+    info.block = slot->second;
   }
-  return cache.emplace(key, std::move(info)).first->second.get();
+  BlockInfo& cached = cache.emplace(key, info).first->second;
+  return cached.plausible ? &cached : nullptr;
 }
 
-void HotStreamBuilder::AddStream(StreamKind kind, const Sample& sample, uint64_t cycles,
-                                 bool all_cycles, EventStreams& out) {
-  auto [it, inserted] = out.index.emplace(key_, out.streams.size());
-  if (inserted) {
-    HotStream stream;
-    stream.kind = kind;
-    stream.entries.assign(key_.begin() + 1, key_.end());
-    out.streams.push_back(std::move(stream));
-  }
-  HotStream& stream = out.streams[it->second];
-  stream.samples += 1;
-  stream.period += sample.period;
-  if (kind == StreamKind::kBranch && all_cycles) {
-    stream.cycles += cycles;
-    stream.cycle_samples += 1;
-  }
+size_t HotStreamBuilder::RawKeyHash::operator()(const std::vector<uint64_t>& key) const {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (uint64_t v : key) h = (h ^ v) * 0xff51afd7ed558ccdULL;
+  return static_cast<size_t>(h ^ (h >> 32));
 }
 
-void HotStreamBuilder::AddBranchStream(const Sample& sample, EventStreams& out) {
+int32_t HotStreamBuilder::StreamIndex(StreamKind kind, EventStreams& out) {
+  auto it = out.index.find(key_);
+  if (it != out.index.end()) return static_cast<int32_t>(it->second);
+  HotStream stream;
+  stream.kind = kind;
+  stream.entries.assign(key_.begin() + 1, key_.end());
+  out.streams.push_back(std::move(stream));
+  out.index.emplace(key_, out.streams.size() - 1);
+  return static_cast<int32_t>(out.streams.size() - 1);
+}
+
+HotStreamBuilder::Resolved HotStreamBuilder::ResolveBranches(const Sample& sample, size_t used,
+                                                             EventStreams& out) {
   // Entry i is the most recent branch but i; the block that ran before branch i starts at the
   // target of branch i+1 and ends at the source of branch i, and entry i's cycle count is the
   // time since branch i+1 (perf accounts block cycles the same way).
   const std::vector<BranchEntry>& branches = sample.branches;
-  // Slots the hardware had not filled yet read 0 -> 0 (perf passes them on): the stack ends there.
-  size_t used = 0;
-  while (used < branches.size() && (branches[used].from || branches[used].to)) ++used;
+  Resolved r;
   key_.assign(1, static_cast<uint32_t>(StreamKind::kBranch));
-  uint64_t cycles = 0;
-  bool all_cycles = true;
   bool chain_open = true;
   for (size_t i = 0; i + 1 < used; ++i) {
     const BlockInfo* info = BlockAt(sample.pid, branches[i + 1].to, branches[i].from, out);
+    r.blocks.push_back(info ? static_cast<int32_t>(info->block) : -1);
     if (!info) {
       chain_open = false;  // the chain is broken here; later blocks still count as blocks
       continue;
     }
-    BasicBlock& block = out.blocks[info->block];
-    uint32_t block_cycles = branches[i].cycles();
-    block.executions += 1;
-    if (block_cycles) {
-      block.cycles += block_cycles;
-      block.cycle_counts += 1;
-      has_cycles_ = true;
-    }
-    if (chain_open && key_.size() <= options_.depth) {
-      key_.push_back(info->entry);
-      cycles += block_cycles;
-      all_cycles = all_cycles && block_cycles != 0;
-    }
+    if (chain_open && key_.size() <= options_.depth) key_.push_back(info->entry);
   }
-  if (key_.size() > 1) AddStream(StreamKind::kBranch, sample, cycles, all_cycles, out);
+  r.stream_blocks = static_cast<uint32_t>(key_.size() - 1);
+  if (key_.size() > 1) r.stream = StreamIndex(StreamKind::kBranch, out);
+  return r;
 }
 
-void HotStreamBuilder::AddCallchainStream(const Sample& sample, EventStreams& out) {
+HotStreamBuilder::Resolved HotStreamBuilder::ResolveCallchain(const Sample& sample,
+                                                              EventStreams& out) {
+  Resolved r;
   key_.assign(1, static_cast<uint32_t>(StreamKind::kCallchain));
   auto add = [&](uint64_t address, bool kernel) {
     if (kernel && !options_.include_kernel) return true;
@@ -193,7 +190,36 @@ void HotStreamBuilder::AddCallchainStream(const Sample& sample, EventStreams& ou
       first = false;
     }
   }
-  if (key_.size() > 1) AddStream(StreamKind::kCallchain, sample, 0, false, out);
+  if (key_.size() > 1) r.stream = StreamIndex(StreamKind::kCallchain, out);
+  return r;
+}
+
+void HotStreamBuilder::Apply(const Resolved& r, const Sample& sample, EventStreams& out) {
+  uint64_t cycles = 0;
+  bool all_cycles = true;
+  for (size_t i = 0; i < r.blocks.size(); ++i) {
+    if (r.blocks[i] < 0) continue;
+    BasicBlock& block = out.blocks[r.blocks[i]];
+    uint32_t block_cycles = sample.branches[i].cycles();
+    block.executions += 1;
+    if (block_cycles) {
+      block.cycles += block_cycles;
+      block.cycle_counts += 1;
+      has_cycles_ = true;
+    }
+    if (i < r.stream_blocks) {
+      cycles += block_cycles;
+      all_cycles = all_cycles && block_cycles != 0;
+    }
+  }
+  if (r.stream < 0) return;
+  HotStream& stream = out.streams[r.stream];
+  stream.samples += 1;
+  stream.period += sample.period;
+  if (stream.kind == StreamKind::kBranch && all_cycles) {
+    stream.cycles += cycles;
+    stream.cycle_samples += 1;
+  }
 }
 
 void HotStreamBuilder::OnSample(const Sample& sample) {
@@ -205,12 +231,37 @@ void HotStreamBuilder::OnSample(const Sample& sample) {
   EventStreams& out = per_event_[sample.event];
   out.samples += 1;
   out.period += sample.period;
-  bool branch = !sample.branches.empty() && options_.source != HotStreamOptions::Source::kCallchain;
   if (!sample.branches.empty()) out.branch_samples += 1;
-  if (branch)
-    AddBranchStream(sample, out);
-  else if (options_.source != HotStreamOptions::Source::kBranch)
-    AddCallchainStream(sample, out);
+  const bool branch =
+      !sample.branches.empty() && options_.source != HotStreamOptions::Source::kCallchain;
+  if (!branch && options_.source == HotStreamOptions::Source::kBranch) return;
+
+  raw_.clear();
+  raw_.push_back((static_cast<uint64_t>(sample.pid) << 32) | sample.event);
+  size_t used = 0;
+  if (branch) {
+    // Slots the hardware had not filled yet read 0 -> 0 (perf passes them on): the stack ends
+    // there.
+    while (used < sample.branches.size() &&
+           (sample.branches[used].from || sample.branches[used].to))
+      ++used;
+    raw_.push_back(1);
+    for (size_t i = 0; i < used; ++i) {
+      raw_.push_back(sample.branches[i].from);
+      raw_.push_back(sample.branches[i].to);
+    }
+  } else {
+    raw_.push_back(0);
+    raw_.push_back(sample.ip);
+    raw_.insert(raw_.end(), sample.callchain.begin(), sample.callchain.end());
+  }
+  auto it = memo_.find(raw_);
+  if (it == memo_.end()) {
+    Resolved r = branch ? ResolveBranches(sample, used, out) : ResolveCallchain(sample, out);
+    if (memo_.size() >= kMemoLimit) memo_.clear();
+    it = memo_.emplace(raw_, std::move(r)).first;
+  }
+  Apply(it->second, sample, out);
 }
 
 Result<StreamProfile> HotStreamBuilder::Finish() {

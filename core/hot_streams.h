@@ -112,7 +112,7 @@ class HotStreamBuilder : public RecordVisitor {
                    HotStreamOptions options);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
+  void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override { space_.OnComm(r); }
   void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
 
@@ -123,30 +123,34 @@ class HotStreamBuilder : public RecordVisitor {
   struct StreamKeyHash {
     size_t operator()(const std::vector<uint32_t>& key) const;
   };
+  // Caches by process and address rather than by mapping, so a hit costs no mapping lookup;
+  // a new mapping (OnMmap) empties them.
   struct BlockKey {
-    const Mapping* mapping;
+    uint32_t pid;
     uint64_t start, end;
     bool operator==(const BlockKey&) const = default;
   };
   struct BlockKeyHash {
     size_t operator()(const BlockKey& k) const {
-      return std::hash<const void*>()(k.mapping) ^ (k.start * 0x9e3779b97f4a7c15ULL) ^
-             (k.end * 0xc2b2ae3d27d4eb4fULL);
+      uint64_t h = (k.start * 0x9e3779b97f4a7c15ULL) ^ (k.end * 0xc2b2ae3d27d4eb4fULL) ^ k.pid;
+      return static_cast<size_t>(h ^ (h >> 31));
     }
   };
   struct AddressKey {
-    const Mapping* mapping;
+    uint32_t pid;
     uint64_t address;
     bool operator==(const AddressKey&) const = default;
   };
   struct AddressKeyHash {
     size_t operator()(const AddressKey& k) const {
-      return std::hash<const void*>()(k.mapping) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+      uint64_t h = (k.address * 0x9e3779b97f4a7c15ULL) ^ k.pid;
+      return static_cast<size_t>(h ^ (h >> 31));
     }
   };
   struct BlockInfo {
-    size_t block;    // index into the event's blocks
-    uint32_t entry;  // the block's entry
+    bool plausible = false;  // false: not a block (the other fields are unset)
+    uint32_t entry = 0;      // the block's entry
+    size_t block = 0;        // index into the event's blocks
   };
   // Everything aggregated for one event.
   struct EventStreams {
@@ -157,10 +161,23 @@ class HotStreamBuilder : public RecordVisitor {
     uint64_t samples = 0, period = 0, branch_samples = 0;
   };
 
-  void AddBranchStream(const Sample& sample, EventStreams& out);
-  void AddCallchainStream(const Sample& sample, EventStreams& out);
-  void AddStream(StreamKind kind, const Sample& sample, uint64_t cycles, bool all_cycles,
-                 EventStreams& out);
+  // What a raw stack (pid, event, addresses) resolves to; memoised, since real profiles repeat
+  // their stacks, so that a repeated stack costs one lookup instead of one per frame or block.
+  struct Resolved {
+    int32_t stream = -1;          // index into the event's streams; -1: none
+    uint32_t stream_blocks = 0;   // branch stacks: blocks 0..stream_blocks-1 form the stream
+    std::vector<int32_t> blocks;  // branch stacks: per entry i, its block's index or -1
+  };
+  struct RawKeyHash {
+    size_t operator()(const std::vector<uint64_t>& key) const;
+  };
+  static constexpr size_t kMemoLimit = 1 << 18;  // distinct stacks remembered at once
+
+  Resolved ResolveBranches(const Sample& sample, size_t used, EventStreams& out);
+  Resolved ResolveCallchain(const Sample& sample, EventStreams& out);
+  void Apply(const Resolved& resolved, const Sample& sample, EventStreams& out);
+  // The index of the stream of key_ in `out`, added (with no samples yet) when new.
+  int32_t StreamIndex(StreamKind kind, EventStreams& out);
   const std::vector<uint32_t>& EntriesAt(uint32_t pid, uint64_t address);
   // The block's entry and its index in `out.blocks`, or null for an implausible range.
   const BlockInfo* BlockAt(uint32_t pid, uint64_t start, uint64_t end, EventStreams& out);
@@ -174,8 +191,10 @@ class HotStreamBuilder : public RecordVisitor {
   std::unordered_map<std::string, uint32_t> entry_index_;
   std::unordered_map<AddressKey, std::vector<uint32_t>, AddressKeyHash> address_cache_;
   // Per event (blocks of different events are aggregated apart).
-  std::vector<std::unordered_map<BlockKey, std::unique_ptr<BlockInfo>, BlockKeyHash>> block_cache_;
+  std::vector<std::unordered_map<BlockKey, BlockInfo, BlockKeyHash>> block_cache_;
   std::vector<EventStreams> per_event_;
+  std::unordered_map<std::vector<uint64_t>, Resolved, RawKeyHash> memo_;
+  std::vector<uint64_t> raw_;  // reused per sample
   std::vector<uint32_t> key_;  // reused per sample
   bool has_cycles_ = false;
 };
