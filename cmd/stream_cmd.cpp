@@ -42,7 +42,9 @@ class StreamCommand : public Subcommand {
     app.add_option("--symfs", input_options_.symfs,
                    "Look for recorded binaries under this directory");
     app.add_option("--binary", input_options_.binaries,
-                   "A local copy of a recorded binary (matched by build-id, else by name)");
+                   "A local copy of a recorded binary (matched by build-id, else by name); "
+                   "repeatable")
+        ->allow_extra_args(false);  // one file per --binary: the profiles stay positional
   }
 
   int Run() override {

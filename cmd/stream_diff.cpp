@@ -60,7 +60,9 @@ void AddStreamDiffOptions(CLI::App& app, StreamDiffOptions& options, bool shared
     app.add_option("--symfs", options.input.symfs,
                    "Look for recorded binaries under this directory");
     app.add_option("--binary", options.input.binaries,
-                   "A local copy of a recorded binary (matched by build-id, else by name)");
+                   "A local copy of a recorded binary (matched by build-id, else by name); "
+                   "repeatable")
+        ->allow_extra_args(false);  // one file per --binary: the profiles stay positional
     app.add_flag("--json", options.json, "Print JSON instead of text");
   }
   app.add_option("--before", options.before_dir,
@@ -68,7 +70,8 @@ void AddStreamDiffOptions(CLI::App& app, StreamDiffOptions& options, bool shared
   app.add_option("--after", options.after_dir, "--stream: the new profile's source tree");
   app.add_option("--changed-func", options.changed_functions,
                  "--stream: a function whose code changed without its source (compiler flags); "
-                 "repeatable");
+                 "repeatable")
+      ->allow_extra_args(false);
   app.add_flag("--blocks", options.blocks,
                "--stream: compare the hottest basic blocks of the branch stacks instead");
   app.add_option("--top", options.top, "--stream: streams (or blocks) of each profile shown")

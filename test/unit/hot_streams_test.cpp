@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/stream_matcher.h"
 
 namespace tprof {
@@ -72,6 +74,70 @@ TEST(HotStreamsTest, BranchStacksGiveBlocksFromOneTargetToTheNextSource) {
   EXPECT_EQ(profile->blocks[0].executions, 3u);
   EXPECT_EQ(profile->block_cycles, 36u);
   EXPECT_DOUBLE_EQ(profile->Share(profile->blocks[0]), 21.0 / 36.0);
+}
+
+TEST(HotStreamsTest, RepeatedStacksStillCountEachSamplesOwnCycles) {
+  FakeResolver resolver;
+  HotStreamBuilder builder(OneEvent(), resolver, {});
+  // The same branches three times (resolved once), with different cycle counts; a zero count
+  // (not recorded) keeps that sample out of the stream's average but not out of its samples.
+  builder.OnSample(BranchSample({Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5)}));
+  builder.OnSample(BranchSample({Branch(0x1020, 0x2000, 9), Branch(0x2040, 0x1000, 5)}));
+  builder.OnSample(BranchSample({Branch(0x1020, 0x2000, 0), Branch(0x2040, 0x1000, 5)}));
+  auto profile = builder.Finish();
+  ASSERT_TRUE(profile.ok());
+  ASSERT_EQ(profile->streams.size(), 1u);
+  EXPECT_EQ(profile->streams[0].samples, 3u);
+  EXPECT_EQ(profile->streams[0].cycle_samples, 2u);
+  EXPECT_DOUBLE_EQ(profile->streams[0].average_cycles(), 8.0);
+  ASSERT_EQ(profile->blocks.size(), 1u);
+  EXPECT_EQ(profile->blocks[0].executions, 3u);
+  EXPECT_EQ(profile->blocks[0].cycle_counts, 2u);
+  EXPECT_EQ(profile->blocks[0].cycles, 16u);
+}
+
+TEST(HotStreamsTest, UnfilledSlotsEndTheStack) {
+  FakeResolver resolver;
+  HotStreamBuilder builder(OneEvent(), resolver, {});
+  builder.OnSample(BranchSample(
+      {Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5), Branch(0, 0, 0), Branch(0, 0, 0)}));
+  auto profile = builder.Finish();
+  ASSERT_TRUE(profile.ok());
+  EXPECT_EQ(profile->blocks.size(), 1u);  // no block from 0 to 0x2040, none from 0 to 0
+  EXPECT_EQ(profile->block_executions, 1u);
+}
+
+TEST(HotStreamsTest, ANewMappingIsSeenByLaterSamplesOfTheSameStack) {
+  // Without a mapping the offset of an unnamed address is the address; with one, the offset in
+  // the file. The same stack before and after the mmap gives two streams.
+  struct Unnamed : FrameResolver {
+    ResolvedFrame Resolve(const Mapping* m, uint64_t) override {
+      ResolvedFrame r;
+      r.function = m ? "[lib.so]" : "[unknown]";
+      return r;
+    }
+  } resolver;
+  HotStreamBuilder builder(OneEvent(), resolver, {});
+  Sample s;
+  s.period = 1;
+  s.pid = 7;
+  s.ip = 0x10010;
+  builder.OnSample(s);
+  MmapRecord m;
+  m.pid = m.tid = 7;
+  m.start = 0x10000;
+  m.length = 0x1000;
+  m.page_offset = 0x3000;
+  m.filename = "/lib.so";
+  builder.OnMmap(m);
+  builder.OnSample(s);
+  auto profile = builder.Finish();
+  ASSERT_TRUE(profile.ok());
+  ASSERT_EQ(profile->streams.size(), 2u);
+  std::set<std::string> names;
+  for (const HotStream& stream : profile->streams)
+    names.insert(FormatEntry(profile->entries[stream.entries[0]]));
+  EXPECT_EQ(names, (std::set<std::string>{"[unknown] @0x10010", "[lib.so] @0x3010"}));
 }
 
 TEST(HotStreamsTest, ABackwardRangeBreaksTheChainButLaterBlocksStillCount) {
