@@ -96,15 +96,11 @@ int RunStreamDiff(const StreamDiffOptions& options) {
     if (!opened.ok()) return ReportError(command, opened.error().message());
     trees = std::move(opened.value());
   }
-  // The two profiles are read at once, each with its own symbolizer: half the wall time on
-  // two cores, the bulk of the command's work.
-  std::optional<Result<StreamProfile>> loaded_old;
-  std::thread reader(
-      [&] { loaded_old.emplace(LoadStreamProfile(options.old_path, options.input, command)); });
-  auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
-  reader.join();
-  Result<StreamProfile>& old_profile = *loaded_old;
+  // Read one after the other: thread safety is an experimental build option of elfutils, whose
+  // libelf and libdw the symbolizers use, so two symbolizers are not run at once.
+  auto old_profile = LoadStreamProfile(options.old_path, options.input, command);
   if (!old_profile.ok()) return ReportError(command, old_profile.error().message());
+  auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
   if (!new_profile.ok()) return ReportError(command, new_profile.error().message());
 
   StreamMatchOptions match_options;

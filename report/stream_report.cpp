@@ -131,7 +131,9 @@ void RenderStreams(const StreamProfile& p, const StreamReportOptions& options, s
       std::snprintf(buf, sizeof buf, "%8s %8s %11llu  ", Percent(p.Share(b)).c_str(),
                     b.cycle_counts ? Fixed(b.average_cycles()).c_str() : "-",
                     static_cast<unsigned long long>(b.executions));
-      out << buf << FormatEntry(p.entries[b.entry]) << "  [" << b.module << "+0x" << std::hex
+      size_t slash = b.module.rfind('/');
+      std::string module = slash == std::string::npos ? b.module : b.module.substr(slash + 1);
+      out << buf << FormatEntry(p.entries[b.entry]) << "  [" << module << "+0x" << std::hex
           << b.start << "-0x" << b.end << std::dec << "]\n";
     }
     return;
