@@ -7,6 +7,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/function_profile_loader.h"
+#include "cmd/stream_diff.h"
 #include "core/profile_diff.h"
 #include "core/regression_gate.h"
 #include "report/diff_report.h"
@@ -88,7 +89,11 @@ class DiffCommand : public Subcommand {
                    "A local copy of a recorded binary (matched by build-id, else by name)");
     app.add_flag("--ignore-module", ignore_module_,
                  "Match functions by name alone (e.g. when the binary was renamed)");
-    app.add_flag("--stream", stream_, "Diff hot streams (not built yet)");
+    app.add_flag("--stream", stream_,
+                 "Compare hot streams (branch or call chains) entry by entry, with source-line "
+                 "mapping: tprof diff --stream OLD NEW [--before DIR --after DIR] "
+                 "[--changed-func NAME]... [--blocks]");
+    AddStreamDiffOptions(app, stream_options_, /*shared=*/false);
     app.add_option("--flamegraph", flamegraph_, "Differential flame graph (not built yet)");
   }
 
@@ -116,12 +121,18 @@ class DiffCommand : public Subcommand {
   }
 
  private:
-  // Seam for stream diffs (core/stream*, built separately): same sides, same gate, same exit
-  // codes; thresholds on streams will be another Threshold::Subject.
-  int RunStreamDiff(const std::vector<std::string>&, const std::vector<std::string>&) {
-    return ReportError(name(),
-                       "--stream: stream diffs are not built yet; this build compares functions "
-                       "only");
+  // Stream diffs compare one profile per side; the inputs and symbol options are shared with
+  // the function diff.
+  int RunStreamDiff(const std::vector<std::string>& old_files,
+                    const std::vector<std::string>& new_files) {
+    if (old_files.size() != 1 || new_files.size() != 1)
+      return Usage("--stream compares one OLD and one NEW profile");
+    stream_options_.old_path = old_files[0];
+    stream_options_.new_path = new_files[0];
+    stream_options_.input.symfs = load_options_.symfs;
+    stream_options_.input.binaries = load_options_.binaries;
+    stream_options_.json = json_;
+    return tprof::RunStreamDiff(stream_options_);
   }
 
   int RunFunctionDiff(const std::vector<std::string>& old_files,
@@ -186,6 +197,7 @@ class DiffCommand : public Subcommand {
   ProfileDiffOptions diff_options_;
   DiffReportOptions report_options_;
   ProfileLoadOptions load_options_;
+  StreamDiffOptions stream_options_;
 };
 
 }  // namespace

@@ -1,5 +1,9 @@
-// tprof stream: registered so that help and usage are complete; the engine lands with issue #7.
+// tprof stream: the hot call/branch streams (or basic blocks) of one profile.
+#include <iostream>
+
 #include "cmd/cli_support.h"
+#include "cmd/stream_diff.h"
+#include "report/stream_report.h"
 
 namespace tprof {
 namespace {
@@ -11,13 +15,61 @@ class StreamCommand : public Subcommand {
 
   void Setup(CLI::App& app) override {
     app.description(
-        "Show the hot call/branch streams of a profile.\n  tprof stream [FILE]\nNot implemented "
-        "yet: this build says so and exits 1.");
-    app.allow_extras();
-    app.prefix_command();
+        "Show the hottest streams of a profile: chains of basic blocks from branch stacks\n"
+        "(record -b), most recent first, else chains of frames from callchains (record -g),\n"
+        "leaf first; each entry is a function and its source file:line. Per stream: share of\n"
+        "the event's period (hits), samples, and average cycles where the branch stacks count\n"
+        "them. Compare two profiles' streams with `tprof diff --stream OLD NEW`.\n"
+        "  tprof stream [FILE] [-n N] [--depth D] [--blocks] [--json]");
+    app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
+    app.add_option("input_file", input_, "Profile to read (same as -i)");
+    app.add_option("-n,--top", report_.top, "Show the N hottest streams (default 10)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--depth", input_options_.streams.depth,
+                   "Entries per stream at most (default 8)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--source", source_,
+                   "Streams from 'branch' stacks, 'callchain's, or 'auto' (branch stacks where a "
+                   "sample has one)")
+        ->check(CLI::IsMember({"auto", "branch", "callchain"}));
+    app.add_option("--event", input_options_.streams.event,
+                   "The event whose samples count (default: the first with samples)");
+    app.add_flag("--blocks", report_.blocks,
+                 "Show the hottest basic blocks of the branch stacks (share of sampled cycles, "
+                 "average cycles) instead");
+    app.add_flag("--no-kernel", no_kernel_, "Leave kernel code out of the streams");
+    app.add_flag("--json", json_, "Print JSON instead of text");
+    app.add_option("--symfs", input_options_.symfs,
+                   "Look for recorded binaries under this directory");
+    app.add_option("--binary", input_options_.binaries,
+                   "A local copy of a recorded binary (matched by build-id, else by name); "
+                   "repeatable")
+        ->allow_extra_args(false);  // one file per --binary: the profiles stay positional
   }
 
-  int Run() override { return ReportError(name(), "not implemented yet in this build"); }
+  int Run() override {
+    input_options_.streams.include_kernel = !no_kernel_;
+    input_options_.streams.source = source_ == "branch"      ? HotStreamOptions::Source::kBranch
+                                    : source_ == "callchain" ? HotStreamOptions::Source::kCallchain
+                                                             : HotStreamOptions::Source::kAuto;
+    auto profile = LoadStreamProfile(input_, input_options_, name());
+    if (!profile.ok()) return ReportError(name(), profile.error().message());
+    if (report_.blocks && !profile->branch_samples)
+      return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");
+    if (json_)
+      std::cout << StreamsJson(*profile, report_).dump(1) << '\n';
+    else
+      RenderStreams(*profile, report_, std::cout);
+    return kExitOk;
+  }
+
+ private:
+  std::string input_ = "profile.tprof";
+  std::string source_ = "auto";
+  bool no_kernel_ = false;
+  bool json_ = false;
+  StreamInputOptions input_options_;
+  StreamReportOptions report_;
 };
 
 }  // namespace

@@ -75,10 +75,12 @@ TEST(CliTest, ReportOfANonProfileSaysSo) {
   EXPECT_NE(r.err.find("not a tprof profile"), std::string::npos) << r.err;
 }
 
-TEST(CliTest, UnbuiltCommandsSaySoAndFail) {
+TEST(CliTest, StreamOfAMissingFileSaysSoInOneLine) {
   auto r = RunCommand({kTprof, "stream", "x.tprof"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("not implemented"), std::string::npos);
+  EXPECT_NE(r.err.find("tprof stream: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("x.tprof"), std::string::npos) << r.err;
+  EXPECT_EQ(Lines(r.err), 1);
 }
 
 TEST(CliTest, TopdownLiveWithoutAPmuSaysSoInOneLine) {

@@ -244,7 +244,7 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["gate"]["tripped"], true);
   EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
-  // Errors: bad threshold 2, unknown event 2, unreadable input 1, --stream not built 1.
+  // Errors: bad threshold 2, unknown event 2, unreadable input 1.
   CommandResult syntax = gate(new_file, {"func(work_alpha) > lots"});
   EXPECT_EQ(syntax.exit_code, 2);
   EXPECT_NE(syntax.err.find("func(work_alpha) > lots"), std::string::npos) << syntax.err;
@@ -252,9 +252,14 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
   CommandResult missing = RunCommand({kTprof, "diff", old_file, "/nonexistent.tprof"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("/nonexistent.tprof"), std::string::npos);
+  // --stream compares one profile per side; its own tests are stream_diff_test.cpp.
   CommandResult stream = RunCommand({kTprof, "diff", "--stream", old_file, new_file});
-  EXPECT_EQ(stream.exit_code, 1);
-  EXPECT_NE(stream.err.find("--stream"), std::string::npos);
+  EXPECT_EQ(stream.exit_code, 0) << stream.err;
+  EXPECT_NE(stream.out.find("[ Matched hot streams ]"), std::string::npos);
+  CommandResult stream_runs =
+      RunCommand({kTprof, "diff", "--stream", old_file + "," + old_file, new_file});
+  EXPECT_EQ(stream_runs.exit_code, 2);
+  EXPECT_NE(stream_runs.err.find("--stream"), std::string::npos);
   EXPECT_EQ(RunCommand({kTprof, "diff", old_file}).exit_code, 2);
   CommandResult normalize =
       RunCommand({kTprof, "diff", "--normalize", "cycles", old_file, new_file});

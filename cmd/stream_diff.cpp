@@ -1,0 +1,132 @@
+#include "cmd/stream_diff.h"
+
+#include <iostream>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "cmd/cli_support.h"
+#include "core/perf_data_symfs.h"
+#include "core/profile_source.h"
+#include "core/source_line_map.h"
+#include "core/stream_matcher.h"
+#include "report/stream_report.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/symbolizer.h"
+
+namespace tprof {
+
+Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
+                                        const std::string& command) {
+  // The same resolver stack as `tprof report`: embedded symbols, then the binaries (located
+  // under --symfs or given with --binary), DWARF unwinding for --call-graph dwarf recordings.
+  DwarfUnwinderOptions unwind_options;
+  unwind_options.symfs = options.symfs;
+  DwarfUnwinder unwinder(unwind_options);
+  SymbolizerOptions symbolizer_options;
+  symbolizer_options.symfs = options.symfs;
+  symbolizer_options.on_note = [&command](const std::string& note) {
+    std::cerr << "tprof " << command << ": note: " << note << '\n';
+  };
+  Symbolizer symbolizer(symbolizer_options);
+  BinaryLocator locator({options.symfs, options.binaries, [](const std::string& p) {
+                           auto symbols = ElfSymbols::Load(p);
+                           return symbols.ok() ? symbols->build_id() : std::string();
+                         }});
+  LocatingResolver located(symbolizer, locator);
+  FrameResolver* live = locator.active() ? static_cast<FrameResolver*>(&located) : &symbolizer;
+  SourceOptions source_options;
+  source_options.unwinder = &unwinder;
+  source_options.symbol_fallback = live;
+  auto source = ProfileSource::OpenFile(path, source_options);
+  if (!source.ok()) return source.error();
+  FrameResolver* resolver = (*source)->embedded_frames();
+  if (!resolver) resolver = live;
+  HotStreamBuilder builder((*source)->events(), *resolver, options.streams);
+  auto summary = (*source)->ReadRecords(builder);
+  if (!summary.ok()) return summary.error().WithContext(path);
+  if (!summary->warning.empty())
+    std::cerr << "tprof " << command << ": warning: " << path << ": " << summary->warning << '\n';
+  auto profile = builder.Finish();
+  if (!profile.ok()) return profile.error().WithContext(path);
+  return profile;
+}
+
+void AddStreamDiffOptions(CLI::App& app, StreamDiffOptions& options, bool shared) {
+  if (shared) {
+    app.add_option("old", options.old_path, "The old profile");
+    app.add_option("new", options.new_path, "The new profile");
+    app.add_option("--symfs", options.input.symfs,
+                   "Look for recorded binaries under this directory");
+    app.add_option("--binary", options.input.binaries,
+                   "A local copy of a recorded binary (matched by build-id, else by name); "
+                   "repeatable")
+        ->allow_extra_args(false);  // one file per --binary: the profiles stay positional
+    app.add_flag("--json", options.json, "Print JSON instead of text");
+  }
+  app.add_option("--before", options.before_dir,
+                 "--stream: the old profile's source tree (lines are mapped to it)");
+  app.add_option("--after", options.after_dir, "--stream: the new profile's source tree");
+  app.add_option("--changed-func", options.changed_functions,
+                 "--stream: a function whose code changed without its source (compiler flags); "
+                 "repeatable")
+      ->allow_extra_args(false);
+  app.add_flag("--blocks", options.blocks,
+               "--stream: compare the hottest basic blocks of the branch stacks instead");
+  app.add_option("--top", options.top, "--stream: streams (or blocks) of each profile shown")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--depth", options.input.streams.depth, "--stream: entries per stream at most")
+      ->check(CLI::PositiveNumber);
+}
+
+int RunStreamDiff(const StreamDiffOptions& options) {
+  const std::string command = "diff";
+  if (options.old_path.empty() || options.new_path.empty()) {
+    std::cerr << "tprof diff: --stream needs two profiles: tprof diff --stream OLD NEW\n";
+    return kExitUsage;
+  }
+  if (options.before_dir.empty() != options.after_dir.empty()) {
+    std::cerr << "tprof diff: --before and --after go together\n";
+    return kExitUsage;
+  }
+  SourceTreeMap trees;
+  if (!options.before_dir.empty()) {
+    auto opened = SourceTreeMap::Open(options.before_dir, options.after_dir);
+    if (!opened.ok()) return ReportError(command, opened.error().message());
+    trees = std::move(opened.value());
+  }
+  // Read one after the other: thread safety is an experimental build option of elfutils, whose
+  // libelf and libdw the symbolizers use, so two symbolizers are not run at once.
+  auto old_profile = LoadStreamProfile(options.old_path, options.input, command);
+  if (!old_profile.ok()) return ReportError(command, old_profile.error().message());
+  auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
+  if (!new_profile.ok()) return ReportError(command, new_profile.error().message());
+
+  StreamMatchOptions match_options;
+  match_options.top = options.top;
+  match_options.changed_functions.insert(options.changed_functions.begin(),
+                                         options.changed_functions.end());
+  StreamMatcher matcher(*old_profile, *new_profile, trees, match_options);
+  if (options.blocks) {
+    if (!old_profile->branch_samples || !new_profile->branch_samples)
+      return ReportError(command,
+                         std::string("--blocks needs branch stacks (record -b); ") +
+                             (old_profile->branch_samples ? options.new_path : options.old_path) +
+                             " has none");
+    BlockComparison blocks = matcher.CompareBlocks();
+    if (options.json)
+      std::cout << BlockComparisonJson(*old_profile, *new_profile, blocks).dump(1) << '\n';
+    else
+      RenderBlockComparison(*old_profile, *new_profile, blocks, std::cout);
+    return kExitOk;
+  }
+  StreamComparison comparison = matcher.CompareStreams();
+  if (options.json)
+    std::cout << StreamComparisonJson(*old_profile, *new_profile, comparison).dump(1) << '\n';
+  else
+    RenderStreamComparison(*old_profile, *new_profile, comparison, std::cout);
+  return kExitOk;
+}
+
+}  // namespace tprof

@@ -1,0 +1,34 @@
+// Rendering of hot streams and basic blocks (`tprof stream`) and of their comparison between two
+// profiles (`tprof diff --stream`), as text (perf diff --stream's side-by-side layout) or JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "core/hot_streams.h"
+#include "core/stream_matcher.h"
+
+namespace tprof {
+
+struct StreamReportOptions {
+  size_t top = 10;
+  bool blocks = false;  // the hot basic blocks rather than the streams
+};
+
+void RenderStreams(const StreamProfile& profile, const StreamReportOptions& options,
+                   std::ostream& out);
+nlohmann::json StreamsJson(const StreamProfile& profile, const StreamReportOptions& options);
+
+void RenderStreamComparison(const StreamProfile& old_profile, const StreamProfile& new_profile,
+                            const StreamComparison& comparison, std::ostream& out);
+nlohmann::json StreamComparisonJson(const StreamProfile& old_profile,
+                                    const StreamProfile& new_profile,
+                                    const StreamComparison& comparison);
+
+void RenderBlockComparison(const StreamProfile& old_profile, const StreamProfile& new_profile,
+                           const BlockComparison& comparison, std::ostream& out);
+nlohmann::json BlockComparisonJson(const StreamProfile& old_profile,
+                                   const StreamProfile& new_profile,
+                                   const BlockComparison& comparison);
+
+}  // namespace tprof
