@@ -17,9 +17,13 @@ std::string Field(const std::string& s) {
   return quoted + "\"";
 }
 
+// Whole numbers (counter deltas) exactly, fractions to 10 significant digits.
 std::string Number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  if (v == static_cast<double>(static_cast<long long>(v)) && v < 9e15 && v > -9e15)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
 }
 
