@@ -14,6 +14,7 @@ std::optional<RecordedMetricTable> MatchRecordedMetricTable(
   auto for_cpu = TableForCpu(cpu, tables);
   const MetricTable* cpu_table = for_cpu.ok() ? for_cpu.value() : nullptr;
   std::optional<RecordedMetricTable> best;
+  std::vector<std::string> equally_good;  // other tables that read the same events as well
   for (const EventDesc& leader : events) {
     if (!(leader.sample_type & PERF_SAMPLE_READ) || leader.group_members.size() < 2) continue;
     std::vector<std::string> names;
@@ -47,13 +48,30 @@ std::optional<RecordedMetricTable> MatchRecordedMetricTable(
       bool better = !best || match.formulas.size() > best->formulas.size() ||
                     (match.formulas.size() == best->formulas.size() && &table == cpu_table &&
                      best->table != cpu_table);
+      if (best && match.formulas.size() == best->formulas.size()) {
+        if (better)
+          equally_good.push_back(best->table->name);
+        else
+          equally_good.push_back(table.name);
+      } else if (better) {
+        equally_good.clear();
+      }
       if (better) best = std::move(match);
     }
   }
-  if (best)
+  if (best) {
     best->how = "metric table " + best->table->name +
-                (best->table == cpu_table ? " (the recording CPU's; " : " (") +
-                "recognised by the recorded event names and codes: the profile does not name it)";
+                " (recognised by the recorded event names and codes: the profile does not name "
+                "it";
+    if (best->table == cpu_table)
+      best->how += "; the recording CPU's table)";
+    else if (!equally_good.empty())
+      best->how += "; the events fit " + std::to_string(equally_good.size()) +
+                   " other tables too and the recording CPU matches none: values may use the "
+                   "wrong table's constants)";
+    else
+      best->how += ")";
+  }
   return best;
 }
 
