@@ -26,7 +26,9 @@ class NamedFrameTable : public FrameResolver {
     auto key = std::make_pair(std::string(module), std::string(function));
     auto it = index_.find(key);
     if (it != index_.end()) return it->second;
-    uint64_t address = kBase + kStride * frames_.size();
+    // The middle of a stride: analyses resolve return addresses at address - 1 (the call), which
+    // must still name this frame.
+    uint64_t address = kBase + kStride * frames_.size() + kStride / 2;
     ResolvedFrame frame;
     frame.module = key.first.empty() ? "[unknown]" : key.first;
     frame.function = key.second.empty() ? "[unknown]" : key.second;
@@ -37,8 +39,7 @@ class NamedFrameTable : public FrameResolver {
   }
 
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
-    if (address >= kBase && (address - kBase) % kStride == 0 &&
-        (address - kBase) / kStride < frames_.size())
+    if (address >= kBase && (address - kBase) / kStride < frames_.size())
       return frames_[(address - kBase) / kStride];
     ResolvedFrame unknown;
     unknown.module = unknown.function = "[unknown]";

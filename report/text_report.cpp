@@ -166,12 +166,15 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     out << "# Total%: the same for samples with the row anywhere on the callchain (--children)"
         << (table.has_callchains ? "" : "; this profile has no callchains, so Total% = Self%")
         << '\n';
-  if (!view.metrics->columns().empty()) {
+  bool sampled = false, grouped = false;
+  for (const MetricColumn& m : view.metrics->columns())
+    (m.source == MetricSource::kSampledPeriods ? sampled : grouped) = true;
+  if (sampled)
     out << "# [s] metrics come from sampled periods: an event's count in a row is the sum of its "
            "samples' periods there\n";
+  if (grouped)
     out << "# [g] metrics come from group deltas: the counts of the windows between two samples "
            "that start and end in the row\n";
-  }
   if (!table.groups.empty())
     out << "# D:EVENT is an event's count over the row's credited windows; Win the credited "
            "windows; Disc% the row's windows discarded (started in another row)\n";

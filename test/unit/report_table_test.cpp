@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include <map>
+
 #include "core/call_relations.h"
 #include "core/derived_metrics.h"
+#include "core/profile_source.h"
 #include "pmu/recorded_metrics.h"
 
 namespace tprof {
@@ -256,6 +259,31 @@ TEST(RecordedMetricTableTest, PlainEventsMatchNoTable) {
   EXPECT_FALSE(MatchRecordedMetricTable({Sampled("cycles"), Sampled("instructions")}, {},
                                         BuiltinMetricTables())
                    .has_value());
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Text inputs carry made-up addresses; callers on the chain are resolved at address - 1 and
+// must still be named.
+TEST(ReportTableTest, FoldedStacksGiveChildrenTotals) {
+  auto source = ProfileSource::OpenBytes("main;foo;bar 10\nmain;foo 5\nmain;baz 3\n");
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  auto builder = ReportTableBuilder::Create((*source)->events(), *(*source)->embedded_frames(),
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  ASSERT_TRUE((*source)->ReadRecords(**builder).ok());
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_name;  // self, total
+  for (const ReportRow& row : table.rows)
+    by_name[row.keys[0]] = {row.self_period[0], row.total_period[0]};
+  EXPECT_EQ(by_name["main"], std::make_pair(uint64_t{0}, uint64_t{18}));
+  EXPECT_EQ(by_name["foo"], std::make_pair(uint64_t{5}, uint64_t{15}));
+  EXPECT_EQ(by_name["bar"], std::make_pair(uint64_t{10}, uint64_t{10}));
+  EXPECT_EQ(by_name.count("[unknown]"), 0u);
 }
 
 }  // namespace
