@@ -70,25 +70,30 @@ class ReportCommand : public Subcommand {
                  "Add Total%: the share of samples with the row anywhere on the callchain, and "
                  "order by it");
     app.add_option("--comm", comms_, "Only rows of these commands (comma-separated)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
     app.add_option("--pid", pids_, "Only rows of these processes (comma-separated)")
-        ->delimiter(',');
-    app.add_option("--tid", tids_, "Only rows of these threads (comma-separated)")->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--tid", tids_, "Only rows of these threads (comma-separated)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
     app.add_option("--dso", dsos_,
                    "Only rows of these modules: path or file name (comma-separated)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
     app.add_option("--symbol", filter_.symbol_pattern,
                    "Only functions whose name matches this regular expression (ECMAScript, "
                    "searched)");
     app.add_option("--time", time_,
                    "START,END: only samples from START to END seconds after the profile start "
                    "(either may be empty)");
-    auto* callers =
-        app.add_option("--callers", callers_,
-                       "Show the callers of FUNC (full, parameterless or unqualified name)");
-    auto* callees = app.add_option("--callees", callees_, "Show the functions FUNC calls");
-    (void)callers;
-    (void)callees;
+    app.add_option("--callers", callers_,
+                   "Show the callers of FUNC with their shares, from callchains (FUNC: full, "
+                   "parameterless or unqualified name)");
+    app.add_option("--callees", callees_,
+                   "Show the functions FUNC calls with their shares (with --callers, the same "
+                   "FUNC)");
     auto* json = app.add_flag("--json", json_, "Write JSON (docs/report-schema.md)");
     app.add_flag("--csv", csv_, "Write CSV (docs/report-schema.md)")->excludes(json);
   }

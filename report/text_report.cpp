@@ -156,7 +156,9 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
   if (!view.metric_table.empty()) out << "# " << view.metric_table << '\n';
   for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
     const MetricColumn& m = view.metrics->columns()[c];
-    out << "# " << MetricTitle(m) << " = " << m.formula << " (" << m.unit << ", from "
+    std::string formula = m.formula;  // as written, without the '\-' escapes of event names
+    for (size_t at; (at = formula.find("\\-")) != std::string::npos;) formula.erase(at, 1);
+    out << "# " << MetricTitle(m) << " = " << formula << " (" << m.unit << ", from "
         << MetricSourceName(m.source)
         << "): " << FormatMetric(view.metrics->EvaluateTotal(c, table)) << " overall\n";
   }

@@ -215,6 +215,22 @@ TEST_F(DemoReport, FiltersKeepOnlyMatchingRowsAndSharesStayAbsolute) {
   ASSERT_EQ(pid["rows"].size(), 1u);
 }
 
+TEST_F(DemoReport, PercentLimitAndLimitCutRows) {
+  // The five hot functions hold about 1/6 or 2/6 of the samples each; nothing else reaches 8%.
+  nlohmann::json all = ReportJson({"-i", *path_, "--sort", "sym"});
+  nlohmann::json cut = ReportJson({"-i", *path_, "--sort", "sym", "--percent-limit", "8"});
+  size_t expected = 0;
+  for (const auto& row : all["rows"])
+    expected += row["events"][0]["self_samples"].get<uint64_t>() * 100 >= 8 * raw_->samples.size();
+  EXPECT_EQ(cut["rows"].size(), expected);
+  EXPECT_EQ(cut["rows"].size(), 5u);
+  for (const auto& row : cut["rows"])
+    EXPECT_GE(row["events"][0]["self_percent"].get<double>(), 8.0);
+  nlohmann::json two = ReportJson({"-i", *path_, "--sort", "sym", "--limit", "2"});
+  ASSERT_EQ(two["rows"].size(), 2u);
+  EXPECT_EQ(two["rows"][0]["keys"], all["rows"][0]["keys"]);
+}
+
 TEST_F(DemoReport, TimeRangeCountsSecondsFromTheProfileStart) {
   uint64_t early = 0;
   for (const Sample& s : raw_->samples) early += s.time >= start_ && s.time - start_ < 500000000;
