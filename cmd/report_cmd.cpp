@@ -1,10 +1,17 @@
 // tprof report: the functions of a profile by self share.
 #include <iostream>
+#include <sstream>
 
 #include "cmd/cli_support.h"
+#include "core/call_relations.h"
+#include "core/derived_metrics.h"
 #include "core/function_profile.h"
 #include "core/perf_data_symfs.h"
 #include "core/profile_source.h"
+#include "core/report_table.h"
+#include "pmu/recorded_metrics.h"
+#include "report/csv_report.h"
+#include "report/json_report.h"
 #include "report/text_report.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/elf_symbols.h"
@@ -21,17 +28,177 @@ class ReportCommand : public Subcommand {
   void Setup(CLI::App& app) override {
     app.description(
         "Show where the samples of a profile fall, by function.\n"
-        "  tprof report [-i FILE] [--percent-limit P] [--limit N]\n"
+        "  tprof report [-i FILE] [--sort KEYS] [--children] [--percent-limit P] [--limit N]\n"
+        "               [--comm C] [--pid P] [--tid T] [--dso D] [--symbol REGEX] [--time S,E]\n"
+        "               [--callers FUNC | --callees FUNC] [--json | --csv]\n"
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
-        "`perf script` output or folded stacks; the format is recognised by content.");
+        "`perf script` output or folded stacks; the format is recognised by content.\n"
+        "\n"
+        "Rows: --sort KEYS (comm,dso,sym by default; also pid, tid, srcline). Per sampled event:\n"
+        "Self% (samples whose leaf is in the row) and, with --children, Total% (the row anywhere\n"
+        "on the callchain), as shares of the event's total period, and sample counts.\n"
+        "Derived metrics (IPC, CPI, branch-miss%, cache-miss%, MPKI; with `record -M`, the CPU\n"
+        "table's formulas, the table recognised by the recorded event names and codes) come from\n"
+        "[s] sampled periods (events sampled on their own, e.g. -e cycles,instructions -c N: the\n"
+        "sum of each event's periods in the row) or [g] group deltas (a leader-sampled group\n"
+        "{a,b}:S: counter deltas of the windows between two samples that both fall in the row;\n"
+        "other windows are discarded, their share reported, their samples still counted).\n"
+        "Low confidence, marked ~: fewer than 10 samples of any event a value reads, or fewer\n"
+        "than 10 credited windows.\n"
+        "Filters --comm, --pid, --tid, --dso, --symbol hide rows without changing shares (as "
+        "perf's\n"
+        "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
+        "after the profile start (the recording's start, else the first sample), and shares are\n"
+        "of what it keeps.");
     app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     app.add_option("input_file", input_, "Profile to read (same as -i)");
-    app.add_option("--percent-limit", options_.percent_limit, "Hide functions below this self %");
-    app.add_option("--limit", options_.max_rows, "Show at most N functions per event");
+    app.add_option("--percent-limit", options_.percent_limit,
+                   "Hide rows below this share (Self%, or Total% with --children) of every event");
+    app.add_option("--limit", options_.max_rows, "Show at most N rows");
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
+    SetupTableOptions(app);
   }
+
+  // --- report table options (sort, filters, children, callers/callees, json/csv) ---
+  void SetupTableOptions(CLI::App& app) {
+    app.add_option("-s,--sort", sort_,
+                   "Row keys, comma-separated: sym, dso, comm, pid, tid, srcline (default "
+                   "comm,dso,sym)");
+    app.add_flag("--children", children_,
+                 "Add Total%: the share of samples with the row anywhere on the callchain, and "
+                 "order by it");
+    app.add_option("--comm", comms_, "Only rows of these commands (comma-separated)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--pid", pids_, "Only rows of these processes (comma-separated)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--tid", tids_, "Only rows of these threads (comma-separated)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--dso", dsos_,
+                   "Only rows of these modules: path or file name (comma-separated)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--symbol", filter_.symbol_pattern,
+                   "Only functions whose name matches this regular expression (ECMAScript, "
+                   "searched)");
+    app.add_option("--time", time_,
+                   "START,END: only samples from START to END seconds after the profile start "
+                   "(either may be empty)");
+    app.add_option("--callers", callers_,
+                   "Show the callers of FUNC with their shares, from callchains (FUNC: full, "
+                   "parameterless or unqualified name)");
+    app.add_option("--callees", callees_,
+                   "Show the functions FUNC calls with their shares (with --callers, the same "
+                   "FUNC)");
+    auto* json = app.add_flag("--json", json_, "Write JSON (docs/report-schema.md)");
+    app.add_flag("--csv", csv_, "Write CSV (docs/report-schema.md)")->excludes(json);
+  }
+
+  int Usage(const std::string& message) {
+    std::cerr << "tprof report: " << message << " (see 'tprof report --help')\n";
+    return kExitUsage;
+  }
+
+  Result<SampleFilter> BuildFilter() {
+    SampleFilter filter = filter_;
+    filter.comms.insert(comms_.begin(), comms_.end());
+    filter.pids.insert(pids_.begin(), pids_.end());
+    filter.tids.insert(tids_.begin(), tids_.end());
+    filter.dsos = dsos_;
+    if (!time_.empty()) {
+      auto range = ParseTimeRange(time_);
+      if (!range.ok()) return range.error();
+      filter.time_start = range->first;
+      filter.time_end = range->second;
+    }
+    return filter;
+  }
+
+  std::string FilterSummary() const {
+    std::ostringstream s;
+    auto list = [&](const char* name, const auto& values) {
+      if (values.empty()) return;
+      s << (s.tellp() > 0 ? " " : "") << name << ' ';
+      bool first = true;
+      for (const auto& v : values) s << (first ? "" : ",") << v, first = false;
+    };
+    list("--comm", comms_);
+    list("--pid", pids_);
+    list("--tid", tids_);
+    list("--dso", dsos_);
+    if (!filter_.symbol_pattern.empty())
+      s << (s.tellp() > 0 ? " " : "") << "--symbol " << filter_.symbol_pattern;
+    if (!time_.empty())
+      s << (s.tellp() > 0 ? " " : "") << "--time " << time_ << " (seconds after the profile start)";
+    return s.str();
+  }
+
+  int RunTable(ProfileSource& source, FrameResolver& resolver) {
+    auto sort = ParseSortKeys(sort_);
+    if (!sort.ok()) return Usage(sort.error().message());
+    auto filter = BuildFilter();
+    if (!filter.ok()) return Usage(filter.error().message());
+    const uint64_t start = source.metadata().start_timestamp;
+    if (!callers_.empty() || !callees_.empty()) {
+      const std::string function = callers_.empty() ? callees_ : callers_;
+      if (!callers_.empty() && !callees_.empty() && callers_ != callees_)
+        return Usage("--callers and --callees name one function");
+      auto builder =
+          CallRelationsBuilder::Create(source.events(), resolver, function, *filter, start);
+      if (!builder.ok()) return Usage(builder.error().message());
+      auto summary = source.ReadRecords(**builder);
+      if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+      WarnIfAny(*summary);
+      CallRelations relations = (*builder)->Finish();
+      if (json_)
+        RenderCallRelationsJson(relations, std::cout);
+      else if (csv_)
+        RenderCallRelationsCsv(relations, std::cout);
+      else
+        RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), std::cout);
+      return kExitOk;
+    }
+    auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start);
+    if (!builder.ok()) return Usage(builder.error().message());
+    auto summary = source.ReadRecords(**builder);
+    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    WarnIfAny(*summary);
+    ReportTable table = (*builder)->Finish();
+    auto recorded =
+        MatchRecordedMetricTable(table.events, source.metadata().cpu, BuiltinMetricTables());
+    auto metrics =
+        DerivedMetrics::Plan(table, recorded ? recorded->formulas : std::vector<MetricFormula>{},
+                             recorded ? recorded->table->name : "");
+    if (!metrics.ok()) return ReportError(name(), metrics.error().message());
+    ReportTableView view;
+    view.metadata = &source.metadata();
+    view.table = &table;
+    view.metrics = &metrics.value();
+    view.input = input_;
+    view.metric_table = recorded ? recorded->how : "";
+    view.filter = *filter;
+    view.filter_summary = FilterSummary();
+    view.children = children_;
+    view.percent_limit = options_.percent_limit;
+    view.max_rows = options_.max_rows;
+    if (json_)
+      RenderReportJson(view, std::cout);
+    else if (csv_)
+      RenderReportCsv(view, std::cout);
+    else
+      RenderReportTable(view, std::cout);
+    return kExitOk;
+  }
+
+  void WarnIfAny(const SourceSummary& summary) const {
+    if (!summary.warning.empty())
+      std::cerr << "tprof report: warning: " << input_ << ": " << summary.warning << '\n';
+  }
+  // --- end of report table options ---
 
   int Run() override {
     // --call-graph dwarf recordings: user stacks are unwound while the records are read.
@@ -56,14 +223,7 @@ class ReportCommand : public Subcommand {
     // the binaries are gone or rebuilt.
     FrameResolver* resolver = (*source)->embedded_frames();
     if (!resolver) resolver = live;
-    FunctionProfileBuilder builder((*source)->events(), *resolver);
-    auto summary = (*source)->ReadRecords(builder);
-    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
-    if (!summary->warning.empty())
-      std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
-    FunctionProfile profile = builder.Finish();
-    RenderFunctionTable((*source)->metadata(), profile, options_, std::cout);
-    return kExitOk;
+    return RunTable(**source, *resolver);
   }
 
  private:
@@ -71,6 +231,19 @@ class ReportCommand : public Subcommand {
   std::string symfs_;
   std::vector<std::string> binaries_;
   TextReportOptions options_;
+  // report table options
+  std::string sort_ = "comm,dso,sym";
+  bool children_ = false;
+  std::vector<std::string> comms_;
+  std::vector<uint32_t> pids_;
+  std::vector<uint32_t> tids_;
+  std::vector<std::string> dsos_;
+  std::string time_;
+  SampleFilter filter_;
+  std::string callers_;
+  std::string callees_;
+  bool json_ = false;
+  bool csv_ = false;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -65,6 +66,270 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
                     row.module.c_str(), row.function.c_str());
       ++shown;
     }
+  }
+}
+
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+struct Column {
+  std::string top;  // the event a column belongs to, or ""
+  std::string title;
+  bool left = false;  // left-aligned text (keys)
+  std::vector<std::string> cells;
+};
+
+std::string FormatMetric(const MetricValue& v) {
+  if (!v.value) return "n/a";
+  double x = *v.value;
+  std::string s = std::abs(x) >= 1000 ? Format("%.0f", x) : Format("%.3f", x);
+  if (v.low_confidence) s += "~";
+  return s;
+}
+
+std::string KeyTitle(SortKey k) {
+  switch (k) {
+    case SortKey::kSymbol:
+      return "Function";
+    case SortKey::kDso:
+      return "Module";
+    case SortKey::kComm:
+      return "Command";
+    case SortKey::kPid:
+      return "Pid";
+    case SortKey::kTid:
+      return "Tid";
+    case SortKey::kSrcline:
+      return "Source";
+  }
+  return "?";
+}
+
+std::string MetricTitle(const MetricColumn& c) {
+  return c.name + (c.source == MetricSource::kSampledPeriods ? "[s]" : "[g]");
+}
+
+void WriteHeader(const ReportTableView& view, std::ostream& out) {
+  const Metadata& metadata = *view.metadata;
+  const ReportTable& table = *view.table;
+  out << "# tprof report of " << view.input << '\n';
+  if (!metadata.command_line.empty()) {
+    out << "# command:";
+    for (const std::string& arg : metadata.command_line) out << ' ' << arg;
+    out << '\n';
+  }
+  out << "# host: " << metadata.hostname << ", " << metadata.architecture << ", "
+      << (metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name)
+      << ", kernel " << metadata.kernel_release << '\n';
+  if (metadata.duration_ns)
+    out << Format("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
+  if (table.lost) out << "# lost samples: " << table.lost << '\n';
+  for (size_t e = 0; e < table.events.size(); ++e) {
+    const EventDesc& event = table.events[e];
+    if (!table.IsSampled(e)) {
+      out << "# event: " << event.name << ", read in every sample of "
+          << table.events[static_cast<size_t>(event.group_leader)].name << " (group member)\n";
+      continue;
+    }
+    out << "# event: " << event.name << ", " << table.total_samples[e] << " samples, total period "
+        << table.total_period[e] << '\n';
+  }
+  for (const ReadGroup& g : table.groups) {
+    out << "# group {";
+    for (size_t i = 0; i < g.members.size(); ++i)
+      out << (i ? "," : "") << table.events[g.members[i]].name;
+    out << Format(
+        "}: %llu windows credited, %llu discarded (%.1f%% of windows: they started in "
+        "another row; their samples still count toward the shares)\n",
+        static_cast<unsigned long long>(g.windows_credited),
+        static_cast<unsigned long long>(g.windows_discarded), g.discarded_percent);
+  }
+  out << "# sort: ";
+  for (size_t i = 0; i < table.sort.size(); ++i)
+    out << (i ? "," : "") << SortKeyName(table.sort[i]);
+  out << '\n';
+  if (!view.filter_summary.empty())
+    out << "# filters: " << view.filter_summary << " (shares stay relative to every sample"
+        << (view.filter.time_start || view.filter.time_end ? " in the time range" : "") << ")\n";
+  if (!view.metric_table.empty()) out << "# " << view.metric_table << '\n';
+  for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
+    const MetricColumn& m = view.metrics->columns()[c];
+    std::string formula = m.formula;  // as written, without the '\-' escapes of event names
+    for (size_t at; (at = formula.find("\\-")) != std::string::npos;) formula.erase(at, 1);
+    out << "# " << MetricTitle(m) << " = " << formula << " (" << m.unit << ", from "
+        << MetricSourceName(m.source)
+        << "): " << FormatMetric(view.metrics->EvaluateTotal(c, table)) << " overall\n";
+  }
+  out << "#\n# Self%: the row's share of the event's total period (sum of sample periods) in "
+         "samples whose leaf is in the row\n";
+  if (view.children)
+    out << "# Total%: the same for samples with the row anywhere on the callchain (--children)"
+        << (table.has_callchains ? "" : "; this profile has no callchains, so Total% = Self%")
+        << '\n';
+  bool sampled = false, grouped = false;
+  for (const MetricColumn& m : view.metrics->columns())
+    (m.source == MetricSource::kSampledPeriods ? sampled : grouped) = true;
+  if (sampled)
+    out << "# [s] metrics come from sampled periods: an event's count in a row is the sum of its "
+           "samples' periods there\n";
+  if (grouped)
+    out << "# [g] metrics come from group deltas: the counts of the windows between two samples "
+           "that start and end in the row\n";
+  if (!table.groups.empty())
+    out << "# D:EVENT is an event's count over the row's credited windows; Win the credited "
+           "windows; Disc% the row's windows discarded (started in another row)\n";
+  if (!view.metrics->columns().empty() || !table.groups.empty())
+    out << "# " << LowConfidenceRule() << '\n';
+  out << "#\n";
+}
+
+}  // namespace
+
+void RenderReportTable(const ReportTableView& view, std::ostream& out) {
+  const ReportTable& table = *view.table;
+  WriteHeader(view, out);
+  std::vector<const ReportRow*> rows = VisibleRows(view);
+  std::vector<Column> columns;
+  for (size_t e = 0; e < table.events.size(); ++e) {
+    if (!table.IsSampled(e)) continue;
+    const std::string& name = table.events[e].name;
+    Column self{name, "Self%", false, {}}, total{name, "Total%", false, {}},
+        samples{name, "Samples", false, {}};
+    for (const ReportRow* row : rows) {
+      self.cells.push_back(Format("%.2f%%", Percent(row->self_period[e], table.total_period[e])));
+      total.cells.push_back(Format("%.2f%%", Percent(row->total_period[e], table.total_period[e])));
+      samples.cells.push_back(std::to_string(row->self_samples[e]));
+    }
+    if (view.children) columns.push_back(std::move(total));
+    columns.push_back(std::move(self));
+    columns.push_back(std::move(samples));
+  }
+  for (size_t g = 0; g < table.groups.size(); ++g) {
+    const ReadGroup& group = table.groups[g];
+    for (size_t i = 1; i < group.members.size(); ++i) {
+      Column c{"", "D:" + table.events[group.members[i]].name, false, {}};
+      for (const ReportRow* row : rows) {
+        const GroupCredit& credit = row->groups[g];
+        std::string cell = Format("%.0f", credit.deltas[i]);
+        if (credit.windows_credited < kMinConfidentCount) cell += "~";
+        c.cells.push_back(cell);
+      }
+      columns.push_back(std::move(c));
+    }
+    Column win{"", "Win", false, {}}, disc{"", "Disc%", false, {}};
+    for (const ReportRow* row : rows) {
+      const GroupCredit& credit = row->groups[g];
+      win.cells.push_back(std::to_string(credit.windows_credited));
+      disc.cells.push_back(Format(
+          "%.1f%%",
+          Percent(credit.windows_discarded, credit.windows_credited + credit.windows_discarded)));
+    }
+    columns.push_back(std::move(win));
+    columns.push_back(std::move(disc));
+  }
+  for (size_t m = 0; m < view.metrics->columns().size(); ++m) {
+    Column c{"", MetricTitle(view.metrics->columns()[m]), false, {}};
+    for (const ReportRow* row : rows)
+      c.cells.push_back(FormatMetric(view.metrics->Evaluate(m, table, *row)));
+    columns.push_back(std::move(c));
+  }
+  for (size_t k = 0; k < table.sort.size(); ++k) {
+    Column c{"", KeyTitle(table.sort[k]), true, {}};
+    for (const ReportRow* row : rows) c.cells.push_back(row->keys[k]);
+    columns.push_back(std::move(c));
+  }
+  std::vector<size_t> width;
+  for (const Column& c : columns) {
+    size_t w = c.title.size();
+    for (const std::string& cell : c.cells) w = std::max(w, cell.size());
+    width.push_back(w);
+  }
+  // A line naming each event above its run of columns (widened to fit the name), then the
+  // titles, then the rows.
+  std::string top = "#";
+  bool any_top = false;
+  for (size_t i = 0; i < columns.size();) {
+    size_t j = i + 1;
+    while (j < columns.size() && !columns[i].top.empty() && columns[j].top == columns[i].top) ++j;
+    size_t span = 0;
+    for (size_t k = i; k < j; ++k) span += width[k] + (k > i ? 2 : 0);
+    const std::string& name = columns[i].top;
+    if (name.size() > span) {
+      width[i] += name.size() - span;
+      span = name.size();
+    }
+    any_top |= !name.empty();
+    top += std::string(i ? "  " : " ") + name + std::string(span - name.size(), ' ');
+    i = j;
+  }
+  if (any_top) {
+    while (!top.empty() && top.back() == ' ') top.pop_back();
+    out << top << '\n';
+  }
+  auto line = [&](auto cell_of) {
+    std::string s;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string cell = cell_of(i);
+      std::string pad(width[i] > cell.size() ? width[i] - cell.size() : 0, ' ');
+      s += "  ";
+      if (columns[i].left)
+        s += cell + (i + 1 < columns.size() ? pad : "");
+      else
+        s += pad + cell;
+    }
+    return s;
+  };
+  out << '#' << line([&](size_t i) { return columns[i].title; }).substr(1) << '\n';
+  for (size_t r = 0; r < rows.size(); ++r)
+    out << line([&](size_t i) { return columns[i].cells[r]; }) << '\n';
+  if (rows.empty()) out << "# no rows: nothing matched the filters\n";
+}
+
+void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,
+                         std::ostream& out) {
+  out << "# tprof report: callers and callees of '" << relations.wanted << "'\n";
+  if (relations.matched.empty()) {
+    out << "# no sampled function matched '" << relations.wanted << "'\n";
+    return;
+  }
+  out << "# matched:";
+  for (const std::string& m : relations.matched) out << " " << m << ";";
+  out << '\n';
+  if (!relations.has_callchains)
+    out << "# this profile has no callchains (record with -g or --call-graph): only self "
+           "samples are known\n";
+  out << "# Share%: of the period of the samples whose callchain passes through the function, "
+         "the part that passed through each caller (the frame just outside it) or callee (the "
+         "frame just inside it); each counts once per sample\n";
+  for (size_t e = 0; e < relations.events.size(); ++e) {
+    if (relations.through_samples[e] == 0) continue;
+    const uint64_t through = relations.through_period[e];
+    out << Format(
+        "#\n# event %s: the function is on the chain of %.2f%% of the period (%llu "
+        "samples), the leaf of %.2f%%\n",
+        relations.events[e].name.c_str(), Percent(through, relations.total_period[e]),
+        static_cast<unsigned long long>(relations.through_samples[e]),
+        Percent(relations.self_period[e], relations.total_period[e]));
+    auto list = [&](const char* title, const std::vector<Neighbour>& neighbours, uint64_t rest,
+                    const char* rest_name) {
+      out << Format("# %s\n# %8s %10s  %-24s %s\n", title, "Share%", "Samples", "Module",
+                    "Function");
+      for (const Neighbour& n : neighbours) {
+        if (n.samples[e] == 0) continue;
+        out << Format("  %7.2f%% %10llu  %-24s %s\n", Percent(n.period[e], through),
+                      static_cast<unsigned long long>(n.samples[e]), n.module.c_str(),
+                      n.function.c_str());
+      }
+      if (rest)
+        out << Format("  %7.2f%% %10s  %-24s %s\n", Percent(rest, through), "", "", rest_name);
+    };
+    if (callers)
+      list("callers", relations.callers, relations.no_caller_period[e],
+           "[no caller: the chain ends here]");
+    if (callees)
+      list("callees", relations.callees, relations.self_period[e], "[self: the function itself]");
   }
 }
 

@@ -3,8 +3,10 @@
 
 #include <ostream>
 
+#include "core/call_relations.h"
 #include "core/function_profile.h"
 #include "core/profile.h"
+#include "report/report_table_view.h"
 
 namespace tprof {
 
@@ -15,5 +17,13 @@ struct TextReportOptions {
 
 void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profile,
                          const TextReportOptions& options, std::ostream& out);
+
+// The `tprof report` table: one row per sort key value, per sampled event Self% (and Total%
+// with --children) and sample counts, group-read deltas, derived metrics, and a legend.
+void RenderReportTable(const ReportTableView& view, std::ostream& out);
+
+// `tprof report --callers/--callees FUNC`.
+void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,
+                         std::ostream& out);
 
 }  // namespace tprof

@@ -1,0 +1,73 @@
+// Callers and callees of one function, from callchains: of the period of the samples whose chain
+// passes through the function, how much came through each caller (the frame just outside it)
+// and went to each callee (the frame just inside it). Each caller or callee counts once per
+// sample, so recursion does not inflate shares.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/report_table.h"
+
+namespace tprof {
+
+// FUNC names a function when it equals its full name, its name without the parameter list, or
+// its unqualified name ("compute_kernel" for "(anonymous namespace)::compute_kernel(double)").
+bool FunctionNameMatches(const std::string& full_name, const std::string& wanted);
+
+struct Neighbour {
+  std::string function;
+  std::string module;
+  std::vector<uint64_t> period;   // per event
+  std::vector<uint64_t> samples;  // per event
+};
+
+struct CallRelations {
+  std::vector<EventDesc> events;
+  std::string wanted;
+  std::vector<std::string> matched;        // full names of the functions FUNC matched
+  std::vector<uint64_t> through_period;    // per event: samples with the function on the chain
+  std::vector<uint64_t> through_samples;   // per event
+  std::vector<uint64_t> self_period;       // per event: samples with the function as the leaf
+  std::vector<uint64_t> total_period;      // per event: every sample in the time range
+  std::vector<uint64_t> no_caller_period;  // per event: the function was the chain's root
+  std::vector<Neighbour> callers;          // by period of the first sampled event, descending
+  std::vector<Neighbour> callees;
+  bool has_callchains = false;
+};
+
+class CallRelationsBuilder : public RecordVisitor {
+ public:
+  static Result<std::unique_ptr<CallRelationsBuilder>> Create(std::vector<EventDesc> events,
+                                                              FrameResolver& resolver,
+                                                              std::string function,
+                                                              const SampleFilter& filter,
+                                                              uint64_t start_timestamp);
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
+  void OnComm(const CommRecord& r) override { frames_.space().OnComm(r); }
+  void OnTask(const TaskRecord& r) override { frames_.space().OnTask(r); }
+
+  CallRelations Finish();
+
+ private:
+  CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
+                       SampleSelector selector);
+  bool Matches(const ResolvedFrame& frame);
+  void Credit(std::map<std::pair<std::string, std::string>, Neighbour>& into,
+              const ResolvedFrame& frame, const Sample& sample);
+
+  CallRelations result_;
+  SampleFrames frames_;
+  SampleSelector selector_;
+  std::map<std::string, bool> match_cache_;
+  std::map<std::pair<std::string, std::string>, Neighbour> callers_, callees_;
+  std::vector<const ResolvedFrame*> seen_callers_, seen_callees_;
+};
+
+}  // namespace tprof

@@ -1,0 +1,335 @@
+#include "core/report_table.h"
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace tprof {
+namespace {
+
+constexpr struct {
+  SortKey key;
+  const char* name;
+} kSortKeyNames[] = {
+    {SortKey::kSymbol, "sym"}, {SortKey::kDso, "dso"}, {SortKey::kComm, "comm"},
+    {SortKey::kPid, "pid"},    {SortKey::kTid, "tid"}, {SortKey::kSrcline, "srcline"},
+};
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Reads a read group's layout from the leader's attribute: PERF_SAMPLE_READ with
+// PERF_FORMAT_GROUP means every sample of the leader carries every member's running count.
+bool IsReadGroupLeader(const std::vector<EventDesc>& events, size_t e) {
+  const EventDesc& event = events[e];
+  return (event.sample_type & PERF_SAMPLE_READ) && (event.read_format & PERF_FORMAT_GROUP) &&
+         event.group_members.size() > 1 &&
+         (event.group_leader < 0 || event.group_leader == static_cast<int32_t>(e));
+}
+
+}  // namespace
+
+const char* SortKeyName(SortKey key) {
+  for (const auto& k : kSortKeyNames)
+    if (k.key == key) return k.name;
+  return "?";
+}
+
+Result<std::vector<SortKey>> ParseSortKeys(const std::string& text) {
+  std::vector<SortKey> keys;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "symbol") item = "sym";
+    if (item == "thread") item = "tid";
+    if (item == "process") item = "comm";
+    bool found = false;
+    for (const auto& k : kSortKeyNames)
+      if (item == k.name) {
+        if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+        found = true;
+      }
+    if (!found)
+      return Error("unknown sort key '" + item + "' (known: sym, dso, comm, pid, tid, srcline)");
+  }
+  if (keys.empty())
+    return Error("--sort needs at least one key (sym, dso, comm, pid, tid, srcline)");
+  return keys;
+}
+
+Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
+    const std::string& text) {
+  size_t comma = text.find(',');
+  if (comma == std::string::npos)
+    return Error("--time wants START,END in seconds from the profile start, not '" + text + "'");
+  auto parse = [](const std::string& s) -> Result<std::optional<double>> {
+    if (s.empty()) return std::optional<double>();
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (*end != '\0' || v < 0) return Error("bad time '" + s + "' (seconds, not negative)");
+    return std::optional<double>(v);
+  };
+  auto start = parse(text.substr(0, comma));
+  if (!start.ok()) return start.error();
+  auto end = parse(text.substr(comma + 1));
+  if (!end.ok()) return end.error();
+  if (*start && *end && **end < **start) return Error("--time: END is before START");
+  return std::make_pair(*start, *end);
+}
+
+bool ReportTable::IsSampled(size_t event) const {
+  const EventDesc& e = events[event];
+  if (e.group_leader < 0 || e.group_leader == static_cast<int32_t>(event)) return true;
+  // A member of a leader-sampled group: its counts travel in the leader's samples.
+  return !(events[static_cast<size_t>(e.group_leader)].sample_type & PERF_SAMPLE_READ);
+}
+
+size_t ReportTable::FirstSampledEvent() const {
+  for (size_t e = 0; e < events.size(); ++e)
+    if (IsSampled(e) && total_samples[e] != 0) return e;
+  return 0;
+}
+
+std::string SourceLineOf(const ResolvedFrame& frame) {
+  if (frame.file().empty()) return "??:0";
+  return frame.file() + ":" + std::to_string(frame.line());
+}
+
+const ResolvedFrame& SampleFrames::At(uint32_t pid, uint64_t address) {
+  const Mapping* mapping = space_.Find(pid, address);
+  Key key{mapping, address};
+  auto it = cache_.find(key);
+  if (it == cache_.end())
+    it = cache_
+             .emplace(key, std::make_unique<ResolvedFrame>(
+                               resolver_.ResolveInProcess(pid, mapping, address)))
+             .first;
+  return *it->second;
+}
+
+const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
+
+const std::vector<const ResolvedFrame*>& SampleFrames::Chain(const Sample& sample) {
+  chain_.clear();
+  if (sample.callchain.empty()) {
+    chain_.push_back(&Leaf(sample));
+    return chain_;
+  }
+  bool first = true;
+  for (uint64_t a : sample.callchain) {
+    if (IsContextMarker(a)) {
+      first = true;  // the first address of each context is a pc, not a return address
+      continue;
+    }
+    chain_.push_back(&At(sample.pid, first ? a : a - 1));
+    first = false;
+  }
+  if (chain_.empty()) chain_.push_back(&Leaf(sample));
+  return chain_;
+}
+
+Result<SampleSelector> SampleSelector::Create(const SampleFilter& filter,
+                                              uint64_t start_timestamp) {
+  SampleSelector s;
+  s.filter_ = filter;
+  if (!filter.symbol_pattern.empty()) {
+    try {
+      s.symbol_.emplace(filter.symbol_pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return Error("bad --symbol regular expression '" + filter.symbol_pattern + "': " + e.what());
+    }
+  }
+  s.start_ = start_timestamp;
+  s.start_known_ = start_timestamp != 0;
+  return s;
+}
+
+bool SampleSelector::InTimeRange(const Sample& sample) {
+  if (!start_known_) {
+    start_ = sample.time;
+    start_known_ = true;
+  }
+  if (!filter_.time_start && !filter_.time_end) return true;
+  double t = sample.time >= start_ ? static_cast<double>(sample.time - start_) / 1e9
+                                   : -static_cast<double>(start_ - sample.time) / 1e9;
+  if (filter_.time_start && t < *filter_.time_start) return false;
+  if (filter_.time_end && t >= *filter_.time_end) return false;
+  return true;
+}
+
+bool SampleSelector::ThreadMatches(const Sample& sample, const std::string& comm) const {
+  if (!filter_.comms.empty() && !filter_.comms.count(comm)) return false;
+  if (!filter_.pids.empty() && !filter_.pids.count(sample.pid)) return false;
+  if (!filter_.tids.empty() && !filter_.tids.count(sample.tid)) return false;
+  return true;
+}
+
+bool SampleSelector::FrameMatches(const ResolvedFrame& frame) const {
+  if (!filter_.dsos.empty()) {
+    bool any = false;
+    for (const std::string& d : filter_.dsos)
+      any |= frame.module == d || BaseName(frame.module) == d;
+    if (!any) return false;
+  }
+  if (symbol_ && !std::regex_search(frame.function, *symbol_)) return false;
+  return true;
+}
+
+Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
+    std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
+    const SampleFilter& filter, uint64_t start_timestamp) {
+  auto selector = SampleSelector::Create(filter, start_timestamp);
+  if (!selector.ok()) return selector.error();
+  return std::unique_ptr<ReportTableBuilder>(new ReportTableBuilder(
+      std::move(events), resolver, std::move(sort), std::move(selector).value()));
+}
+
+ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                                       std::vector<SortKey> sort, SampleSelector selector)
+    : frames_(resolver), selector_(std::move(selector)) {
+  table_.events = std::move(events);
+  table_.sort = std::move(sort);
+  table_.total_period.assign(table_.events.size(), 0);
+  table_.total_samples.assign(table_.events.size(), 0);
+  group_of_leader_.assign(table_.events.size(), -1);
+  for (size_t e = 0; e < table_.events.size(); ++e) {
+    if (!IsReadGroupLeader(table_.events, e)) continue;
+    ReadGroup group;
+    group.leader = static_cast<uint32_t>(e);
+    group.members = table_.events[e].group_members;
+    group_of_leader_[e] = static_cast<int>(table_.groups.size());
+    table_.groups.push_back(std::move(group));
+    attributors_.push_back(
+        std::make_unique<WindowAttributor>(table_.events[e].group_members.size()));
+  }
+}
+
+std::string ReportTableBuilder::RowKey(const Sample& sample, const std::string& comm,
+                                       const ResolvedFrame& frame,
+                                       std::vector<std::string>* keys) const {
+  std::string joined;
+  for (SortKey k : table_.sort) {
+    std::string value;
+    switch (k) {
+      case SortKey::kSymbol:
+        value = frame.function;
+        break;
+      case SortKey::kDso:
+        value = frame.module;
+        break;
+      case SortKey::kComm:
+        value = comm;
+        break;
+      case SortKey::kPid:
+        value = std::to_string(sample.pid);
+        break;
+      case SortKey::kTid:
+        value = std::to_string(sample.tid);
+        break;
+      case SortKey::kSrcline:
+        value = SourceLineOf(frame);
+        break;
+    }
+    joined += value;
+    joined.push_back('\x1f');
+    if (keys) keys->push_back(std::move(value));
+  }
+  return joined;
+}
+
+ReportRow& ReportTableBuilder::RowFor(const std::string& key, std::vector<std::string> keys) {
+  auto [it, inserted] = row_index_.try_emplace(key, table_.rows.size());
+  if (inserted) {
+    ReportRow row;
+    row.keys = std::move(keys);
+    const size_t n = table_.events.size();
+    row.self_period.assign(n, 0);
+    row.self_samples.assign(n, 0);
+    row.total_period.assign(n, 0);
+    row.total_samples.assign(n, 0);
+    row.groups.resize(table_.groups.size());
+    for (size_t g = 0; g < table_.groups.size(); ++g)
+      row.groups[g].deltas.assign(table_.groups[g].members.size(), 0);
+    table_.rows.push_back(std::move(row));
+  }
+  return table_.rows[it->second];
+}
+
+void ReportTableBuilder::OnSample(const Sample& sample) {
+  if (sample.event >= table_.events.size()) return;
+  if (!selector_.InTimeRange(sample)) {
+    ++table_.samples_outside_time;
+    return;
+  }
+  const size_t e = sample.event;
+  table_.total_period[e] += sample.period;
+  table_.total_samples[e] += 1;
+  const std::string comm = frames_.space().ThreadName(sample.pid, sample.tid);
+  const ResolvedFrame& leaf = frames_.Leaf(sample);
+  const std::string leaf_key = RowKey(sample, comm, leaf, nullptr);
+  // Windows are credited by row over every sample in the time range, filtered or not: a
+  // filtered-out sample between two samples of one row still ends a window.
+  if (group_of_leader_[e] >= 0)
+    attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(sample, leaf_key);
+
+  if (!selector_.ThreadMatches(sample, comm)) {
+    ++table_.samples_filtered;
+    return;
+  }
+  if (selector_.FrameMatches(leaf)) {
+    std::vector<std::string> keys;
+    RowKey(sample, comm, leaf, &keys);
+    ReportRow& row = RowFor(leaf_key, std::move(keys));
+    row.self_period[e] += sample.period;
+    row.self_samples[e] += 1;
+  } else {
+    ++table_.samples_filtered;
+  }
+  // Total ("children"): every distinct row on the chain once per sample.
+  if (!sample.callchain.empty()) table_.has_callchains = true;
+  seen_.clear();
+  for (const ResolvedFrame* frame : frames_.Chain(sample)) {
+    if (!selector_.FrameMatches(*frame)) continue;
+    std::vector<std::string> keys;
+    std::string key = RowKey(sample, comm, *frame, &keys);
+    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) continue;
+    ReportRow& row = RowFor(key, std::move(keys));
+    row.total_period[e] += sample.period;
+    row.total_samples[e] += 1;
+    seen_.push_back(std::move(key));
+  }
+}
+
+ReportTable ReportTableBuilder::Finish() {
+  for (size_t g = 0; g < table_.groups.size(); ++g) {
+    const WindowAttributor& a = *attributors_[g];
+    table_.groups[g].windows_credited = a.windows_credited();
+    table_.groups[g].windows_discarded = a.windows_discarded();
+    table_.groups[g].discarded_percent = a.discarded_percent();
+    for (const auto& [key, counters] : a.functions()) {
+      auto it = row_index_.find(key);
+      if (it == row_index_.end()) continue;  // a row the filters hide
+      GroupCredit& credit = table_.rows[it->second].groups[g];
+      credit.deltas = counters.deltas;
+      credit.windows_credited = counters.windows_credited;
+      credit.windows_discarded = counters.windows_discarded;
+    }
+  }
+  table_.start_timestamp = selector_.start_timestamp();
+  const size_t order = table_.FirstSampledEvent();
+  std::stable_sort(table_.rows.begin(), table_.rows.end(),
+                   [order](const ReportRow& a, const ReportRow& b) {
+                     if (a.self_period[order] != b.self_period[order])
+                       return a.self_period[order] > b.self_period[order];
+                     if (a.total_period[order] != b.total_period[order])
+                       return a.total_period[order] > b.total_period[order];
+                     return a.keys < b.keys;
+                   });
+  row_index_.clear();
+  return std::move(table_);
+}
+
+}  // namespace tprof

@@ -1,0 +1,182 @@
+// The rows of `tprof report`: samples aggregated by a perf-style sort key (sym, dso, comm, pid,
+// tid, srcline, combinable), with self and total ("children") period and sample counts per
+// event, and, for leader-sampled groups (PERF_SAMPLE_READ), the group-read counter deltas of the
+// windows credited to each row by WindowAttributor. Sample filters (comm, pid, tid, dso, symbol,
+// time range) choose what is aggregated into rows; shares stay relative to every sample in the
+// time range, as perf's default `--percentage absolute`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/address_space.h"
+#include "core/error.h"
+#include "core/frame_resolver.h"
+#include "core/profile.h"
+#include "core/window_attribution.h"
+
+namespace tprof {
+
+enum class SortKey { kSymbol, kDso, kComm, kPid, kTid, kSrcline };
+
+const char* SortKeyName(SortKey key);  // "sym", "dso", ...
+// "comm,dso,sym" -> keys; an unknown name is an error listing the known ones.
+Result<std::vector<SortKey>> ParseSortKeys(const std::string& text);
+
+struct SampleFilter {
+  std::set<std::string> comms;  // thread/process names; empty: any
+  std::set<uint32_t> pids;
+  std::set<uint32_t> tids;
+  std::vector<std::string> dsos;  // full module path or its file name
+  std::string symbol_pattern;     // ECMAScript regex searched in the function name; empty: any
+  // Seconds relative to the profile start (metadata start_timestamp, else the first sample).
+  std::optional<double> time_start;
+  std::optional<double> time_end;
+
+  bool restricts_rows() const {
+    return !comms.empty() || !pids.empty() || !tids.empty() || !dsos.empty() ||
+           !symbol_pattern.empty();
+  }
+};
+
+// Parses "START,END" (either may be empty) in seconds.
+Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
+    const std::string& text);
+
+// Credited group-read deltas of one row for one read group (see WindowAttributor).
+struct GroupCredit {
+  std::vector<double> deltas;  // per member, leader first
+  uint64_t windows_credited = 0;
+  uint64_t windows_discarded = 0;  // windows that ended in this row but started elsewhere
+};
+
+// A leader-sampled group whose samples carry every member's running count.
+struct ReadGroup {
+  uint32_t leader = 0;            // event index
+  std::vector<uint32_t> members;  // event indexes, leader first
+  uint64_t windows_credited = 0;
+  uint64_t windows_discarded = 0;
+  double discarded_percent = 0;  // of all windows
+};
+
+struct ReportRow {
+  std::vector<std::string> keys;       // one per sort key, in the table's order
+  std::vector<uint64_t> self_period;   // per event: samples whose leaf falls in this row
+  std::vector<uint64_t> self_samples;  // per event
+  std::vector<uint64_t> total_period;  // per event: samples with the row anywhere in the chain
+  std::vector<uint64_t> total_samples;
+  std::vector<GroupCredit> groups;  // parallel to ReportTable::groups
+};
+
+struct ReportTable {
+  std::vector<EventDesc> events;
+  std::vector<SortKey> sort;
+  std::vector<ReportRow> rows;  // by self period of the first sampled event, descending
+  // Per event, every sample in the time range (the denominators of the shares).
+  std::vector<uint64_t> total_period;
+  std::vector<uint64_t> total_samples;
+  std::vector<ReadGroup> groups;
+  uint64_t lost = 0;
+  uint64_t samples_outside_time = 0;  // skipped by the time range
+  uint64_t samples_filtered = 0;      // in the time range but outside --comm/--pid/--tid/...
+  bool has_callchains = false;
+  uint64_t start_timestamp = 0;  // what --time is relative to
+
+  // True for events that take samples (not read-only members of a leader-sampled group).
+  bool IsSampled(size_t event) const;
+  // The first sampled event: what rows are ordered by by default.
+  size_t FirstSampledEvent() const;
+};
+
+// The frames of a sample, leaf first: the callchain (return addresses resolved at address - 1,
+// context markers dropped) or the ip alone. Resolution is cached per (mapping, address).
+class SampleFrames {
+ public:
+  explicit SampleFrames(FrameResolver& resolver) : resolver_(resolver) {}
+
+  AddressSpace& space() { return space_; }
+  const std::vector<const ResolvedFrame*>& Chain(const Sample& sample);
+  const ResolvedFrame& Leaf(const Sample& sample);
+
+ private:
+  const ResolvedFrame& At(uint32_t pid, uint64_t address);
+  struct Key {
+    const Mapping* mapping;
+    uint64_t address;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.mapping) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  FrameResolver& resolver_;
+  AddressSpace space_;
+  std::unordered_map<Key, std::unique_ptr<ResolvedFrame>, KeyHash> cache_;
+  std::vector<const ResolvedFrame*> chain_;
+};
+
+// "file:line" of a frame's address, "??:0" when unknown.
+std::string SourceLineOf(const ResolvedFrame& frame);
+
+// Decides which samples and frames a report counts (shared by the table and the callers view).
+class SampleSelector {
+ public:
+  static Result<SampleSelector> Create(const SampleFilter& filter, uint64_t start_timestamp);
+
+  // Time range only; the first sample fixes the start when the metadata had none.
+  bool InTimeRange(const Sample& sample);
+  // comm/pid/tid.
+  bool ThreadMatches(const Sample& sample, const std::string& comm) const;
+  // dso/symbol, for one frame.
+  bool FrameMatches(const ResolvedFrame& frame) const;
+  uint64_t start_timestamp() const { return start_; }
+
+ private:
+  SampleFilter filter_;
+  std::optional<std::regex> symbol_;
+  uint64_t start_ = 0;
+  bool start_known_ = false;
+};
+
+class ReportTableBuilder : public RecordVisitor {
+ public:
+  // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
+  static Result<std::unique_ptr<ReportTableBuilder>> Create(std::vector<EventDesc> events,
+                                                            FrameResolver& resolver,
+                                                            std::vector<SortKey> sort,
+                                                            const SampleFilter& filter,
+                                                            uint64_t start_timestamp);
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
+  void OnComm(const CommRecord& r) override { frames_.space().OnComm(r); }
+  void OnTask(const TaskRecord& r) override { frames_.space().OnTask(r); }
+  void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
+
+  ReportTable Finish();
+
+ private:
+  ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                     std::vector<SortKey> sort, SampleSelector selector);
+  std::string RowKey(const Sample& sample, const std::string& comm, const ResolvedFrame& frame,
+                     std::vector<std::string>* keys) const;
+  ReportRow& RowFor(const std::string& key, std::vector<std::string> keys);
+
+  ReportTable table_;
+  SampleFrames frames_;
+  SampleSelector selector_;
+  std::unordered_map<std::string, size_t> row_index_;
+  std::vector<int> group_of_leader_;  // per event: index into table_.groups
+  std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
+  std::vector<std::string> seen_;                               // reused per sample
+};
+
+}  // namespace tprof

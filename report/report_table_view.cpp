@@ -1,0 +1,42 @@
+#include "report/report_table_view.h"
+
+#include <algorithm>
+
+namespace tprof {
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string LowConfidenceRule() {
+  return "a value is low-confidence (marked ~) when it rests on fewer than " +
+         std::to_string(kMinConfidentCount) +
+         " samples of any event it reads (sampled periods) or fewer than " +
+         std::to_string(kMinConfidentCount) + " credited windows (group deltas)";
+}
+
+std::vector<const ReportRow*> VisibleRows(const ReportTableView& view) {
+  const ReportTable& table = *view.table;
+  const size_t order = table.FirstSampledEvent();
+  std::vector<const ReportRow*> rows;
+  for (const ReportRow& row : table.rows) {
+    bool has_self = false, above = view.percent_limit <= 0;
+    for (size_t e = 0; e < table.events.size(); ++e) {
+      if (!table.IsSampled(e)) continue;
+      has_self |= row.self_samples[e] != 0;
+      uint64_t part = view.children ? row.total_period[e] : row.self_period[e];
+      above |= Percent(part, table.total_period[e]) >= view.percent_limit;
+    }
+    // Without --children, rows that only appear inside callchains have nothing to show.
+    if (!view.children && !has_self) continue;
+    if (above) rows.push_back(&row);
+  }
+  if (view.children)
+    std::stable_sort(rows.begin(), rows.end(), [order](const ReportRow* a, const ReportRow* b) {
+      return a->total_period[order] > b->total_period[order];
+    });
+  if (view.max_rows && rows.size() > view.max_rows) rows.resize(view.max_rows);
+  return rows;
+}
+
+}  // namespace tprof

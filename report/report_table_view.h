@@ -1,0 +1,42 @@
+// What the text, JSON and CSV renderings of a report table share: the choice and order of the
+// rows shown (--children, --percent-limit, --limit) and the legend's wording, so that the three
+// outputs always show the same rows with the same totals.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/call_relations.h"
+#include "core/derived_metrics.h"
+#include "core/profile.h"
+#include "core/report_table.h"
+
+namespace tprof {
+
+struct ReportTableView {
+  const Metadata* metadata = nullptr;
+  const ReportTable* table = nullptr;
+  const DerivedMetrics* metrics = nullptr;
+  std::string input;           // the file read
+  std::string metric_table;    // how a metric table was recognised; empty: none
+  std::string filter_summary;  // the filters given, one line; empty: none
+  SampleFilter filter;
+  bool children = false;       // show Total% and order by it
+  double percent_limit = 0.0;  // hide rows whose share of every event is below this
+  size_t max_rows = 0;         // 0: no limit
+};
+
+// The rows to show, ordered by the first sampled event's self (or, with children, total)
+// period.
+std::vector<const ReportRow*> VisibleRows(const ReportTableView& view);
+
+double Percent(uint64_t part, uint64_t whole);
+
+// The low-confidence rule, as the legend and --help state it.
+std::string LowConfidenceRule();
+
+// Schema version of --json output (docs/report-schema.md).
+inline constexpr int kReportSchemaVersion = 1;
+
+}  // namespace tprof

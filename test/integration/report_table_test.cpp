@@ -1,0 +1,517 @@
+// `tprof report` tables on real inputs: the demo recorded here with software events (-g, and a
+// leader-sampled group), and perf.data files recorded on real PMUs. Every expected figure is
+// computed in the test from the raw samples (the profile reader, `perf script`, hand-written
+// window arithmetic), never copied from tprof's output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/profile_reader.h"
+#include "core/profile_source.h"
+#include "symbolize/symbolizer.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::RunCommand;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kDemo = DEMO_BINARY;
+const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
+const std::string kPerfDir = std::string(TPROF_TESTDATA_DIR) + "/perf/";
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/tprof_rt_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+nlohmann::json ReportJson(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {kTprof, "report", "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// Every sample of a profile, with the executable mappings and forks, read by hand.
+struct RawSamples : RecordVisitor {
+  std::vector<Sample> samples;
+  std::vector<MmapRecord> mmaps;
+  std::map<uint32_t, uint32_t> parent;  // a forked process inherits its parent's mappings
+  void OnSample(const Sample& s) override { samples.push_back(s); }
+  void OnTask(const TaskRecord& t) override {
+    if (!t.is_exit && t.pid != t.ppid && !parent.count(t.pid)) parent[t.pid] = t.ppid;
+  }
+  void OnMmap(const MmapRecord& m) override {
+    if (m.executable) mmaps.push_back(m);
+  }
+  // The file of the latest mapping of `pid` (or of the kernel) that holds `ip` at `time`.
+  std::string FileAt(uint32_t pid, uint64_t ip, uint64_t time) const {
+    if (ip >> 63) return "[kernel.kallsyms]";
+    std::string found;
+    for (const MmapRecord& m : mmaps)
+      if (m.pid == pid && m.time <= time && ip >= m.start && ip < m.start + m.length)
+        found = m.filename;
+    if (found.empty() && parent.count(pid)) return FileAt(parent.at(pid), ip, time);
+    return found;
+  }
+};
+
+RawSamples ReadRaw(const std::string& path) {
+  RawSamples raw;
+  auto source = ProfileSource::OpenFile(path);
+  EXPECT_TRUE(source.ok()) << source.error().message();
+  if (source.ok()) {
+    EXPECT_TRUE((*source)->ReadRecords(raw).ok());
+  }
+  return raw;
+}
+
+const nlohmann::json* RowWhere(const nlohmann::json& report, const std::string& key,
+                               const std::string& contains) {
+  for (const auto& row : report["rows"])
+    if (row["keys"][key].get<std::string>().find(contains) != std::string::npos) return &row;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The demo with frame-pointer callchains, sampled on cpu-clock.
+
+class DemoReport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(TempPath("demo.tprof"));
+    auto r = RunCommand({kTprof, "record", "-g", "-e", "cpu-clock", "-F", "2000", "-o", *path_,
+                         "--", kDemo, "0.2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    raw_ = new RawSamples(ReadRaw(*path_));
+    auto reader = ProfileReader::OpenFile(*path_);
+    ASSERT_TRUE(reader.ok());
+    start_ = reader->metadata().start_timestamp;
+  }
+  static void TearDownTestSuite() {
+    std::remove(path_->c_str());
+    delete path_;
+    delete raw_;
+  }
+  static std::string* path_;
+  static RawSamples* raw_;
+  static uint64_t start_;
+};
+std::string* DemoReport::path_;
+RawSamples* DemoReport::raw_;
+uint64_t DemoReport::start_;
+
+TEST_F(DemoReport, JsonTotalsEqualTheTableAndTheRawSamples) {
+  nlohmann::json j = ReportJson({"-i", *path_});
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema"], "tprof-report");
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["events"].size(), 1u);
+  uint64_t period = 0;
+  for (const Sample& s : raw_->samples) period += s.period;
+  EXPECT_EQ(j["events"][0]["samples"].get<uint64_t>(), raw_->samples.size());
+  EXPECT_EQ(j["events"][0]["period"].get<uint64_t>(), period);
+  // The text table's header states the same totals.
+  auto text = RunCommand({kTprof, "report", "-i", *path_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::string expected = "# event: cpu-clock, " + std::to_string(raw_->samples.size()) +
+                         " samples, total period " + std::to_string(period) + "\n";
+  EXPECT_NE(text.out.find(expected), std::string::npos) << text.out.substr(0, 600);
+  // Every sample has a leaf row: the rows' self periods add up to the total.
+  uint64_t rows_period = 0, rows_samples = 0;
+  for (const auto& row : j["rows"]) {
+    rows_period += row["events"][0]["self_period"].get<uint64_t>();
+    rows_samples += row["events"][0]["self_samples"].get<uint64_t>();
+  }
+  EXPECT_EQ(rows_period, period);
+  EXPECT_EQ(rows_samples, raw_->samples.size());
+}
+
+TEST_F(DemoReport, CsvHasTheDocumentedColumnsAndTheJsonRows) {
+  auto csv = RunCommand({kTprof, "report", "-i", *path_, "--csv", "--sort", "tid,sym"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream in(csv.out);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "tid,sym,cpu-clock:self_percent,cpu-clock:self_samples,cpu-clock:self_period,"
+            "cpu-clock:total_percent,cpu-clock:total_samples,cpu-clock:total_period");
+  nlohmann::json j = ReportJson({"-i", *path_, "--sort", "tid,sym"});
+  // Names with commas are quoted, so fields are counted from both ends: the tid is first and
+  // self_samples is fifth from the end.
+  std::map<std::string, uint64_t> csv_samples;
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    std::vector<std::string> fields;
+    std::stringstream f(line);
+    for (std::string part; std::getline(f, part, ',');) fields.push_back(part);
+    ASSERT_GE(fields.size(), 8u) << line;
+    csv_samples[fields[0]] += std::stoull(fields[fields.size() - 5]);
+  }
+  EXPECT_EQ(lines, j["rows"].size());
+  std::map<std::string, uint64_t> raw_samples;
+  for (const Sample& s : raw_->samples) raw_samples[std::to_string(s.tid)] += 1;
+  EXPECT_EQ(csv_samples, raw_samples);
+}
+
+TEST_F(DemoReport, SortByTidAndDsoGroupsTheRawSamples) {
+  nlohmann::json by_tid = ReportJson({"-i", *path_, "--sort", "tid"});
+  std::map<std::string, uint64_t> tids, shown;
+  for (const Sample& s : raw_->samples) tids[std::to_string(s.tid)] += 1;
+  for (const auto& row : by_tid["rows"])
+    shown[row["keys"]["tid"]] = row["events"][0]["self_samples"].get<uint64_t>();
+  EXPECT_EQ(shown, tids);
+  EXPECT_GE(tids.size(), 3u);  // main thread, worker, child
+
+  // Samples in the demo binary, by its recorded mappings.
+  uint64_t in_demo = 0;
+  for (const Sample& s : raw_->samples) in_demo += raw_->FileAt(s.pid, s.ip, s.time) == kDemo;
+  nlohmann::json by_dso = ReportJson({"-i", *path_, "--sort", "dso"});
+  const nlohmann::json* demo = RowWhere(by_dso, "dso", "tprof_demo");
+  ASSERT_NE(demo, nullptr);
+  EXPECT_EQ((*demo)["events"][0]["self_samples"].get<uint64_t>(), in_demo);
+  for (const auto& row : by_dso["rows"]) EXPECT_EQ(row["keys"].size(), 1u);
+}
+
+TEST_F(DemoReport, FiltersKeepOnlyMatchingRowsAndSharesStayAbsolute) {
+  // --tid: the worker thread alone, whose only hot function is inline_mix_loop.
+  std::map<uint32_t, uint64_t> per_tid;
+  for (const Sample& s : raw_->samples) per_tid[s.tid] += 1;
+  nlohmann::json worker = ReportJson({"-i", *path_, "--comm", "demo-worker", "--sort", "tid"});
+  ASSERT_EQ(worker["rows"].size(), 1u);
+  const std::string tid = worker["rows"][0]["keys"]["tid"];
+  EXPECT_EQ(worker["rows"][0]["events"][0]["self_samples"].get<uint64_t>(),
+            per_tid[static_cast<uint32_t>(std::stoul(tid))]);
+  nlohmann::json by_tid = ReportJson({"-i", *path_, "--tid", tid, "--sort", "tid,sym"});
+  uint64_t sum = 0;
+  for (const auto& row : by_tid["rows"]) {
+    EXPECT_EQ(row["keys"]["tid"], tid);
+    sum += row["events"][0]["self_samples"].get<uint64_t>();
+  }
+  EXPECT_EQ(sum, per_tid[static_cast<uint32_t>(std::stoul(tid))]);
+  EXPECT_NE(RowWhere(by_tid, "sym", "inline_mix_loop"), nullptr);
+  // Shares stay relative to every sample: the total is unchanged by the filter.
+  EXPECT_EQ(by_tid["events"][0]["samples"].get<uint64_t>(), raw_->samples.size());
+
+  nlohmann::json symbol = ReportJson({"-i", *path_, "--symbol", "compute_k.rnel"});
+  ASSERT_EQ(symbol["rows"].size(), 1u);
+  EXPECT_NE(symbol["rows"][0]["keys"]["sym"].get<std::string>().find("compute_kernel"),
+            std::string::npos);
+
+  nlohmann::json dso = ReportJson({"-i", *path_, "--dso", "tprof_demo"});
+  ASSERT_GE(dso["rows"].size(), 5u);
+  for (const auto& row : dso["rows"]) EXPECT_EQ(BaseName(row["keys"]["dso"]), "tprof_demo");
+
+  nlohmann::json pid =
+      ReportJson({"-i", *path_, "--pid", std::to_string(raw_->samples[0].pid), "--sort", "pid"});
+  ASSERT_EQ(pid["rows"].size(), 1u);
+}
+
+TEST_F(DemoReport, PercentLimitAndLimitCutRows) {
+  // The five hot functions hold about 1/6 or 2/6 of the samples each; nothing else reaches 8%.
+  nlohmann::json all = ReportJson({"-i", *path_, "--sort", "sym"});
+  nlohmann::json cut = ReportJson({"-i", *path_, "--sort", "sym", "--percent-limit", "8"});
+  size_t expected = 0;
+  for (const auto& row : all["rows"])
+    expected += row["events"][0]["self_samples"].get<uint64_t>() * 100 >= 8 * raw_->samples.size();
+  EXPECT_EQ(cut["rows"].size(), expected);
+  EXPECT_EQ(cut["rows"].size(), 5u);
+  for (const auto& row : cut["rows"])
+    EXPECT_GE(row["events"][0]["self_percent"].get<double>(), 8.0);
+  nlohmann::json two = ReportJson({"-i", *path_, "--sort", "sym", "--limit", "2"});
+  ASSERT_EQ(two["rows"].size(), 2u);
+  EXPECT_EQ(two["rows"][0]["keys"], all["rows"][0]["keys"]);
+}
+
+TEST_F(DemoReport, TimeRangeCountsSecondsFromTheProfileStart) {
+  uint64_t early = 0;
+  for (const Sample& s : raw_->samples) early += s.time >= start_ && s.time - start_ < 500000000;
+  ASSERT_GT(early, 0u);
+  ASSERT_LT(early, raw_->samples.size());
+  nlohmann::json first = ReportJson({"-i", *path_, "--time", ",0.5"});
+  EXPECT_EQ(first["events"][0]["samples"].get<uint64_t>(), early);
+  nlohmann::json rest = ReportJson({"-i", *path_, "--time", "0.5,"});
+  EXPECT_EQ(rest["events"][0]["samples"].get<uint64_t>(), raw_->samples.size() - early);
+}
+
+TEST_F(DemoReport, ChildrenCreditMainWithItsCallees) {
+  nlohmann::json j = ReportJson({"-i", *path_, "--children", "--sort", "sym"});
+  ASSERT_TRUE(j["has_callchains"]);
+  const nlohmann::json* main_row = nullptr;
+  for (const auto& row : j["rows"])
+    if (row["keys"]["sym"] == "main") main_row = &row;
+  ASSERT_NE(main_row, nullptr);
+  // main calls the three main-thread phases and, in the child, child_spin: its total holds at
+  // least their samples (each sample counted once).
+  uint64_t callees = 0;
+  for (const char* f : {"compute_kernel", "pointer_chase", "branchy_loop", "child_spin"}) {
+    const nlohmann::json* row = RowWhere(j, "sym", f);
+    ASSERT_NE(row, nullptr) << f;
+    callees += (*row)["events"][0]["self_samples"].get<uint64_t>();
+  }
+  EXPECT_GE((*main_row)["events"][0]["total_samples"].get<uint64_t>(), callees);
+  EXPECT_LE((*main_row)["events"][0]["total_samples"].get<uint64_t>(), raw_->samples.size());
+  // Ordered by total: main is above each of its callees.
+  EXPECT_EQ(j["rows"][0]["events"][0]["total_samples"].get<uint64_t>() >=
+                (*main_row)["events"][0]["total_samples"].get<uint64_t>(),
+            true);
+}
+
+TEST_F(DemoReport, CallersAndCalleesNameTheDemosCalls) {
+  auto callers = RunCommand({kTprof, "report", "-i", *path_, "--callers", "compute_kernel"});
+  ASSERT_EQ(callers.exit_code, 0) << callers.err;
+  EXPECT_NE(callers.out.find(" main\n"), std::string::npos) << callers.out;
+  nlohmann::json j = ReportJson({"-i", *path_, "--callers", "compute_kernel"});
+  ASSERT_EQ(j["view"], "call_relations");
+  ASSERT_FALSE(j["events"][0]["callers"].empty());
+  EXPECT_EQ(j["events"][0]["callers"][0]["function"], "main");
+  EXPECT_GT(j["events"][0]["callers"][0]["percent"].get<double>(), 90.0);
+
+  nlohmann::json callees = ReportJson({"-i", *path_, "--callees", "main"});
+  std::set<std::string> names;
+  for (const auto& c : callees["events"][0]["callees"]) {
+    std::string f = c["function"];
+    names.insert(f.substr(0, f.rfind('(')));
+  }
+  for (const char* f :
+       {"(anonymous namespace)::compute_kernel", "(anonymous namespace)::pointer_chase",
+        "(anonymous namespace)::branchy_loop", "(anonymous namespace)::child_spin"})
+    EXPECT_TRUE(names.count(f)) << f;
+  EXPECT_FALSE(names.count("(anonymous namespace)::inline_mix_loop"));  // the worker's, not main's
+}
+
+TEST_F(DemoReport, SourceLinesComeFromTheDebugInfo) {
+  nlohmann::json j = ReportJson({"-i", *path_, "--sort", "srcline", "--symbol", "compute_kernel"});
+  ASSERT_FALSE(j["rows"].empty());
+  for (const auto& row : j["rows"])
+    EXPECT_NE(row["keys"]["srcline"].get<std::string>().find("demo.cpp:"), std::string::npos)
+        << row["keys"]["srcline"];
+}
+
+TEST_F(DemoReport, BadOptionsAreOneLineUsageErrors) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--sort", "sym,bogus"},
+                                        {"--symbol", "(unclosed"},
+                                        {"--time", "2,1"},
+                                        {"--time", "abc"}}) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", *path_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A leader-sampled group of software events: per-function deltas over credited windows.
+
+// Windows by hand: per (tid, cpu), consecutive samples; credited to a key when both samples
+// fall in it and no counter went backwards.
+struct HandWindows {
+  std::map<std::string, std::vector<double>> deltas;
+  std::map<std::string, uint64_t> credited, discarded;
+  uint64_t all_credited = 0, all_discarded = 0;
+
+  template <typename KeyOf>
+  void Run(const std::vector<Sample>& samples, KeyOf key_of) {
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<std::vector<uint64_t>, std::string>> last;
+    for (const Sample& s : samples) {
+      if (s.counter_values.empty()) continue;
+      std::string key = key_of(s);
+      auto it = last.find({s.tid, s.cpu});
+      if (it != last.end()) {
+        const auto& [before, before_key] = it->second;
+        bool forward = true;
+        for (size_t i = 0; i < before.size(); ++i) forward &= s.counter_values[i] >= before[i];
+        if (forward && before_key == key) {
+          auto& d = deltas[key];
+          d.resize(before.size());
+          for (size_t i = 0; i < before.size(); ++i)
+            d[i] += static_cast<double>(s.counter_values[i] - before[i]);
+          ++credited[key];
+          ++all_credited;
+        } else {
+          ++discarded[key];
+          ++all_discarded;
+        }
+      }
+      last[{s.tid, s.cpu}] = {s.counter_values, key};
+    }
+  }
+};
+
+TEST(GroupReadReport, FaultSwitchDeltasMatchAHandComputation) {
+  std::string path = TempPath("group.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock:u,page-faults,context-switches}:S", "-F",
+                       "4000", "-o", path, "--", kFaultSwitch, "20000", "300"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RawSamples raw = ReadRaw(path);
+  ElfSymbolizer symbolizer;  // only to name functions; the window arithmetic is the test's own
+  HandWindows hand;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> names;
+  hand.Run(raw.samples, [&](const Sample& s) {
+    auto key = std::make_pair(s.pid, s.ip);
+    auto it = names.find(key);
+    if (it != names.end()) return it->second;
+    // The mapping by hand, the symbol by the ELF symbolizer.
+    std::string file = raw.FileAt(s.pid, s.ip, s.time);
+    Mapping m;
+    const MmapRecord* rec = nullptr;
+    for (const MmapRecord& mm : raw.mmaps)
+      if (mm.pid == s.pid && mm.filename == file && s.ip >= mm.start && s.ip < mm.start + mm.length)
+        rec = &mm;
+    if (rec) {
+      m.start = rec->start;
+      m.end = rec->start + rec->length;
+      m.page_offset = rec->page_offset;
+      m.filename = rec->filename;
+      m.build_id = rec->build_id;
+    }
+    std::string name = symbolizer.Resolve(rec ? &m : nullptr, s.ip).function;
+    return names[key] = name;
+  });
+  nlohmann::json j = ReportJson({"-i", path, "--sort", "sym"});
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["windows_credited"].get<uint64_t>(), hand.all_credited);
+  EXPECT_EQ(j["groups"][0]["windows_discarded"].get<uint64_t>(), hand.all_discarded);
+  EXPECT_NEAR(j["groups"][0]["discarded_percent"].get<double>(),
+              100.0 * static_cast<double>(hand.all_discarded) /
+                  static_cast<double>(hand.all_credited + hand.all_discarded),
+              1e-9);
+  size_t compared = 0;
+  for (const auto& row : j["rows"]) {
+    std::string sym = row["keys"]["sym"];
+    const auto& g = row["groups"][0];
+    EXPECT_EQ(g["windows_credited"].get<uint64_t>(), hand.credited[sym]) << sym;
+    EXPECT_EQ(g["windows_discarded"].get<uint64_t>(), hand.discarded[sym]) << sym;
+    if (hand.deltas.count(sym)) {
+      EXPECT_EQ(g["deltas"]["page-faults"].get<double>(), hand.deltas[sym][1]) << sym;
+      EXPECT_EQ(g["deltas"]["context-switches"].get<double>(), hand.deltas[sym][2]) << sym;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 3u);
+  // What the workload is known to do: 20000 faults in touch_pages, 300 sleeps elsewhere.
+  const nlohmann::json* touch = RowWhere(j, "sym", "touch_pages");
+  ASSERT_NE(touch, nullptr);
+  EXPECT_GT((*touch)["groups"][0]["deltas"]["page-faults"].get<double>(), 15000);
+  // The text table shows the credited columns and the discarded share.
+  auto text = RunCommand({kTprof, "report", "-i", path, "--sort", "sym"});
+  EXPECT_NE(text.out.find("D:page-faults"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("windows credited"), std::string::npos) << text.out;
+  std::remove(path.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real PMUs.
+
+// quipper throttle: -a -e cycles,instructions -c 10000. IPC per module from `perf script`'s
+// per-event sample counts (same period for both events).
+TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
+  const std::string file = kPerfDir + "quipper-perf.data.throttle-3.8";
+  if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "no perf";
+  std::string command = "/usr/bin/perf script -F event,ip,dso -i " + file + " 2>/dev/null";
+  FILE* p = ::popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::map<std::string, std::pair<uint64_t, uint64_t>> counts;  // dso -> cycles, instructions
+  char buf[4096];
+  uint64_t lines = 0;
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::istringstream in(buf);
+    std::string event, ip, dso;
+    in >> event >> ip >> dso;
+    if (dso.size() < 2) continue;
+    dso = BaseName(dso.substr(1, dso.size() - 2));
+    // tprof's address space counts kernel modules as part of the kernel.
+    if (dso.size() > 3 && dso.compare(dso.size() - 3, 3, ".ko") == 0) dso = "[kernel.kallsyms]";
+    (event == "cycles:" ? counts[dso].first : counts[dso].second) += 1;
+    ++lines;
+  }
+  ::pclose(p);
+  ASSERT_EQ(lines, 9036u + 5944u);
+  nlohmann::json j = ReportJson({"-i", file, "--sort", "dso"});
+  ASSERT_EQ(j["events"][0]["samples"].get<uint64_t>(), 9036u);
+  ASSERT_EQ(j["events"][1]["samples"].get<uint64_t>(), 5944u);
+  int ipc = -1;
+  for (size_t c = 0; c < j["metrics"].size(); ++c)
+    if (j["metrics"][c]["name"] == "IPC" && j["metrics"][c]["source"] == "sampled periods")
+      ipc = static_cast<int>(c);
+  ASSERT_GE(ipc, 0);
+  EXPECT_NEAR(j["metrics"][ipc]["overall"].get<double>(), 5944.0 / 9036.0, 1e-12);
+  size_t compared = 0;
+  for (const auto& row : j["rows"]) {
+    std::string dso = BaseName(row["keys"]["dso"]);
+    if (!counts.count(dso)) continue;
+    auto [cycles, instructions] = counts[dso];
+    EXPECT_EQ(row["events"][0]["self_samples"].get<uint64_t>(), cycles) << dso;
+    EXPECT_EQ(row["events"][1]["self_samples"].get<uint64_t>(), instructions) << dso;
+    const auto& value = row["metrics"][ipc];
+    if (cycles == 0) continue;
+    ASSERT_FALSE(value["value"].is_null()) << dso;
+    EXPECT_NEAR(value["value"].get<double>(),
+                static_cast<double>(instructions) / static_cast<double>(cycles), 1e-12)
+        << dso;
+    EXPECT_EQ(value["low_confidence"].get<bool>(), cycles < 10 || instructions < 10) << dso;
+    ++compared;
+  }
+  EXPECT_GE(compared, 8u);
+  ASSERT_TRUE(counts.count("[kernel.kallsyms]"));
+}
+
+// hotspot PerfFormatLost: {cycles,instructions}:S, both counts in every sample. Per-module IPC
+// from the credited windows, against the same windows worked out by hand over the raw samples.
+TEST(HardwareReport, GroupReadIpcPerModuleMatchesAHandComputation) {
+  const std::string file = kPerfDir + "hotspot-perf.data.PerfFormatLost";
+  RawSamples raw = ReadRaw(file);
+  ASSERT_FALSE(raw.samples.empty());
+  HandWindows hand;
+  hand.Run(raw.samples, [&](const Sample& s) { return BaseName(raw.FileAt(s.pid, s.ip, s.time)); });
+  ASSERT_GT(hand.all_credited, 0u);
+  nlohmann::json j = ReportJson({"-i", file, "--sort", "dso"});
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["windows_credited"].get<uint64_t>(), hand.all_credited);
+  EXPECT_EQ(j["groups"][0]["windows_discarded"].get<uint64_t>(), hand.all_discarded);
+  int ipc = -1;
+  for (size_t c = 0; c < j["metrics"].size(); ++c)
+    if (j["metrics"][c]["name"] == "IPC" && j["metrics"][c]["source"] == "group deltas")
+      ipc = static_cast<int>(c);
+  ASSERT_GE(ipc, 0);
+  double all_cycles = 0, all_instructions = 0;
+  for (const auto& [dso, d] : hand.deltas) {
+    all_cycles += d[0];
+    all_instructions += d[1];
+  }
+  EXPECT_NEAR(j["metrics"][ipc]["overall"].get<double>(), all_instructions / all_cycles, 1e-12);
+  size_t compared = 0;
+  for (const auto& row : j["rows"]) {
+    std::string dso = BaseName(row["keys"]["dso"]);
+    const auto& value = row["metrics"][ipc];
+    EXPECT_EQ(row["groups"][0]["windows_credited"].get<uint64_t>(), hand.credited[dso]) << dso;
+    EXPECT_EQ(row["groups"][0]["windows_discarded"].get<uint64_t>(), hand.discarded[dso]) << dso;
+    if (!hand.deltas.count(dso) || hand.deltas[dso][0] == 0) {
+      EXPECT_TRUE(value["value"].is_null()) << dso;
+      continue;
+    }
+    EXPECT_NEAR(value["value"].get<double>(), hand.deltas[dso][1] / hand.deltas[dso][0], 1e-12)
+        << dso;
+    EXPECT_EQ(value["low_confidence"].get<bool>(), hand.credited[dso] < 10) << dso;
+    ++compared;
+  }
+  EXPECT_GE(compared, 1u);
+  // The text says where the metric comes from and how much was discarded.
+  auto text = RunCommand({kTprof, "report", "-i", file, "--sort", "dso"});
+  EXPECT_NE(text.out.find("IPC[g] = instructions / cycles (ratio, from group deltas)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("discarded ("), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace tprof

@@ -1,0 +1,290 @@
+// The report table's pieces on constructed samples: sort keys, time ranges, event-name folding,
+// metrics from sampled periods and from group deltas, the low-confidence rule, and recognising
+// a `record -M l1` recording's metric table. Expected values are worked out here by hand.
+#include "core/report_table.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+
+#include <map>
+
+#include "core/call_relations.h"
+#include "core/derived_metrics.h"
+#include "core/profile_source.h"
+#include "pmu/recorded_metrics.h"
+
+namespace tprof {
+namespace {
+
+// Addresses 0x1000.. are f, 0x2000.. are g, 0x3000.. are main; all in "prog".
+class FakeResolver : public FrameResolver {
+ public:
+  ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+    ResolvedFrame r;
+    r.module = "/bin/prog";
+    r.function = address < 0x2000 ? "f(int)" : address < 0x3000 ? "ns::g()" : "main";
+    r.frames.push_back(
+        {r.function, "", "prog.cc", static_cast<uint32_t>(address & 0xff), 0, false});
+    r.resolved = true;
+    return r;
+  }
+};
+
+Sample At(uint32_t event, uint64_t ip, uint64_t period, uint64_t time = 0) {
+  Sample s;
+  s.event = event;
+  s.ip = ip;
+  s.period = period;
+  s.pid = s.tid = 7;
+  s.time = time;
+  return s;
+}
+
+EventDesc Sampled(const std::string& name) {
+  EventDesc e;
+  e.name = name;
+  return e;
+}
+
+TEST(ReportTableTest, SortKeysParseAndRejectUnknownNames) {
+  auto keys = ParseSortKeys("comm,dso,sym");
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(keys.value(), (std::vector<SortKey>{SortKey::kComm, SortKey::kDso, SortKey::kSymbol}));
+  auto bad = ParseSortKeys("sym,cpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("'cpu'"), std::string::npos);
+  EXPECT_FALSE(ParseSortKeys("").ok());
+}
+
+TEST(ReportTableTest, TimeRangesAreSecondsWithOpenEnds) {
+  auto r = ParseTimeRange("1.5,");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->first, 1.5);
+  EXPECT_FALSE(r->second.has_value());
+  EXPECT_FALSE(ParseTimeRange("3,2").ok());
+  EXPECT_FALSE(ParseTimeRange("3").ok());
+  EXPECT_FALSE(ParseTimeRange("x,2").ok());
+}
+
+TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
+  EXPECT_EQ(FormulaEventName("cpu-cycles:u"), "cycles");
+  EXPECT_EQ(FormulaEventName("cpu_core/instructions/"), "instructions");
+  EXPECT_EQ(FormulaEventName("branch-instructions:pp"), "branches");
+  EXPECT_EQ(FormulaEventName("INST_RETIRED:ANY_P"), "INST_RETIRED:ANY_P");
+}
+
+// cycles and instructions sampled on their own: f gets 20 cycles samples of period 1000 and
+// 30 instructions samples of period 1000 (IPC 1.5); g gets 5 and 1 (low confidence).
+TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
+  FakeResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  for (int i = 0; i < 20; ++i) (*builder)->OnSample(At(0, 0x1000 + i, 1000));
+  for (int i = 0; i < 30; ++i) (*builder)->OnSample(At(1, 0x1000 + i, 1000));
+  for (int i = 0; i < 5; ++i) (*builder)->OnSample(At(0, 0x2000, 1000));
+  (*builder)->OnSample(At(1, 0x2000, 1000));
+  ReportTable table = (*builder)->Finish();
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].keys[0], "f(int)");
+  EXPECT_EQ(table.total_period[0], 25000u);
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  size_t ipc = metrics->columns().size();
+  for (size_t c = 0; c < metrics->columns().size(); ++c)
+    if (metrics->columns()[c].name == "IPC") ipc = c;
+  ASSERT_LT(ipc, metrics->columns().size());
+  EXPECT_EQ(metrics->columns()[ipc].source, MetricSource::kSampledPeriods);
+  MetricValue f = metrics->Evaluate(ipc, table, table.rows[0]);
+  EXPECT_DOUBLE_EQ(*f.value, 1.5);
+  EXPECT_FALSE(f.low_confidence);
+  MetricValue g = metrics->Evaluate(ipc, table, table.rows[1]);
+  EXPECT_DOUBLE_EQ(*g.value, 0.2);
+  EXPECT_TRUE(g.low_confidence);  // 1 instructions sample < 10
+  EXPECT_DOUBLE_EQ(*metrics->EvaluateTotal(ipc, table).value, 31.0 / 25.0);
+  // No branch events: no branch-miss column.
+  for (const MetricColumn& c : metrics->columns()) EXPECT_NE(c.name, "branch-miss%");
+}
+
+TEST(ReportTableTest, ChildrenCountEachRowOncePerSampleAndFiltersKeepAbsoluteTotals) {
+  FakeResolver resolver;
+  SampleFilter filter;
+  filter.symbol_pattern = "^(f|main)";
+  auto builder =
+      ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol}, filter, 0);
+  ASSERT_TRUE(builder.ok());
+  Sample s = At(0, 0x1010, 10);
+  s.callchain = {kContextUser, 0x1010, 0x1021, 0x3001};  // f called from f (recursion), from main
+  (*builder)->OnSample(s);
+  (*builder)->OnSample(At(0, 0x2000, 30));  // g: filtered out, but counts in the total
+  ReportTable table = (*builder)->Finish();
+  EXPECT_EQ(table.total_period[0], 40u);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].keys[0], "f(int)");
+  EXPECT_EQ(table.rows[0].total_period[0], 10u);  // once, despite the recursion
+  EXPECT_EQ(table.rows[1].keys[0], "main");
+  EXPECT_EQ(table.rows[1].self_period[0], 0u);
+  EXPECT_EQ(table.rows[1].total_period[0], 10u);
+  EXPECT_TRUE(table.has_callchains);
+}
+
+TEST(ReportTableTest, TimeFilterIsRelativeToTheStart) {
+  FakeResolver resolver;
+  SampleFilter filter;
+  filter.time_start = 1.0;
+  filter.time_end = 2.0;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                            filter, 5'000'000'000);
+  ASSERT_TRUE(builder.ok());
+  for (uint64_t t : {5'500'000'000ull, 6'000'000'000ull, 6'999'999'999ull, 7'000'000'000ull})
+    (*builder)->OnSample(At(0, 0x1000, 1, t));
+  ReportTable table = (*builder)->Finish();
+  EXPECT_EQ(table.total_samples[0], 2u);  // [1 s, 2 s)
+  EXPECT_EQ(table.samples_outside_time, 2u);
+}
+
+TEST(ReportTableTest, CallersAndCalleesComeFromTheChain) {
+  FakeResolver resolver;
+  auto builder = CallRelationsBuilder::Create({Sampled("cpu-clock")}, resolver, "g", {}, 0);
+  ASSERT_TRUE(builder.ok());
+  Sample a = At(0, 0x1000, 3);
+  a.callchain = {0x1000, 0x2001, 0x3001};  // f <- g <- main
+  Sample b = At(0, 0x2000, 1);
+  b.callchain = {0x2000, 0x3001};  // g <- main
+  (*builder)->OnSample(a);
+  (*builder)->OnSample(b);
+  CallRelations r = (*builder)->Finish();
+  EXPECT_EQ(r.matched, (std::vector<std::string>{"ns::g()"}));
+  EXPECT_EQ(r.through_period[0], 4u);
+  EXPECT_EQ(r.self_period[0], 1u);
+  ASSERT_EQ(r.callers.size(), 1u);
+  EXPECT_EQ(r.callers[0].function, "main");
+  EXPECT_EQ(r.callers[0].period[0], 4u);
+  ASSERT_EQ(r.callees.size(), 1u);
+  EXPECT_EQ(r.callees[0].function, "f(int)");
+  EXPECT_EQ(r.callees[0].period[0], 3u);
+  EXPECT_TRUE(
+      FunctionNameMatches("(anonymous namespace)::compute_kernel(double)", "compute_kernel"));
+  EXPECT_FALSE(FunctionNameMatches("compute_kernel_2(double)", "compute_kernel"));
+}
+
+// A `record -M l1 --cpu neoverse-n2*` recording: CPU_CYCLES leads a group reading the level-1
+// events as raw codes. Two windows in f, one in g, one straddling f -> g.
+class MetricTableRecording : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const MetricTable* table = FindMetricTable("neoverse-n2", BuiltinMetricTables()).value();
+    const std::vector<std::string> names = {
+        "CPU_CYCLES", "STALL_SLOT",          "OP_SPEC",
+        "OP_RETIRED", "STALL_SLOT_FRONTEND", "STALL_SLOT_BACKEND"};
+    for (size_t i = 0; i < names.size(); ++i) {
+      EventDesc e;
+      e.name = names[i];
+      e.type = PERF_TYPE_RAW;
+      e.config = table->FindEvent(names[i])->code;
+      e.group_leader = 0;
+      events.push_back(e);
+      events[0].group_members.push_back(static_cast<uint32_t>(i));
+    }
+    events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
+    events[0].read_format = PERF_FORMAT_GROUP;
+  }
+  ReportTable Build(const std::vector<std::pair<uint64_t, std::vector<uint64_t>>>& samples) {
+    FakeResolver resolver;
+    auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+    for (const auto& [ip, values] : samples) {
+      Sample s = At(0, ip, 1000);
+      s.counter_values = values;
+      (*builder)->OnSample(s);
+    }
+    return (*builder)->Finish();
+  }
+  std::vector<EventDesc> events;
+};
+
+TEST_F(MetricTableRecording, TheCpuPicksTheTableAndItsFormulasUseCreditedDeltas) {
+  // Cumulative counts: cycles, stall_slot, op_spec, op_retired, stall_fe, stall_be.
+  ReportTable table = Build({{0x1000, {0, 0, 0, 0, 0, 0}},
+                             {0x1001, {1000, 2000, 3000, 2400, 1500, 500}},
+                             {0x1002, {3000, 6000, 9000, 7200, 4500, 1500}},
+                             {0x2000, {4000, 9000, 9500, 7300, 7000, 1600}},  // discarded
+                             {0x2001, {5000, 12000, 10000, 7400, 9500, 1700}}});
+  ASSERT_EQ(table.groups.size(), 1u);
+  EXPECT_EQ(table.groups[0].windows_credited, 3u);
+  EXPECT_EQ(table.groups[0].windows_discarded, 1u);
+  CpuDescription r0p3;
+  r0p3.vendor = "ARM";
+  r0p3.midr = 0x410fd493;
+  auto match = MatchRecordedMetricTable(events, r0p3, BuiltinMetricTables());
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(match->table->name, "neoverse-n2-r0p3");
+  EXPECT_NE(match->how.find("event names"), std::string::npos);
+  auto metrics = DerivedMetrics::Plan(table, match->formulas, match->table->name);
+  ASSERT_TRUE(metrics.ok());
+  auto value = [&](const std::string& name, size_t row) {
+    for (size_t c = 0; c < metrics->columns().size(); ++c)
+      if (metrics->columns()[c].name == name) {
+        EXPECT_EQ(metrics->columns()[c].source, MetricSource::kGroupDeltas);
+        return metrics->Evaluate(c, table, table.rows[row]);
+      }
+    ADD_FAILURE() << name;
+    return MetricValue{};
+  };
+  ASSERT_EQ(table.rows[0].keys[0], "f(int)");
+  // f's credited deltas: cycles 3000, stall_slot 6000, op_spec 9000, op_retired 7200,
+  // stall_fe 4500, stall_be 1500; N2 has 5 slots per cycle.
+  EXPECT_DOUBLE_EQ(*value("frontend_bound", 0).value, 100.0 * 4500 / (5 * 3000));
+  EXPECT_DOUBLE_EQ(*value("backend_bound", 0).value, 100.0 * 1500 / (5 * 3000));
+  EXPECT_DOUBLE_EQ(*value("retiring", 0).value, 100.0 * (7200.0 / 9000) * (1 - 6000.0 / 15000));
+  EXPECT_TRUE(value("retiring", 0).low_confidence);  // 2 credited windows < 10
+  // g: one credited window of 1000 cycles, 2500 frontend stall slots.
+  EXPECT_DOUBLE_EQ(*value("frontend_bound", 1).value, 100.0 * 2500 / (5 * 1000));
+
+  // On N2 r0p1 the erratum-corrected table applies: STALL_SLOT_FRONTEND - CPU_CYCLES.
+  CpuDescription r0p1 = r0p3;
+  r0p1.midr = 0x410fd491;
+  auto early = MatchRecordedMetricTable(events, r0p1, BuiltinMetricTables());
+  ASSERT_TRUE(early.has_value());
+  EXPECT_EQ(early->table->name, "neoverse-n2");
+  auto corrected = DerivedMetrics::Plan(table, early->formulas, early->table->name);
+  ASSERT_TRUE(corrected.ok());
+  for (size_t c = 0; c < corrected->columns().size(); ++c)
+    if (corrected->columns()[c].name == "frontend_bound") {
+      EXPECT_DOUBLE_EQ(*corrected->Evaluate(c, table, table.rows[0]).value,
+                       100.0 * (4500 - 3000) / (5 * 3000));
+    }
+}
+
+TEST(RecordedMetricTableTest, PlainEventsMatchNoTable) {
+  EXPECT_FALSE(MatchRecordedMetricTable({Sampled("cycles"), Sampled("instructions")}, {},
+                                        BuiltinMetricTables())
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Text inputs carry made-up addresses; callers on the chain are resolved at address - 1 and
+// must still be named.
+TEST(ReportTableTest, FoldedStacksGiveChildrenTotals) {
+  auto source = ProfileSource::OpenBytes("main;foo;bar 10\nmain;foo 5\nmain;baz 3\n");
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  auto builder = ReportTableBuilder::Create((*source)->events(), *(*source)->embedded_frames(),
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  ASSERT_TRUE((*source)->ReadRecords(**builder).ok());
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_name;  // self, total
+  for (const ReportRow& row : table.rows)
+    by_name[row.keys[0]] = {row.self_period[0], row.total_period[0]};
+  EXPECT_EQ(by_name["main"], std::make_pair(uint64_t{0}, uint64_t{18}));
+  EXPECT_EQ(by_name["foo"], std::make_pair(uint64_t{5}, uint64_t{15}));
+  EXPECT_EQ(by_name["bar"], std::make_pair(uint64_t{10}, uint64_t{10}));
+  EXPECT_EQ(by_name.count("[unknown]"), 0u);
+}
+
+}  // namespace
+}  // namespace tprof
