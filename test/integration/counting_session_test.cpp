@@ -89,8 +89,10 @@ TEST(CountingSessionTest, CountsALaunchedWorkloadFromExec) {
   EXPECT_GE(faults, 2000);
   EXPECT_LT(faults, 2300);
   double switches = report->groups[1].counters[0].value.value_or(0);
+  // The 50 sleeps switch out voluntarily; on a busy machine the scheduler adds preemptions, so
+  // the upper bound only rules out counting something else entirely.
   EXPECT_GE(switches, 50);
-  EXPECT_LT(switches, 80);
+  EXPECT_LT(switches, 400);
 }
 
 }  // namespace

@@ -206,7 +206,9 @@ TEST(RecordEngineTest, AttachesToARunningProcess) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--duration reached"), std::string::npos) << r.err;
   std::vector<Sample> samples = SamplesOf(path);
-  ASSERT_GT(samples.size(), 1000u);
+  // 4000 Hz for 1 s of two busy threads is up to 8000 samples; on a loaded machine the threads
+  // get a fraction of a CPU, so only the order of magnitude is asserted.
+  ASSERT_GT(samples.size(), 200u);
   std::set<uint32_t> tids;
   for (const Sample& s : samples) {
     EXPECT_EQ(s.pid, static_cast<uint32_t>(target.pid()));  // the child started before -p
@@ -241,7 +243,7 @@ TEST(RecordEngineTest, AttachesToOneThread) {
                        "--duration", "0.5", "-o", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<Sample> samples = SamplesOf(path);
-  ASSERT_GT(samples.size(), 500u);
+  ASSERT_GT(samples.size(), 100u);  // up to 2000 on an idle machine (4000 Hz for 0.5 s)
   for (const Sample& s : samples) ASSERT_EQ(s.tid, static_cast<uint32_t>(worker));
   EXPECT_GT(FunctionShares(path)["(anonymous namespace)::inline_mix_loop"], 90.0);
   target.Wait();
