@@ -1,50 +1,26 @@
 #include "cmd/stream_diff.h"
 
 #include <iostream>
-#include <optional>
-#include <set>
-#include <thread>
 
 #include "cmd/cli_support.h"
-#include "core/perf_data_symfs.h"
+#include "cmd/opened_profile.h"
 #include "core/profile_source.h"
 #include "core/source_line_map.h"
 #include "core/stream_matcher.h"
 #include "report/stream_report.h"
-#include "symbolize/dwarf_unwinder.h"
-#include "symbolize/elf_symbols.h"
-#include "symbolize/symbolizer.h"
 
 namespace tprof {
 
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
                                         const std::string& command) {
-  // The same resolver stack as `tprof report`: embedded symbols, then the binaries (located
-  // under --symfs or given with --binary), DWARF unwinding for --call-graph dwarf recordings.
-  DwarfUnwinderOptions unwind_options;
-  unwind_options.symfs = options.symfs;
-  DwarfUnwinder unwinder(unwind_options);
-  SymbolizerOptions symbolizer_options;
-  symbolizer_options.symfs = options.symfs;
-  symbolizer_options.on_note = [&command](const std::string& note) {
-    std::cerr << "tprof " << command << ": note: " << note << '\n';
-  };
-  Symbolizer symbolizer(symbolizer_options);
-  BinaryLocator locator({options.symfs, options.binaries, [](const std::string& p) {
-                           auto symbols = ElfSymbols::Load(p);
-                           return symbols.ok() ? symbols->build_id() : std::string();
-                         }});
-  LocatingResolver located(symbolizer, locator);
-  FrameResolver* live = locator.active() ? static_cast<FrameResolver*>(&located) : &symbolizer;
-  SourceOptions source_options;
-  source_options.unwinder = &unwinder;
-  source_options.symbol_fallback = live;
-  auto source = ProfileSource::OpenFile(path, source_options);
-  if (!source.ok()) return source.error();
-  FrameResolver* resolver = (*source)->embedded_frames();
-  if (!resolver) resolver = live;
-  HotStreamBuilder builder((*source)->events(), *resolver, options.streams);
-  auto summary = (*source)->ReadRecords(builder);
+  auto opened = OpenedProfile::Open(
+      path, {options.symfs, options.binaries, [&command](const std::string& note) {
+               std::cerr << "tprof " << command << ": note: " << note << '\n';
+             }});
+  if (!opened.ok()) return opened.error();
+  ProfileSource& source = (*opened)->source();
+  HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
+  auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext(path);
   if (!summary->warning.empty())
     std::cerr << "tprof " << command << ": warning: " << path << ": " << summary->warning << '\n';

@@ -1,0 +1,53 @@
+// Opens any profile tprof reads with the resolver stack every command uses: the profile's
+// embedded symbols (or a text input's names) first, because they name what was recorded even
+// where the binaries are gone or rebuilt; then the binaries on this machine, local copies named
+// with --binary, or a --symfs tree; and DWARF unwinding for --call-graph dwarf recordings.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/frame_resolver.h"
+#include "core/perf_data_symfs.h"
+#include "core/profile_source.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "symbolize/symbolizer.h"
+
+namespace tprof {
+
+struct ProfileOpenOptions {
+  std::string symfs;
+  std::vector<std::string> binaries;
+  std::function<void(const std::string&)> on_note;  // symbolizer notes; null: the default
+};
+
+// Owns the source and the resolvers it reads through; they refer to each other, so the object
+// stays where it was made.
+class OpenedProfile {
+ public:
+  static Result<std::unique_ptr<OpenedProfile>> Open(const std::string& path,
+                                                     const ProfileOpenOptions& options);
+  OpenedProfile(const OpenedProfile&) = delete;
+  OpenedProfile& operator=(const OpenedProfile&) = delete;
+
+  ProfileSource& source() { return *source_; }
+  // Embedded symbols when the profile has them, else the live symbolizer.
+  FrameResolver& resolver();
+  // The live symbolizer (through --binary/--symfs when given), for disassembly and such.
+  FrameResolver& live_resolver();
+  Symbolizer& symbolizer() { return symbolizer_; }
+
+ private:
+  explicit OpenedProfile(const ProfileOpenOptions& options);
+
+  DwarfUnwinder unwinder_;
+  Symbolizer symbolizer_;
+  BinaryLocator locator_;
+  LocatingResolver located_;
+  std::unique_ptr<ProfileSource> source_;
+};
+
+}  // namespace tprof
