@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
+#include "cmd/report_exports.h"
 #include "core/function_profile.h"
 #include "core/perf_data_symfs.h"
 #include "core/profile_source.h"
@@ -23,7 +24,9 @@ class ReportCommand : public Subcommand {
         "Show where the samples of a profile fall, by function.\n"
         "  tprof report [-i FILE] [--percent-limit P] [--limit N]\n"
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
-        "`perf script` output or folded stacks; the format is recognised by content.");
+        "`perf script` output or folded stacks; the format is recognised by content.\n"
+        "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid] [--no-marks]\n"
+        "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION");
     app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     app.add_option("input_file", input_, "Profile to read (same as -i)");
     app.add_option("--percent-limit", options_.percent_limit, "Hide functions below this self %");
@@ -31,6 +34,8 @@ class ReportCommand : public Subcommand {
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
+    // ---- folded stacks, pprof/speedscope exports, annotate (cmd/report_exports.*) ----
+    AddReportExportOptions(app, exports_);
   }
 
   int Run() override {
@@ -56,6 +61,17 @@ class ReportCommand : public Subcommand {
     // the binaries are gone or rebuilt.
     FrameResolver* resolver = (*source)->embedded_frames();
     if (!resolver) resolver = live;
+    // ---- folded stacks, pprof/speedscope exports, annotate: instead of the table ----
+    if (exports_.requested()) {
+      ModuleOpener open_module = [&](const std::string& module, const std::string& build_id) {
+        if (locator.active()) {
+          const std::string& local = locator.Locate(module, build_id);
+          if (!local.empty()) return symbolizer.ModuleFor(local, "");
+        }
+        return symbolizer.ModuleFor(module, build_id);
+      };
+      return RunReportExports(exports_, input_, **source, *resolver, open_module);
+    }
     FunctionProfileBuilder builder((*source)->events(), *resolver);
     auto summary = (*source)->ReadRecords(builder);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
@@ -71,6 +87,7 @@ class ReportCommand : public Subcommand {
   std::string symfs_;
   std::vector<std::string> binaries_;
   TextReportOptions options_;
+  ReportExportOptions exports_;  // folded stacks, exports, annotate
 };
 
 }  // namespace
