@@ -261,6 +261,24 @@ TEST_F(ReportExports, FoldedPerfDataAgreesWithAFoldOfPerfScript) {
   EXPECT_TRUE(compute_kernel_under_main);
 }
 
+// Folded stacks are also an input: tprof's own output reads back as the same stacks (callers
+// included, which are looked up at their return address minus one).
+TEST_F(ReportExports, FoldedOutputReadsBackAsTheSameStacks) {
+  ASSERT_TRUE(recorded_);
+  auto first = RunCommand({kTprof, "report", "-i", *tprof_file_, "--folded", "--no-marks"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::string path = TempPath("stacks.folded");
+  {
+    std::ofstream out(path);
+    out << first.out;
+  }
+  auto second = RunCommand({kTprof, "report", "-i", path, "--folded", "--no-marks"});
+  std::remove(path.c_str());
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_GT(Lines(first.out).size(), 10u);
+  EXPECT_EQ(second.out, first.out);
+}
+
 TEST_F(ReportExports, UnknownEventIsAUsageError) {
   ASSERT_TRUE(recorded_);
   auto r = RunCommand({kTprof, "report", "-i", *tprof_file_, "--folded", "--event", "nope"});
