@@ -25,7 +25,8 @@ class ReportCommand : public Subcommand {
         "  tprof report [-i FILE] [--percent-limit P] [--limit N]\n"
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
         "`perf script` output or folded stacks; the format is recognised by content.\n"
-        "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid] [--no-marks]\n"
+        "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid]\n"
+        "               [--no-marks] [--no-inline]\n"
         "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION");
     app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     app.add_option("input_file", input_, "Profile to read (same as -i)");

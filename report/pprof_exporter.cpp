@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -72,6 +73,27 @@ struct MappingFacts {
   bool functions = false, filenames = false, lines = false, inlines = false;
 };
 
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// pprof takes the first mapping for the main binary (its name and build-id head every view):
+// the recorded command's executable when it is mapped, else the mapping where the most period
+// was sampled.
+size_t MainMapping(const Metadata& metadata, const StackProfile& profile) {
+  if (!metadata.command_line.empty()) {
+    const std::string program = BaseName(metadata.command_line[0]);
+    for (size_t i = 0; i < profile.mappings.size(); ++i)
+      if (BaseName(profile.mappings[i].filename) == program) return i;
+  }
+  std::vector<uint64_t> period(profile.mappings.size());
+  for (const Stack& stack : profile.stacks) {
+    if (stack.locations.empty()) continue;
+    uint32_t mapping = profile.locations[stack.locations[0]].mapping;
+    if (mapping == kNoMapping) continue;
+    for (uint64_t p : stack.period) period[mapping] += p;
+  }
+  return period.empty() ? 0 : std::max_element(period.begin(), period.end()) - period.begin();
+}
+
 }  // namespace
 
 std::string PeriodUnit(const EventDesc& event) {
@@ -124,13 +146,21 @@ std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
     return it->second;
   };
   std::vector<MappingFacts> facts(profile.mappings.size());
+  // Mapping ids: the main binary's is 1, the others follow in their order.
+  const size_t main_mapping = MainMapping(metadata, profile);
+  std::vector<size_t> mapping_order;
+  std::vector<uint64_t> mapping_id(profile.mappings.size());
+  if (!profile.mappings.empty()) mapping_order.push_back(main_mapping);
+  for (size_t i = 0; i < profile.mappings.size(); ++i)
+    if (i != main_mapping) mapping_order.push_back(i);
+  for (size_t i = 0; i < mapping_order.size(); ++i) mapping_id[mapping_order[i]] = i + 1;
   for (size_t i = 0; i < profile.locations.size(); ++i) {
     const StackLocation& location = profile.locations[i];
     const ResolvedFrame& frame = location.frame;
     message.Clear();
     message.Varint(field::location::kId, i + 1);
     if (location.mapping != kNoMapping) {
-      message.Varint(field::location::kMappingId, uint64_t{location.mapping} + 1);
+      message.Varint(field::location::kMappingId, mapping_id[location.mapping]);
       MappingFacts& f = facts[location.mapping];
       f.functions |= frame.resolved;
       f.filenames |= !frame.file().empty();
@@ -162,10 +192,10 @@ std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
     out.Message(field::profile::kFunction, message);
   }
 
-  for (size_t i = 0; i < profile.mappings.size(); ++i) {
+  for (size_t i : mapping_order) {
     const StackMapping& mapping = profile.mappings[i];
     message.Clear();
-    message.Varint(field::mapping::kId, i + 1);
+    message.Varint(field::mapping::kId, mapping_id[i]);
     message.Varint(field::mapping::kMemoryStart, mapping.start);
     message.Varint(field::mapping::kMemoryLimit, mapping.end);
     message.Varint(field::mapping::kFileOffset, mapping.file_offset);

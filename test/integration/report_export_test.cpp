@@ -400,7 +400,9 @@ TEST_F(ReportExports, PprofDecodesWithProfileProtoAndItsTotalsAreTheReports) {
       for (const auto& values : d.sample_values) sum += values.at(t);
       EXPECT_EQ(sum, totals[type].period) << *input;
     }
-    // The demo's mapping carries the binary's build-id in hex.
+    // The demo's mapping comes first (pprof's main binary) and carries its build-id in hex.
+    ASSERT_FALSE(d.mappings.empty());
+    EXPECT_EQ(d.strings.at(static_cast<size_t>(d.mappings[0].first)), kDemo) << *input;
     bool demo_mapping = false;
     for (const auto& [filename, build_id] : d.mappings)
       if (d.strings.at(static_cast<size_t>(filename)) == kDemo) {
