@@ -40,6 +40,14 @@ FrameResolver& OpenedProfile::resolver() {
   return embedded ? *embedded : live_resolver();
 }
 
+DwarfModule* OpenedProfile::OpenModule(const std::string& module, const std::string& build_id) {
+  if (locator_.active()) {
+    const std::string& local = locator_.Locate(module, build_id);
+    if (!local.empty()) return symbolizer_.ModuleFor(local, "");
+  }
+  return symbolizer_.ModuleFor(module, build_id);
+}
+
 Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& path,
                                                            const ProfileOpenOptions& options) {
   std::unique_ptr<OpenedProfile> opened(new OpenedProfile(options));

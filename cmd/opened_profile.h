@@ -38,7 +38,9 @@ class OpenedProfile {
   FrameResolver& resolver();
   // The live symbolizer (through --binary/--symfs when given), for disassembly and such.
   FrameResolver& live_resolver();
-  Symbolizer& symbolizer() { return symbolizer_; }
+  // The DWARF of the binary a recorded module stands for (a located local copy first); null
+  // when none is usable. For views that read code, such as annotate.
+  DwarfModule* OpenModule(const std::string& module, const std::string& build_id);
 
  private:
   explicit OpenedProfile(const ProfileOpenOptions& options);

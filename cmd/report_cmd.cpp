@@ -3,19 +3,16 @@
 #include <sstream>
 
 #include "cmd/cli_support.h"
+#include "cmd/opened_profile.h"
+#include "cmd/report_exports.h"
 #include "core/call_relations.h"
 #include "core/derived_metrics.h"
-#include "core/function_profile.h"
-#include "core/perf_data_symfs.h"
 #include "core/profile_source.h"
 #include "core/report_table.h"
 #include "pmu/recorded_metrics.h"
 #include "report/csv_report.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
-#include "symbolize/dwarf_unwinder.h"
-#include "symbolize/elf_symbols.h"
-#include "symbolize/symbolizer.h"
 
 namespace tprof {
 namespace {
@@ -31,6 +28,9 @@ class ReportCommand : public Subcommand {
         "  tprof report [-i FILE] [--sort KEYS] [--children] [--percent-limit P] [--limit N]\n"
         "               [--comm C] [--pid P] [--tid T] [--dso D] [--symbol REGEX] [--time S,E]\n"
         "               [--callers FUNC | --callees FUNC] [--json | --csv]\n"
+        "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid]\n"
+        "               [--no-marks] [--no-inline]\n"
+        "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION\n"
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
         "`perf script` output or folded stacks; the format is recognised by content.\n"
         "\n"
@@ -59,6 +59,8 @@ class ReportCommand : public Subcommand {
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
     SetupTableOptions(app);
+    // ---- folded stacks, pprof/speedscope exports, annotate (cmd/report_exports.*) ----
+    AddReportExportOptions(app, exports_);
   }
 
   // --- report table options (sort, filters, children, callers/callees, json/csv) ---
@@ -201,29 +203,17 @@ class ReportCommand : public Subcommand {
   // --- end of report table options ---
 
   int Run() override {
-    // --call-graph dwarf recordings: user stacks are unwound while the records are read.
-    DwarfUnwinderOptions unwind_options;
-    unwind_options.symfs = symfs_;
-    DwarfUnwinder unwinder(unwind_options);
-    SymbolizerOptions symbolizer_options;
-    symbolizer_options.symfs = symfs_;
-    Symbolizer symbolizer(symbolizer_options);
-    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
-                             auto symbols = ElfSymbols::Load(path);
-                             return symbols.ok() ? symbols->build_id() : std::string();
-                           }});
-    LocatingResolver located(symbolizer, locator);
-    FrameResolver* live = locator.active() ? static_cast<FrameResolver*>(&located) : &symbolizer;
-    SourceOptions source_options;
-    source_options.unwinder = &unwinder;
-    source_options.symbol_fallback = live;  // for addresses a profile's embedded symbols lack
-    auto source = ProfileSource::OpenFile(input_, source_options);
-    if (!source.ok()) return ReportError(name(), source.error().message());
-    // Embedded symbols (or a text input's names) first: they name what was recorded even where
-    // the binaries are gone or rebuilt.
-    FrameResolver* resolver = (*source)->embedded_frames();
-    if (!resolver) resolver = live;
-    return RunTable(**source, *resolver);
+    auto opened_or = OpenedProfile::Open(input_, {symfs_, binaries_, nullptr});
+    if (!opened_or.ok()) return ReportError(name(), opened_or.error().message());
+    OpenedProfile& opened = **opened_or;
+    // Folded stacks, pprof/speedscope exports and annotate replace the table.
+    if (exports_.requested()) {
+      ModuleOpener open_module = [&opened](const std::string& module, const std::string& build_id) {
+        return opened.OpenModule(module, build_id);
+      };
+      return RunReportExports(exports_, input_, opened.source(), opened.resolver(), open_module);
+    }
+    return RunTable(opened.source(), opened.resolver());
   }
 
  private:
@@ -244,6 +234,7 @@ class ReportCommand : public Subcommand {
   std::string callees_;
   bool json_ = false;
   bool csv_ = false;
+  ReportExportOptions exports_;  // folded stacks, exports, annotate
 };
 
 }  // namespace

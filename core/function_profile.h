@@ -36,8 +36,14 @@ class FunctionProfileBuilder : public RecordVisitor {
 
   void OnSample(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
+  void OnComm(const CommRecord& r) override {
+    space_.OnComm(r);
+    command_of_thread_.clear();  // a thread's name may have changed
+  }
+  void OnTask(const TaskRecord& r) override {
+    space_.OnTask(r);
+    command_of_thread_.clear();
+  }
   void OnLost(const LostRecord& r) override { profile_.lost += r.lost; }
 
   FunctionProfile Finish();
@@ -57,9 +63,21 @@ class FunctionProfileBuilder : public RecordVisitor {
   AddressSpace space_;
   FrameResolver& resolver_;
   FunctionProfile profile_;
-  std::unordered_map<FrameKey, ResolvedFrame, FrameKeyHash> frame_cache_;
+  // The function id of each distinct address (see FunctionId).
+  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_cache_;
   // (command, module, function) -> row index
   std::map<std::tuple<std::string, std::string, std::string>, size_t> row_index_;
+
+  // The per-sample path without strings: the row of a (command, function) pair by small ids,
+  // so that a sample costs a few hash lookups rather than building and comparing names.
+  uint32_t CommandId(uint32_t pid, uint32_t tid);
+  uint32_t FunctionId(const ResolvedFrame& frame);
+  std::unordered_map<uint64_t, uint32_t> command_of_thread_;  // pid << 32 | tid -> command id
+  std::unordered_map<std::string, uint32_t> command_ids_;
+  std::vector<std::string> commands_;
+  std::map<std::pair<std::string, std::string>, uint32_t> function_ids_;  // (module, function)
+  std::vector<std::pair<std::string, std::string>> functions_;            // by id
+  std::unordered_map<uint64_t, size_t> row_of_ids_;  // command id << 32 | function id -> row
 };
 
 }  // namespace tprof

@@ -38,6 +38,8 @@ class NamedFrameTable : public FrameResolver {
     return address;
   }
 
+  // A made-up address names its frame, and so do the bytes just below it: call-graph views
+  // look callers up at the return address minus one, the call instruction.
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
     if (address >= kBase && (address - kBase) / kStride < frames_.size())
       return frames_[(address - kBase) / kStride];

@@ -83,14 +83,15 @@ SymbolTable::Module& SymbolTable::ModuleOf(const std::string& name, const std::s
   key.push_back('\0');
   key += build_id;
   auto [it, inserted] = module_index_.try_emplace(std::move(key), modules_.size());
-  if (inserted) modules_.push_back({name, build_id, {}});
+  if (inserted) modules_.push_back({name, build_id, {}, {}});
   return modules_[it->second];
 }
 
 void SymbolTable::Add(const SymbolKey& key, ResolvedFrame frame) {
   Module& module = ModuleOf(key.module, key.build_id);
-  if (module.frames.emplace(key.offset, std::move(frame)).second)
-    entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
+  if (FindIn(module, key.offset)) return;  // the first entry for an address stays
+  module.frames.emplace(key.offset, std::move(frame));
+  entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
 }
 
 const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
@@ -99,9 +100,37 @@ const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
   index_key += key.build_id;
   auto it = module_index_.find(index_key);
   if (it == module_index_.end()) return nullptr;
-  const auto& frames = modules_[it->second].frames;
-  auto f = frames.find(key.offset);
-  return f == frames.end() ? nullptr : &f->second;
+  return FindIn(modules_[it->second], key.offset);
+}
+
+const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
+  if (auto f = module.frames.find(offset); f != module.frames.end()) return &f->second;
+  auto p = std::lower_bound(module.pending.begin(), module.pending.end(), offset,
+                            [](const Pending& e, uint64_t o) { return e.offset < o; });
+  if (p == module.pending.end() || p->offset != offset) return nullptr;
+  // Decode validated the entry's fields and string indexes; build it.
+  const Payload& payload = *payloads_[p->payload];
+  ByteReader in(std::string_view(payload.bytes).substr(p->position));
+  auto str = [&](uint64_t index) { return std::string(payload.strings[index]); };
+  ResolvedFrame frame;
+  frame.resolved = in.GetVarint() & kEntryResolved;
+  frame.function = str(in.GetVarint());
+  frame.mangled = str(in.GetVarint());
+  frame.module = str(in.GetVarint());
+  frame.build_id = module.build_id;
+  uint64_t frame_count = in.GetVarint();
+  frame.frames.reserve(frame_count);
+  for (uint64_t f = 0; f < frame_count; ++f) {
+    SourceFrame source;
+    source.function = str(in.GetVarint());
+    source.mangled = str(in.GetVarint());
+    source.file = str(in.GetVarint());
+    source.line = static_cast<uint32_t>(in.GetVarint());
+    source.column = static_cast<uint32_t>(in.GetVarint());
+    source.inlined = in.GetVarint() & kFrameInlined;
+    frame.frames.push_back(std::move(source));
+  }
+  return &module.frames.emplace(offset, std::move(frame)).first->second;
 }
 
 std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
@@ -122,8 +151,7 @@ std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
     uint64_t previous_offset = 0;
     for (; next < order.size() && body.size() < max_payload_bytes; ++next, ++count) {
       auto [module_index, offset] = order[next];
-      const Module& module = modules_[module_index];
-      const ResolvedFrame& frame = module.frames.at(offset);
+      const ResolvedFrame& frame = *FindIn(modules_[module_index], offset);
       auto [it, inserted] = payload_module.try_emplace(module_index, module_of_payload.size());
       if (inserted) module_of_payload.push_back(module_index);
       if (module_index != previous_module) previous_offset = 0;
@@ -165,60 +193,75 @@ std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
   return payloads;
 }
 
-Status SymbolTable::Decode(std::string_view payload) {
-  ByteReader in(payload);
+Status SymbolTable::Decode(std::string_view bytes) {
+  auto payload = std::make_shared<Payload>();
+  payload->bytes = std::string(bytes);
+  ByteReader in(payload->bytes);
+  const auto* base = reinterpret_cast<const uint8_t*>(payload->bytes.data());
   uint64_t version = in.GetVarint();
   if (!in.ok()) return Error("symbols section: truncated");
   if (version != kSectionVersion)
     return Error("symbols section: version " + std::to_string(version) + " is not supported");
   uint64_t string_count = in.GetCount(1);
-  std::vector<std::string_view> strings;
+  std::vector<std::string_view>& strings = payload->strings;
   strings.reserve(string_count);
   for (uint64_t i = 0; i < string_count && in.ok(); ++i) strings.push_back(in.GetBytes());
   bool bad_index = false;
-  auto str = [&](uint64_t index) -> std::string {
-    if (index >= strings.size()) {
-      bad_index = true;
-      return {};
-    }
-    return std::string(strings[index]);
-  };
+  auto check = [&](uint64_t index) { bad_index |= index >= strings.size(); };
   uint64_t module_count = in.GetCount(2);
-  std::vector<std::pair<std::string, std::string>> modules;
+  std::vector<size_t> modules;  // payload module index -> modules_ index
   for (uint64_t i = 0; i < module_count && in.ok(); ++i) {
-    std::string name = str(in.GetVarint());
+    uint64_t name = in.GetVarint();
     std::string build_id(in.GetBytes());
-    modules.emplace_back(std::move(name), std::move(build_id));
+    if (name >= strings.size()) return Error("symbols section: malformed or truncated");
+    Module& module = ModuleOf(std::string(strings[name]), build_id);
+    modules.push_back(static_cast<size_t>(&module - modules_.data()));
   }
+  const auto payload_index = static_cast<uint32_t>(payloads_.size());
+  if (payload->bytes.size() > UINT32_MAX) return Error("symbols section: payload too large");
+  // Every entry is checked now, so a corrupt payload is an error here and not at a lookup.
+  std::vector<std::pair<size_t, Pending>> entries;
   uint64_t entry_count = in.GetCount(7);
+  entries.reserve(entry_count);
   uint64_t previous_module = UINT64_MAX, previous_offset = 0;
   for (uint64_t i = 0; i < entry_count && in.ok(); ++i) {
     uint64_t module = in.GetVarint();
     if (module >= modules.size()) return Error("symbols section: bad module index");
     if (module != previous_module) previous_offset = 0;
-    SymbolKey key{modules[module].first, modules[module].second, previous_offset + in.GetVarint()};
+    uint64_t offset = previous_offset + in.GetVarint();
     previous_module = module;
-    previous_offset = key.offset;
-    ResolvedFrame frame;
-    frame.resolved = in.GetVarint() & kEntryResolved;
-    frame.function = str(in.GetVarint());
-    frame.mangled = str(in.GetVarint());
-    frame.module = str(in.GetVarint());
-    frame.build_id = key.build_id;
+    previous_offset = offset;
+    auto position = static_cast<uint32_t>(in.position() - base);
+    in.GetVarint();                                     // flags
+    for (int s = 0; s < 3; ++s) check(in.GetVarint());  // function, mangled, module
     uint64_t frame_count = in.GetCount(6);
     for (uint64_t f = 0; f < frame_count && in.ok(); ++f) {
-      SourceFrame source;
-      source.function = str(in.GetVarint());
-      source.mangled = str(in.GetVarint());
-      source.file = str(in.GetVarint());
-      source.line = static_cast<uint32_t>(in.GetVarint());
-      source.column = static_cast<uint32_t>(in.GetVarint());
-      source.inlined = in.GetVarint() & kFrameInlined;
-      frame.frames.push_back(std::move(source));
+      for (int s = 0; s < 3; ++s) check(in.GetVarint());  // function, mangled, file
+      in.GetVarint();                                     // line
+      in.GetVarint();                                     // column
+      in.GetVarint();                                     // flags
     }
-    if (in.ok() && !bad_index) Add(key, std::move(frame));
+    if (in.ok()) entries.push_back({modules[module], {offset, payload_index, position}});
   }
   if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
+  payloads_.push_back(std::move(payload));
+  std::vector<size_t> touched;
+  for (const auto& [module_index, pending] : entries) {
+    Module& module = modules_[module_index];
+    if (module.pending.empty() || module.pending.back().offset < pending.offset) {
+      if (module.pending.empty()) touched.push_back(module_index);
+      module.pending.push_back(pending);  // the encoder writes offsets in order: the usual case
+      entries_.emplace_back(module_index, pending.offset);
+      continue;
+    }
+    // Out of order, or an address already present: the first entry for an address stays.
+    if (module.frames.count(pending.offset)) continue;
+    auto at = std::lower_bound(module.pending.begin(), module.pending.end(), pending.offset,
+                               [](const Pending& e, uint64_t o) { return e.offset < o; });
+    if (at != module.pending.end() && at->offset == pending.offset) continue;
+    module.pending.insert(at, pending);
+    entries_.emplace_back(module_index, pending.offset);
+  }
   return Status::Ok();
 }
 

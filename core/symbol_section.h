@@ -51,16 +51,32 @@ class SymbolTable {
   // about `max_payload_bytes` raw.
   std::vector<std::string> Encode(size_t max_payload_bytes = 16u << 20) const;
   // Adds the entries of one payload. Bounds-checked: the payload may come from a corrupt file.
+  // Entries are checked and indexed here but built on first lookup: a report looks up the
+  // sampled pcs, a small part of a table that holds every callchain address.
   Status Decode(std::string_view payload);
 
  private:
+  struct Payload {
+    std::string bytes;
+    std::vector<std::string_view> strings;  // into bytes
+  };
+  struct Pending {  // a decoded payload's entry not built yet
+    uint64_t offset;
+    uint32_t payload;   // index into payloads_
+    uint32_t position;  // of the entry's fields after the offset, in the payload's bytes
+  };
   struct Module {
     std::string name, build_id;
-    std::unordered_map<uint64_t, ResolvedFrame> frames;  // by offset
+    std::unordered_map<uint64_t, ResolvedFrame> frames;  // by offset: added, or built on lookup
+    std::vector<Pending> pending;                        // sorted by offset
   };
   Module& ModuleOf(const std::string& name, const std::string& build_id);
+  // The entry at `offset`, built from its payload when it is pending; null when there is none.
+  const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;
 
-  std::vector<Module> modules_;
+  // Mutable: lookups build pending entries (single-threaded use, as every profile analysis).
+  mutable std::vector<Module> modules_;
+  std::vector<std::shared_ptr<const Payload>> payloads_;
   std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
   std::vector<std::pair<size_t, uint64_t>> entries_;      // insertion order, for Encode
 };

@@ -7,7 +7,11 @@ packages=(
   libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpfm4-dev linux-perf binutils libdtl-dev
+  zlib1g-dev protobuf-compiler golang-github-google-pprof-dev
 )
+# Node.js runs the speedscope schema check (test/speedscope_schema); Debian's only where no
+# node/npm is installed already (a NodeSource nodejs bundles npm and conflicts with Debian's).
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -15,10 +19,17 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The speedscope export test validates against the schema of the pinned speedscope package.
+schema_check="$(dirname "$0")/../test/speedscope_schema"
+if [ ! -d "$schema_check/node_modules/ajv" ] || [ ! -d "$schema_check/node_modules/speedscope" ]; then
+  echo "setup: npm ci in test/speedscope_schema"
+  (cd "$schema_check" && npm ci --no-audit --no-fund --loglevel=error)
+fi
