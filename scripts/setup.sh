@@ -7,18 +7,28 @@ packages=(
   libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpfm4-dev linux-perf binutils
+  chromium nodejs
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm comes with some nodejs builds and is a package of its own in Debian's.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The browser tests drive Debian's chromium with playwright-core, pinned in package-lock.json.
+browser_tests="$(cd "$(dirname "$0")/.." && pwd)/test/browser"
+if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
+  echo "setup: npm ci in test/browser"
+  (cd "$browser_tests" && npm ci --no-audit --no-fund --loglevel=error)
+fi
