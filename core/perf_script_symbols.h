@@ -37,6 +37,9 @@ class NamedFrameTable : public FrameResolver {
   }
 
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+    // Callers of a callchain are resolved at their return address - 1 (the call instruction),
+    // so an address just below a made-up one stands for it too.
+    if (address >= kBase && (address - kBase) % kStride == kStride - 1) ++address;
     if (address >= kBase && (address - kBase) % kStride == 0 &&
         (address - kBase) / kStride < frames_.size())
       return frames_[(address - kBase) / kStride];

@@ -7,6 +7,7 @@
 
 #include "core/call_tree.h"
 #include "core/frame_ratio.h"
+#include "core/profile_source.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {
@@ -203,6 +204,20 @@ TEST(FlameGraphHtmlTest, PageIsSelfContainedAndNamesCannotEndTheScript) {
   EXPECT_EQ(html.find("@import"), std::string::npos);
   // Exactly one <script>, and it ends once.
   EXPECT_EQ(html.find("</script>"), html.rfind("</script>"));
+}
+
+// Text inputs name their frames through made-up addresses; callers in a chain are looked up at
+// address - 1, which must still find their names (it gave "[unknown]" for every caller).
+TEST(FlameGraphHtmlTest, FoldedInputKeepsEveryCallerName) {
+  const std::string folded = "main;a;b;c 5\nmain;a;x;c 3\nmain;y;b;c 2\n";
+  auto source = ProfileSource::OpenBytes(folded);
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  ASSERT_NE((*source)->embedded_frames(), nullptr);
+  CallTreeBuilder builder((*source)->events(), *(*source)->embedded_frames(), {});
+  ASSERT_TRUE((*source)->ReadRecords(builder).ok());
+  FoldedOptions options;
+  options.annotate = false;
+  EXPECT_EQ(RenderFolded(builder.root(), options), "main;a;b;c 5\nmain;a;x;c 3\nmain;y;b;c 2\n");
 }
 
 }  // namespace
