@@ -75,6 +75,17 @@ const context = await chromium.launchPersistentContext(path.join(work, 'chromium
   viewport: { width: 1280, height: 800 },
 });
 
+// Scrolls frame i into view (deep stacks make tall pages) and returns where to point at it.
+async function pointAt(page, i) {
+  return page.evaluate(i => {
+    const b = __flame.frameBox(i);
+    if (!b) return null;
+    window.scrollTo(0, Math.max(0, b.y - innerHeight / 2));
+    const v = __flame.frameBox(i);
+    return { x: v.clientX + v.w / 2, y: v.clientY + v.h / 2, w: v.w };
+  }, i);
+}
+
 async function openPage(file) {
   const page = await context.newPage();
   const problems = [];
@@ -117,14 +128,15 @@ try {
       // The widest frame named like pointer_chase: its box is where to click.
       const hits = __flame.find('pointer_chase\\(').sort((a, b) =>
         __flame.data.total[b] - __flame.data.total[a]);
-      return { index: hits[0], name: __flame.nameOf(hits[0]), box: __flame.frameBox(hits[0]) };
+      return { index: hits[0], name: __flame.nameOf(hits[0]) };
     });
-    assert.ok(target.box && target.box.w > 20, 'pointer_chase is not drawn wide enough to click');
-    await page.mouse.move(target.box.x + target.box.w / 2, target.box.y + target.box.h / 2);
+    const at = await pointAt(page, target.index);
+    assert.ok(at && at.w > 20, 'pointer_chase is not drawn wide enough to click');
+    await page.mouse.move(at.x, at.y);
     await page.waitForSelector('#tooltip', { state: 'visible' });
     const tip = await page.textContent('#tooltip');
     assert.ok(tip.includes(target.name) && /of total/.test(tip), tip);
-    await page.mouse.click(target.box.x + target.box.w / 2, target.box.y + target.box.h / 2);
+    await page.mouse.click(at.x, at.y);
     assert.equal(await page.evaluate(() => __flame.zoomedFrame), target.name);
     // Zoomed: the frame fills the width, and its parent is still drawn (dimmed) under it.
     const after = await page.evaluate(i => ({ box: __flame.frameBox(i),
@@ -262,8 +274,8 @@ try {
     const [busiest, c] = [...counts.entries()].sort((a, b) => b[1].cycles - a[1].cycles)[0];
     const frame = byPid.get(busiest)[0];
     assert.equal(byPid.get(busiest).length, 1);
-    const box = await page.evaluate(i => __flame.frameBox(i), frame.i);
-    await page.mouse.move(box.x + box.w / 2, box.y + box.h / 2);
+    const at = await pointAt(page, frame.i);
+    await page.mouse.move(at.x, at.y);
     await page.waitForSelector('#tooltip', { state: 'visible' });
     const tip = await page.textContent('#tooltip');
     assert.ok(tip.includes('IPC' + (c.instructions / c.cycles).toFixed(3)), tip);
@@ -284,6 +296,24 @@ try {
       '--color', 'stall']);
     assert.equal(s.status, 1);
     assert.match(s.stderr, /no stall cycles/);
+    const e = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'z.html'),
+      '--event', 'nosuch']);
+    assert.equal(e.status, 1);
+    assert.match(e.stderr, /no event 'nosuch' \(the profile has: cycles, instructions\)/);
+  });
+
+  await check('--event picks the event that sizes the frames', async () => {
+    const html = path.join(work, 'instructions.html');
+    mustRun([tprof, 'report', '-i', throttle, '--flamegraph', html, '--event', 'instructions']);
+    const { page, problems } = await openPage(html);
+    const got = await page.evaluate(() => ({ event: __flame.data.event, root: __flame.data.total[0],
+      samples: __flame.data.samples[0], title: document.title }));
+    assert.equal(got.event, 'instructions');
+    assert.equal(got.root, 5944 * 10000);  // perf script: 5,944 instructions samples of 10,000
+    assert.equal(got.samples, 5944);
+    assert.match(got.title, /instructions/);
+    assert.deepEqual(problems, []);
+    await page.close();
   });
 } finally {
   await context.close();
