@@ -72,25 +72,14 @@ class ReportCommand : public Subcommand {
     app.add_option("--event", event_,
                    "Event whose period sizes the flame graph's frames (default: the first; "
                    "cycles with --color ipc/cpi/stall)");
-    app.add_option("--color", color_, "Flame graph colours: name, ipc, cpi or stall")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, FlameColor>{{"name", FlameColor::kName},
-                                              {"ipc", FlameColor::kIpc},
-                                              {"cpi", FlameColor::kCpi},
-                                              {"stall", FlameColor::kStall}},
-            CLI::ignore_case));
+    app.add_option("--color", color_name_, "Flame graph colours: name (default), ipc, cpi or stall")
+        ->transform(CLI::IsMember({"name", "ipc", "cpi", "stall"}, CLI::ignore_case));
     app.add_option("--color-min-samples", min_samples_,
                    "With --color ipc/cpi/stall: frames with fewer samples of either event "
                    "are grey (default 10)");
-    app.add_option("--flame-roots", roots_,
+    app.add_option("--flame-roots", roots_name_,
                    "Flame graph roots: none (default), process, pid or thread")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, CallTreeOptions::Roots>{
-                {"none", CallTreeOptions::Roots::kNone},
-                {"process", CallTreeOptions::Roots::kProcess},
-                {"pid", CallTreeOptions::Roots::kPid},
-                {"thread", CallTreeOptions::Roots::kThread}},
-            CLI::ignore_case));
+        ->transform(CLI::IsMember({"none", "process", "pid", "thread"}, CLI::ignore_case));
     app.add_flag("--icicle", icicle_, "Flame graph: start with the roots at the top");
   }
 
@@ -132,11 +121,21 @@ class ReportCommand : public Subcommand {
   int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver) {
     const std::vector<EventDesc>& events = source.events();
     if (events.empty()) return ReportError(name(), input_ + ": the profile has no events");
+    const std::map<std::string, FlameColor> colors = {{"name", FlameColor::kName},
+                                                      {"ipc", FlameColor::kIpc},
+                                                      {"cpi", FlameColor::kCpi},
+                                                      {"stall", FlameColor::kStall}};
+    const std::map<std::string, CallTreeOptions::Roots> roots = {
+        {"none", CallTreeOptions::Roots::kNone},
+        {"process", CallTreeOptions::Roots::kProcess},
+        {"pid", CallTreeOptions::Roots::kPid},
+        {"thread", CallTreeOptions::Roots::kThread}};
+    const FlameColor color = colors.at(color_name_);  // CLI11 checked the names
     std::optional<RatioEvents> ratio;
-    if (color_ != FlameColor::kName) {
-      const FrameRatioKind kind = color_ == FlameColor::kIpc   ? FrameRatioKind::kIpc
-                                  : color_ == FlameColor::kCpi ? FrameRatioKind::kCpi
-                                                               : FrameRatioKind::kStall;
+    if (color != FlameColor::kName) {
+      const FrameRatioKind kind = color == FlameColor::kIpc   ? FrameRatioKind::kIpc
+                                  : color == FlameColor::kCpi ? FrameRatioKind::kCpi
+                                                              : FrameRatioKind::kStall;
       auto found = FindRatioEvents(events, kind);
       if (!found.ok()) return ReportError(name(), input_ + ": " + found.error().message());
       ratio = *found;
@@ -156,7 +155,7 @@ class ReportCommand : public Subcommand {
     }
 
     CallTreeOptions tree_options;
-    tree_options.roots = roots_;
+    tree_options.roots = roots.at(roots_name_);
     CallTreeBuilder tree(events, resolver, tree_options);
     auto summary = source.ReadRecords(tree);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
@@ -185,8 +184,10 @@ class ReportCommand : public Subcommand {
       const uint64_t num_total = tree.root().total[ratio->numerator];
       const uint64_t den_total = tree.root().total[ratio->denominator];
       if (num_total == 0 || den_total == 0)
-        return ReportError(name(), input_ + ": no samples of " + (num_total ? den : num) +
-                                       "; --color needs both events sampled on their own");
+        return ReportError(name(),
+                           input_ + ": no samples of " + (num_total ? den : num) +
+                               "; --color needs both events sampled on their own (a group read on "
+                               "its leader's samples, {a,b}:S, gives only the leader's)");
       ColorFramesByRatio(input, ComputeFrameRatios(tree.root(), *ratio, min_samples_), ratio->kind,
                          num, den, min_samples_);
     }
@@ -207,9 +208,9 @@ class ReportCommand : public Subcommand {
   TextReportOptions options_;
   std::string flamegraph_;
   std::string event_;
-  FlameColor color_ = FlameColor::kName;
+  std::string color_name_ = "name";
   uint64_t min_samples_ = 10;
-  CallTreeOptions::Roots roots_ = CallTreeOptions::Roots::kNone;
+  std::string roots_name_ = "none";
   bool icicle_ = false;
 };
 
