@@ -170,6 +170,33 @@ TEST_F(RatioTreeTest, PageDataIsPreorderWithAStringTableAndTheRatioColumns) {
   EXPECT_EQ(by_instructions["total"], nlohmann::json({8600, 8600, 8500, 8000, 100}));
 }
 
+// Gregg's CPI flame graph: stall cycles over cycles, 0 to 1, per frame.
+TEST(FrameRatioTest, StallShareOfEachFrame) {
+  NamingResolver resolver;
+  CallTreeBuilder builder({Event("cycles", 0, 0), Event("stalled-cycles-backend")}, resolver, {});
+  for (int i = 0; i < 20; ++i) builder.OnSample(At(0, 1000, {0x200, 0x101}));  // f1 -> f2
+  for (int i = 0; i < 15; ++i) builder.OnSample(At(1, 1000, {0x200, 0x101}));
+  for (int i = 0; i < 20; ++i) builder.OnSample(At(0, 1000, {0x300, 0x101}));  // f1 -> f3
+  auto events = FindRatioEvents(builder.events(), FrameRatioKind::kStall);
+  ASSERT_TRUE(events.ok()) << events.error().message();
+  auto ratios = ComputeFrameRatios(builder.root(), *events, 1);
+  const CallNode& f1 = *builder.root().children[0];
+  ASSERT_EQ(f1.name, "f1");
+  ASSERT_EQ(f1.children.size(), 2u);
+  EXPECT_DOUBLE_EQ(ratios[&f1].value, 15.0 / 40.0);
+  for (const auto& child : f1.children) {
+    if (child->name == "f2") {
+      EXPECT_DOUBLE_EQ(ratios[child.get()].value, 0.75);
+    } else {
+      EXPECT_FALSE(ratios[child.get()].reliable);  // f3: no stall samples
+    }
+  }
+  FlameColorScale scale =
+      RatioColorScale(FrameRatioKind::kStall, "stalled-cycles-backend", "cycles", 1);
+  EXPECT_EQ(scale.min, 0);
+  EXPECT_EQ(scale.max, 1);
+}
+
 TEST(FlameGraphHtmlTest, NameModeHasNoScaleAndLeavesOutFramesWithoutTheEvent) {
   NamingResolver resolver;
   CallTreeBuilder builder({Event("cycles"), Event("instructions")}, resolver, {});
