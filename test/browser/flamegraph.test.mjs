@@ -315,6 +315,41 @@ try {
     assert.deepEqual(problems, []);
     await page.close();
   });
+  await check('100,000 frames: loads, zooms and searches without freezing', async () => {
+    // 6,000 distinct 20-frame stacks sharing only their first few frames: ~100,000 frames.
+    let folded = '', seed = 1;
+    const rand = n => {  // xorshift32
+      seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    for (let i = 0; i < 6000; i++) {
+      let stack = 'main';
+      for (let d = 1; d < 20; d++) stack += `;fn_${d}_${rand(d < 4 ? 4 : 40)}`;
+      folded += `${stack};leaf_${i} ${1 + rand(20)}\n`;
+    }
+    const file = path.join(work, 'wide.folded');
+    fs.writeFileSync(file, folded);
+    const html = path.join(work, 'wide.html');
+    mustRun([tprof, 'report', '-i', file, '--flamegraph', html]);
+    const size = fs.statSync(html).size;
+    assert.ok(size < 4e6, `${size} bytes`);
+    const { page, problems, loadMs } = await openPage(html);
+    const r = await page.evaluate(() => {
+      const time = f => { const t0 = performance.now(); f(); return performance.now() - t0; };
+      return { frames: __flame.nodeCount, drawn: __flame.drawnFrames,
+        zoom: time(() => __flame.zoom(__flame.find('^fn_1_')[0])),
+        search: time(() => __flame.search('leaf_1')), reset: time(() => __flame.reset()),
+        leaves: __flame.find('^leaf_').length };
+    });
+    assert.equal(r.leaves, 6000);
+    assert.ok(r.frames > 90000, `${r.frames} frames`);
+    assert.ok(r.drawn < r.frames / 10, `${r.drawn} of ${r.frames} frames drawn: narrow ones not skipped`);
+    assert.ok(loadMs < 10000 && r.zoom < 1000 && r.search < 1000 && r.reset < 1000, JSON.stringify({ loadMs, ...r }));
+    console.log(`     ${r.frames} frames, ${size} bytes: load ${loadMs} ms, zoom ${r.zoom.toFixed(0)} ms, ` +
+      `search ${r.search.toFixed(0)} ms`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
 } finally {
   await context.close();
   fs.rmSync(work, { recursive: true, force: true });
