@@ -1,4 +1,7 @@
 // tprof report: the functions of a profile by self share.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -6,16 +9,37 @@
 #include "cmd/opened_profile.h"
 #include "cmd/report_exports.h"
 #include "core/call_relations.h"
+#include "core/call_tree.h"
 #include "core/derived_metrics.h"
+#include "core/frame_ratio.h"
 #include "core/profile_source.h"
 #include "core/report_table.h"
 #include "pmu/recorded_metrics.h"
 #include "report/csv_report.h"
+#include "report/flamegraph_html.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
 
 namespace tprof {
 namespace {
+
+enum class FlameColor { kName, kIpc, kCpi, kStall };
+
+// Feeds one pass over the records to two consumers.
+class TeeVisitor : public RecordVisitor {
+ public:
+  TeeVisitor(RecordVisitor& a, RecordVisitor& b) : a_(a), b_(b) {}
+  void OnSample(const Sample& s) override { a_.OnSample(s), b_.OnSample(s); }
+  void OnMmap(const MmapRecord& r) override { a_.OnMmap(r), b_.OnMmap(r); }
+  void OnComm(const CommRecord& r) override { a_.OnComm(r), b_.OnComm(r); }
+  void OnTask(const TaskRecord& r) override { a_.OnTask(r), b_.OnTask(r); }
+  void OnLost(const LostRecord& r) override { a_.OnLost(r), b_.OnLost(r); }
+  void OnThrottle(const ThrottleRecord& r) override { a_.OnThrottle(r), b_.OnThrottle(r); }
+
+ private:
+  RecordVisitor& a_;
+  RecordVisitor& b_;
+};
 
 class ReportCommand : public Subcommand {
  public:
@@ -31,6 +55,7 @@ class ReportCommand : public Subcommand {
         "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid]\n"
         "               [--no-marks] [--no-inline]\n"
         "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION\n"
+        "  tprof report --flamegraph OUT.html [--event NAME] [--color MODE]\n"
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
         "`perf script` output or folded stacks; the format is recognised by content.\n"
         "\n"
@@ -49,7 +74,16 @@ class ReportCommand : public Subcommand {
         "perf's\n"
         "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
         "after the profile start (the recording's start, else the first sample), and shares are\n"
-        "of what it keeps.");
+        "of what it keeps.\n"
+        "\n"
+        "--flamegraph writes one self-contained HTML page (no network needed): click to zoom,\n"
+        "search by regular expression, tooltips with counts and shares, icicle layout.\n"
+        "--color name (default): a stable colour per function name. ipc / cpi: each frame by\n"
+        "its own instructions per cycle (or cycles per instruction) on a fixed 0-4 scale, from\n"
+        "independently sampled cycles and instructions (perf record -e cycles,instructions -c N);\n"
+        "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
+        "cycles, 0-100 %. Frames with fewer than --color-min-samples samples of either event\n"
+        "are grey.");
     app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     app.add_option("input_file", input_, "Profile to read (same as -i)");
     app.add_option("--percent-limit", options_.percent_limit,
@@ -61,6 +95,23 @@ class ReportCommand : public Subcommand {
     SetupTableOptions(app);
     // ---- folded stacks, pprof/speedscope exports, annotate (cmd/report_exports.*) ----
     AddReportExportOptions(app, exports_);
+    SetupFlameGraphOptions(app);
+  }
+
+  // --- flame graph options ---
+  void SetupFlameGraphOptions(CLI::App& app) {
+    app.add_option("--flamegraph", flamegraph_,
+                   "Write an interactive flame graph (self-contained HTML) to this file "
+                   "instead of the table");
+    app.add_option("--color", color_name_, "Flame graph colours: name (default), ipc, cpi or stall")
+        ->transform(CLI::IsMember({"name", "ipc", "cpi", "stall"}, CLI::ignore_case));
+    app.add_option("--color-min-samples", min_samples_,
+                   "With --color ipc/cpi/stall: frames with fewer samples of either event "
+                   "are grey (default 10)");
+    app.add_option("--flame-roots", roots_name_,
+                   "Flame graph roots: none (default), process, pid or thread")
+        ->transform(CLI::IsMember({"none", "process", "pid", "thread"}, CLI::ignore_case));
+    app.add_flag("--icicle", icicle_, "Flame graph: start with the roots at the top");
   }
 
   // --- report table options (sort, filters, children, callers/callees, json/csv) ---
@@ -206,7 +257,8 @@ class ReportCommand : public Subcommand {
     auto opened_or = OpenedProfile::Open(input_, {symfs_, binaries_, nullptr});
     if (!opened_or.ok()) return ReportError(name(), opened_or.error().message());
     OpenedProfile& opened = **opened_or;
-    // Folded stacks, pprof/speedscope exports and annotate replace the table.
+    // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table.
+    if (!flamegraph_.empty()) return WriteFlameGraph(opened.source(), opened.resolver());
     if (exports_.requested()) {
       ModuleOpener open_module = [&opened](const std::string& module, const std::string& build_id) {
         return opened.OpenModule(module, build_id);
@@ -217,6 +269,90 @@ class ReportCommand : public Subcommand {
   }
 
  private:
+  int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver) {
+    const std::vector<EventDesc>& events = source.events();
+    if (events.empty()) return ReportError(name(), input_ + ": the profile has no events");
+    const std::map<std::string, FlameColor> colors = {{"name", FlameColor::kName},
+                                                      {"ipc", FlameColor::kIpc},
+                                                      {"cpi", FlameColor::kCpi},
+                                                      {"stall", FlameColor::kStall}};
+    const std::map<std::string, CallTreeOptions::Roots> roots = {
+        {"none", CallTreeOptions::Roots::kNone},
+        {"process", CallTreeOptions::Roots::kProcess},
+        {"pid", CallTreeOptions::Roots::kPid},
+        {"thread", CallTreeOptions::Roots::kThread}};
+    const FlameColor color = colors.at(color_name_);  // CLI11 checked the names
+    std::optional<RatioEvents> ratio;
+    if (color != FlameColor::kName) {
+      const FrameRatioKind kind = color == FlameColor::kIpc   ? FrameRatioKind::kIpc
+                                  : color == FlameColor::kCpi ? FrameRatioKind::kCpi
+                                                              : FrameRatioKind::kStall;
+      auto found = FindRatioEvents(events, kind);
+      if (!found.ok()) return ReportError(name(), input_ + ": " + found.error().message());
+      ratio = *found;
+    }
+    size_t event = 0;
+    if (ratio) event = ratio->kind == FrameRatioKind::kCpi ? ratio->numerator : ratio->denominator;
+    if (!exports_.event.empty()) {
+      std::string known;
+      bool found = false;
+      for (size_t i = 0; i < events.size() && !found; ++i) {
+        if (events[i].name == exports_.event) event = i, found = true;
+        known += (known.empty() ? "" : ", ") + events[i].name;
+      }
+      if (!found)
+        return ReportError(name(), input_ + ": no event '" + exports_.event +
+                                       "' (the profile has: " + known + ")");
+    }
+
+    CallTreeOptions tree_options;
+    tree_options.roots = roots.at(roots_name_);
+    CallTreeBuilder tree(events, resolver, tree_options);
+    auto summary = source.ReadRecords(tree);
+    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    if (!summary->warning.empty())
+      std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
+    if (tree.root().total[event] == 0)
+      return ReportError(name(), input_ + ": no samples of " + events[event].name);
+
+    FlameGraphInput input;
+    input.root = &tree.root();
+    input.event = event;
+    input.event_name = events[event].name;
+    input.title = "tprof flame graph";
+    input.icicle = icicle_;
+    const Metadata& meta = source.metadata();
+    std::string command;
+    for (const std::string& word : meta.command_line)
+      command += (command.empty() ? "" : " ") + word;
+    input.subtitle = input_;
+    if (!command.empty()) input.subtitle += " | " + command;
+    if (!meta.hostname.empty()) input.subtitle += " | " + meta.hostname;
+    if (!meta.cpu.model_name.empty()) input.subtitle += ", " + meta.cpu.model_name;
+    if (ratio) {
+      const std::string& num = events[ratio->numerator].name;
+      const std::string& den = events[ratio->denominator].name;
+      const uint64_t num_total = tree.root().total[ratio->numerator];
+      const uint64_t den_total = tree.root().total[ratio->denominator];
+      if (num_total == 0 || den_total == 0)
+        return ReportError(name(),
+                           input_ + ": no samples of " + (num_total ? den : num) +
+                               "; --color needs both events sampled on their own (a group read on "
+                               "its leader's samples, {a,b}:S, gives only the leader's)");
+      ColorFramesByRatio(input, ComputeFrameRatios(tree.root(), *ratio, min_samples_), ratio->kind,
+                         num, den, min_samples_);
+    }
+
+    std::ofstream out(flamegraph_, std::ios::binary | std::ios::trunc);
+    if (!out) return ReportError(name(), flamegraph_ + ": cannot write: " + std::strerror(errno));
+    RenderFlameGraphHtml(input, out);
+    out.close();
+    if (!out) return ReportError(name(), flamegraph_ + ": write failed");
+    std::cerr << "tprof report: flame graph of " << input.event_name << " written to "
+              << flamegraph_ << '\n';
+    return kExitOk;
+  }
+
   std::string input_ = "profile.tprof";
   std::string symfs_;
   std::vector<std::string> binaries_;
@@ -235,6 +371,11 @@ class ReportCommand : public Subcommand {
   bool json_ = false;
   bool csv_ = false;
   ReportExportOptions exports_;  // folded stacks, exports, annotate
+  std::string flamegraph_;
+  std::string color_name_ = "name";
+  uint64_t min_samples_ = 10;
+  std::string roots_name_ = "none";
+  bool icicle_ = false;
 };
 
 }  // namespace

@@ -66,7 +66,9 @@ void AddReportExportOptions(CLI::App& app, ReportExportOptions& options) {
   app.add_flag("--folded", options.folded,
                "Print folded stacks (FlameGraph's format: root first, ';'-separated, count last; "
                "kernel frames end in _[k], inlined ones in _[i]) instead of the table");
-  app.add_option("--event", options.event, "The event --folded counts (default: the first)");
+  app.add_option("--event", options.event,
+                 "The event --folded counts and --flamegraph sizes frames by (default: the "
+                 "first; cycles with --color ipc/cpi/stall)");
   app.add_option("--folded-prefix", options.folded_prefix,
                  "Root each folded stack at its process name, name-PID or name-PID/TID")
       ->check(CLI::IsMember({"none", "comm", "pid", "tid"}));

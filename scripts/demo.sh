@@ -11,3 +11,6 @@ echo "== tprof record -g -o out/demo.tprof -- build/release/tprof_demo"
 build/release/tprof record -g -o out/demo.tprof -- build/release/tprof_demo
 echo "== tprof report -i out/demo.tprof --limit 15"
 build/release/tprof report -i out/demo.tprof --limit 15
+echo "== tprof report -i out/demo.tprof --flamegraph out/demo.html --flame-roots thread"
+build/release/tprof report -i out/demo.tprof --flamegraph out/demo.html --flame-roots thread
+echo "The interactive flame graph is in out/demo.html (open it in any browser; it works offline)."

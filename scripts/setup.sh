@@ -8,9 +8,11 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpfm4-dev linux-perf binutils libdtl-dev
   zlib1g-dev protobuf-compiler golang-github-google-pprof-dev
+  chromium
 )
-# Node.js runs the speedscope schema check (test/speedscope_schema); Debian's only where no
-# node/npm is installed already (a NodeSource nodejs bundles npm and conflicts with Debian's).
+# Node.js runs the speedscope schema check (test/speedscope_schema) and the browser tests
+# (test/browser); Debian's only where no node/npm is installed already (a NodeSource nodejs
+# bundles npm and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
@@ -32,4 +34,10 @@ schema_check="$(dirname "$0")/../test/speedscope_schema"
 if [ ! -d "$schema_check/node_modules/ajv" ] || [ ! -d "$schema_check/node_modules/speedscope" ]; then
   echo "setup: npm ci in test/speedscope_schema"
   (cd "$schema_check" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# The browser tests drive Debian's chromium with playwright-core, pinned in package-lock.json.
+browser_tests="$(cd "$(dirname "$0")/.." && pwd)/test/browser"
+if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
+  echo "setup: npm ci in test/browser"
+  (cd "$browser_tests" && npm ci --no-audit --no-fund --loglevel=error)
 fi

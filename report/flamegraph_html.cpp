@@ -1,0 +1,308 @@
+#include "report/flamegraph_html.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "report/flamegraph_template.h"  // generated from report/flamegraph.html.in
+
+namespace tprof {
+namespace {
+
+// A JSON string that is also safe inside <script>: no "</script>", no "<!--".
+void AppendJsonString(std::string& out, const std::string& text) {
+  std::string quoted =
+      nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (char c : quoted) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else
+      out.push_back(c);
+  }
+}
+
+void AppendNumber(std::string& out, double value) {
+  char buffer[32];
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+  } else if (std::isfinite(value)) {
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "null");
+  }
+  out += buffer;
+}
+
+void AppendUint(std::string& out, uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%" PRIu64, value);
+  out += buffer;
+}
+
+const char* KindName(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kUser:
+      return "u";
+    case FrameKind::kKernel:
+      return "k";
+    case FrameKind::kInlined:
+      return "i";
+    case FrameKind::kRoot:
+      return "r";
+  }
+  return "u";
+}
+
+// Interns strings into a table; index 0.. in order of first use.
+class StringTable {
+ public:
+  uint32_t Intern(const std::string& s) {
+    auto [it, added] = index_.emplace(s, static_cast<uint32_t>(strings_.size()));
+    if (added) strings_.push_back(&it->first);
+    return it->second;
+  }
+  void AppendJson(std::string& out) const {
+    out.push_back('[');
+    for (size_t i = 0; i < strings_.size(); ++i) {
+      if (i) out.push_back(',');
+      AppendJsonString(out, *strings_[i]);
+    }
+    out.push_back(']');
+  }
+
+ private:
+  std::unordered_map<std::string, uint32_t> index_;
+  std::vector<const std::string*> strings_;
+};
+
+// The columns of the page's data, one entry per node in preorder.
+struct Columns {
+  std::vector<uint32_t> name, module, depth;
+  std::string kind;  // one letter per node
+  std::vector<uint64_t> total, self, samples;
+  std::vector<const CallNode*> nodes;
+};
+
+uint64_t Flatten(const CallNode& node, uint32_t depth, size_t event, StringTable& names,
+                 StringTable& modules, Columns& c) {
+  const uint64_t total = node.total.size() > event ? node.total[event] : 0;
+  const size_t at = c.nodes.size();
+  c.nodes.push_back(&node);
+  c.name.push_back(names.Intern(node.name));
+  c.module.push_back(modules.Intern(node.module));
+  c.depth.push_back(depth);
+  c.kind += KindName(node.kind);
+  c.total.push_back(total);
+  c.self.push_back(node.self.size() > event ? node.self[event] : 0);
+  c.samples.push_back(0);
+  std::vector<const CallNode*> children;
+  children.reserve(node.children.size());
+  for (const auto& child : node.children)
+    if (child->total.size() > event && child->total[event] > 0) children.push_back(child.get());
+  // Alphabetical, as FlameGraph does: the layout of a name does not depend on sample order.
+  std::sort(children.begin(), children.end(), [](const CallNode* a, const CallNode* b) {
+    if (a->name != b->name) return a->name < b->name;
+    if (a->kind != b->kind) return a->kind < b->kind;
+    return a->module < b->module;
+  });
+  uint64_t samples = node.self_samples.size() > event ? node.self_samples[event] : 0;
+  for (const CallNode* child : children)
+    samples += Flatten(*child, depth + 1, event, names, modules, c);
+  c.samples[at] = samples;
+  return samples;
+}
+
+template <typename T>
+void AppendArray(std::string& out, const char* key, const std::vector<T>& values) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendUint(out, values[i]);
+  }
+  out.push_back(']');
+}
+
+void AppendScale(std::string& out, const FlameColorScale& scale) {
+  out += ",\"scale\":{\"title\":";
+  AppendJsonString(out, scale.title);
+  out += ",\"min\":";
+  AppendNumber(out, scale.min);
+  out += ",\"max\":";
+  AppendNumber(out, scale.max);
+  for (const auto* list : {&scale.stops, &scale.marks}) {
+    out += list == &scale.stops ? ",\"stops\":[" : ",\"marks\":[";
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (i) out.push_back(',');
+      out.push_back('[');
+      AppendNumber(out, (*list)[i].first);
+      out.push_back(',');
+      AppendJsonString(out, (*list)[i].second);
+      out.push_back(']');
+    }
+    out.push_back(']');
+  }
+  out += ",\"noValue\":";
+  AppendJsonString(out, scale.no_value_rule);
+  out.push_back('}');
+}
+
+}  // namespace
+
+std::string FlameGraphJson(const FlameGraphInput& input) {
+  std::string out;
+  if (!input.root) return "{}";
+  StringTable names, modules;
+  Columns c;
+  Flatten(*input.root, 0, input.event, names, modules, c);
+
+  out.reserve(c.nodes.size() * 40);
+  out += "{\"version\":1,\"title\":";
+  AppendJsonString(out, input.title);
+  out += ",\"subtitle\":";
+  AppendJsonString(out, input.subtitle);
+  out += ",\"event\":";
+  AppendJsonString(out, input.event_name);
+  out += ",\"icicle\":";
+  out += input.icicle ? "true" : "false";
+  out += ",\"names\":";
+  names.AppendJson(out);
+  out += ",\"modules\":";
+  modules.AppendJson(out);
+  out += ",\"kind\":";
+  AppendJsonString(out, c.kind);
+  AppendArray(out, "name", c.name);
+  AppendArray(out, "module", c.module);
+  AppendArray(out, "depth", c.depth);
+  AppendArray(out, "total", c.total);
+  AppendArray(out, "self", c.self);
+  AppendArray(out, "samples", c.samples);
+  if (input.scale) AppendScale(out, *input.scale);
+  if (!input.ratio_label.empty()) {
+    out += ",\"ratioLabel\":";
+    AppendJsonString(out, input.ratio_label);
+  }
+  const bool any_details = !input.details.empty();
+  if (any_details) {
+    out += ",\"value\":[";
+    for (size_t i = 0; i < c.nodes.size(); ++i) {
+      if (i) out.push_back(',');
+      auto it = input.details.find(c.nodes[i]);
+      if (it != input.details.end() && it->second.color_value)
+        AppendNumber(out, *it->second.color_value);
+      else
+        out += "null";
+    }
+    out += "],\"columnNames\":[";
+    for (size_t k = 0; k < input.detail_columns.size(); ++k) {
+      if (k) out.push_back(',');
+      AppendJsonString(out, input.detail_columns[k]);
+    }
+    out += "],\"columns\":[";
+    for (size_t k = 0; k < input.detail_columns.size(); ++k) {
+      if (k) out.push_back(',');
+      out.push_back('[');
+      for (size_t i = 0; i < c.nodes.size(); ++i) {
+        if (i) out.push_back(',');
+        auto it = input.details.find(c.nodes[i]);
+        if (it != input.details.end() && k < it->second.columns.size())
+          AppendNumber(out, it->second.columns[k]);
+        else
+          out += "null";
+      }
+      out.push_back(']');
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
+  return out;
+}
+
+void RenderFlameGraphHtml(const FlameGraphInput& input, std::ostream& out) {
+  constexpr std::string_view kPlaceholder = "/*@FLAME_DATA@*/null";
+  const std::string_view page = kFlameGraphTemplate;
+  const size_t at = page.find(kPlaceholder);
+  if (at == std::string_view::npos) {  // the template is ours: this is a build defect
+    out << page;
+    return;
+  }
+  out << page.substr(0, at) << FlameGraphJson(input) << page.substr(at + kPlaceholder.size());
+}
+
+namespace {
+
+const char* RatioName(FrameRatioKind kind) {
+  switch (kind) {
+    case FrameRatioKind::kIpc:
+      return "IPC";
+    case FrameRatioKind::kCpi:
+      return "CPI";
+    case FrameRatioKind::kStall:
+      return "stall share";
+  }
+  return "";
+}
+
+}  // namespace
+
+FlameColorScale RatioColorScale(FrameRatioKind kind, const std::string& numerator_event,
+                                const std::string& denominator_event, uint64_t min_samples) {
+  FlameColorScale scale;
+  const std::string ratio = RatioName(kind);
+  scale.title = ratio + " (" + numerator_event + " / " + denominator_event + "), fixed scale";
+  // Red for frames that wait (low IPC), through amber at IPC 1, to blue for frames that retire
+  // several instructions a cycle; CPI and the stall share use the same colours for the same
+  // meaning, so "red" always means "stalled".
+  const std::string red = "#c0182b", amber = "#f2b33d", green = "#8cc45a", blue = "#2166ac";
+  switch (kind) {
+    case FrameRatioKind::kIpc:
+      scale.min = 0;
+      scale.max = 4;
+      scale.stops = {{0, red}, {1, amber}, {2, green}, {4, blue}};
+      scale.marks = {{1, "IPC = 1"}};
+      break;
+    case FrameRatioKind::kCpi:
+      scale.min = 0;
+      scale.max = 4;
+      scale.stops = {{0, blue}, {0.5, green}, {1, amber}, {4, red}};
+      scale.marks = {{1, "CPI = 1"}};
+      break;
+    case FrameRatioKind::kStall:
+      scale.min = 0;
+      scale.max = 1;
+      scale.stops = {{0, blue}, {0.3, green}, {0.5, amber}, {1, red}};
+      scale.marks = {{0.5, "50% stalled"}};
+      break;
+  }
+  scale.no_value_rule = "grey: fewer than " + std::to_string(min_samples) + " samples of " +
+                        numerator_event + " or of " + denominator_event + " through the frame";
+  return scale;
+}
+
+void ColorFramesByRatio(FlameGraphInput& input,
+                        const std::unordered_map<const CallNode*, FrameRatio>& ratios,
+                        FrameRatioKind kind, const std::string& numerator_event,
+                        const std::string& denominator_event, uint64_t min_samples) {
+  input.scale = RatioColorScale(kind, numerator_event, denominator_event, min_samples);
+  input.ratio_label = RatioName(kind);
+  input.detail_columns = {denominator_event, numerator_event, denominator_event + " samples",
+                          numerator_event + " samples"};
+  input.details.clear();
+  input.details.reserve(ratios.size());
+  for (const auto& [node, r] : ratios) {
+    FlameFrameDetail d;
+    if (r.reliable) d.color_value = r.value;
+    d.columns = {static_cast<double>(r.denominator), static_cast<double>(r.numerator),
+                 static_cast<double>(r.denominator_samples),
+                 static_cast<double>(r.numerator_samples)};
+    input.details.emplace(node, std::move(d));
+  }
+}
+
+}  // namespace tprof

@@ -1,0 +1,77 @@
+// An interactive flame graph as one self-contained HTML file: the aggregated call tree as
+// compact JSON (a string table for names, one column per field, nodes in preorder) inside a page
+// whose inline script draws it on a <canvas>, so that graphs of 100,000 frames stay responsive.
+// The page zooms on click, searches names by regular expression (showing the matched share),
+// shows counts and shares in tooltips and switches between flame and icicle layouts.
+//
+// What colours a frame is an input: by default a stable colour per function name (the same name
+// gets the same colour in every graph); otherwise a value per frame placed on a fixed scale
+// whose stops and marks the caller gives (IPC, CPI, stall share, or a difference between two
+// profiles), with a legend. The renderer reads no files and knows nothing about events.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/call_tree.h"
+#include "core/frame_ratio.h"
+
+namespace tprof {
+
+// A fixed colour scale: a frame's value is clamped to [min, max] and coloured by linear
+// interpolation between the stops, so equal values get equal colours in any two graphs.
+struct FlameColorScale {
+  std::string title;  // "IPC (instructions / cycles)"
+  double min = 0;
+  double max = 1;
+  std::vector<std::pair<double, std::string>> stops;  // value, "#rrggbb"; ascending values
+  std::vector<std::pair<double, std::string>> marks;  // value, label drawn on the legend
+  std::string no_value_rule;  // why a frame is grey, e.g. "grey: fewer than 10 samples of ..."
+};
+
+// What the caller knows about one frame beyond its width.
+struct FlameFrameDetail {
+  std::optional<double> color_value;  // placed on the scale; none: grey
+  std::vector<double> columns;        // one per FlameGraphInput::detail_columns, for tooltips
+};
+
+struct FlameGraphInput {
+  const CallNode* root = nullptr;
+  size_t event = 0;        // which event's total sizes the frames
+  std::string event_name;  // shown in the title and tooltips
+  std::string title = "Flame graph";
+  std::string subtitle;  // e.g. the command line and host
+  // Colour by value when set; by name otherwise.
+  std::optional<FlameColorScale> scale;
+  std::vector<std::string> detail_columns;  // names of FlameFrameDetail::columns
+  std::string ratio_label;  // tooltip label of color_value (e.g. "IPC"); empty: not shown
+  std::unordered_map<const CallNode*, FlameFrameDetail> details;
+  bool icicle = false;  // initial layout: root at the top
+};
+
+// The JSON the page draws (exposed for tests): {"names": [...], "name": [...], "depth": [...],
+// "total": [...], "self": [...], "samples": [...], ...}, nodes in preorder, children by name.
+// Nodes with no period of the chosen event are left out.
+std::string FlameGraphJson(const FlameGraphInput& input);
+
+// Writes the whole page.
+void RenderFlameGraphHtml(const FlameGraphInput& input, std::ostream& out);
+
+// The fixed scales of the ratio colourings, the same in every graph: IPC and CPI from 0 to 4
+// (1 marked), the stall share from 0 to 100 %. Low IPC (high CPI, many stalls) is red, high IPC
+// blue. `min_samples` is stated in the legend as the rule for grey frames.
+FlameColorScale RatioColorScale(FrameRatioKind kind, const std::string& numerator_event,
+                                const std::string& denominator_event, uint64_t min_samples);
+
+// Colours `input`'s frames by their ratios: the scale, a tooltip line with the ratio and columns
+// with both events' periods and sample counts. Unreliable frames get no value (grey).
+void ColorFramesByRatio(FlameGraphInput& input,
+                        const std::unordered_map<const CallNode*, FrameRatio>& ratios,
+                        FrameRatioKind kind, const std::string& numerator_event,
+                        const std::string& denominator_event, uint64_t min_samples);
+
+}  // namespace tprof

@@ -1,0 +1,358 @@
+// tprof report --flamegraph in a real headless Chromium (Debian's chromium, driven by
+// playwright-core): the page loads without console errors, a click zooms, a regular-expression
+// search highlights the right frames and shows the right share, the IPC legend and per-frame IPC
+// are right. Expected values come from `perf script` on the same recordings, not from tprof.
+//
+//   node flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR
+//
+// THROTTLE_PERF_DATA is shared/testdata/perf/quipper-perf.data.throttle-3.8 (perf record -a -e
+// cycles,instructions -c 10000). Screenshots are left in OUT_DIR.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const [tprof, demo, throttle, outDir] = process.argv.slice(2);
+if (!outDir) {
+  console.error('usage: flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR');
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-flame-'));
+
+let passed = 0, failed = 0;
+async function check(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n${e.stack || e}`);
+  }
+}
+
+function run(argv, options = {}) {
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', maxBuffer: 1 << 28, ...options });
+  if (r.error) throw r.error;
+  return r;
+}
+function mustRun(argv, options = {}) {
+  const r = run(argv, options);
+  assert.equal(r.status, 0, `${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r;
+}
+
+// perf script -F period,ip,sym with callchains: a line with the period per sample, then one
+// line per frame ("\taddr sym"), then a blank line.
+function perfScriptStacks(file) {
+  const text = mustRun(['perf', 'script', '-i', file, '-F', 'period,ip,sym', '--no-demangle'])
+    .stdout;
+  const stacks = [];
+  let current = null;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') { if (current) stacks.push(current); current = null; continue; }
+    if (!/^\s/.test(line) || (current === null && /^\s*\d+\s*$/.test(line))) {
+      if (current) stacks.push(current);
+      current = { period: Number(line.trim().split(/\s+/)[0]), frames: [] };
+      continue;
+    }
+    const m = line.trim().match(/^[0-9a-f]+\s+(.*)$/);
+    if (current && m) current.frames.push(m[1]);
+  }
+  if (current) stacks.push(current);
+  return stacks;
+}
+
+const browserArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+  '--no-first-run', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync'];
+const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
+  executablePath: '/usr/bin/chromium', headless: true, args: browserArgs,
+  viewport: { width: 1280, height: 800 },
+});
+
+// Scrolls frame i into view (deep stacks make tall pages) and returns where to point at it.
+async function pointAt(page, i) {
+  return page.evaluate(i => {
+    const b = __flame.frameBox(i);
+    if (!b) return null;
+    window.scrollTo(0, Math.max(0, b.y - innerHeight / 2));
+    const v = __flame.frameBox(i);
+    return { x: v.clientX + v.w / 2, y: v.clientY + v.h / 2, w: v.w };
+  }, i);
+}
+
+async function openPage(file) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()); });
+  page.on('pageerror', e => problems.push(e.message));
+  page.on('request', r => { if (!r.url().startsWith('file:')) problems.push('network: ' + r.url()); });
+  const started = Date.now();
+  await page.goto('file://' + path.resolve(file));
+  await page.waitForFunction(() => window.__flame !== undefined);
+  return { page, problems, loadMs: Date.now() - started };
+}
+
+try {
+  // ---- Name colours, on the demo recorded by perf (so that perf script is the reference). ----
+  const perfData = path.join(work, 'demo.perf.data');
+  mustRun(['perf', 'record', '-q', '-e', 'cpu-clock', '-c', '500000', '-g', '-o', perfData, '--',
+    demo, '0.15']);
+  const nameHtml = path.join(work, 'demo.html');
+  const gen = mustRun([tprof, 'report', '-i', perfData, '--flamegraph', nameHtml]);
+  assert.match(gen.stderr, /written to/);
+
+  await check('name mode: page loads offline with no console errors', async () => {
+    const { page, problems } = await openPage(nameHtml);
+    const info = await page.evaluate(() => ({ n: __flame.nodeCount, drawn: __flame.drawnFrames,
+      title: document.title }));
+    assert.ok(info.n > 10, `only ${info.n} frames`);
+    assert.ok(info.drawn > 5);
+    assert.match(info.title, /cpu-clock/);
+    assert.deepEqual(problems, []);
+    // The same name always gets the same colour: two frames named "main" (one per process).
+    const colours = await page.evaluate(() => __flame.find('^main$').map(i => __flame.colorOf(i)));
+    assert.ok(colours.length >= 1);
+    assert.equal(new Set(colours).size, 1);
+    await page.close();
+  });
+
+  await check('name mode: a click zooms, Reset and Esc zoom out', async () => {
+    const { page, problems } = await openPage(nameHtml);
+    const target = await page.evaluate(() => {
+      // The widest frame named like pointer_chase: its box is where to click.
+      const hits = __flame.find('pointer_chase\\(').sort((a, b) =>
+        __flame.data.total[b] - __flame.data.total[a]);
+      return { index: hits[0], name: __flame.nameOf(hits[0]) };
+    });
+    const at = await pointAt(page, target.index);
+    assert.ok(at && at.w > 20, 'pointer_chase is not drawn wide enough to click');
+    await page.mouse.move(at.x, at.y);
+    await page.waitForSelector('#tooltip', { state: 'visible' });
+    const tip = await page.textContent('#tooltip');
+    assert.ok(tip.includes(target.name) && /of total/.test(tip), tip);
+    await page.mouse.click(at.x, at.y);
+    assert.equal(await page.evaluate(() => __flame.zoomedFrame), target.name);
+    // Zoomed: the frame fills the width, and its parent is still drawn (dimmed) under it.
+    const after = await page.evaluate(i => ({ box: __flame.frameBox(i),
+      parentBox: __flame.frameBox(__flame.parentOf(i)), width: document.getElementById('canvas').clientWidth }), target.index);
+    assert.ok(Math.abs(after.box.w - after.width) < 1, JSON.stringify(after));
+    assert.ok(after.parentBox !== null);
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-zoomed.png'), fullPage: true });
+    await page.click('#reset');
+    assert.equal(await page.evaluate(() => __flame.zoomedFrame), null);
+    await page.evaluate(i => __flame.zoom(i), target.index);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.evaluate(() => __flame.zoomedFrame), null);
+    await page.click('#icicle');
+    assert.equal(await page.evaluate(() => __flame.icicle), true);
+    const rootBox = await page.evaluate(() => __flame.frameBox(0));
+    const canvasTop = await page.evaluate(() => document.getElementById('canvas').getBoundingClientRect().top + scrollY);
+    assert.ok(Math.abs(rootBox.y - canvasTop) < 1, 'icicle: the root is not at the top');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  await check('name mode: a regex search highlights the frames and shows perf\'s share', async () => {
+    const pattern = 'pointer_chase|compute_kernel';
+    const re = new RegExp(pattern);
+    // Expected: the share of periods of samples whose stack has a matching function, from perf.
+    const stacks = perfScriptStacks(perfData);
+    assert.ok(stacks.length > 50, `perf script gave ${stacks.length} samples`);
+    let all = 0, hit = 0;
+    for (const s of stacks) {
+      all += s.period;
+      if (s.frames.some(f => re.test(f))) hit += s.period;
+    }
+    const expected = hit / all;
+    assert.ok(expected > 0.1 && expected < 0.9, `expected share ${expected}`);
+    const { page, problems } = await openPage(nameHtml);
+    await page.fill('#search', pattern);
+    await page.press('#search', 'Enter');
+    const got = await page.evaluate(p => {
+      const re = new RegExp(p);
+      return { share: __flame.matchedShare, label: document.getElementById('matched').textContent,
+        matched: __flame.matchedFrames, shouldMatch: __flame.find(p).filter(i => i > 0),
+        colours: __flame.matchedFrames.map(i => __flame.colorOf(i)),
+        allNamesMatch: __flame.matchedFrames.every(i => re.test(__flame.nameOf(i))) };
+    }, pattern);
+    assert.ok(Math.abs(got.share - expected) < 1e-9, `share ${got.share}, perf says ${expected}`);
+    assert.ok(got.label.includes((100 * expected).toFixed(2) + '%'), got.label);
+    assert.deepEqual(got.matched, got.shouldMatch);
+    assert.ok(got.allNamesMatch);
+    assert.ok(got.colours.every(c => c === 'rgb(230,0,230)'));
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-search.png'), fullPage: true });
+    // A bad expression is reported on the page, not thrown.
+    await page.fill('#search', 'foo(');
+    await page.press('#search', 'Enter');
+    assert.match(await page.textContent('#searchError'), /bad expression/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  // ---- The same demo recorded by tprof itself, with thread roots. ----
+  await check('tprof record of the demo: thread roots, screenshot', async () => {
+    const profile = path.join(work, 'demo.tprof');
+    mustRun([tprof, 'record', '-e', 'cpu-clock', '-F', '2000', '-g', '-o', profile, '--', demo, '0.15']);
+    const html = path.join(outDir, 'demo-threads.html');
+    mustRun([tprof, 'report', '-i', profile, '--flamegraph', html, '--flame-roots', 'thread']);
+    const { page, problems } = await openPage(html);
+    const roots = await page.evaluate(() => __flame.find('.').filter(i => __flame.parentOf(i) === 0)
+      .map(i => __flame.nameOf(i)));
+    assert.ok(roots.some(r => /^demo-worker-\d+\/\d+$/.test(r)), roots.join(', '));
+    // The demo's design: inline_mix_loop is 2 of 6 units of CPU time.
+    await page.evaluate(() => __flame.search('inline_mix_loop'));
+    const share = await page.evaluate(() => __flame.matchedShare);
+    assert.ok(share > 0.2 && share < 0.5, `inline_mix_loop share ${share}`);
+    await page.evaluate(() => __flame.search(''));
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-name.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  // ---- IPC colours, on a real cycles + instructions recording. ----
+  const ipcHtml = path.join(outDir, 'flamegraph-ipc.html');
+  mustRun([tprof, 'report', '-i', throttle, '--flamegraph', ipcHtml, '--color', 'ipc',
+    '--flame-roots', 'pid']);
+
+  await check('ipc mode: legend, and each process frame\'s IPC equals perf\'s count ratio', async () => {
+    // perf script: samples per pid per event; -c 10000 makes every period 10000.
+    const text = mustRun(['perf', 'script', '-i', throttle, '-F', 'pid,event']).stdout;
+    const counts = new Map();
+    let cyclesAll = 0, instructionsAll = 0;
+    for (const line of text.split('\n')) {
+      const m = line.match(/^\s*(\d+)\s+(cycles|instructions):/);
+      if (!m) continue;
+      const c = counts.get(m[1]) || { cycles: 0, instructions: 0 };
+      c[m[2]]++;
+      counts.set(m[1], c);
+      if (m[2] === 'cycles') cyclesAll++; else instructionsAll++;
+    }
+    assert.equal(cyclesAll, 9036);
+    assert.equal(instructionsAll, 5944);
+    const { page, problems } = await openPage(ipcHtml);
+    const legend = await page.textContent('#legend');
+    assert.ok(await page.isVisible('#legend'));
+    assert.match(legend, /IPC = 1/);
+    assert.match(legend, /fewer than 10 samples/);
+    const root = await page.evaluate(() => ({ ipc: __flame.data.value[0], text: __flame.frameText(0) }));
+    assert.ok(Math.abs(root.ipc - instructionsAll / cyclesAll) < 1e-5, `${root.ipc}`);
+    const frames = await page.evaluate(() => __flame.find('-\\d+$').filter(i => __flame.parentOf(i) === 0)
+      .map(i => ({ i, name: __flame.nameOf(i), ipc: __flame.data.value[i],
+        cycles: __flame.data.columns[0][i], instructions: __flame.data.columns[1][i] })));
+    // A process that changed its name (exec) has a root per name: sum them per pid.
+    const byPid = new Map();
+    for (const f of frames) {
+      const pid = f.name.match(/-(\d+)$/)[1];
+      if (!byPid.has(pid)) byPid.set(pid, []);
+      byPid.get(pid).push(f);
+    }
+    let compared = 0, grey = 0;
+    for (const [pid, list] of byPid) {
+      const c = counts.get(pid);
+      assert.ok(c, `no perf samples for pid ${pid}`);
+      assert.equal(list.reduce((a, f) => a + f.cycles, 0), c.cycles * 10000, `pid ${pid}`);
+      assert.equal(list.reduce((a, f) => a + f.instructions, 0), c.instructions * 10000, `pid ${pid}`);
+      if (list.length !== 1) continue;
+      const f = list[0];
+      if (c.cycles < 10 || c.instructions < 10) {
+        assert.equal(f.ipc, null, `${f.name} rests on too few samples but is coloured`);
+        grey++;
+      } else {
+        assert.ok(Math.abs(f.ipc - c.instructions / c.cycles) < 1e-5, `${f.name}: ${f.ipc}`);
+        compared++;
+      }
+    }
+    // Every pid perf saw with cycles samples has a frame.
+    for (const [pid, c] of counts) if (c.cycles) assert.ok(byPid.has(pid), `pid ${pid} has no frame`);
+    // The tooltip of the busiest process shows its IPC, cycles and instructions.
+    const [busiest, c] = [...counts.entries()].sort((a, b) => b[1].cycles - a[1].cycles)[0];
+    const frame = byPid.get(busiest)[0];
+    assert.equal(byPid.get(busiest).length, 1);
+    const at = await pointAt(page, frame.i);
+    await page.mouse.move(at.x, at.y);
+    await page.waitForSelector('#tooltip', { state: 'visible' });
+    const tip = await page.textContent('#tooltip');
+    assert.ok(tip.includes('IPC' + (c.instructions / c.cycles).toFixed(3)), tip);
+    assert.ok(tip.includes((c.cycles * 10000).toLocaleString('en-US')), tip);
+    assert.ok(tip.includes('instructions samples' + c.instructions.toLocaleString('en-US')), tip);
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-ipc.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  await check('ipc mode on a profile without cycles+instructions: one-line error', async () => {
+    const r = run([tprof, 'report', '-i', perfData, '--flamegraph', path.join(work, 'x.html'),
+      '--color', 'ipc']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^tprof report: .*no cycles and instructions samples/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    const s = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'y.html'),
+      '--color', 'stall']);
+    assert.equal(s.status, 1);
+    assert.match(s.stderr, /no stall cycles/);
+    const e = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'z.html'),
+      '--event', 'nosuch']);
+    assert.equal(e.status, 1);
+    assert.match(e.stderr, /no event 'nosuch' \(the profile has: cycles, instructions\)/);
+  });
+
+  await check('--event picks the event that sizes the frames', async () => {
+    const html = path.join(work, 'instructions.html');
+    mustRun([tprof, 'report', '-i', throttle, '--flamegraph', html, '--event', 'instructions']);
+    const { page, problems } = await openPage(html);
+    const got = await page.evaluate(() => ({ event: __flame.data.event, root: __flame.data.total[0],
+      samples: __flame.data.samples[0], title: document.title }));
+    assert.equal(got.event, 'instructions');
+    assert.equal(got.root, 5944 * 10000);  // perf script: 5,944 instructions samples of 10,000
+    assert.equal(got.samples, 5944);
+    assert.match(got.title, /instructions/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+  await check('100,000 frames: loads, zooms and searches without freezing', async () => {
+    // 6,000 distinct 20-frame stacks sharing only their first few frames: ~100,000 frames.
+    let folded = '', seed = 1;
+    const rand = n => {  // xorshift32
+      seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    for (let i = 0; i < 6000; i++) {
+      let stack = 'main';
+      for (let d = 1; d < 20; d++) stack += `;fn_${d}_${rand(d < 4 ? 4 : 40)}`;
+      folded += `${stack};leaf_${i} ${1 + rand(20)}\n`;
+    }
+    const file = path.join(work, 'wide.folded');
+    fs.writeFileSync(file, folded);
+    const html = path.join(work, 'wide.html');
+    mustRun([tprof, 'report', '-i', file, '--flamegraph', html]);
+    const size = fs.statSync(html).size;
+    assert.ok(size < 4e6, `${size} bytes`);
+    const { page, problems, loadMs } = await openPage(html);
+    const r = await page.evaluate(() => {
+      const time = f => { const t0 = performance.now(); f(); return performance.now() - t0; };
+      return { frames: __flame.nodeCount, drawn: __flame.drawnFrames,
+        zoom: time(() => __flame.zoom(__flame.find('^fn_1_')[0])),
+        search: time(() => __flame.search('leaf_1')), reset: time(() => __flame.reset()),
+        leaves: __flame.find('^leaf_').length };
+    });
+    assert.equal(r.leaves, 6000);
+    assert.ok(r.frames > 90000, `${r.frames} frames`);
+    assert.ok(r.drawn < r.frames / 10, `${r.drawn} of ${r.frames} frames drawn: narrow ones not skipped`);
+    assert.ok(loadMs < 10000 && r.zoom < 1000 && r.search < 1000 && r.reset < 1000, JSON.stringify({ loadMs, ...r }));
+    console.log(`     ${r.frames} frames, ${size} bytes: load ${loadMs} ms, zoom ${r.zoom.toFixed(0)} ms, ` +
+      `search ${r.search.toFixed(0)} ms`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+} finally {
+  await context.close();
+  fs.rmSync(work, { recursive: true, force: true });
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

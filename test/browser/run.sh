@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# ctest entry point of the browser tests: installs playwright-core from package-lock.json when
+# node_modules is missing (scripts/setup.sh normally has), then runs the test.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -d "$here/node_modules/playwright-core" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+exec node "$here/flamegraph.test.mjs" "$@"
