@@ -14,16 +14,14 @@
 
 #include "cmd/cli_support.h"
 #include "core/counter_report.h"
+#include "pmu/counting_run.h"
 #include "pmu/counting_session.h"
-#include "pmu/counting_watch.h"
 #include "pmu/group_scheduler.h"
 #include "pmu/host_info.h"
-#include "pmu/interval_reader.h"
 #include "pmu/metric_table.h"
 #include "pmu/perf_event.h"
 #include "pmu/proc_scanner.h"
 #include "pmu/topdown_evaluator.h"
-#include "pmu/workload.h"
 #include "report/topdown_report.h"
 
 namespace tprof {
@@ -138,7 +136,7 @@ class TopdownCommand : public Subcommand {
     if (!(duration_ >= 0)) return Usage("--duration must be positive");
     std::vector<pid_t> pids;
     if (!pids_.empty()) {
-      auto parsed = ParsePids(pids_);
+      auto parsed = ParseIdList(pids_, "pid");
       if (!parsed.ok()) return Usage(parsed.error().message());
       pids = parsed.value();
       for (pid_t pid : pids) {
@@ -181,82 +179,44 @@ class TopdownCommand : public Subcommand {
       groups.push_back(std::move(events));
     }
 
-    // Open on the target: a launched command counts from its exec, the others from now.
-    std::optional<Workload> workload;
-    std::optional<CountingSession> session;
-    std::string target;
-    if (!command_.empty()) {
-      auto created = Workload::Create(command_);
-      if (!created.ok()) return ReportError(name(), created.error().message());
-      workload.emplace(std::move(created).value());
-      auto opened = CountingSession::Open(groups, workload->pid(), -1, /*enable_on_exec=*/true);
-      if (!opened.ok()) return ReportError(name(), opened.error().message());
-      session.emplace(std::move(opened).value());
-      target = "the command";
-    } else {
-      auto instances = system_wide_ ? EveryCpu() : ThreadsOfProcesses(pids);
-      if (!instances.ok()) return ReportError(name(), instances.error().message());
-      auto opened = CountingSession::Open(groups, instances.value());
-      if (!opened.ok()) return ReportError(name(), opened.error().message());
-      session.emplace(std::move(opened).value());
-      target = system_wide_ ? std::to_string(session->instance_count()) + " CPUs"
-                            : std::to_string(session->instance_count()) + " threads of pid " +
-                                  pids_;
-      Status enabled = session->Enable();
-      if (!enabled.ok()) return ReportError(name(), enabled.error().message());
-    }
-    const std::string description =
-        "counted live on " + target + " in " + std::to_string(groups.size()) +
-        " groups of at most " + std::to_string(counters) + " general-purpose counters";
-
-    // Count until the target ends, --duration or Ctrl-C; with -I, print every interval's deltas.
-    IntervalReader reader(*session);
-    TopdownIntervalWriter writer(*table, description, Format(), std::cout);
-    auto print_interval = [&](uint64_t elapsed_ns) -> Status {
-      auto delta = reader.NextReport();
-      if (!delta.ok()) return delta.error();
-      auto results = EvaluateMetrics(*table, selected.value(), delta.value());
+    CountingRunOptions run;
+    run.command = command_;
+    run.pids = pids;
+    run.system_wide = system_wide_;
+    run.duration_seconds = duration_;
+    run.interval_ns = interval_ns;
+    const std::string groups_note = " in " + std::to_string(groups.size()) + " groups of at most " +
+                                    std::to_string(counters) + " general-purpose counters";
+    // With -I every interval is evaluated on its own deltas as it ends.
+    std::optional<TopdownIntervalWriter> writer;
+    auto print_interval = [&](double seconds, const CounterReport& delta) -> Status {
+      auto results = EvaluateMetrics(*table, selected.value(), delta);
       if (!results.ok()) return results.error();
-      writer.Interval(static_cast<double>(elapsed_ns) * 1e-9, results.value());
+      writer->Interval(seconds, results.value());
       return Status::Ok();
     };
-    CountingWatchOptions watch;
-    watch.duration_seconds = duration_;
-    watch.interval_ns = interval_ns;
-    watch.processes = pids;
-    watch.workload = workload ? &*workload : nullptr;
-    auto stop = WatchCounting(watch, print_interval);
-    if (!stop.ok()) {
-      if (workload) (void)workload->Wait();
-      return ReportError(name(), stop.error().message());
-    }
-    if (!workload) (void)session->Disable();
-    // The last, partial interval: the intervals then add up to the whole run, as with perf stat.
     if (interval_ns) {
-      Status last = print_interval(stop->elapsed_ns);
-      if (!last.ok()) return ReportError(name(), last.error().message());
+      const std::string target = system_wide_   ? "every CPU"
+                                 : pids.empty() ? "the command"
+                                                : "every thread of pid " + pids_;
+      writer.emplace(*table, "counted live on " + target + groups_note, Format(), std::cout);
     }
-    if (workload) {
-      auto status = workload->Wait();
-      if (!status.ok()) return ReportError(name(), status.error().message());
-    }
-    // With -I the total is the sum of the intervals read; without, one read at the end.
-    auto total =
-        interval_ns ? Result<CounterReport>(session->ToReport(reader.total())) : session->Read();
-    if (!total.ok()) return ReportError(name(), total.error().message());
+    auto counted = RunCounting(groups, run, print_interval);
+    if (!counted.ok()) return ReportError(name(), counted.error().message());
+    const std::string description = "counted live on " + counted->target + groups_note +
+                                    EndNote(counted->end, counted->elapsed_ns);
     if (!output_.empty()) {
       std::ofstream out(output_);
-      out << SaveTprofCounts(total.value());
+      out << SaveTprofCounts(counted->total);
       if (!out) return ReportError(name(), "cannot write " + output_);
     }
-    if (interval_ns && !summary_) return kExitOk;  // as perf stat -I: intervals only
-    auto results = EvaluateMetrics(*table, selected.value(), total.value());
+    if (interval_ns && !summary_) return kExitOk;  // as perf stat -I: the intervals only
+    auto results = EvaluateMetrics(*table, selected.value(), counted->total);
     if (!results.ok()) return ReportError(name(), results.error().message());
-    if (interval_ns)
-      writer.Summary(results.value());
+    if (writer)
+      writer->Summary(results.value());
     else
-      RenderTopdown(*table, description + EndNote(stop->end, stop->elapsed_ns), results.value(),
-                    Format(), std::cout);
+      RenderTopdown(*table, description, results.value(), Format(), std::cout);
     return kExitOk;
   }
 
@@ -272,21 +232,6 @@ class TopdownCommand : public Subcommand {
         return std::string(", ") + seconds + " (interrupted)";
     }
     return "";
-  }
-
-  static Result<std::vector<pid_t>> ParsePids(const std::string& text) {
-    std::vector<pid_t> ids;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-      char* end = nullptr;
-      long v = std::strtol(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0' || v <= 0 || v > INT32_MAX)
-        return Error("bad pid '" + item + "' in -p " + text);
-      ids.push_back(static_cast<pid_t>(v));
-    }
-    if (ids.empty()) return Error("-p needs PID[,PID...]");
-    return ids;
   }
 
   TopdownFormat Format() const {

@@ -155,13 +155,13 @@ CounterReport CountingSession::ToReport(const RawCounts& counts) const {
     for (size_t i = 0; i < groups_[g].size() && i < raw.size(); ++i) {
       if (i == 0) {
         out.run_time = raw[i].time_running;
-        out.running_percent = raw[i].time_enabled ? 100.0 *
-                                                        static_cast<double>(raw[i].time_running) /
-                                                        static_cast<double>(raw[i].time_enabled)
-                                                  : 0;
+        out.running_percent = raw[i].time_enabled
+                                  ? 100.0 * static_cast<double>(raw[i].time_running) /
+                                        static_cast<double>(raw[i].time_enabled)
+                                  : 0;
       }
-      out.counters.push_back({groups_[g][i].name,
-                              ScaleCount(raw[i].value, raw[i].time_enabled, raw[i].time_running)});
+      out.counters.push_back(
+          {groups_[g][i].name, ScaleCount(raw[i].value, raw[i].time_enabled, raw[i].time_running)});
     }
     report.groups.push_back(std::move(out));
   }

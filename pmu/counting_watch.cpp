@@ -30,7 +30,7 @@ itimerspec TimerSpec(uint64_t first_ns, uint64_t period_ns) {
 }  // namespace
 
 Result<CountingStop> WatchCounting(const CountingWatchOptions& options,
-                                  const std::function<Status(uint64_t elapsed_ns)>& on_tick) {
+                                   const std::function<Status(uint64_t elapsed_ns)>& on_tick) {
   SignalWatch signals;
   if (options.workload) TPROF_RETURN_IF_ERROR(options.workload->Start());
   const uint64_t start = MonotonicNowNs();

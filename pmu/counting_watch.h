@@ -14,10 +14,10 @@
 namespace tprof {
 
 struct CountingWatchOptions {
-  double duration_seconds = 0;     // 0: no limit
-  uint64_t interval_ns = 0;        // 0: no ticks
-  std::vector<pid_t> processes;    // attached (-p): the end comes when all have exited
-  Workload* workload = nullptr;    // launched: started here, the end comes when it exits
+  double duration_seconds = 0;   // 0: no limit
+  uint64_t interval_ns = 0;      // 0: no ticks
+  std::vector<pid_t> processes;  // attached (-p): the end comes when all have exited
+  Workload* workload = nullptr;  // launched: started here, the end comes when it exits
 };
 
 enum class CountingEnd {
@@ -37,6 +37,6 @@ struct CountingStop {
 // workload is signalled (a forwarded signal, SIGTERM at the duration, SIGKILL at a second
 // interrupt) and then its exit awaited, but not reaped.
 Result<CountingStop> WatchCounting(const CountingWatchOptions& options,
-                                  const std::function<Status(uint64_t elapsed_ns)>& on_tick);
+                                   const std::function<Status(uint64_t elapsed_ns)>& on_tick);
 
 }  // namespace tprof

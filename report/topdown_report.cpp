@@ -1,8 +1,8 @@
 #include "report/topdown_report.h"
 
 #include <cstdio>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace tprof {
 namespace {
@@ -51,8 +51,8 @@ std::string TextRow(const MetricResult& r) {
 
 std::string TextHeaderRow() {
   char line[128];
-  std::snprintf(line, sizeof line, "%-26s %10s %-8s %8s  %s", "metric", "value", "unit",
-                "running", "events");
+  std::snprintf(line, sizeof line, "%-26s %10s %-8s %8s  %s", "metric", "value", "unit", "running",
+                "events");
   return line;
 }
 
