@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "pmu/host_info.h"
 #include "pmu/proc_scanner.h"
@@ -20,10 +21,12 @@ std::optional<double> ScaleCount(uint64_t value, uint64_t time_enabled, uint64_t
 
 Result<std::vector<CountingInstance>> ThreadsOfProcesses(const std::vector<pid_t>& pids) {
   std::vector<CountingInstance> instances;
+  std::set<pid_t> seen;  // a pid given twice is counted once
   for (pid_t pid : pids) {
     auto tids = ListThreads(pid);
     if (!tids.ok()) return tids.error();
-    for (pid_t tid : tids.value()) instances.push_back({tid, -1});
+    for (pid_t tid : tids.value())
+      if (seen.insert(tid).second) instances.push_back({tid, -1});
   }
   return instances;
 }

@@ -90,7 +90,7 @@ TEST(LiveCountingTest, AttachesToEveryThreadOfARunningProcess) {
   constexpr int kThreads = 3;
   constexpr long kPages = 500;
   AttachTarget target(kThreads, kPages);
-  auto instances = ThreadsOfProcesses({target.pid()});
+  auto instances = ThreadsOfProcesses({target.pid(), target.pid()});  // the same one twice
   ASSERT_TRUE(instances.ok()) << instances.error().message();
   EXPECT_EQ(instances->size(), static_cast<size_t>(kThreads));
   auto session = CountingSession::Open({{kPageFaults}, {kTaskClock}}, instances.value());
