@@ -37,7 +37,7 @@ class TopdownCommand : public Subcommand {
         "Top-down analysis: where the pipeline's slots go (frontend bound, backend bound,\n"
         "bad speculation, retiring) and the metric groups of the CPU's table.\n"
         "  tprof topdown -M l1 -- ./prog args            (live; needs a hardware PMU)\n"
-        "  tprof topdown -p PID[,PID...] | -a  [--duration S] [-I MS [--summary]]\n"
+        "  tprof topdown -p PID[,PID...] | -a [-- ./prog]  [--duration S] [-I MS [--summary]]\n"
         "  tprof topdown --cpu neoverse-n2 --input stat.csv -M l1,Cache\n"
         "--input takes perf stat -x, (CSV) or -j (JSON) output or tprof's saved counts; a group "
         "is\n"
@@ -45,13 +45,14 @@ class TopdownCommand : public Subcommand {
         "is evaluated inside the group that counted all its events. 'tprof list cpus' and\n"
         "'tprof list metrics --cpu NAME' show the built-in tables.\n"
         "Live: -p counts every thread of running processes (threads they start later too) and\n"
-        "-a every CPU, until the processes exit, --duration passes or Ctrl-C (which prints what\n"
-        "was counted and exits 0). Counts are summed over threads or CPUs and scaled by\n"
-        "time_enabled / time_running. -I MS prints the metrics of each interval, evaluated on\n"
-        "that interval's deltas, each row stamped with the seconds since the start (text: first\n"
-        "column; --csv: a 'time' column; --json: one JSON object per interval and line, JSON\n"
-        "Lines, {\"interval\": seconds, \"cpu\", \"metrics\": [...]}); as perf stat -I, no\n"
-        "whole-run summary unless --summary (JSON: a last line with \"summary\": true).");
+        "-a every CPU (with a command: while it runs), until the processes or the command exit,\n"
+        "--duration passes or Ctrl-C (which prints what was counted and exits 0). Counts are\n"
+        "summed over threads or CPUs and scaled by time_enabled / time_running. -I MS prints\n"
+        "the metrics of each interval, evaluated on that interval's deltas, each row stamped\n"
+        "with the seconds since the start (text: first column; --csv: a 'time' column; --json:\n"
+        "one JSON object per interval and line, JSON Lines, {\"interval\": seconds, \"cpu\",\n"
+        "\"metrics\": [...]}); the last interval is the partial one at the end. As perf stat -I,\n"
+        "no whole-run summary unless --summary (JSON: a last line with \"summary\": true).");
     app.add_option("-M,--metrics", selection_,
                    "Levels (l1) or metric groups, comma-separated (default l1)");
     app.add_option("--cpu", cpu_,
@@ -120,10 +121,9 @@ class TopdownCommand : public Subcommand {
  private:
   int RunLive() {
     // The command line first: its errors are usage errors on any machine.
-    const int targets = !command_.empty() + !pids_.empty() + system_wide_;
-    if (targets == 0)
+    if (command_.empty() && pids_.empty() && !system_wide_)
       return Usage("give a command after --, -p PID or -a (or --input FILE with --cpu NAME)");
-    if (targets > 1) return Usage("give one of a command, -p PID or -a");
+    if (!command_.empty() && !pids_.empty()) return Usage("give either a command or -p, not both");
     uint64_t interval_ns = 0;
     if (!interval_.empty()) {
       char* end = nullptr;

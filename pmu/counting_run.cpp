@@ -11,13 +11,16 @@ Result<CountingRunResult> RunCounting(
     const std::vector<std::vector<CountedEvent>>& groups, const CountingRunOptions& options,
     const std::function<Status(double seconds, const CounterReport& counts)>& on_interval) {
   CountingRunResult result;
-  // A launched command counts from its exec, the other targets from now.
+  // A launched command counts from its exec; every CPU and attached processes from now, with a
+  // launched command (-a -- cmd) only saying when to stop.
   std::optional<Workload> workload;
   std::optional<CountingSession> session;
   if (!options.command.empty()) {
     auto created = Workload::Create(options.command);
     if (!created.ok()) return created.error();
     workload.emplace(std::move(created).value());
+  }
+  if (workload && !options.system_wide) {
     auto opened = CountingSession::Open(groups, workload->pid(), -1, /*enable_on_exec=*/true);
     if (!opened.ok()) return opened.error();
     session.emplace(std::move(opened).value());
@@ -30,6 +33,7 @@ Result<CountingRunResult> RunCounting(
     session.emplace(std::move(opened).value());
     if (options.system_wide) {
       result.target = std::to_string(session->instance_count()) + " CPUs";
+      if (workload) result.target += " while the command ran";
     } else {
       std::string pids;
       for (pid_t pid : options.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
@@ -57,7 +61,7 @@ Result<CountingRunResult> RunCounting(
   }
   result.end = stop->end;
   result.elapsed_ns = stop->elapsed_ns;
-  if (!workload) TPROF_RETURN_IF_ERROR(session->Disable());
+  if (!workload || options.system_wide) TPROF_RETURN_IF_ERROR(session->Disable());
   if (options.interval_ns) TPROF_RETURN_IF_ERROR(next_interval(stop->elapsed_ns));
   if (workload) {
     auto status = workload->Wait();

@@ -21,7 +21,7 @@ namespace tprof {
 struct CountingRunOptions {
   std::vector<std::string> command;  // launch this (counting from its exec), or
   std::vector<pid_t> pids;           // attach to every thread of these processes, or
-  bool system_wide = false;          // count every CPU
+  bool system_wide = false;          // count every CPU (while `command` runs, if given)
   double duration_seconds = 0;       // 0: until the target ends or Ctrl-C
   uint64_t interval_ns = 0;          // 0: no intervals
 };

@@ -250,6 +250,27 @@ TEST(LiveCountingTest, IntervalsOfALaunchedCommand) {
   EXPECT_LT(total, 2300);
 }
 
+// -a with a command: every CPU, for as long as the command runs (about 0.3 s of sleep).
+TEST(LiveCountingTest, SystemWideWhileACommandRuns) {
+  CountingRunOptions options;
+  options.system_wide = true;
+  options.command = {"/bin/sleep", "0.3"};
+  const uint64_t start = MonotonicNowNs();
+  auto run = RunCounting({{kCpuClock}}, options,
+                         [](double, const CounterReport&) { return Status::Ok(); });
+  const double wall = static_cast<double>(MonotonicNowNs() - start);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  EXPECT_EQ(run->end, CountingEnd::kTargetExited);
+  EXPECT_GE(run->elapsed_ns, 300'000'000u);
+  const double cpus = static_cast<double>(OnlineCpus().size());
+  EXPECT_EQ(run->target, std::to_string(OnlineCpus().size()) + " CPUs while the command ran");
+  // The clocks ran from before the command started until after it ended: at least its 0.3 s on
+  // every CPU, at most this test's wall time on every CPU.
+  const double clock = run->total.groups[0].counters[0].value.value_or(-1);
+  EXPECT_GE(clock, 0.3e9 * cpus);
+  EXPECT_LE(clock, wall * cpus);
+}
+
 // An attached process that does nothing is counted until --duration, then left running.
 TEST(LiveCountingTest, AttachedCountingEndsAtTheDurationAndLeavesTheTarget) {
   AttachTarget target(2, 1);
@@ -383,8 +404,10 @@ TEST(LiveCountingCliTest, BadIntervalsAndTargetsAreUsageErrors) {
     EXPECT_EQ(r.exit_code, 2) << interval << ": " << r.err;
     EXPECT_EQ(Lines(r.err), 1) << r.err;
   }
-  auto both = RunCommand({kTprof, "topdown", "-a", "--", "/bin/true"});
+  auto both = RunCommand({kTprof, "topdown", "-p", "1", "--", "/bin/true"});
   EXPECT_EQ(both.exit_code, 2) << both.err;
+  auto exclusive = RunCommand({kTprof, "topdown", "-p", "1", "-a"});
+  EXPECT_EQ(exclusive.exit_code, 2) << exclusive.err;
   auto bad_pid = RunCommand({kTprof, "topdown", "-p", "12x"});
   EXPECT_EQ(bad_pid.exit_code, 2) << bad_pid.err;
   auto summary = RunCommand({kTprof, "topdown", "--summary", "-a"});
