@@ -261,7 +261,6 @@ TEST(LiveCountingTest, SystemWideWhileACommandRuns) {
   const double wall = static_cast<double>(MonotonicNowNs() - start);
   ASSERT_TRUE(run.ok()) << run.error().message();
   EXPECT_EQ(run->end, CountingEnd::kTargetExited);
-  EXPECT_GE(run->elapsed_ns, 300'000'000u);
   const double cpus = static_cast<double>(OnlineCpus().size());
   EXPECT_EQ(run->target, std::to_string(OnlineCpus().size()) + " CPUs while the command ran");
   // The clocks ran from before the command started until after it ended: at least its 0.3 s on
