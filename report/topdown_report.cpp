@@ -114,6 +114,7 @@ void TopdownIntervalWriter::Interval(double seconds, const std::vector<MetricRes
       nlohmann::json json;
       json["interval"] = seconds;
       json["cpu"] = table_.name;
+      json["input"] = description_;
       nlohmann::json metrics = nlohmann::json::array();
       for (const MetricResult& r : results) metrics.push_back(MetricJson(r));
       json["metrics"] = std::move(metrics);
@@ -140,6 +141,7 @@ void TopdownIntervalWriter::Summary(const std::vector<MetricResult>& results) {
       json["interval"] = nullptr;
       json["summary"] = true;
       json["cpu"] = table_.name;
+      json["input"] = description_;
       nlohmann::json metrics = nlohmann::json::array();
       for (const MetricResult& r : results) metrics.push_back(MetricJson(r));
       json["metrics"] = std::move(metrics);

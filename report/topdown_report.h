@@ -19,9 +19,9 @@ void RenderTopdown(const MetricTable& table, const std::string& input_descriptio
 // perf stat -I's form: every interval's metrics stamped with the seconds since counting began.
 // Text and CSV: one header, then one row per metric and interval with the time in the first
 // column. JSON: one object per interval and line (JSON Lines, as perf stat -j -I writes):
-// {"interval": seconds, "cpu", "metrics": [...]}. The summary over the whole run, when asked
-// for, follows: text as RenderTopdown's table, CSV as rows with an empty time, JSON as one more
-// line with "interval": null and "summary": true.
+// {"interval": seconds, "cpu", "input", "metrics": [...]} (metrics as RenderTopdown's). The summary
+// over the whole run, when asked for, follows: text as RenderTopdown's table, CSV as rows with an
+// empty time, JSON as one more line with "interval": null and "summary": true.
 class TopdownIntervalWriter {
  public:
   TopdownIntervalWriter(const MetricTable& table, std::string input_description,

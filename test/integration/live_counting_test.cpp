@@ -367,6 +367,7 @@ TEST(LiveCountingTest, IntervalMetricsFromDeltasInEveryFormat) {
       while (std::getline(lines, line)) objects.push_back(nlohmann::json::parse(line));
       ASSERT_EQ(objects.size(), 3u) << text;
       EXPECT_DOUBLE_EQ(objects[0]["interval"].get<double>(), 0.1);
+      EXPECT_EQ(objects[0]["input"], "counted live");
       EXPECT_DOUBLE_EQ(objects[1]["metrics"][0]["value"].get<double>(), 100.0);
       EXPECT_DOUBLE_EQ(objects[1]["metrics"][0]["running_percent"].get<double>(), 50.0);
       EXPECT_TRUE(objects[2]["interval"].is_null());
