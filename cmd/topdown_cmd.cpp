@@ -51,8 +51,9 @@ class TopdownCommand : public Subcommand {
         "the metrics of each interval, evaluated on that interval's deltas, each row stamped\n"
         "with the seconds since the start (text: first column; --csv: a 'time' column; --json:\n"
         "one JSON object per interval and line, JSON Lines, {\"interval\": seconds, \"cpu\",\n"
-        "\"metrics\": [...]}); the last interval is the partial one at the end. As perf stat -I,\n"
-        "no whole-run summary unless --summary (JSON: a last line with \"summary\": true).");
+        "\"input\", \"metrics\": [...]}); the last interval is the partial one at the end. As\n"
+        "perf stat -I, no whole-run summary unless --summary (JSON: a last line with\n"
+        "\"summary\": true).");
     app.add_option("-M,--metrics", selection_,
                    "Levels (l1) or metric groups, comma-separated (default l1)");
     app.add_option("--cpu", cpu_,
