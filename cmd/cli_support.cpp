@@ -1,6 +1,8 @@
 #include "cmd/cli_support.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "pmu/event_spec.h"
 
@@ -32,6 +34,21 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
   }
   std::cerr << name << ": " << message << " (see '" << name << " --help')\n";
   return kExitUsage;
+}
+
+Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what) {
+  std::vector<pid_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v <= 0 || v > 0x7fffffff)
+      return Error(std::string("bad ") + what + " '" + item + "'");
+    ids.push_back(static_cast<pid_t>(v));
+  }
+  if (ids.empty()) return Error(std::string("no ") + what + " given");
+  return ids;
 }
 
 }  // namespace tprof

@@ -1,10 +1,14 @@
 // What every subcommand shares: exit codes, the one-line error format, option suggestions.
 #pragma once
 
+#include <sys/types.h>
+
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace tprof {
 
@@ -39,5 +43,8 @@ std::unique_ptr<Subcommand> MakeListCommand();
 
 // Turns a CLI11 parse error into one line, with a suggestion for a misspelt option.
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);
+
+// Parses -p / -t lists: "PID[,PID...]", each a positive number; `what` names them ("pid").
+Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what);
 
 }  // namespace tprof

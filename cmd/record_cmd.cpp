@@ -26,20 +26,6 @@ namespace {
 
 constexpr const char* kDefaultOutput = "profile.tprof";
 
-Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what) {
-  std::vector<pid_t> ids;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v <= 0)
-      return Error(std::string("bad ") + what + " '" + item + "'");
-    ids.push_back(static_cast<pid_t>(v));
-  }
-  return ids;
-}
-
 class RecordCommand : public Subcommand {
  public:
   const char* name() const override { return "record"; }

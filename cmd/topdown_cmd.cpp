@@ -4,19 +4,24 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cmd/cli_support.h"
 #include "core/counter_report.h"
+#include "pmu/counting_run.h"
 #include "pmu/counting_session.h"
 #include "pmu/group_scheduler.h"
 #include "pmu/host_info.h"
 #include "pmu/metric_table.h"
 #include "pmu/perf_event.h"
+#include "pmu/proc_scanner.h"
 #include "pmu/topdown_evaluator.h"
-#include "pmu/workload.h"
 #include "report/topdown_report.h"
 
 namespace tprof {
@@ -32,12 +37,23 @@ class TopdownCommand : public Subcommand {
         "Top-down analysis: where the pipeline's slots go (frontend bound, backend bound,\n"
         "bad speculation, retiring) and the metric groups of the CPU's table.\n"
         "  tprof topdown -M l1 -- ./prog args            (live; needs a hardware PMU)\n"
+        "  tprof topdown -p PID[,PID...] | -a [-- ./prog]  [--duration S] [-I MS [--summary]]\n"
         "  tprof topdown --cpu neoverse-n2 --input stat.csv -M l1,Cache\n"
         "--input takes perf stat -x, (CSV) or -j (JSON) output or tprof's saved counts; a group "
         "is\n"
         "a run of consecutive rows with the same run time and running percentage, and each metric\n"
         "is evaluated inside the group that counted all its events. 'tprof list cpus' and\n"
-        "'tprof list metrics --cpu NAME' show the built-in tables.");
+        "'tprof list metrics --cpu NAME' show the built-in tables.\n"
+        "Live: -p counts every thread of running processes (threads they start later too) and\n"
+        "-a every CPU (with a command: while it runs), until the processes or the command exit,\n"
+        "--duration passes or Ctrl-C (which prints what was counted and exits 0). Counts are\n"
+        "summed over threads or CPUs and scaled by time_enabled / time_running. -I MS prints\n"
+        "the metrics of each interval, evaluated on that interval's deltas, each row stamped\n"
+        "with the seconds since the start (text: first column; --csv: a 'time' column; --json:\n"
+        "one JSON object per interval and line, JSON Lines, {\"interval\": seconds, \"cpu\",\n"
+        "\"input\", \"metrics\": [...]}); the last interval is the partial one at the end. As\n"
+        "perf stat -I, no whole-run summary unless --summary (JSON: a last line with\n"
+        "\"summary\": true).");
     app.add_option("-M,--metrics", selection_,
                    "Levels (l1) or metric groups, comma-separated (default l1)");
     app.add_option("--cpu", cpu_,
@@ -48,12 +64,29 @@ class TopdownCommand : public Subcommand {
     auto* json = app.add_flag("--json", json_, "JSON output");
     app.add_flag("--csv", csv_, "CSV output")->excludes(json);
     app.add_option("-o,--output", output_, "Live: also save the counts (read back with --input)");
+    auto* pids = app.add_option("-p,--pid", pids_,
+                                "Live: count running processes, PID[,PID...] (every thread; "
+                                "until they exit, Ctrl-C or --duration)");
+    auto* all = app.add_flag("-a,--all-cpus", system_wide_,
+                             "Live: count every CPU (system-wide; needs root or "
+                             "kernel.perf_event_paranoid <= 0)");
+    pids->excludes(all);
+    app.add_option("--duration", duration_,
+                   "Live: stop after SECONDS (a launched command gets SIGTERM)");
+    app.add_option("-I,--interval-print", interval_,
+                   "Live: print the metrics of every MS milliseconds (>= 10), from that "
+                   "interval's counts; the last line covers the partial interval at the end");
+    app.add_flag("--summary", summary_,
+                 "With -I: also print the metrics over the whole run at the end (as perf stat "
+                 "-I --summary; without it, only the intervals)");
     app.add_option("command", command_, "The command to measure (live), after --");
     app.prefix_command();
   }
 
   int Run() override {
     if (input_.empty()) return RunLive();
+    if (!command_.empty() || !pids_.empty() || system_wide_ || !interval_.empty() || duration_ > 0)
+      return Usage("--input evaluates saved counts: a command, -p, -a, -I and --duration are live");
     std::vector<MetricTable> spec_tables;
     const MetricTable* table = nullptr;
     if (!spec_.empty()) {
@@ -88,7 +121,30 @@ class TopdownCommand : public Subcommand {
 
  private:
   int RunLive() {
-    if (command_.empty()) return Usage("give a command after --, or --input FILE with --cpu NAME");
+    // The command line first: its errors are usage errors on any machine.
+    if (command_.empty() && pids_.empty() && !system_wide_)
+      return Usage("give a command after --, -p PID or -a (or --input FILE with --cpu NAME)");
+    if (!command_.empty() && !pids_.empty()) return Usage("give either a command or -p, not both");
+    uint64_t interval_ns = 0;
+    if (!interval_.empty()) {
+      char* end = nullptr;
+      double ms = std::strtod(interval_.c_str(), &end);
+      if (end == interval_.c_str() || *end != '\0' || !(ms >= 10) || ms > 1e9)
+        return Usage("-I needs a number of milliseconds, at least 10 (got '" + interval_ + "')");
+      interval_ns = static_cast<uint64_t>(ms * 1e6);
+    }
+    if (summary_ && interval_ns == 0) return Usage("--summary goes with -I");
+    if (!(duration_ >= 0)) return Usage("--duration must be positive");
+    std::vector<pid_t> pids;
+    if (!pids_.empty()) {
+      auto parsed = ParseIdList(pids_, "pid");
+      if (!parsed.ok()) return Usage(parsed.error().message());
+      pids = parsed.value();
+      for (pid_t pid : pids) {
+        auto threads = ListThreads(pid);
+        if (!threads.ok()) return ReportError(name(), threads.error().message());
+      }
+    }
     // Top-down needs the core PMU; find out in one try whether this machine has one.
     perf_event_attr attr{};
     attr.size = sizeof attr;
@@ -123,28 +179,60 @@ class TopdownCommand : public Subcommand {
         events.push_back({e, PERF_TYPE_RAW, table->FindEvent(e)->code});
       groups.push_back(std::move(events));
     }
-    auto workload = Workload::Create(command_);
-    if (!workload.ok()) return ReportError(name(), workload.error().message());
-    auto session = CountingSession::Open(groups, workload->pid(), -1, /*enable_on_exec=*/true);
-    if (!session.ok()) return ReportError(name(), session.error().message());
-    Status started = workload->Start();
-    if (!started.ok()) return ReportError(name(), started.error().message());
-    auto status = workload->Wait();
-    if (!status.ok()) return ReportError(name(), status.error().message());
-    auto counts = session->Read();
-    if (!counts.ok()) return ReportError(name(), counts.error().message());
+
+    CountingRunOptions run;
+    run.command = command_;
+    run.pids = pids;
+    run.system_wide = system_wide_;
+    run.duration_seconds = duration_;
+    run.interval_ns = interval_ns;
+    const std::string groups_note = " in " + std::to_string(groups.size()) + " groups of at most " +
+                                    std::to_string(counters) + " general-purpose counters";
+    // With -I every interval is evaluated on its own deltas as it ends.
+    std::optional<TopdownIntervalWriter> writer;
+    auto print_interval = [&](double seconds, const CounterReport& delta) -> Status {
+      auto results = EvaluateMetrics(*table, selected.value(), delta);
+      if (!results.ok()) return results.error();
+      writer->Interval(seconds, results.value());
+      return Status::Ok();
+    };
+    if (interval_ns) {
+      const std::string target = system_wide_   ? "every CPU"
+                                 : pids.empty() ? "the command"
+                                                : "every thread of pid " + pids_;
+      writer.emplace(*table, "counted live on " + target + groups_note, Format(), std::cout);
+    }
+    auto counted = RunCounting(groups, run, print_interval);
+    if (!counted.ok()) return ReportError(name(), counted.error().message());
+    const std::string description = "counted live on " + counted->target + groups_note +
+                                    EndNote(counted->end, counted->elapsed_ns);
     if (!output_.empty()) {
       std::ofstream out(output_);
-      out << SaveTprofCounts(counts.value());
+      out << SaveTprofCounts(counted->total);
       if (!out) return ReportError(name(), "cannot write " + output_);
     }
-    auto results = EvaluateMetrics(*table, selected.value(), counts.value());
+    if (interval_ns && !summary_) return kExitOk;  // as perf stat -I: the intervals only
+    auto results = EvaluateMetrics(*table, selected.value(), counted->total);
     if (!results.ok()) return ReportError(name(), results.error().message());
-    RenderTopdown(*table,
-                  "counted live in " + std::to_string(groups.size()) + " groups of at most " +
-                      std::to_string(counters) + " general-purpose counters",
-                  results.value(), Format(), std::cout);
+    if (writer)
+      writer->Summary(results.value());
+    else
+      RenderTopdown(*table, description, results.value(), Format(), std::cout);
     return kExitOk;
+  }
+
+  static std::string EndNote(CountingEnd end, uint64_t elapsed_ns) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f s", static_cast<double>(elapsed_ns) * 1e-9);
+    switch (end) {
+      case CountingEnd::kTargetExited:
+        return std::string(", ") + seconds;
+      case CountingEnd::kDuration:
+        return std::string(", ") + seconds + " (--duration)";
+      case CountingEnd::kInterrupted:
+        return std::string(", ") + seconds + " (interrupted)";
+    }
+    return "";
   }
 
   TopdownFormat Format() const {
@@ -203,6 +291,11 @@ class TopdownCommand : public Subcommand {
   bool csv_ = false;
   std::string output_;
   std::vector<std::string> command_;
+  std::string pids_;
+  bool system_wide_ = false;
+  double duration_ = 0;
+  std::string interval_;
+  bool summary_ = false;
 };
 
 }  // namespace

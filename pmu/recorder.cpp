@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 
 #include "pmu/build_id.h"
 #include "pmu/host_info.h"
+#include "pmu/poll_sources.h"
 #include "pmu/proc_scanner.h"
 
 namespace tprof {
@@ -67,50 +67,6 @@ class TimeOrderedQueue {
   uint64_t sequence_ = 0;
   uint64_t round_max_ = 0;
   uint64_t previous_round_max_ = 0;
-};
-
-// Blocks the termination signals while recording and delivers them through a descriptor, so the
-// poll loop sees them without a handler or global state. Restores the mask when done.
-class SignalWatch {
- public:
-  SignalWatch() {
-    sigemptyset(&set_);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-    sigprocmask(SIG_BLOCK, &set_, &old_);
-    fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-  }
-  ~SignalWatch() {
-    if (fd_ >= 0) ::close(fd_);
-    sigprocmask(SIG_SETMASK, &old_, nullptr);
-  }
-  int fd() const { return fd_; }
-  // The next pending signal, with the sender's pid (0 when the kernel sent it, e.g. the
-  // terminal's Ctrl-C, which a launched workload in the same process group receives as well).
-  bool Next(int* signal, pid_t* sender) {
-    signalfd_siginfo info;
-    if (::read(fd_, &info, sizeof info) != sizeof info) return false;
-    *signal = static_cast<int>(info.ssi_signo);
-    *sender = static_cast<pid_t>(info.ssi_pid);
-    return true;
-  }
-
- private:
-  sigset_t set_, old_;
-  int fd_ = -1;
-};
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
 };
 
 PerfRecordLayout LayoutOf(const perf_event_attr& attr) {
