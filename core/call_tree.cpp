@@ -58,25 +58,12 @@ const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pi
 
 void CallTreeBuilder::OnSample(const Sample& sample) {
   if (sample.event >= events_.size()) return;
-  // The chain leaf first: the callchain when there is one (its first entry is the sampled ip),
-  // else the ip alone. Return addresses are resolved at address - 1, the call instruction.
   path_.clear();
   std::vector<std::pair<uint64_t, bool>> addresses;  // address, kernel
-  if (sample.callchain.empty()) {
-    addresses.push_back({sample.ip, IsKernelAddress(sample.ip)});
-  } else {
-    bool kernel = IsKernelAddress(sample.ip);
-    bool first = true;
-    for (uint64_t a : sample.callchain) {
-      if (IsContextMarker(a)) {
-        kernel = a == kContextKernel;
-        first = true;  // the first address of each context is a pc, not a return address
-        continue;
-      }
-      addresses.push_back({first ? a : a - 1, kernel});
-      first = false;
-    }
-  }
+  ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
+    addresses.push_back({address, kernel});
+    return true;
+  });
   for (auto it = addresses.rbegin(); it != addresses.rend(); ++it) {
     if (it->second && !options_.include_kernel) continue;
     path_.push_back(&FramesAt(sample.pid, it->first, it->second));

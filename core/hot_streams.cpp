@@ -174,22 +174,7 @@ HotStreamBuilder::Resolved HotStreamBuilder::ResolveCallchain(const Sample& samp
     }
     return key_.size() <= options_.depth;
   };
-  if (sample.callchain.empty()) {
-    add(sample.ip, IsKernelAddress(sample.ip));
-  } else {
-    bool kernel = IsKernelAddress(sample.ip);
-    bool first = true;
-    for (uint64_t a : sample.callchain) {
-      if (IsContextMarker(a)) {
-        kernel = a == kContextKernel;
-        first = true;  // the first address of each context is a pc, not a return address
-        continue;
-      }
-      // Return addresses are resolved at address - 1: the line of the call, not the next one.
-      if (!add(first ? a : a - 1, kernel)) break;
-      first = false;
-    }
-  }
+  ForEachFrameAddress(sample, add);
   if (key_.size() > 1) r.stream = StreamIndex(StreamKind::kCallchain, out);
   return r;
 }

@@ -169,6 +169,31 @@ struct ThrottleRecord {
   bool operator==(const ThrottleRecord&) const = default;
 };
 
+// Walks a sample's frames leaf first, giving each the address to look it up at and whether it
+// is kernel code: the callchain when there is one, else the sampled ip alone. The first address
+// of the chain, and of each context after a marker, is a pc; the others are return addresses,
+// looked up at address - 1 so that they name the call and its line, not the next one.
+// `visit(address, kernel)` returns false to stop the walk.
+template <typename Visit>
+void ForEachFrameAddress(const Sample& sample, Visit visit) {
+  const bool ip_in_kernel = sample.ip >> 63;  // kernel text is the upper half (frame_resolver.h)
+  if (sample.callchain.empty()) {
+    visit(sample.ip, ip_in_kernel);
+    return;
+  }
+  bool kernel = ip_in_kernel;
+  bool pc = true;
+  for (uint64_t a : sample.callchain) {
+    if (IsContextMarker(a)) {
+      kernel = a == kContextKernel;
+      pc = true;
+      continue;
+    }
+    if (!visit(pc ? a : a - 1, kernel)) return;
+    pc = false;
+  }
+}
+
 // Receives records in file order. Implementations override only what they use.
 class RecordVisitor {
  public:

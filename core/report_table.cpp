@@ -114,19 +114,10 @@ const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample
 
 const std::vector<const ResolvedFrame*>& SampleFrames::Chain(const Sample& sample) {
   chain_.clear();
-  if (sample.callchain.empty()) {
-    chain_.push_back(&Leaf(sample));
-    return chain_;
-  }
-  bool first = true;
-  for (uint64_t a : sample.callchain) {
-    if (IsContextMarker(a)) {
-      first = true;  // the first address of each context is a pc, not a return address
-      continue;
-    }
-    chain_.push_back(&At(sample.pid, first ? a : a - 1));
-    first = false;
-  }
+  ForEachFrameAddress(sample, [&](uint64_t address, bool) {
+    chain_.push_back(&At(sample.pid, address));
+    return true;
+  });
   if (chain_.empty()) chain_.push_back(&Leaf(sample));
   return chain_;
 }

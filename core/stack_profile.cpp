@@ -55,23 +55,10 @@ void StackProfileBuilder::OnSample(const Sample& sample) {
   key_.clear();
   key_.push_back(sample.pid);
   key_.push_back(sample.tid);
-  // As the call tree does: the callchain when there is one (its first entry is the sampled
-  // pc), else the pc alone; return addresses are looked up at address - 1, the call.
-  if (sample.callchain.empty()) {
-    key_.push_back(LocationIndex(sample.pid, sample.ip, IsKernelAddress(sample.ip)));
-  } else {
-    bool kernel = IsKernelAddress(sample.ip);
-    bool first = true;
-    for (uint64_t a : sample.callchain) {
-      if (IsContextMarker(a)) {
-        kernel = a == kContextKernel;
-        first = true;
-        continue;
-      }
-      key_.push_back(LocationIndex(sample.pid, first ? a : a - 1, kernel));
-      first = false;
-    }
-  }
+  ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
+    key_.push_back(LocationIndex(sample.pid, address, kernel));
+    return true;
+  });
   auto [it, inserted] =
       stack_index_.try_emplace(key_, static_cast<uint32_t>(profile_.stacks.size()));
   if (inserted) {
