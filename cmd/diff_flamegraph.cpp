@@ -70,7 +70,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
     old_event = FindEvent(old_events, options.event);
     new_event = FindEvent(new_events, options.event);
     if (!old_event || !new_event)
-      return ReportError(kCommand, "no event '" + options.event + "' in both profiles" + both_lists);
+      return ReportError(kCommand,
+                         "no event '" + options.event + "' in both profiles" + both_lists);
     event_name = options.event;
   } else {
     for (size_t i = 0; i < old_events.size() && !new_event; ++i)

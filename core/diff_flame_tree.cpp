@@ -5,7 +5,9 @@
 namespace tprof {
 namespace {
 
-uint64_t At(const std::vector<uint64_t>& v, size_t event) { return event < v.size() ? v[event] : 0; }
+uint64_t At(const std::vector<uint64_t>& v, size_t event) {
+  return event < v.size() ? v[event] : 0;
+}
 
 uint64_t Width(double value) { return value > 0 ? static_cast<uint64_t>(std::llround(value)) : 0; }
 
@@ -50,9 +52,9 @@ class Builder {
     node.self_samples = {0};  // the merged tree carries periods only
     uint64_t extra = 0;
     for (const auto& merged_child : merged.children) {
-      const uint64_t child_extra = Build(*merged_child, *node.Child(merged_child->name,
-                                                                      merged_child->module,
-                                                                      merged_child->kind, 1));
+      const uint64_t child_extra =
+          Build(*merged_child,
+                *node.Child(merged_child->name, merged_child->module, merged_child->kind, 1));
       extra += child_extra;
     }
     // An absent frame's own width is its self width plus its children's, all from the other side.
@@ -77,8 +79,8 @@ class Builder {
 
 }  // namespace
 
-Result<double> DiffFlameNewScale(const DiffCallNode& merged, Normalization normalize,
-                                 size_t event, size_t normalize_event) {
+Result<double> DiffFlameNewScale(const DiffCallNode& merged, Normalization normalize, size_t event,
+                                 size_t normalize_event) {
   if (normalize == Normalization::kNone) return 1.0;
   const size_t by = normalize == Normalization::kTotal ? event : normalize_event;
   const uint64_t old_total = At(merged.old_total, by), new_total = At(merged.new_total, by);
@@ -96,8 +98,9 @@ Result<DiffFlameTree> BuildDiffFlameTree(const DiffCallNode& merged,
   tree.new_grand_total =
       static_cast<double>(At(merged.new_total, options.event)) * options.new_scale;
   if (tree.old_grand_total == 0)
-    return Error("the old profile has no period of the event: no change can be stated as a "
-                 "share of its total");
+    return Error(
+        "the old profile has no period of the event: no change can be stated as a "
+        "share of its total");
   tree.root = std::make_unique<CallNode>();
   Builder builder(options, tree.old_grand_total, tree);
   builder.SetRoot(&merged);
@@ -119,9 +122,8 @@ CallNode SelectCallTreeEvents(const CallNode& node, const std::vector<size_t>& e
     auto copy = std::make_unique<CallNode>(SelectCallTreeEvents(*child, events));
     CallNode* raw = copy.get();
     out.children.push_back(std::move(copy));
-    out.child_index.emplace(std::to_string(static_cast<int>(raw->kind)) + raw->module + '\0' +
-                                raw->name,
-                            raw);
+    out.child_index.emplace(
+        std::to_string(static_cast<int>(raw->kind)) + raw->module + '\0' + raw->name, raw);
   }
   return out;
 }

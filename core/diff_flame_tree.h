@@ -62,8 +62,8 @@ struct DiffFlameTree {
 // The factor that scales the new side as the function diff's --normalize does for one profile
 // per side: none 1; total (old total / new total) of `event`; EVENT the same ratio of
 // `normalize_event`. Errors: a zero total to scale by.
-Result<double> DiffFlameNewScale(const DiffCallNode& merged, Normalization normalize,
-                                 size_t event, size_t normalize_event);
+Result<double> DiffFlameNewScale(const DiffCallNode& merged, Normalization normalize, size_t event,
+                                 size_t normalize_event);
 
 // Errors: the old side has no period of the event (nothing to take points of).
 Result<DiffFlameTree> BuildDiffFlameTree(const DiffCallNode& merged,

@@ -336,15 +336,19 @@ FlameColorScale DeltaColorScale(double points) {
   FlameColorScale scale;
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", points);
-  scale.title = std::string("change in points of the old total (new - old) / old total, fixed "
-                            "scale \u00b1") +
+  scale.title = std::string(
+                    "change in points of the old total (new - old) / old total, fixed "
+                    "scale \u00b1") +
                 limit + " pt";
   scale.min = -points;
   scale.max = points;
   // Diverging blue-white-red (ColorBrewer RdBu): white is "no change", the same colour is the
   // same change in any two graphs.
-  scale.stops = {{-points, "#2166ac"}, {-points / 2, "#92c5de"}, {0, "#ffffff"},
-                 {points / 2, "#f4a582"}, {points, "#b2182b"}};
+  scale.stops = {{-points, "#2166ac"},
+                 {-points / 2, "#92c5de"},
+                 {0, "#ffffff"},
+                 {points / 2, "#f4a582"},
+                 {points, "#b2182b"}};
   scale.marks = {{-points, std::string("\u2264 -") + limit + " pt (shrank)"},
                  {0, "0 (unchanged)"},
                  {points, std::string("\u2265 +") + limit + " pt (grew)"}};
@@ -359,10 +363,16 @@ void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, doubl
   input.mark_label = width_new ? "gone: in the old profile only, drawn with its old width"
                                : "new: in the new profile only, drawn with its new width";
   input.show_samples = false;
-  input.detail_columns = {"old total",        "new total",          "delta total",
-                          "delta total % of frame", "delta total % of old total",
-                          "old self",         "new self",           "delta self",
-                          "delta self % of frame",  "delta self % of old total"};
+  input.detail_columns = {"old total",
+                          "new total",
+                          "delta total",
+                          "delta total % of frame",
+                          "delta total % of old total",
+                          "old self",
+                          "new self",
+                          "delta self",
+                          "delta self % of frame",
+                          "delta self % of old total"};
   input.details.clear();
   input.details.reserve(tree.frames.size());
   const double nan = std::nan("");
@@ -371,10 +381,16 @@ void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, doubl
     d.color_value = v.total.delta_pt;
     d.alt_color_value = v.self.delta_pt;
     d.marked = v.absent_on_width_side;
-    d.columns = {v.total.old_value, v.total.new_value, v.total.delta,
-                 v.total.delta_pct.value_or(nan), v.total.delta_pt,
-                 v.self.old_value,  v.self.new_value,  v.self.delta,
-                 v.self.delta_pct.value_or(nan),  v.self.delta_pt};
+    d.columns = {v.total.old_value,
+                 v.total.new_value,
+                 v.total.delta,
+                 v.total.delta_pct.value_or(nan),
+                 v.total.delta_pt,
+                 v.self.old_value,
+                 v.self.new_value,
+                 v.self.delta,
+                 v.self.delta_pct.value_or(nan),
+                 v.self.delta_pt};
     input.details.emplace(node, std::move(d));
   }
 }

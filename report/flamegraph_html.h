@@ -36,10 +36,10 @@ struct FlameColorScale {
 
 // What the caller knows about one frame beyond its width.
 struct FlameFrameDetail {
-  std::optional<double> color_value;  // placed on the scale; none: grey
+  std::optional<double> color_value;      // placed on the scale; none: grey
   std::optional<double> alt_color_value;  // the same scale, when the page offers a second colouring
-  std::vector<double> columns;        // one per FlameGraphInput::detail_columns, for tooltips
-  bool marked = false;                // drawn hatched and outlined; FlameGraphInput::mark_label
+  std::vector<double> columns;            // one per FlameGraphInput::detail_columns, for tooltips
+  bool marked = false;                    // drawn hatched and outlined; FlameGraphInput::mark_label
 };
 
 struct FlameGraphInput {
@@ -57,8 +57,8 @@ struct FlameGraphInput {
   // A second colouring the page can switch to (alt_color_value), e.g. self vs total delta: the
   // names of the two on the switch. Empty: no switch.
   std::string color_mode_label, alt_color_mode_label;
-  std::string mark_label;     // what a marked frame is, in its tooltip and the legend
-  bool show_samples = true;   // false when the tree has no sample counts (self_samples all 0)
+  std::string mark_label;    // what a marked frame is, in its tooltip and the legend
+  bool show_samples = true;  // false when the tree has no sample counts (self_samples all 0)
 };
 
 // The JSON the page draws (exposed for tests): {"names": [...], "name": [...], "depth": [...],

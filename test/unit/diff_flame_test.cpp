@@ -1,8 +1,6 @@
 // The differential flame graph's model (core/diff_flame_tree) and its page data
 // (report/flamegraph_html's ColorFramesByDelta) on folded stacks written here, so that every
 // expected width and delta is worked out by hand from the input in the test.
-#include "core/diff_flame_tree.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <string>
 
 #include "core/call_tree.h"
+#include "core/diff_flame_tree.h"
 #include "core/profile_source.h"
 #include "report/flamegraph_html.h"
 
