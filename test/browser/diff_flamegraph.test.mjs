@@ -4,8 +4,11 @@
 // width) and marked, the self/total switch recolours, and a frame's tooltip shows old, new and
 // delta values that this test computes itself from the folded inputs it writes.
 //
-//   node diff_flamegraph.test.mjs TPROF OUT_DIR
+//   node diff_flamegraph.test.mjs TPROF OUT_DIR [DIFF_WORKLOAD]
 //
+// With DIFF_WORKLOAD (test/workloads/diff_workload.cpp), also two real recordings of it: old
+// "100 60 40" and new "200 60 0" units of work_alpha, work_beta, work_gamma (alpha doubled,
+// gamma gone).
 // Screenshots are left in OUT_DIR.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -14,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
-const [tprof, outDir] = process.argv.slice(2);
+const [tprof, outDir, workload] = process.argv.slice(2);
 if (!outDir) {
   console.error('usage: diff_flamegraph.test.mjs TPROF OUT_DIR');
   process.exit(2);
@@ -200,6 +203,44 @@ try {
     // A uniform 2x slowdown, normalized: every frame white.
     const colours = await p.evaluate(() => __flame.find('.').map(i => __flame.colorOf(i)));
     assert.ok(colours.every(c => c === 'rgb(255,255,255)'), colours.join(' '));
+    assert.deepEqual(pp, []);
+    await p.close();
+  });
+
+  if (workload) await check('real recordings: work_gamma gone, work_alpha about doubled', async () => {
+    const rec = (name, units) => {
+      const file = path.join(work, name + '.tprof');
+      mustRun([tprof, 'record', '-e', 'cpu-clock', '-c', '100000', '-g', '-o', file, '--', workload,
+        ...units]);
+      return file;
+    };
+    const oldRec = rec('old', ['100', '60', '40']), newRec = rec('new', ['200', '60', '0']);
+    const out = path.join(outDir, 'diff-flamegraph-real.html');
+    mustRun([tprof, 'diff', oldRec, newRec, '--flamegraph', out]);
+    const { page: p, problems: pp } = await openPage(out);
+    const frames = await p.evaluate(() => {
+      const D = __flame.data, col = n => D.columns[D.columnNames.indexOf(n)];
+      const widest = name => __flame.find('^' + name + '$').sort((a, b) => D.total[b] - D.total[a])[0];
+      return ['work_alpha', 'work_beta', 'work_gamma'].map(name => {
+        const i = widest(name);
+        return { name, i, marked: __flame.isMarked(i), old: col('old total')[i],
+          new: col('new total')[i], pctFrame: col('delta total % of frame')[i], colour: __flame.colorOf(i) };
+      });
+    });
+    const [alpha, beta, gamma] = frames;
+    assert.ok(gamma.i !== undefined && gamma.marked && gamma.new === 0 && gamma.old > 0, JSON.stringify(gamma));
+    assert.ok(!alpha.marked && !beta.marked);
+    // 2x the work units: about +100 % (one CPU-clock run each; generous bounds for a shared VM).
+    assert.ok(alpha.pctFrame > 50 && alpha.pctFrame < 160, JSON.stringify(alpha));
+    assert.ok(Math.abs(beta.pctFrame) < 40, JSON.stringify(beta));
+    const [r, , b] = rgbOf(alpha.colour);
+    assert.ok(r > b, alpha.colour);
+    const at = await pointAt(p, gamma.i);
+    assert.ok(at && at.w > 5, 'work_gamma not drawn');
+    await p.mouse.move(at.x, at.y);
+    await p.waitForSelector('#tooltip', { state: 'visible' });
+    assert.match(await p.textContent('#tooltip'), /status\s*gone/);
+    await p.screenshot({ path: path.join(outDir, 'diff-flamegraph-real.png'), fullPage: true });
     assert.deepEqual(pp, []);
     await p.close();
   });
