@@ -23,8 +23,9 @@ DiffValue MakeValue(double old_value, double new_value, double old_grand_total) 
 
 class Builder {
  public:
-  Builder(const DiffFlameOptions& options, double old_grand_total, DiffFlameTree& out)
-      : options_(options), old_grand_total_(old_grand_total), out_(out) {}
+  Builder(const DiffFlameOptions& options, const DiffCallNode& root, double old_grand_total,
+          DiffFlameTree& out)
+      : options_(options), root_(&root), old_grand_total_(old_grand_total), out_(out) {}
 
   // Fills `node` from `merged`; returns the width added to `node` by frames its width side lacks
   // (all of it when `node` itself is absent there).
@@ -42,7 +43,6 @@ class Builder {
     DiffFrameValues values;
     values.total = MakeValue(old_total, new_total, old_grand_total_);
     values.self = MakeValue(old_self, new_self, old_grand_total_);
-    // The root ("all") is on both sides by definition.
     values.absent_on_width_side = side_total == 0 && &merged != root_;
 
     node.name = merged.name;
@@ -68,13 +68,11 @@ class Builder {
     return extra;
   }
 
-  void SetRoot(const DiffCallNode* root) { root_ = root; }
-
  private:
   const DiffFlameOptions& options_;
+  const DiffCallNode* root_;  // "all": on both sides by definition
   double old_grand_total_;
   DiffFlameTree& out_;
-  const DiffCallNode* root_ = nullptr;
 };
 
 }  // namespace
@@ -102,8 +100,7 @@ Result<DiffFlameTree> BuildDiffFlameTree(const DiffCallNode& merged,
         "the old profile has no period of the event: no change can be stated as a "
         "share of its total");
   tree.root = std::make_unique<CallNode>();
-  Builder builder(options, tree.old_grand_total, tree);
-  builder.SetRoot(&merged);
+  Builder builder(options, merged, tree.old_grand_total, tree);
   builder.Build(merged, *tree.root);
   return tree;
 }
