@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
+#include "cmd/diff_flamegraph.h"
 #include "cmd/function_profile_loader.h"
 #include "cmd/stream_diff.h"
 #include "core/profile_diff.h"
@@ -49,6 +50,8 @@ class DiffCommand : public Subcommand {
             "[--json]\n"
             "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
             "B1,B2,B3)\n"
+            "  tprof diff OLD NEW --flamegraph OUT.html [--flame-width old|new] [--event NAME] "
+            "[--normalize ...]\n"
             "Each side is one profile or several runs of the same thing (any format "
             "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
             "Functions are matched by name and\nmodule file name (--ignore-module: by name alone); "
@@ -64,6 +67,14 @@ class DiffCommand : public Subcommand {
         "IPC and CPI, old and new, are shown when both sides sampled cycles and "
         "instructions.\n--normalize:\n" +
         kDiffNormalizeHelp + "\n" + kThresholdSyntaxHelp +
+        "\n--flamegraph writes a differential flame graph (one self-contained HTML page) of "
+        "the call\npaths of OLD and NEW: frames as wide as in NEW (--flame-width old: OLD), "
+        "coloured by\nthe change new - old as % of the old total on a fixed scale of \u00b15 "
+        "points (blue shrank,\nwhite unchanged, red grew; the same colour is the same change in "
+        "any two graphs);\na button switches between total (frame and below) and self delta. "
+        "Stacks NEW lacks are\ndrawn hatched with their OLD width (\"gone\"). Tooltips: old, "
+        "new, delta, delta % of the\nframe, delta % of the old total. --normalize scales NEW "
+        "as for the function diff.\n"
         "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 1 unreadable "
         "input; 2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
@@ -94,7 +105,16 @@ class DiffCommand : public Subcommand {
                  "mapping: tprof diff --stream OLD NEW [--before DIR --after DIR] "
                  "[--changed-func NAME]... [--blocks]");
     AddStreamDiffOptions(app, stream_options_, /*shared=*/false);
-    app.add_option("--flamegraph", flamegraph_, "Differential flame graph (not built yet)");
+    app.add_option("--flamegraph", flamegraph_,
+                   "Write a differential flame graph (self-contained HTML) to this file");
+    app.add_option("--flame-width", flame_width_,
+                   "--flamegraph: which profile sizes the frames, new (default) or old")
+        ->check(CLI::IsMember({"old", "new"}))
+        ->default_str("new");
+    app.add_option("--event", flame_event_,
+                   "--flamegraph: the event that sizes and colours the frames (default: the "
+                   "first event both profiles have)");
+    app.add_flag("--icicle", icicle_, "--flamegraph: start with the roots at the top");
   }
 
   int Run() override {
@@ -113,10 +133,7 @@ class DiffCommand : public Subcommand {
     }
     if (old_files.empty() || new_files.empty()) return Usage("expected OLD NEW (or --old/--new)");
     if (stream_) return RunStreamDiff(old_files, new_files);
-    if (!flamegraph_.empty())
-      // The model is ready (core/profile_diff.h: MergeCallTrees gives every call path both
-      // sides' periods); the renderer is report/flamegraph_html's.
-      return ReportError(name(), "--flamegraph: differential flame graphs are not built yet");
+    if (!flamegraph_.empty()) return RunFlameGraph(old_files, new_files);
     return RunFunctionDiff(old_files, new_files);
   }
 
@@ -135,8 +152,27 @@ class DiffCommand : public Subcommand {
     return tprof::RunStreamDiff(stream_options_);
   }
 
-  int RunFunctionDiff(const std::vector<std::string>& old_files,
-                      const std::vector<std::string>& new_files) {
+  int RunFlameGraph(const std::vector<std::string>& old_files,
+                    const std::vector<std::string>& new_files) {
+    if (old_files.size() != 1 || new_files.size() != 1)
+      return Usage("--flamegraph compares one OLD and one NEW profile");
+    if (!thresholds_.empty() || json_) return Usage("--flamegraph takes no --fail-if or --json");
+    ParseNormalize();
+    DiffFlameGraphOptions options;
+    options.old_path = old_files[0];
+    options.new_path = new_files[0];
+    options.out_path = flamegraph_;
+    options.event = flame_event_;
+    options.width = flame_width_ == "old" ? FlameWidthSide::kOld : FlameWidthSide::kNew;
+    options.normalize = diff_options_.normalize;
+    options.normalize_event = diff_options_.normalize_event;
+    options.symfs = load_options_.symfs;
+    options.binaries = load_options_.binaries;
+    options.icicle = icicle_;
+    return RunDiffFlameGraph(options);
+  }
+
+  void ParseNormalize() {
     if (normalize_ == "none") {
       diff_options_.normalize = Normalization::kNone;
     } else if (normalize_ == "total") {
@@ -145,6 +181,11 @@ class DiffCommand : public Subcommand {
       diff_options_.normalize = Normalization::kEvent;
       diff_options_.normalize_event = normalize_;
     }
+  }
+
+  int RunFunctionDiff(const std::vector<std::string>& old_files,
+                      const std::vector<std::string>& new_files) {
+    ParseNormalize();
     std::vector<Threshold> thresholds;
     for (const std::string& text : thresholds_) {
       auto t = ParseThreshold(text);
@@ -191,6 +232,9 @@ class DiffCommand : public Subcommand {
   std::vector<std::string> positional_, old_files_, new_files_, thresholds_;
   std::string normalize_ = "none";
   std::string flamegraph_;
+  std::string flame_width_ = "new";
+  std::string flame_event_;
+  bool icicle_ = false;
   bool json_ = false;
   bool stream_ = false;
   bool ignore_module_ = false;

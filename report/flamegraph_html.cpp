@@ -219,7 +219,34 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
       out.push_back(']');
     }
     out.push_back(']');
+    if (!input.alt_color_mode_label.empty()) {
+      out += ",\"value2\":[";
+      for (size_t i = 0; i < c.nodes.size(); ++i) {
+        if (i) out.push_back(',');
+        auto it = input.details.find(c.nodes[i]);
+        if (it != input.details.end() && it->second.alt_color_value)
+          AppendNumber(out, *it->second.alt_color_value);
+        else
+          out += "null";
+      }
+      out += "],\"colorModes\":[";
+      AppendJsonString(out, input.color_mode_label);
+      out.push_back(',');
+      AppendJsonString(out, input.alt_color_mode_label);
+      out.push_back(']');
+    }
+    if (!input.mark_label.empty()) {
+      out += ",\"markLabel\":";
+      AppendJsonString(out, input.mark_label);
+      out += ",\"marked\":\"";
+      for (const CallNode* node : c.nodes) {
+        auto it = input.details.find(node);
+        out.push_back(it != input.details.end() && it->second.marked ? '1' : '0');
+      }
+      out.push_back('"');
+    }
   }
+  if (!input.show_samples) out += ",\"noSamples\":true";
   out.push_back('}');
   return out;
 }
@@ -301,6 +328,69 @@ void ColorFramesByRatio(FlameGraphInput& input,
     d.columns = {static_cast<double>(r.denominator), static_cast<double>(r.numerator),
                  static_cast<double>(r.denominator_samples),
                  static_cast<double>(r.numerator_samples)};
+    input.details.emplace(node, std::move(d));
+  }
+}
+
+FlameColorScale DeltaColorScale(double points) {
+  FlameColorScale scale;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", points);
+  scale.title = std::string(
+                    "change in points of the old total (new - old) / old total, fixed "
+                    "scale \u00b1") +
+                limit + " pt";
+  scale.min = -points;
+  scale.max = points;
+  // Diverging blue-white-red (ColorBrewer RdBu): white is "no change", the same colour is the
+  // same change in any two graphs.
+  scale.stops = {{-points, "#2166ac"},
+                 {-points / 2, "#92c5de"},
+                 {0, "#ffffff"},
+                 {points / 2, "#f4a582"},
+                 {points, "#b2182b"}};
+  scale.marks = {{-points, std::string("\u2264 -") + limit + " pt (shrank)"},
+                 {0, "0 (unchanged)"},
+                 {points, std::string("\u2265 +") + limit + " pt (grew)"}};
+  return scale;
+}
+
+void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points) {
+  input.scale = DeltaColorScale(points);
+  input.color_mode_label = "total delta";
+  input.alt_color_mode_label = "self delta";
+  const bool width_new = tree.width == FlameWidthSide::kNew;
+  input.mark_label = width_new ? "gone: in the old profile only, drawn with its old width"
+                               : "new: in the new profile only, drawn with its new width";
+  input.show_samples = false;
+  input.detail_columns = {"old total",
+                          "new total",
+                          "delta total",
+                          "delta total % of frame",
+                          "delta total % of old total",
+                          "old self",
+                          "new self",
+                          "delta self",
+                          "delta self % of frame",
+                          "delta self % of old total"};
+  input.details.clear();
+  input.details.reserve(tree.frames.size());
+  const double nan = std::nan("");
+  for (const auto& [node, v] : tree.frames) {
+    FlameFrameDetail d;
+    d.color_value = v.total.delta_pt;
+    d.alt_color_value = v.self.delta_pt;
+    d.marked = v.absent_on_width_side;
+    d.columns = {v.total.old_value,
+                 v.total.new_value,
+                 v.total.delta,
+                 v.total.delta_pct.value_or(nan),
+                 v.total.delta_pt,
+                 v.self.old_value,
+                 v.self.new_value,
+                 v.self.delta,
+                 v.self.delta_pct.value_or(nan),
+                 v.self.delta_pt};
     input.details.emplace(node, std::move(d));
   }
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/call_tree.h"
+#include "core/diff_flame_tree.h"
 #include "core/frame_ratio.h"
 
 namespace tprof {
@@ -35,8 +36,10 @@ struct FlameColorScale {
 
 // What the caller knows about one frame beyond its width.
 struct FlameFrameDetail {
-  std::optional<double> color_value;  // placed on the scale; none: grey
-  std::vector<double> columns;        // one per FlameGraphInput::detail_columns, for tooltips
+  std::optional<double> color_value;      // placed on the scale; none: grey
+  std::optional<double> alt_color_value;  // the same scale, when the page offers a second colouring
+  std::vector<double> columns;            // one per FlameGraphInput::detail_columns, for tooltips
+  bool marked = false;                    // drawn hatched and outlined; FlameGraphInput::mark_label
 };
 
 struct FlameGraphInput {
@@ -51,6 +54,11 @@ struct FlameGraphInput {
   std::string ratio_label;  // tooltip label of color_value (e.g. "IPC"); empty: not shown
   std::unordered_map<const CallNode*, FlameFrameDetail> details;
   bool icicle = false;  // initial layout: root at the top
+  // A second colouring the page can switch to (alt_color_value), e.g. self vs total delta: the
+  // names of the two on the switch. Empty: no switch.
+  std::string color_mode_label, alt_color_mode_label;
+  std::string mark_label;    // what a marked frame is, in its tooltip and the legend
+  bool show_samples = true;  // false when the tree has no sample counts (self_samples all 0)
 };
 
 // The JSON the page draws (exposed for tests): {"names": [...], "name": [...], "depth": [...],
@@ -73,5 +81,15 @@ void ColorFramesByRatio(FlameGraphInput& input,
                         const std::unordered_map<const CallNode*, FrameRatio>& ratios,
                         FrameRatioKind kind, const std::string& numerator_event,
                         const std::string& denominator_event, uint64_t min_samples);
+
+// The fixed symmetric scale of differential flame graphs: -points..+points of the old total.
+FlameColorScale DeltaColorScale(double points);
+
+// Colours a differential flame graph (core/diff_flame_tree.h): frames by total delta in points
+// of the old total, or by self delta at the switch of a button, on a fixed symmetric scale of
+// +-`points` (blue shrank, white unchanged, red grew); tooltip columns with old, new, delta,
+// delta % of the frame and of the old total, for total and self; frames the width side lacks
+// marked. `input.root` must be `tree.root`.
+void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points);
 
 }  // namespace tprof

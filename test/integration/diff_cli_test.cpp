@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -399,6 +400,71 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
       EXPECT_EQ(f["delta"], 0.0);
       EXPECT_EQ(f["status"], "both");
     }
+}
+
+// The data a --flamegraph page draws: the JSON assigned to DATA in its script.
+nlohmann::json FlamePageData(const std::string& html_path) {
+  std::ifstream in(html_path);
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string start = "const DATA = ";
+  const size_t at = html.find(start);
+  if (at == std::string::npos) return nlohmann::json();
+  const size_t end = html.find(";\n", at);
+  return nlohmann::json::parse(html.substr(at + start.size(), end - at - start.size()), nullptr,
+                               false);
+}
+
+TEST(DiffFlameGraphCli, APerfDataFileAgainstItselfIsUnchangedEverywhere) {
+  const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.busy.1-3.4";
+  const std::string html = TempPath("self.html");
+  CommandResult r = RunCommand({kTprof, "diff", path, path, "--flamegraph", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json data = FlamePageData(html);
+  ASSERT_TRUE(data.is_object());
+  ASSERT_GT(data["value"].size(), 10u);
+  for (const nlohmann::json& v : data["value"]) EXPECT_EQ(v, 0.0);   // total delta
+  for (const nlohmann::json& v : data["value2"]) EXPECT_EQ(v, 0.0);  // self delta
+  EXPECT_EQ(data["marked"].get<std::string>().find('1'), std::string::npos);
+  std::remove(html.c_str());
+}
+
+TEST(DiffFlameGraphCli, OptionsAndErrors) {
+  std::string old_path = TempPath("fold_old.folded"), new_path = TempPath("fold_new.folded");
+  std::ofstream(old_path) << "main;parse 400\nmain;legacy 100\n";
+  std::ofstream(new_path) << "main;parse 300\nmain;cache 50\n";
+  const std::string html = TempPath("fold.html");
+  // Widths old: cache (new only) is the marked frame, drawn 50 wide; root 500 + 50.
+  CommandResult r = RunCommand(
+      {kTprof, "diff", old_path, new_path, "--flamegraph", html, "--flame-width", "old"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json data = FlamePageData(html);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["total"][0], 550);
+  EXPECT_NE(data["markLabel"].get<std::string>().find("new"), std::string::npos);
+  const std::string marked = data["marked"];
+  EXPECT_EQ(std::count(marked.begin(), marked.end(), '1'), 1) << marked;
+  // Usage errors exit 2; a missing event exits 1 with one line.
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path + "," + old_path, new_path, "--flamegraph", html})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--flamegraph", html, "--flame-width",
+                        "sideways"})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--flamegraph", html, "--fail-if",
+                        "total > +5%"})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunCommand(
+                {kTprof, "diff", old_path, new_path, "--flamegraph", html, "--normalize", "nosuch"})
+                .exit_code,
+            2);
+  CommandResult e =
+      RunCommand({kTprof, "diff", old_path, new_path, "--flamegraph", html, "--event", "nosuch"});
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_EQ(e.err.rfind("tprof diff: no event 'nosuch'", 0), 0u) << e.err;
+  EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+  for (const std::string& f : {old_path, new_path, html}) std::remove(f.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,32 @@
+// `tprof diff OLD NEW --flamegraph OUT.html`: the differential flame graph, kept apart from the
+// function diff so that cmd/diff_cmd.cpp only hands over to it. Loading is OpenedProfile and
+// CallTreeBuilder (as report's flame graph), the analysis core/diff_flame_tree, the rendering
+// report/flamegraph_html.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/diff_flame_tree.h"
+#include "core/profile_diff.h"
+
+namespace tprof {
+
+struct DiffFlameGraphOptions {
+  std::string old_path, new_path, out_path;
+  std::string event;  // empty: the old profile's first event the new one has too
+  FlameWidthSide width = FlameWidthSide::kNew;
+  Normalization normalize = Normalization::kNone;
+  std::string normalize_event;  // for kEvent
+  std::string symfs;
+  std::vector<std::string> binaries;
+  bool icicle = false;
+};
+
+// The colour scale's limits, in points of the old total: the same in every graph.
+inline constexpr double kDiffFlameScalePoints = 5.0;
+
+// Writes the page; returns the exit code (errors reported on standard error).
+int RunDiffFlameGraph(const DiffFlameGraphOptions& options);
+
+}  // namespace tprof
