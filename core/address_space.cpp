@@ -33,18 +33,28 @@ void AddressSpace::OnMmap(const MmapRecord& r) {
   }
   while (it != maps.end() && it->second->start < mapping->end) it = maps.erase(it);
   maps[r.start] = std::move(mapping);
+  (r.pid == kKernelPid ? kernel_ : GetProcess(r.pid)).generation = ++changes_;
 }
 
 void AddressSpace::OnComm(const CommRecord& r) {
   thread_names_[r.tid] = r.comm;
-  if (r.exec && r.pid == r.tid) GetProcess(r.pid).maps.clear();
+  if (r.exec && r.pid == r.tid) {
+    Process& process = GetProcess(r.pid);
+    process.maps.clear();
+    process.generation = ++changes_;
+  }
 }
 
 void AddressSpace::OnTask(const TaskRecord& r) {
   if (r.is_exit) return;
   if (r.pid != r.ppid) {
     // A new process starts with a copy of its parent's maps and name.
-    if (auto it = processes_.find(r.ppid); it != processes_.end()) processes_[r.pid] = it->second;
+    if (auto it = processes_.find(r.ppid); it != processes_.end()) {
+      const Process& parent = it->second;  // references survive the rehash below; `it` may not
+      Process& child = processes_[r.pid];
+      child = parent;
+      child.generation = ++changes_;
+    }
   }
   if (auto it = thread_names_.find(r.ptid);
       it != thread_names_.end() && !thread_names_.count(r.tid))
@@ -55,6 +65,11 @@ const Mapping* AddressSpace::Find(uint32_t pid, uint64_t address) const {
   if (auto it = processes_.find(pid); it != processes_.end())
     if (const Mapping* m = FindIn(it->second.maps, address)) return m;
   return FindIn(kernel_.maps, address);
+}
+
+AddressSpace::Generation AddressSpace::GenerationOf(uint32_t pid) const {
+  auto it = processes_.find(pid);
+  return {it == processes_.end() ? 0 : it->second.generation, kernel_.generation};
 }
 
 std::string AddressSpace::ThreadName(uint32_t pid, uint32_t tid) const {

@@ -33,16 +33,26 @@ class AddressSpace {
   const Mapping* Find(uint32_t pid, uint64_t address) const;
   // The latest name of a thread (falls back to its process's name, then "[pid]").
   std::string ThreadName(uint32_t pid, uint32_t tid) const;
+  // Changes whenever what Find(pid, ...) can answer changes (a mapping of the process or of
+  // the kernel added or replaced, exec, fork): lets callers cache per-address results per
+  // generation.
+  struct Generation {
+    uint64_t process = 0;
+    uint64_t kernel = 0;
+  };
+  Generation GenerationOf(uint32_t pid) const;
 
  private:
   struct Process {
     std::map<uint64_t, std::shared_ptr<const Mapping>> maps;  // by start address
+    uint64_t generation = 0;
   };
   Process& GetProcess(uint32_t pid) { return processes_[pid]; }
 
   std::unordered_map<uint32_t, Process> processes_;
   std::unordered_map<uint32_t, std::string> thread_names_;
-  Process kernel_;  // pid -1 mappings (kernel and modules)
+  Process kernel_;        // pid -1 mappings (kernel and modules)
+  uint64_t changes_ = 0;  // the last generation handed out
 };
 
 }  // namespace tprof

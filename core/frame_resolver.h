@@ -59,6 +59,13 @@ class FrameResolver {
     (void)pid;
     return Resolve(mapping, address);
   }
+  // The frame when the resolver already holds it for as long as the resolver lives (an embedded
+  // symbol table), else null: callers that cache frames then keep a pointer rather than a copy
+  // of every name.
+  virtual const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) {
+    (void)pid, (void)mapping, (void)address;
+    return nullptr;
+  }
 };
 
 // Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.

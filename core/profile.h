@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -169,21 +170,50 @@ struct ThrottleRecord {
   bool operator==(const ThrottleRecord&) const = default;
 };
 
-// Walks a sample's frames leaf first, giving each the address to look it up at and whether it
-// is kernel code: the callchain when there is one, else the sampled ip alone. The first address
-// of the chain, and of each context after a marker, is a pc; the others are return addresses,
-// looked up at address - 1 so that they name the call and its line, not the next one.
-// `visit(address, kernel)` returns false to stop the walk.
-template <typename Visit>
-void ForEachFrameAddress(const Sample& sample, Visit visit) {
-  const bool ip_in_kernel = sample.ip >> 63;  // kernel text is the upper half (frame_resolver.h)
+// A sample's frames split into the leaf and its callers. The leaf is the first address of the
+// callchain (a pc), or the ip when there is no callchain. The callers are the callchain entries
+// after it, context markers included, starting in the context `callers_kernel` says. Samples
+// that differ only in the leaf share their callers, which lets aggregations resolve the callers
+// once for all of them.
+struct SplitStack {
+  bool has_leaf = false;  // false only for a callchain of context markers alone
+  uint64_t leaf = 0;
+  bool leaf_kernel = false;
+  std::span<const uint64_t> callers;
+  bool callers_kernel = false;
+};
+inline SplitStack SplitLeaf(const Sample& sample) {
+  SplitStack stack;
+  bool kernel = sample.ip >> 63;  // kernel text is the upper half (frame_resolver.h)
   if (sample.callchain.empty()) {
-    visit(sample.ip, ip_in_kernel);
-    return;
+    stack.has_leaf = true;
+    stack.leaf = sample.ip;
+    stack.leaf_kernel = kernel;
+    return stack;
   }
-  bool kernel = ip_in_kernel;
-  bool pc = true;
-  for (uint64_t a : sample.callchain) {
+  for (size_t i = 0; i < sample.callchain.size(); ++i) {
+    const uint64_t a = sample.callchain[i];
+    if (IsContextMarker(a)) {
+      kernel = a == kContextKernel;
+      continue;
+    }
+    stack.has_leaf = true;
+    stack.leaf = a;
+    stack.leaf_kernel = kernel;
+    stack.callers = std::span<const uint64_t>(sample.callchain).subspan(i + 1);
+    stack.callers_kernel = kernel;
+    break;
+  }
+  return stack;
+}
+
+// Walks callers (see SplitStack) leaf side first. After a context marker the first address is a
+// pc; the others are return addresses, looked up at address - 1 so that they name the call and
+// its line, not the next one. `visit(address, kernel)` returns false to stop the walk.
+template <typename Visit>
+void ForEachCallerAddress(std::span<const uint64_t> callers, bool kernel, Visit visit) {
+  bool pc = false;
+  for (uint64_t a : callers) {
     if (IsContextMarker(a)) {
       kernel = a == kContextKernel;
       pc = true;
@@ -192,6 +222,15 @@ void ForEachFrameAddress(const Sample& sample, Visit visit) {
     if (!visit(pc ? a : a - 1, kernel)) return;
     pc = false;
   }
+}
+
+// Walks a sample's frames leaf first: the leaf, then its callers (see SplitStack), giving each
+// the address to look it up at and whether it is kernel code.
+template <typename Visit>
+void ForEachFrameAddress(const Sample& sample, Visit visit) {
+  const SplitStack stack = SplitLeaf(sample);
+  if (!stack.has_leaf || !visit(stack.leaf, stack.leaf_kernel)) return;
+  ForEachCallerAddress(stack.callers, stack.callers_kernel, visit);
 }
 
 // Receives records in file order. Implementations override only what they use.

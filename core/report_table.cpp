@@ -101,12 +101,15 @@ std::string SourceLineOf(const ResolvedFrame& frame) {
 const ResolvedFrame& SampleFrames::At(uint32_t pid, uint64_t address) {
   const Mapping* mapping = space_.Find(pid, address);
   Key key{mapping, address};
-  auto it = cache_.find(key);
-  if (it == cache_.end())
-    it = cache_
-             .emplace(key, std::make_unique<ResolvedFrame>(
-                               resolver_.ResolveInProcess(pid, mapping, address)))
-             .first;
+  auto [it, inserted] = cache_.try_emplace(key, nullptr);
+  if (inserted) {
+    it->second = resolver_.FindHeld(pid, mapping, address);
+    if (!it->second) {
+      owned_.push_back(
+          std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
+      it->second = owned_.back().get();
+    }
+  }
   return *it->second;
 }
 
@@ -180,7 +183,7 @@ Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
 
 ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                        std::vector<SortKey> sort, SampleSelector selector)
-    : frames_(resolver), selector_(std::move(selector)) {
+    : frames_(resolver), selector_(std::move(selector)), tally_(events.size()) {
   table_.events = std::move(events);
   table_.sort = std::move(sort);
   table_.total_period.assign(table_.events.size(), 0);
@@ -198,44 +201,119 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
   }
 }
 
-std::string ReportTableBuilder::RowKey(const Sample& sample, const std::string& comm,
-                                       const ResolvedFrame& frame,
-                                       std::vector<std::string>* keys) const {
-  std::string joined;
+const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
+  auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  Thread& thread = it->second;
+  if (!inserted) return thread;
+  thread.comm = frames_.space().ThreadName(sample.pid, sample.tid);
+  thread.matches = selector_.ThreadMatches(sample, thread.comm);
+  std::string part;
   for (SortKey k : table_.sort) {
-    std::string value;
-    switch (k) {
-      case SortKey::kSymbol:
-        value = frame.function;
-        break;
-      case SortKey::kDso:
-        value = frame.module;
-        break;
-      case SortKey::kComm:
-        value = comm;
-        break;
-      case SortKey::kPid:
-        value = std::to_string(sample.pid);
-        break;
-      case SortKey::kTid:
-        value = std::to_string(sample.tid);
-        break;
-      case SortKey::kSrcline:
-        value = SourceLineOf(frame);
-        break;
-    }
-    joined += value;
-    joined.push_back('\x1f');
-    if (keys) keys->push_back(std::move(value));
+    if (k == SortKey::kComm) part += thread.comm;
+    if (k == SortKey::kPid) part += std::to_string(sample.pid);
+    if (k == SortKey::kTid) part += std::to_string(sample.tid);
+    part.push_back('\x1f');
   }
-  return joined;
+  thread.part =
+      thread_parts_.try_emplace(part, static_cast<uint32_t>(thread_parts_.size())).first->second;
+  return thread;
 }
 
-ReportRow& ReportTableBuilder::RowFor(const std::string& key, std::vector<std::string> keys) {
-  auto [it, inserted] = row_index_.try_emplace(key, table_.rows.size());
-  if (inserted) {
+uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
+                                   const ResolvedFrame& frame) {
+  auto [part_it, new_frame] = frame_parts_.try_emplace(&frame, 0);
+  if (new_frame) {
+    std::string part;
+    for (SortKey k : table_.sort) {
+      if (k == SortKey::kSymbol) part += frame.function;
+      if (k == SortKey::kDso) part += frame.module;
+      if (k == SortKey::kSrcline) part += SourceLineOf(frame);
+      part.push_back('\x1f');
+    }
+    part_it->second =
+        frame_part_ids_.try_emplace(part, static_cast<uint32_t>(frame_part_ids_.size()))
+            .first->second;
+  }
+  auto [key_it, new_key] = key_ids_.try_emplace(uint64_t{thread.part} << 32 | part_it->second,
+                                                static_cast<uint32_t>(keys_.size()));
+  if (new_key) {
+    Key key;
+    for (SortKey k : table_.sort) {
+      std::string value;
+      switch (k) {
+        case SortKey::kSymbol:
+          value = frame.function;
+          break;
+        case SortKey::kDso:
+          value = frame.module;
+          break;
+        case SortKey::kComm:
+          value = thread.comm;
+          break;
+        case SortKey::kPid:
+          value = std::to_string(sample.pid);
+          break;
+        case SortKey::kTid:
+          value = std::to_string(sample.tid);
+          break;
+        case SortKey::kSrcline:
+          value = SourceLineOf(frame);
+          break;
+      }
+      key.joined += value;
+      key.joined.push_back('\x1f');
+      key.values.push_back(std::move(value));
+    }
+    keys_.push_back(std::move(key));
+    row_of_key_.push_back(-1);
+  }
+  return key_it->second;
+}
+
+void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread,
+                                      AddressSpace::Generation generation) {
+  StackKeys stack;
+  const ResolvedFrame& leaf = frames_.Leaf(sample);
+  stack.leaf = KeyOf(sample, thread, leaf);
+  stack.leaf_matches = selector_.FrameMatches(leaf);
+  const SplitStack split = SplitLeaf(sample);
+  const auto callers = caller_ids_.Intern(
+      {thread.part, sample.pid, generation.process, generation.kernel, split.callers_kernel},
+      split.callers);
+  stack.callers = callers.id;
+  if (callers.first) {
+    KeyRange range;
+    range.begin = static_cast<uint32_t>(caller_keys_.size());
+    ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
+      const ResolvedFrame& frame = frames_.At(sample.pid, address);
+      if (!selector_.FrameMatches(frame)) return true;
+      const uint32_t key = KeyOf(sample, thread, frame);
+      // Every distinct row once per stack: a recursive function is not counted twice.
+      if (std::find(caller_keys_.begin() + range.begin, caller_keys_.end(), key) ==
+          caller_keys_.end())
+        caller_keys_.push_back(key);
+      return true;
+    });
+    range.end = static_cast<uint32_t>(caller_keys_.size());
+    callers_.push_back(range);
+  }
+  const ResolvedFrame& first =
+      split.has_leaf ? frames_.At(sample.pid, split.leaf) : frames_.Leaf(sample);
+  if (selector_.FrameMatches(first)) {
+    const uint32_t key = KeyOf(sample, thread, first);
+    const KeyRange range = callers_[stack.callers];
+    if (std::find(caller_keys_.begin() + range.begin, caller_keys_.begin() + range.end, key) ==
+        caller_keys_.begin() + range.end)
+      stack.chain_first = key;
+  }
+  stack_keys_.push_back(stack);
+}
+
+ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
+  if (row_of_key_[key] < 0) {
+    row_of_key_[key] = static_cast<int64_t>(table_.rows.size());
     ReportRow row;
-    row.keys = std::move(keys);
+    row.keys = keys_[key].values;
     const size_t n = table_.events.size();
     row.self_period.assign(n, 0);
     row.self_samples.assign(n, 0);
@@ -246,7 +324,7 @@ ReportRow& ReportTableBuilder::RowFor(const std::string& key, std::vector<std::s
       row.groups[g].deltas.assign(table_.groups[g].members.size(), 0);
     table_.rows.push_back(std::move(row));
   }
-  return table_.rows[it->second];
+  return table_.rows[static_cast<size_t>(row_of_key_[key])];
 }
 
 void ReportTableBuilder::OnSample(const Sample& sample) {
@@ -258,52 +336,64 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   const size_t e = sample.event;
   table_.total_period[e] += sample.period;
   table_.total_samples[e] += 1;
-  const std::string comm = frames_.space().ThreadName(sample.pid, sample.tid);
-  const ResolvedFrame& leaf = frames_.Leaf(sample);
-  const std::string leaf_key = RowKey(sample, comm, leaf, nullptr);
-  // Windows are credited by row over every sample in the time range, filtered or not: a
-  // filtered-out sample between two samples of one row still ends a window.
-  if (group_of_leader_[e] >= 0)
-    attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(sample, leaf_key);
-
-  if (!selector_.ThreadMatches(sample, comm)) {
+  if (!sample.callchain.empty()) table_.has_callchains = true;
+  const Thread& thread = ThreadOf(sample);
+  if (!thread.matches) {
     ++table_.samples_filtered;
+    // Windows are credited by row over every sample in the time range, filtered or not: a
+    // filtered-out sample between two samples of one row still ends a window.
+    if (group_of_leader_[e] >= 0)
+      attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
+          sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample))].joined);
     return;
   }
-  if (selector_.FrameMatches(leaf)) {
-    std::vector<std::string> keys;
-    RowKey(sample, comm, leaf, &keys);
-    ReportRow& row = RowFor(leaf_key, std::move(keys));
-    row.self_period[e] += sample.period;
-    row.self_samples[e] += 1;
-  } else {
-    ++table_.samples_filtered;
-  }
-  // Total ("children"): every distinct row on the chain once per sample.
-  if (!sample.callchain.empty()) table_.has_callchains = true;
-  seen_.clear();
-  for (const ResolvedFrame* frame : frames_.Chain(sample)) {
-    if (!selector_.FrameMatches(*frame)) continue;
-    std::vector<std::string> keys;
-    std::string key = RowKey(sample, comm, *frame, &keys);
-    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) continue;
-    ReportRow& row = RowFor(key, std::move(keys));
-    row.total_period[e] += sample.period;
-    row.total_samples[e] += 1;
-    seen_.push_back(std::move(key));
-  }
+  const AddressSpace::Generation generation = frames_.space().GenerationOf(sample.pid);
+  auto [stack, first] = tally_.Add(sample, thread.part, generation);
+  if (first) ResolveStack(sample, thread, generation);
+  if (group_of_leader_[e] >= 0)
+    attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
+        sample, keys_[stack_keys_[stack].leaf].joined);
 }
 
 ReportTable ReportTableBuilder::Finish() {
+  // Each distinct stack's tallies go to its leaf's row (self) and to every row on its chain
+  // (total).
+  for (uint32_t s = 0; s < stack_keys_.size(); ++s) {
+    const StackKeys& stack = stack_keys_[s];
+    for (size_t e = 0; e < table_.events.size(); ++e) {
+      const uint64_t samples = tally_.samples(s, e);
+      if (samples == 0) continue;
+      const uint64_t period = tally_.period(s, e);
+      if (stack.leaf_matches) {
+        ReportRow& row = RowOf(stack.leaf);
+        row.self_period[e] += period;
+        row.self_samples[e] += samples;
+      } else {
+        table_.samples_filtered += samples;
+      }
+      auto add_total = [&](uint32_t key) {
+        ReportRow& row = RowOf(key);
+        row.total_period[e] += period;
+        row.total_samples[e] += samples;
+      };
+      const KeyRange callers = callers_[stack.callers];
+      for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys_[k]);
+      if (stack.chain_first != kNoKey) add_total(stack.chain_first);
+    }
+  }
+  std::unordered_map<std::string, uint32_t> key_of_joined;
+  if (!table_.groups.empty())
+    for (uint32_t k = 0; k < keys_.size(); ++k) key_of_joined.emplace(keys_[k].joined, k);
   for (size_t g = 0; g < table_.groups.size(); ++g) {
     const WindowAttributor& a = *attributors_[g];
     table_.groups[g].windows_credited = a.windows_credited();
     table_.groups[g].windows_discarded = a.windows_discarded();
     table_.groups[g].discarded_percent = a.discarded_percent();
     for (const auto& [key, counters] : a.functions()) {
-      auto it = row_index_.find(key);
-      if (it == row_index_.end()) continue;  // a row the filters hide
-      GroupCredit& credit = table_.rows[it->second].groups[g];
+      auto it = key_of_joined.find(key);
+      if (it == key_of_joined.end() || row_of_key_[it->second] < 0)
+        continue;  // a row the filters hide
+      GroupCredit& credit = table_.rows[static_cast<size_t>(row_of_key_[it->second])].groups[g];
       credit.deltas = counters.deltas;
       credit.windows_credited = counters.windows_credited;
       credit.windows_discarded = counters.windows_discarded;
@@ -319,7 +409,6 @@ ReportTable ReportTableBuilder::Finish() {
                        return a.total_period[order] > b.total_period[order];
                      return a.keys < b.keys;
                    });
-  row_index_.clear();
   return std::move(table_);
 }
 

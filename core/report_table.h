@@ -16,10 +16,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/address_space.h"
 #include "core/error.h"
 #include "core/frame_resolver.h"
 #include "core/profile.h"
+#include "core/stack_tally.h"
 #include "core/window_attribution.h"
 
 namespace tprof {
@@ -104,22 +106,23 @@ class SampleFrames {
   AddressSpace& space() { return space_; }
   const std::vector<const ResolvedFrame*>& Chain(const Sample& sample);
   const ResolvedFrame& Leaf(const Sample& sample);
+  // The frame at `address` (already adjusted for return addresses) in process `pid`.
+  const ResolvedFrame& At(uint32_t pid, uint64_t address);
 
  private:
-  const ResolvedFrame& At(uint32_t pid, uint64_t address);
   struct Key {
     const Mapping* mapping;
     uint64_t address;
     bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<const void*>()(k.mapping) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.mapping, k.address);
     }
   };
   FrameResolver& resolver_;
   AddressSpace space_;
-  std::unordered_map<Key, std::unique_ptr<ResolvedFrame>, KeyHash> cache_;
+  absl::flat_hash_map<Key, const ResolvedFrame*> cache_;
+  std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
   std::vector<const ResolvedFrame*> chain_;
 };
 
@@ -157,8 +160,14 @@ class ReportTableBuilder : public RecordVisitor {
 
   void OnSample(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
-  void OnComm(const CommRecord& r) override { frames_.space().OnComm(r); }
-  void OnTask(const TaskRecord& r) override { frames_.space().OnTask(r); }
+  void OnComm(const CommRecord& r) override {
+    frames_.space().OnComm(r);
+    threads_.clear();  // a thread's name may have changed
+  }
+  void OnTask(const TaskRecord& r) override {
+    frames_.space().OnTask(r);
+    threads_.clear();
+  }
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
 
   ReportTable Finish();
@@ -166,17 +175,56 @@ class ReportTableBuilder : public RecordVisitor {
  private:
   ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                      std::vector<SortKey> sort, SampleSelector selector);
-  std::string RowKey(const Sample& sample, const std::string& comm, const ResolvedFrame& frame,
-                     std::vector<std::string>* keys) const;
-  ReportRow& RowFor(const std::string& key, std::vector<std::string> keys);
+
+  // What rows a thread's samples go to: the sort keys' thread-dependent values (comm, pid, tid)
+  // as one id, and whether the thread filters keep its samples.
+  struct Thread {
+    std::string comm;
+    uint32_t part = 0;
+    bool matches = true;
+  };
+  // A row key: one value per sort key, interned from a thread part and a frame part.
+  struct Key {
+    std::vector<std::string> values;
+    std::string joined;  // values joined, as WindowAttributor names rows
+  };
+  // What a distinct stack counts toward (see StackTally): its leaf's key for Self% and, for
+  // Total%, the distinct keys of the frames on its chain that the filters keep: its callers'
+  // (shared by every stack with the same callers) and its first frame's unless already there.
+  static constexpr uint32_t kNoKey = UINT32_MAX;
+  struct StackKeys {
+    uint32_t leaf = 0;
+    bool leaf_matches = false;
+    uint32_t chain_first = kNoKey;
+    uint32_t callers = 0;  // index into callers_
+  };
+  struct KeyRange {
+    uint32_t begin = 0, end = 0;  // into caller_keys_
+  };
+
+  const Thread& ThreadOf(const Sample& sample);
+  uint32_t KeyOf(const Sample& sample, const Thread& thread, const ResolvedFrame& frame);
+  void ResolveStack(const Sample& sample, const Thread& thread,
+                    AddressSpace::Generation generation);
+  ReportRow& RowOf(uint32_t key);
 
   ReportTable table_;
   SampleFrames frames_;
   SampleSelector selector_;
-  std::unordered_map<std::string, size_t> row_index_;
+  StackTally tally_;
+  std::vector<StackKeys> stack_keys_;  // by stack id
+  StackInterner caller_ids_;
+  std::vector<KeyRange> callers_;  // by caller id
+  std::vector<uint32_t> caller_keys_;
+  absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
+  absl::flat_hash_map<std::string, uint32_t> thread_parts_;
+  absl::flat_hash_map<const ResolvedFrame*, uint32_t> frame_parts_;
+  absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
+  absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
+  std::vector<Key> keys_;
+  std::vector<int64_t> row_of_key_;   // -1: no row yet
   std::vector<int> group_of_leader_;  // per event: index into table_.groups
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
-  std::vector<std::string> seen_;                               // reused per sample
 };
 
 }  // namespace tprof

@@ -146,6 +146,9 @@ class EmbeddedSymbolResolver : public FrameResolver {
     return ResolveInProcess(0, mapping, address);
   }
   ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    return table_.Find(SymbolKeyOf(pid, mapping, address));
+  }
 
   const SymbolTable& table() const { return table_; }
   uint64_t misses() const { return misses_; }
