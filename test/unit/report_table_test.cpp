@@ -128,6 +128,73 @@ TEST(ReportTableTest, ChildrenCountEachRowOncePerSampleAndFiltersKeepAbsoluteTot
   EXPECT_TRUE(table.has_callchains);
 }
 
+// Samples are tallied per distinct stack and each stack is resolved once (see StackTally); the
+// table must still be what resolving every sample gives. Here: stacks repeated, stacks that
+// share their callers but not their leaf, a leaf that is also among its callers, and a kernel
+// leaf under a context marker.
+TEST(ReportTableTest, RepeatedAndSharedStacksCountAsResolvedOneByOne) {
+  FakeResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                            SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  auto sample = [](uint64_t leaf, std::vector<uint64_t> callers, uint64_t period) {
+    Sample s = At(0, leaf, period);
+    s.callchain = {kContextUser, leaf};
+    s.callchain.insert(s.callchain.end(), callers.begin(), callers.end());
+    return s;
+  };
+  for (int i = 0; i < 3; ++i) (*builder)->OnSample(sample(0x1010, {0x2021, 0x3001}, 10));
+  (*builder)->OnSample(sample(0x1020, {0x2021, 0x3001}, 5));  // same callers, other pc of f
+  (*builder)->OnSample(sample(0x2030, {0x2021, 0x3001}, 7));  // g, also a caller: once
+  (*builder)->OnSample(sample(0x3010, {0x2021, 0x3001}, 1));  // main, also a caller: once
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_name;  // self, total
+  for (const ReportRow& r : table.rows) by_name[r.keys[0]] = {r.self_period[0], r.total_period[0]};
+  EXPECT_EQ(table.total_period[0], 43u);
+  EXPECT_EQ(by_name["f(int)"], std::make_pair(uint64_t{35}, uint64_t{35}));
+  EXPECT_EQ(by_name["ns::g()"], std::make_pair(uint64_t{7}, uint64_t{43}));
+  EXPECT_EQ(by_name["main"], std::make_pair(uint64_t{1}, uint64_t{43}));
+}
+
+// The same raw stack means other code once a mapping is replaced (dlopen after dlclose, exec),
+// and samples of another thread name go to their own rows: neither may reuse a resolved stack.
+TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
+  class ByMapping : public FrameResolver {
+   public:
+    ResolvedFrame Resolve(const Mapping* mapping, uint64_t) override {
+      ResolvedFrame r;
+      r.module = mapping ? mapping->filename : "[unknown]";
+      r.function = mapping ? "in_" + mapping->filename : "?";
+      return r;
+    }
+  } resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
+                                            {SortKey::kComm, SortKey::kSymbol}, SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  MmapRecord map;
+  map.pid = 7;
+  map.start = 0x1000;
+  map.length = 0x1000;
+  map.filename = "a.so";
+  (*builder)->OnMmap(map);
+  CommRecord comm;
+  comm.pid = comm.tid = 7;
+  comm.comm = "one";
+  (*builder)->OnComm(comm);
+  (*builder)->OnSample(At(0, 0x1010, 1));
+  map.filename = "b.so";
+  (*builder)->OnMmap(map);
+  (*builder)->OnSample(At(0, 0x1010, 2));
+  comm.comm = "two";
+  (*builder)->OnComm(comm);
+  (*builder)->OnSample(At(0, 0x1010, 4));
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, uint64_t> self;
+  for (const ReportRow& r : table.rows) self[r.keys[0] + " " + r.keys[1]] = r.self_period[0];
+  EXPECT_EQ(self, (std::map<std::string, uint64_t>{
+                      {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
+}
+
 TEST(ReportTableTest, TimeFilterIsRelativeToTheStart) {
   FakeResolver resolver;
   SampleFilter filter;
