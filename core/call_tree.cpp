@@ -4,16 +4,11 @@
 
 namespace tprof {
 
-CallNode* CallNode::Child(const std::string& child_name, const std::string& child_module,
+CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
                           FrameKind child_kind, size_t events) {
-  std::string key;
-  key.reserve(child_name.size() + child_module.size() + 2);
-  key.push_back(static_cast<char>('0' + static_cast<int>(child_kind)));
-  key += child_module;
-  key.push_back('\0');
-  key += child_name;
-  auto it = child_index.find(key);
-  if (it != child_index.end()) return it->second;
+  if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind});
+      it != child_index_.end())
+    return it->second;
   auto node = std::make_unique<CallNode>();
   node->name = child_name;
   node->module = child_module;
@@ -21,84 +16,144 @@ CallNode* CallNode::Child(const std::string& child_name, const std::string& chil
   node->self.assign(events, 0);
   node->total.assign(events, 0);
   node->self_samples.assign(events, 0);
-  CallNode* raw = node.get();
-  children.push_back(std::move(node));
-  child_index.emplace(std::move(key), raw);
+  return Adopt(std::move(node));
+}
+
+CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {
+  CallNode* raw = child.get();
+  children.push_back(std::move(child));
+  child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind}, raw);
   return raw;
 }
 
 CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                  CallTreeOptions options)
-    : events_(std::move(events)), resolver_(resolver), options_(options) {
+    : events_(std::move(events)), resolver_(resolver), options_(options), tally_(events_.size()) {
   root_.name = "all";
   root_.kind = FrameKind::kRoot;
   root_.self.assign(events_.size(), 0);
   root_.total.assign(events_.size(), 0);
   root_.self_samples.assign(events_.size(), 0);
+  IdOf(&root_);
+}
+
+uint32_t CallTreeBuilder::IdOf(CallNode* node) {
+  auto [it, inserted] = node_ids_.try_emplace(node, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) nodes_.push_back(node);
+  return it->second;
 }
 
 const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pid, uint64_t address,
                                                                      bool kernel) {
   const Mapping* mapping = space_.Find(pid, address);
-  auto key = std::make_pair(mapping, address);
-  auto it = frame_cache_.find(key);
-  if (it != frame_cache_.end()) return it->second;
-  ResolvedFrame resolved = resolver_.ResolveInProcess(pid, mapping, address);
-  std::vector<Frame> frames;
-  const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
-  if (options_.expand_inlined && resolved.frames.size() > 1) {
-    // resolved.frames is innermost first; the tree wants the outermost (out-of-line) first.
-    for (auto f = resolved.frames.rbegin(); f != resolved.frames.rend(); ++f)
-      frames.push_back({f->function, resolved.module, f->inlined ? FrameKind::kInlined : base});
-  } else {
-    frames.push_back({resolved.function, resolved.module, base});
+  auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel});
+  if (!inserted) return it->second;
+  const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
+  if (!resolved) {
+    owned_.push_back(
+        std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
+    resolved = owned_.back().get();
   }
-  return frame_cache_.emplace(key, std::move(frames)).first->second;
+  std::vector<Frame>& frames = it->second;
+  const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
+  if (options_.expand_inlined && resolved->frames.size() > 1) {
+    // resolved->frames is innermost first; the tree wants the outermost (out-of-line) first.
+    for (auto f = resolved->frames.rbegin(); f != resolved->frames.rend(); ++f)
+      frames.push_back({f->function, resolved->module, f->inlined ? FrameKind::kInlined : base});
+  } else {
+    frames.push_back({resolved->function, resolved->module, base});
+  }
+  return frames;
 }
 
-void CallTreeBuilder::OnSample(const Sample& sample) {
-  if (sample.event >= events_.size()) return;
-  path_.clear();
-  std::vector<std::pair<uint64_t, bool>> addresses;  // address, kernel
-  ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
-    addresses.push_back({address, kernel});
-    return true;
-  });
-  for (auto it = addresses.rbegin(); it != addresses.rend(); ++it) {
-    if (it->second && !options_.include_kernel) continue;
-    path_.push_back(&FramesAt(sample.pid, it->first, it->second));
-  }
+CallNode* CallTreeBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
+  if (kernel && !options_.include_kernel) return node;
+  for (const Frame& f : FramesAt(pid, address, kernel))
+    node = node->Child(f.name, f.module, f.kind, events_.size());
+  return node;
+}
 
-  CallNode* node = &root_;
-  const size_t e = sample.event;
-  const size_t n = events_.size();
-  node->total[e] += sample.period;
+CallNode* CallTreeBuilder::RootOf(const Sample& sample) {
+  if (options_.roots == CallTreeOptions::Roots::kNone) return &root_;
+  auto [it, inserted] = thread_roots_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  if (!inserted) return it->second;
+  std::string name;
   switch (options_.roots) {
     case CallTreeOptions::Roots::kNone:
       break;
     case CallTreeOptions::Roots::kProcess:
-      node = node->Child(space_.ThreadName(sample.pid, sample.pid), "", FrameKind::kRoot, n);
+      name = space_.ThreadName(sample.pid, sample.pid);
       break;
     case CallTreeOptions::Roots::kPid:
-      node =
-          node->Child(space_.ThreadName(sample.pid, sample.pid) + "-" + std::to_string(sample.pid),
-                      "", FrameKind::kRoot, n);
+      name = space_.ThreadName(sample.pid, sample.pid) + "-" + std::to_string(sample.pid);
       break;
     case CallTreeOptions::Roots::kThread:
-      node = node->Child(space_.ThreadName(sample.pid, sample.tid) + "-" +
-                             std::to_string(sample.pid) + "/" + std::to_string(sample.tid),
-                         "", FrameKind::kRoot, n);
+      name = space_.ThreadName(sample.pid, sample.tid) + "-" + std::to_string(sample.pid) + "/" +
+             std::to_string(sample.tid);
       break;
   }
-  if (node != &root_) node->total[e] += sample.period;
-  for (const std::vector<Frame>* frames : path_) {
-    for (const Frame& f : *frames) {
-      node = node->Child(f.name, f.module, f.kind, n);
-      node->total[e] += sample.period;
+  it->second = root_.Child(name, "", FrameKind::kRoot, events_.size());
+  return it->second;
+}
+
+void CallTreeBuilder::OnSample(const Sample& sample) {
+  if (sample.event >= events_.size()) return;
+  CallNode* top = RootOf(sample);
+  const uint32_t top_id = IdOf(top);
+  const AddressSpace::Generation generation = space_.GenerationOf(sample.pid);
+  const auto stack = tally_.Add(sample, top_id, generation);
+  ++samples_;
+  if (!stack.first) return;
+  // The path of a new stack: its callers' part, root first, is shared by every stack with the
+  // same callers; then the leaf's frames.
+  const SplitStack split = SplitLeaf(sample);
+  const auto callers = caller_ids_.Intern(
+      {top_id, sample.pid, generation.process, generation.kernel, split.callers_kernel},
+      split.callers);
+  if (callers.first) {
+    std::vector<std::pair<uint64_t, bool>> addresses;  // leaf side first
+    ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool kernel) {
+      addresses.push_back({address, kernel});
+      return true;
+    });
+    CallNode* node = top;
+    for (auto it = addresses.rbegin(); it != addresses.rend(); ++it)
+      node = Descend(node, sample.pid, it->first, it->second);
+    callers_node_.push_back(IdOf(node));
+  }
+  CallNode* leaf = nodes_[callers_node_[callers.id]];
+  if (split.has_leaf) leaf = Descend(leaf, sample.pid, split.leaf, split.leaf_kernel);
+  leaf_of_stack_.push_back(IdOf(leaf));
+}
+
+const CallNode& CallTreeBuilder::root() {
+  if (samples_in_tree_ == samples_) return root_;
+  // Breadth-first order: reversed, every node comes after all of its children.
+  std::vector<CallNode*> order;
+  order.push_back(&root_);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const auto& child : order[i]->children) order.push_back(child.get());
+  for (CallNode* node : order) {
+    std::fill(node->self.begin(), node->self.end(), 0);
+    std::fill(node->self_samples.begin(), node->self_samples.end(), 0);
+  }
+  for (uint32_t s = 0; s < leaf_of_stack_.size(); ++s) {
+    CallNode* leaf = nodes_[leaf_of_stack_[s]];
+    for (size_t e = 0; e < events_.size(); ++e) {
+      leaf->self[e] += tally_.period(s, e);
+      leaf->self_samples[e] += tally_.samples(s, e);
     }
   }
-  node->self[e] += sample.period;
-  node->self_samples[e] += 1;
+  // A node's total is its self plus its children's totals: every sample's path is one chain
+  // that ends where its self is counted.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    CallNode* node = *it;
+    node->total = node->self;
+    for (const auto& child : node->children)
+      for (size_t e = 0; e < events_.size(); ++e) node->total[e] += child->total[e];
+  }
+  samples_in_tree_ = samples_;
+  return root_;
 }
 
 namespace {

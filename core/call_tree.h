@@ -8,12 +8,15 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/address_space.h"
 #include "core/frame_resolver.h"
 #include "core/profile.h"
+#include "core/stack_tally.h"
 
 namespace tprof {
 
@@ -27,10 +30,24 @@ struct CallNode {
   std::vector<uint64_t> total;  // per event: period of samples through this node
   std::vector<uint64_t> self_samples;
   std::vector<std::unique_ptr<CallNode>> children;
-  std::unordered_map<std::string, CallNode*> child_index;  // by kind + module + name
 
-  CallNode* Child(const std::string& name, const std::string& module, FrameKind kind,
-                  size_t events);
+  // The child with this name, module and kind; a new one with zero counts for `events` events
+  // when there is none.
+  CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t events);
+  // Appends a child built elsewhere (its name, module and kind set); returns it.
+  CallNode* Adopt(std::unique_ptr<CallNode> child);
+
+ private:
+  struct ChildKey {
+    std::string_view name, module;  // the child's own strings: children never move
+    FrameKind kind;
+    bool operator==(const ChildKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const ChildKey& k) {
+      return H::combine(std::move(h), k.name, k.module, k.kind);
+    }
+  };
+  absl::flat_hash_map<ChildKey, CallNode*> child_index_;
 };
 
 struct CallTreeOptions {
@@ -39,33 +56,65 @@ struct CallTreeOptions {
   bool expand_inlined = true;
 };
 
+// Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the
+// nodes' counts are filled in from the tallies when the tree is asked for.
 class CallTreeBuilder : public RecordVisitor {
  public:
   CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
 
   void OnSample(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
+  void OnComm(const CommRecord& r) override {
+    space_.OnComm(r);
+    thread_roots_.clear();  // a thread's name may have changed
+  }
+  void OnTask(const TaskRecord& r) override {
+    space_.OnTask(r);
+    thread_roots_.clear();
+  }
 
-  const CallNode& root() const { return root_; }
+  // The tree of every sample so far.
+  const CallNode& root();
   const std::vector<EventDesc>& events() const { return events_; }
 
  private:
   struct Frame {
-    std::string name, module;
+    std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
     FrameKind kind;
   };
   // The frames of one address, outermost first (inlined callers before their inlinees).
   const std::vector<Frame>& FramesAt(uint32_t pid, uint64_t address, bool kernel);
+  CallNode* RootOf(const Sample& sample);
+  // Extends the tree by `node`'s callee path for the frames at `address`.
+  CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
+  uint32_t IdOf(CallNode* node);
 
   std::vector<EventDesc> events_;
   FrameResolver& resolver_;
   CallTreeOptions options_;
   AddressSpace space_;
   CallNode root_;
-  std::map<std::pair<const Mapping*, uint64_t>, std::vector<Frame>> frame_cache_;
-  std::vector<const std::vector<Frame>*> path_;  // reused per sample
+  struct FrameKey {
+    const Mapping* mapping;
+    uint64_t address;
+    bool kernel;
+    bool operator==(const FrameKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const FrameKey& k) {
+      return H::combine(std::move(h), k.mapping, k.address, k.kernel);
+    }
+  };
+  absl::flat_hash_map<FrameKey, std::vector<Frame>> frame_cache_;
+  std::vector<std::unique_ptr<ResolvedFrame>> owned_;      // frames the resolver does not hold
+  absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
+  absl::flat_hash_map<CallNode*, uint32_t> node_ids_;
+  std::vector<CallNode*> nodes_;  // by id: 0 is root_
+  StackTally tally_;
+  std::vector<uint32_t> leaf_of_stack_;  // node id
+  StackInterner caller_ids_;
+  std::vector<uint32_t> callers_node_;  // by caller id: the node the callers lead to
+  uint64_t samples_ = 0;
+  uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
 };
 
 // FlameGraph's folded format: one line per distinct stack, root first, frames joined by ';',

@@ -116,11 +116,7 @@ CallNode SelectCallTreeEvents(const CallNode& node, const std::vector<size_t>& e
     out.self_samples.push_back(At(node.self_samples, e));
   }
   for (const auto& child : node.children) {
-    auto copy = std::make_unique<CallNode>(SelectCallTreeEvents(*child, events));
-    CallNode* raw = copy.get();
-    out.children.push_back(std::move(copy));
-    out.child_index.emplace(
-        std::to_string(static_cast<int>(raw->kind)) + raw->module + '\0' + raw->name, raw);
+    out.Adopt(std::make_unique<CallNode>(SelectCallTreeEvents(*child, events)));
   }
   return out;
 }

@@ -108,5 +108,36 @@ TEST(CallTreeTest, SamplesWithoutCallchainsAreTheirIp) {
   EXPECT_EQ(RenderFolded(builder.root(), {}), "f700 9\n");
 }
 
+// Stacks are tallied and resolved once each (StackTally): the tree asked for between samples
+// holds the samples so far, and a remapped address names the new mapping's code.
+TEST(CallTreeTest, TheTreeFollowsLaterSamplesAndRemappedCode) {
+  class ByMapping : public FrameResolver {
+   public:
+    ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+      ResolvedFrame f;
+      f.module = mapping ? mapping->filename : "prog";
+      f.function = (mapping ? mapping->filename + ":" : "") + std::to_string(address);
+      return f;
+    }
+  } resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  builder.OnSample(At(1, {kContextUser, 0x100, 0x201}));
+  builder.OnSample(At(2, {kContextUser, 0x110, 0x201}));  // the same caller, another leaf
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "512;256 1\n512;272 2\n");
+  EXPECT_EQ(builder.root().total[0], 3u);
+  builder.OnSample(At(4, {kContextUser, 0x100, 0x201}));
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "512;256 5\n512;272 2\n");
+  MmapRecord map;
+  map.pid = 10;
+  map.start = 0x100;
+  map.length = 0x200;  // the leaf and its caller (0x201 looks up 0x200)
+  map.filename = "lib.so";
+  builder.OnMmap(map);
+  builder.OnSample(At(8, {kContextUser, 0x100, 0x201}));
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "512;256 5\n512;272 2\nlib.so:512;lib.so:256 8\n");
+  EXPECT_EQ(builder.root().total[0], 15u);
+  EXPECT_EQ(builder.root().children.size(), 2u);
+}
+
 }  // namespace
 }  // namespace tprof
