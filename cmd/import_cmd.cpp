@@ -1,4 +1,5 @@
 // tprof import: converts a perf.data file or stream into a .tprof profile.
+#include <algorithm>
 #include <iostream>
 
 #include "cmd/cli_support.h"
@@ -96,14 +97,20 @@ class ImportCommand : public Subcommand {
     Metadata metadata = (*source)->metadata();
     auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events());
     if (!writer.ok()) return ReportError(name(), writer.error().message());
+    // The symbolizer embeds the symbols below; kernel symbols load meanwhile when the events
+    // may have sampled the kernel.
+    SymbolizerOptions symbolizer_options;
+    symbolizer_options.symfs = symfs_;
+    Symbolizer symbolizer(symbolizer_options);
+    const auto& events = (*source)->events();
+    if (std::any_of(events.begin(), events.end(),
+                    [](const EventDesc& e) { return !e.exclude_kernel; }))
+      symbolizer.PreloadKernelSymbols();
     CopyingVisitor copier(**writer, locator);
     auto summary = (*source)->ReadRecords(copier);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
     if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());
     // Embed the symbols while the binaries are at hand, so the profile travels.
-    SymbolizerOptions symbolizer_options;
-    symbolizer_options.symfs = symfs_;
-    Symbolizer symbolizer(symbolizer_options);
     Status finished = EmbedSymbolsAndFinish(**writer, output_, symbolizer,
                                             {metadata.duration_ns, copier.last_time()});
     if (!finished.ok()) return ReportError(name(), finished.error().message());

@@ -1,8 +1,12 @@
 #include "symbolize/kernel_symbols.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -11,34 +15,74 @@
 
 namespace tprof {
 
+namespace {
+
+// The whole file in one string. /proc files report size 0, so read until end of file.
+bool ReadWhole(const std::string& path, std::string& out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t used = 0;
+  out.resize(1 << 20);
+  for (;;) {
+    if (out.size() - used < (1 << 16)) out.resize(out.size() * 2);
+    ssize_t n = read(fd, out.data() + used, out.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      out.resize(used);
+      return n == 0;
+    }
+    used += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 KernelSymbols KernelSymbols::Load(const std::string& path) {
   KernelSymbols table;
-  std::ifstream in(path);
-  if (!in) {
+  std::string text;
+  if (!ReadWhole(path, text)) {
     table.reason_ = "cannot read " + path;
     return table;
   }
-  std::string line;
+  table.modules_.push_back(std::make_unique<const std::string>("[kernel.kallsyms]"));
+  std::string_view last_module = *table.modules_.back();
   bool any_nonzero = false;
   size_t lines = 0;
-  while (std::getline(in, line)) {
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
     ++lines;
     // "ffffffff81000000 T _text" or "ffffffffc0a01000 t fn\t[module]"
-    char* end = nullptr;
-    uint64_t address = std::strtoull(line.c_str(), &end, 16);
-    if (end == line.c_str() || *end != ' ' || end[1] == '\0' || end[2] != ' ') continue;
-    char type = end[1];
+    uint64_t address = 0;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), address, 16);
+    const size_t at = static_cast<size_t>(end - line.data());
+    if (ec != std::errc() || at + 3 > line.size() || line[at] != ' ' || line[at + 2] != ' ')
+      continue;
+    const char type = line[at + 1];
     if (address != 0) any_nonzero = true;
     // Text symbols only: data symbols would claim the addresses between functions.
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    std::string rest(end + 3);
-    std::string module = "[kernel.kallsyms]";
-    size_t tab = rest.find('\t');
-    if (tab != std::string::npos) {
-      module = rest.substr(tab + 1);
-      rest.resize(tab);
+    if (address == 0) continue;
+    std::string_view name = line.substr(at + 3);
+    std::string_view module = *table.modules_.front();
+    if (size_t tab = name.find('\t'); tab != std::string_view::npos) {
+      module = name.substr(tab + 1);
+      name = name.substr(0, tab);
+      if (module != last_module) {  // a module's symbols come together
+        auto known = std::find_if(table.modules_.begin(), table.modules_.end(),
+                                  [&](const auto& m) { return *m == module; });
+        if (known == table.modules_.end()) {
+          table.modules_.push_back(std::make_unique<const std::string>(module));
+          known = std::prev(table.modules_.end());
+        }
+        last_module = **known;
+      }
+      module = last_module;
     }
-    if (address != 0) table.symbols_.push_back({address, std::move(rest), std::move(module)});
+    table.symbols_.push_back({address, std::string(name), module});
   }
   if (!any_nonzero) {
     table.symbols_.clear();
@@ -48,8 +92,10 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
                                      "tprof is not running as root)";
     return table;
   }
-  std::stable_sort(table.symbols_.begin(), table.symbols_.end(),
-                   [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+  auto by_address = [](const Symbol& a, const Symbol& b) { return a.address < b.address; };
+  // kallsyms lists the kernel in address order; modules may not be.
+  if (!std::is_sorted(table.symbols_.begin(), table.symbols_.end(), by_address))
+    std::stable_sort(table.symbols_.begin(), table.symbols_.end(), by_address);
   return table;
 }
 

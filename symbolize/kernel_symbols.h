@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tprof {
@@ -14,7 +16,7 @@ class KernelSymbols {
   struct Symbol {
     uint64_t address;
     std::string name;
-    std::string module;  // "[kernel.kallsyms]" or "[MODULE]"
+    std::string_view module;  // "[kernel.kallsyms]" or "[MODULE]", held by the table
   };
 
   // Reads a kallsyms-format file; never fails: an unusable file gives an empty table with
@@ -29,6 +31,9 @@ class KernelSymbols {
 
  private:
   std::vector<Symbol> symbols_;  // sorted by address
+  // Module names, one per module rather than one per symbol. The strings live on the heap, so
+  // the views above stay valid when the table moves.
+  std::vector<std::unique_ptr<const std::string>> modules_;
   std::string reason_;
 };
 

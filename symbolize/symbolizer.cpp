@@ -191,9 +191,15 @@ ResolvedFrame Symbolizer::ResolveInProcess(uint32_t pid, const Mapping* mapping,
   return ResolveFile(*mapping, address);
 }
 
+void Symbolizer::PreloadKernelSymbols() {
+  if (kernel_ || kernel_loading_.valid()) return;
+  kernel_loading_ = std::async(std::launch::async, KernelSymbols::Load, options_.kallsyms);
+}
+
 ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address) {
   if (!kernel_) {
-    kernel_ = KernelSymbols::Load(options_.kallsyms);
+    kernel_ =
+        kernel_loading_.valid() ? kernel_loading_.get() : KernelSymbols::Load(options_.kallsyms);
     kernel_usable_ = kernel_->available();
     if (!kernel_usable_) {
       Note("kernel symbols unavailable: " + kernel_->unavailable_reason() +

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,11 @@ class Symbolizer : public FrameResolver {
   // checks), or nullptr when none is usable. For disassembly and tests.
   DwarfModule* ModuleFor(const std::string& recorded_path, const std::string& build_id);
 
+  // Starts reading kernel symbols on another thread, for callers that will likely need them
+  // (an import with kernel samples): /proc/kallsyms takes the kernel tens of milliseconds to
+  // format, which then overlaps with reading the profile.
+  void PreloadKernelSymbols();
+
   // Every note given so far, in order.
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -91,6 +97,7 @@ class Symbolizer : public FrameResolver {
   std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id
   std::unordered_map<MemoKey, ResolvedFrame, MemoKeyHash> memo_;
   std::optional<KernelSymbols> kernel_;
+  std::future<KernelSymbols> kernel_loading_;  // valid after PreloadKernelSymbols
   bool kernel_usable_ = false;
   std::map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none for that pid
   std::vector<std::string> notes_;
