@@ -5,21 +5,16 @@
 #include <fstream>
 #include <map>
 
+#include "report/printf.h"
 #include "symbolize/disassembler.h"
 #include "symbolize/dwarf_module.h"
 
 namespace tprof {
 namespace {
 
-std::string Format(const char* format, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
 std::string Hex(const std::string& bytes) {
   std::string hex;
-  for (unsigned char c : bytes) hex += Format("%02x", c);
+  for (unsigned char c : bytes) hex += Printf("%02x", c);
   return hex;
 }
 
@@ -54,10 +49,10 @@ std::string Columns(const std::vector<size_t>& shown, const std::vector<uint64_t
   for (size_t e : shown) {
     uint64_t p = period ? (*period)[e] : 0, s = samples ? (*samples)[e] : 0;
     if (s == 0) {
-      out += Format("%9s %8s ", "", "");
+      out += Printf("%9s %8s ", "", "");
       continue;
     }
-    out += Format("%8.2f%% %8llu ", 100.0 * static_cast<double>(p) / static_cast<double>(total[e]),
+    out += Printf("%8.2f%% %8llu ", 100.0 * static_cast<double>(p) / static_cast<double>(total[e]),
                   static_cast<unsigned long long>(s));
   }
   return out;
@@ -71,7 +66,7 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
   if (!function.build_id.empty()) out << " (build-id " << Hex(function.build_id) << ')';
   out << '\n';
   for (size_t e : shown)
-    out << Format("# event %s: self %.2f%% of the total period, %llu samples\n",
+    out << Printf("# event %s: self %.2f%% of the total period, %llu samples\n",
                   profile.events[e].name.c_str(),
                   100.0 * static_cast<double>(function.self_period[e]) /
                       static_cast<double>(profile.total_period[e]),
@@ -137,18 +132,18 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
   }
 
   std::string heading;
-  for (size_t i = 0; i < shown.size(); ++i) heading += Format("%9s %8s ", "Share%", "Samples");
+  for (size_t i = 0; i < shown.size(); ++i) heading += Printf("%9s %8s ", "Share%", "Samples");
   if (instructions.empty()) {
     out << "# cannot disassemble: " << why << "; sampled "
         << (function.file_offsets ? "file offsets" : "addresses") << ":\n";
     out << heading << " Address\n";
     for (const auto& [address, counts] : at)
       out << Columns(shown, &counts.first, &counts.second, profile.total_period)
-          << Format(" %#llx\n", static_cast<unsigned long long>(address));
+          << Printf(" %#llx\n", static_cast<unsigned long long>(address));
     out << '\n';
     return;
   }
-  out << Format("# range: %#llx-%#llx (addresses in the binary), %zu instructions\n",
+  out << Printf("# range: %#llx-%#llx (addresses in the binary), %zu instructions\n",
                 static_cast<unsigned long long>(start), static_cast<unsigned long long>(end),
                 instructions.size());
   out << heading << " Address           Instruction\n";
@@ -170,7 +165,7 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
     out << (it == at.end()
                 ? Columns(shown, nullptr, nullptr, profile.total_period)
                 : Columns(shown, &it->second.first, &it->second.second, profile.total_period))
-        << Format(" %16llx: %s %s\n", static_cast<unsigned long long>(insn.address),
+        << Printf(" %16llx: %s %s\n", static_cast<unsigned long long>(insn.address),
                   insn.mnemonic.c_str(), insn.operands.c_str());
   }
   bool any_outside = false;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/printf.h"
+
 namespace tprof {
 
 const char* const kDiffColumnHelp =
@@ -29,19 +31,13 @@ const char* const kDiffNormalizeHelp =
 
 namespace {
 
-std::string Format(const char* format, auto... args) {
-  char buf[1024];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
 std::string OptionalPercent(const std::optional<double>& v, int width) {
-  if (!v) return Format("%*s", width, "-");
-  return Format("%+*.2f%%", width - 1, *v);
+  if (!v) return Printf("%*s", width, "-");
+  return Printf("%+*.2f%%", width - 1, *v);
 }
 
 std::string OptionalRatio(const std::optional<double>& v) {
-  return v ? Format("%8.3f", *v) : Format("%8s", "-");
+  return v ? Printf("%8.3f", *v) : Printf("%8s", "-");
 }
 
 std::string NormalizeName(const ProfileDiffOptions& o) {
@@ -75,18 +71,18 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
                  std::ostream& out) {
   const bool stats = Assessed(diff);
   out << "#\n# event: " << event.name
-      << Format(": old total %.0f, new total %.0f, delta %+.0f (%s of the old total)",
+      << Printf(": old total %.0f, new total %.0f, delta %+.0f (%s of the old total)",
                 event.old_total, event.new_total, event.delta,
                 OptionalPercent(event.delta_pct, 1).c_str())
       << '\n';
   if (stats) {
     const RunStatistics& t = event.total_runs;
-    out << Format("# total over runs: CV-old %.2f%%, CV-new %.2f%%, p %.3g, %s\n", 100 * t.old_cv,
+    out << Printf("# total over runs: CV-old %.2f%%, CV-new %.2f%%, p %.3g, %s\n", 100 * t.old_cv,
                   100 * t.new_cv, t.test ? t.test->p_value : 1.0, SignificanceName(t.significance));
   }
-  std::string header = Format("# %15s %15s %15s %9s %9s  %-6s", "Old", "New", "Delta", "Delta%",
+  std::string header = Printf("# %15s %15s %15s %9s %9s  %-6s", "Old", "New", "Delta", "Delta%",
                               "DeltaPt", "Status");
-  if (stats) header += Format(" %8s %3s %7s %7s", "p", "Sig", "CV-old", "CV-new");
+  if (stats) header += Printf(" %8s %3s %7s %7s", "p", "Sig", "CV-old", "CV-new");
   out << header << "  Function [module]\n";
   size_t shown = 0;
   for (const FunctionDiff& f : event.functions) {
@@ -95,10 +91,10 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
       break;
     }
     std::string line =
-        Format("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value, f.new_value, f.delta,
+        Printf("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value, f.new_value, f.delta,
                OptionalPercent(f.delta_pct, 9).c_str(), f.delta_pt, FunctionStatusName(f.status));
     if (stats)
-      line += Format(" %8.3g %3s %6.1f%% %6.1f%%", f.runs.test ? f.runs.test->p_value : 1.0,
+      line += Printf(" %8.3g %3s %6.1f%% %6.1f%%", f.runs.test ? f.runs.test->p_value : 1.0,
                      f.runs.significance == Significance::kSignificant ? "*" : "",
                      100 * f.runs.old_cv, 100 * f.runs.new_cv);
     out << line << "  " << Label(f.key) << '\n';
@@ -111,7 +107,7 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
   out << "#\n# derived metrics: IPC = " << m.instructions_event << " / " << m.cycles_event
       << ", CPI = " << m.cycles_event << " / " << m.instructions_event
       << " (raw sums over each side's runs, never normalized)\n";
-  out << "# " << Format("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
+  out << "# " << Printf("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
       << "  Function [module]\n";
   out << "  " << OptionalRatio(m.total_ipc.old_value) << ' ' << OptionalRatio(m.total_ipc.new_value)
       << ' ' << OptionalRatio(m.total_cpi.old_value) << ' ' << OptionalRatio(m.total_cpi.new_value)
@@ -184,7 +180,7 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
   if (!diff.unpaired_events.empty())
     out << "# not compared (missing from some run): " << Join(diff.unpaired_events) << '\n';
   if (Assessed(diff)) {
-    out << Format(
+    out << Printf(
         "# significance: two-sided Mann-Whitney U per function, alpha %g, minimum effect %g%%; "
         "n >= %zu runs per side are needed to reach p < %g\n",
         diff.options.alpha, diff.options.min_effect_percent, diff.runs_needed, diff.options.alpha,

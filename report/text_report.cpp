@@ -8,16 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "report/printf.h"
+
 namespace tprof {
-namespace {
-
-std::string Format(const char* format, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profile,
                          const TextReportOptions& options, std::ostream& out) {
@@ -31,7 +25,7 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
       << (metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name)
       << ", kernel " << metadata.kernel_release << '\n';
   if (metadata.duration_ns)
-    out << Format("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
+    out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (profile.lost) out << "# lost samples: " << profile.lost << '\n';
   for (size_t e = 0; e < profile.events.size(); ++e) {
     const EventDesc& event = profile.events[e];
@@ -46,7 +40,7 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
     out << "#\n# event: " << profile.events[e].name << ", " << profile.total_samples[e]
         << " samples, total period " << total << '\n';
     out << "# Self% is the function's share of the event's total period (sum of sample periods)\n";
-    out << Format("# %8s %10s  %-16s %-24s %s\n", "Self%", "Samples", "Command", "Module",
+    out << Printf("# %8s %10s  %-16s %-24s %s\n", "Self%", "Samples", "Command", "Module",
                   "Function");
     if (total == 0) continue;
     std::vector<const FunctionRow*> rows;
@@ -61,7 +55,7 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
       double percent = 100.0 * static_cast<double>(row.self_period[e]) / static_cast<double>(total);
       if (percent < options.percent_limit) continue;
       if (options.max_rows && shown >= options.max_rows) break;
-      out << Format("  %7.2f%% %10llu  %-16s %-24s %s\n", percent,
+      out << Printf("  %7.2f%% %10llu  %-16s %-24s %s\n", percent,
                     static_cast<unsigned long long>(row.self_samples[e]), row.command.c_str(),
                     row.module.c_str(), row.function.c_str());
       ++shown;
@@ -84,7 +78,7 @@ struct Column {
 std::string FormatMetric(const MetricValue& v) {
   if (!v.value) return "n/a";
   double x = *v.value;
-  std::string s = std::abs(x) >= 1000 ? Format("%.0f", x) : Format("%.3f", x);
+  std::string s = std::abs(x) >= 1000 ? Printf("%.0f", x) : Printf("%.3f", x);
   if (v.low_confidence) s += "~";
   return s;
 }
@@ -124,7 +118,7 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
       << (metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name)
       << ", kernel " << metadata.kernel_release << '\n';
   if (metadata.duration_ns)
-    out << Format("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
+    out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (table.lost) out << "# lost samples: " << table.lost << '\n';
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];
@@ -140,7 +134,7 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     out << "# group {";
     for (size_t i = 0; i < g.members.size(); ++i)
       out << (i ? "," : "") << table.events[g.members[i]].name;
-    out << Format(
+    out << Printf(
         "}: %llu windows credited, %llu discarded (%.1f%% of windows: they started in "
         "another row; their samples still count toward the shares)\n",
         static_cast<unsigned long long>(g.windows_credited),
@@ -198,8 +192,8 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
     Column self{name, "Self%", false, {}}, total{name, "Total%", false, {}},
         samples{name, "Samples", false, {}};
     for (const ReportRow* row : rows) {
-      self.cells.push_back(Format("%.2f%%", Percent(row->self_period[e], table.total_period[e])));
-      total.cells.push_back(Format("%.2f%%", Percent(row->total_period[e], table.total_period[e])));
+      self.cells.push_back(Printf("%.2f%%", Percent(row->self_period[e], table.total_period[e])));
+      total.cells.push_back(Printf("%.2f%%", Percent(row->total_period[e], table.total_period[e])));
       samples.cells.push_back(std::to_string(row->self_samples[e]));
     }
     if (view.children) columns.push_back(std::move(total));
@@ -212,7 +206,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
       Column c{"", "D:" + table.events[group.members[i]].name, false, {}};
       for (const ReportRow* row : rows) {
         const GroupCredit& credit = row->groups[g];
-        std::string cell = Format("%.0f", credit.deltas[i]);
+        std::string cell = Printf("%.0f", credit.deltas[i]);
         if (credit.windows_credited < kMinConfidentCount) cell += "~";
         c.cells.push_back(cell);
       }
@@ -222,7 +216,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
     for (const ReportRow* row : rows) {
       const GroupCredit& credit = row->groups[g];
       win.cells.push_back(std::to_string(credit.windows_credited));
-      disc.cells.push_back(Format(
+      disc.cells.push_back(Printf(
           "%.1f%%",
           Percent(credit.windows_discarded, credit.windows_credited + credit.windows_discarded)));
     }
@@ -306,7 +300,7 @@ void RenderCallRelations(const CallRelations& relations, bool callers, bool call
   for (size_t e = 0; e < relations.events.size(); ++e) {
     if (relations.through_samples[e] == 0) continue;
     const uint64_t through = relations.through_period[e];
-    out << Format(
+    out << Printf(
         "#\n# event %s: the function is on the chain of %.2f%% of the period (%llu "
         "samples), the leaf of %.2f%%\n",
         relations.events[e].name.c_str(), Percent(through, relations.total_period[e]),
@@ -314,16 +308,16 @@ void RenderCallRelations(const CallRelations& relations, bool callers, bool call
         Percent(relations.self_period[e], relations.total_period[e]));
     auto list = [&](const char* title, const std::vector<Neighbour>& neighbours, uint64_t rest,
                     const char* rest_name) {
-      out << Format("# %s\n# %8s %10s  %-24s %s\n", title, "Share%", "Samples", "Module",
+      out << Printf("# %s\n# %8s %10s  %-24s %s\n", title, "Share%", "Samples", "Module",
                     "Function");
       for (const Neighbour& n : neighbours) {
         if (n.samples[e] == 0) continue;
-        out << Format("  %7.2f%% %10llu  %-24s %s\n", Percent(n.period[e], through),
+        out << Printf("  %7.2f%% %10llu  %-24s %s\n", Percent(n.period[e], through),
                       static_cast<unsigned long long>(n.samples[e]), n.module.c_str(),
                       n.function.c_str());
       }
       if (rest)
-        out << Format("  %7.2f%% %10s  %-24s %s\n", Percent(rest, through), "", "", rest_name);
+        out << Printf("  %7.2f%% %10s  %-24s %s\n", Percent(rest, through), "", "", rest_name);
     };
     if (callers)
       list("callers", relations.callers, relations.no_caller_period[e],

@@ -7,11 +7,14 @@
 #include <linux/perf_event.h>
 
 #include <map>
+#include <sstream>
 
 #include "core/call_relations.h"
 #include "core/derived_metrics.h"
 #include "core/profile_source.h"
 #include "pmu/recorded_metrics.h"
+#include "report/report_table_view.h"
+#include "report/text_report.h"
 
 namespace tprof {
 namespace {
@@ -193,6 +196,46 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
   for (const ReportRow& r : table.rows) self[r.keys[0] + " " + r.keys[1]] = r.self_period[0];
   EXPECT_EQ(self, (std::map<std::string, uint64_t>{
                       {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
+}
+
+// C++ names run to kilobytes (templates of templates); the text tables print them whole.
+TEST(ReportTableTest, TextTablesPrintLongNamesWhole) {
+  const std::string name = "ns::f<" + std::string(3000, 'T') + ">()";
+  class LongName : public FrameResolver {
+   public:
+    explicit LongName(std::string name) : name_(std::move(name)) {}
+    ResolvedFrame Resolve(const Mapping*, uint64_t) override {
+      ResolvedFrame r;
+      r.module = "prog";
+      r.function = name_;
+      return r;
+    }
+    std::string name_;
+  } resolver(name);
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                            SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  (*builder)->OnSample(At(0, 0x1000, 1));
+  ReportTable table = (*builder)->Finish();
+  Metadata metadata;
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  ReportTableView view;
+  view.metadata = &metadata;
+  view.table = &table;
+  view.metrics = &metrics.value();
+  std::ostringstream report;
+  RenderReportTable(view, report);
+  EXPECT_NE(report.str().find(name + "\n"), std::string::npos);
+
+  FunctionProfile profile;
+  profile.events = {Sampled("cpu-clock")};
+  profile.total_period = {1};
+  profile.total_samples = {1};
+  profile.rows.push_back({name, "prog", "prog", {1}, {1}});
+  std::ostringstream functions;
+  RenderFunctionTable(metadata, profile, {}, functions);
+  EXPECT_NE(functions.str().find(name + "\n"), std::string::npos);
 }
 
 TEST(ReportTableTest, TimeFilterIsRelativeToTheStart) {
