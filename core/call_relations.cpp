@@ -1,6 +1,7 @@
 #include "core/call_relations.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace tprof {
 namespace {
@@ -38,7 +39,7 @@ Result<std::unique_ptr<CallRelationsBuilder>> CallRelationsBuilder::Create(
 
 CallRelationsBuilder::CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                            std::string function, SampleSelector selector)
-    : frames_(resolver), selector_(std::move(selector)) {
+    : frames_(resolver), selector_(std::move(selector)), tally_(events.size()) {
   result_.events = std::move(events);
   result_.wanted = std::move(function);
   const size_t n = result_.events.size();
@@ -50,87 +51,119 @@ CallRelationsBuilder::CallRelationsBuilder(std::vector<EventDesc> events, FrameR
 }
 
 bool CallRelationsBuilder::Matches(const ResolvedFrame& frame) {
-  auto it = match_cache_.find(frame.function);
-  if (it != match_cache_.end()) return it->second;
-  bool m = FunctionNameMatches(frame.function, result_.wanted);
-  if (m) result_.matched.push_back(frame.function);
-  match_cache_.emplace(frame.function, m);
-  return m;
+  auto [it, inserted] = matches_.try_emplace(&frame, false);
+  if (inserted) {
+    it->second = FunctionNameMatches(frame.function, result_.wanted);
+    if (it->second) matched_.insert(frame.function);
+  }
+  return it->second;
 }
 
-void CallRelationsBuilder::Credit(std::map<std::pair<std::string, std::string>, Neighbour>& into,
-                                  const ResolvedFrame& frame, const Sample& sample) {
-  Neighbour& n = into[{frame.module, frame.function}];
-  if (n.period.empty()) {
-    n.function = frame.function;
-    n.module = frame.module;
-    n.period.assign(result_.events.size(), 0);
-    n.samples.assign(result_.events.size(), 0);
+uint32_t CallRelationsBuilder::NeighbourOf(const ResolvedFrame& frame) {
+  auto [it, inserted] = frame_neighbours_.try_emplace(&frame, 0);
+  if (inserted) {
+    auto [index, added] = neighbour_index_.try_emplace({frame.module, frame.function},
+                                                       static_cast<uint32_t>(neighbours_.size()));
+    if (added) neighbours_.push_back(index->first);
+    it->second = index->second;
   }
-  n.period[sample.event] += sample.period;
-  n.samples[sample.event] += 1;
+  return it->second;
+}
+
+void CallRelationsBuilder::ResolveStack(const Sample& sample) {
+  const auto& chain = frames_.Chain(sample);  // leaf first
+  StackRelations stack;
+  // Each caller or callee once per stack (recursion does not inflate shares).
+  auto add_once = [&](uint32_t begin, uint32_t id) {
+    if (std::find(neighbour_ids_.begin() + begin, neighbour_ids_.end(), id) == neighbour_ids_.end())
+      neighbour_ids_.push_back(id);
+  };
+  stack.callers_begin = static_cast<uint32_t>(neighbour_ids_.size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    if (!Matches(*chain[i])) continue;
+    stack.through = true;
+    if (i + 1 < chain.size())
+      add_once(stack.callers_begin, NeighbourOf(*chain[i + 1]));
+    else
+      stack.no_caller = true;
+  }
+  stack.callers_end = stack.callees_begin = static_cast<uint32_t>(neighbour_ids_.size());
+  for (size_t i = 1; i < chain.size(); ++i)
+    if (Matches(*chain[i])) add_once(stack.callees_begin, NeighbourOf(*chain[i - 1]));
+  stack.callees_end = static_cast<uint32_t>(neighbour_ids_.size());
+  stack.self = stack.through && Matches(*chain[0]);
+  stacks_.push_back(stack);
 }
 
 void CallRelationsBuilder::OnSample(const Sample& sample) {
   if (sample.event >= result_.events.size()) return;
   if (!selector_.InTimeRange(sample)) return;
   result_.total_period[sample.event] += sample.period;
-  const std::string comm = frames_.space().ThreadName(sample.pid, sample.tid);
-  if (!selector_.ThreadMatches(sample, comm)) return;
+  auto [thread, inserted] = thread_matches_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  if (inserted)
+    thread->second =
+        selector_.ThreadMatches(sample, frames_.space().ThreadName(sample.pid, sample.tid));
+  if (!thread->second) return;
   if (!sample.callchain.empty()) result_.has_callchains = true;
-  const auto& chain = frames_.Chain(sample);  // leaf first
-  bool through = false;
-  seen_callers_.clear();
-  seen_callees_.clear();
-  auto same = [](const ResolvedFrame* a, const ResolvedFrame* b) {
-    return a->function == b->function && a->module == b->module;
-  };
-  for (size_t i = 0; i < chain.size(); ++i) {
-    if (!Matches(*chain[i])) continue;
-    through = true;
-    if (i + 1 < chain.size()) {
-      const ResolvedFrame* caller = chain[i + 1];
-      if (std::none_of(seen_callers_.begin(), seen_callers_.end(),
-                       [&](const ResolvedFrame* f) { return same(f, caller); })) {
-        seen_callers_.push_back(caller);
-        Credit(callers_, *caller, sample);
-      }
-    } else {
-      result_.no_caller_period[sample.event] += sample.period;
-    }
-    if (i > 0) {
-      const ResolvedFrame* callee = chain[i - 1];
-      if (std::none_of(seen_callees_.begin(), seen_callees_.end(),
-                       [&](const ResolvedFrame* f) { return same(f, callee); })) {
-        seen_callees_.push_back(callee);
-        Credit(callees_, *callee, sample);
-      }
-    }
-  }
-  if (!through) return;
-  result_.through_period[sample.event] += sample.period;
-  result_.through_samples[sample.event] += 1;
-  if (Matches(*chain[0])) result_.self_period[sample.event] += sample.period;
+  const auto stack = tally_.Add(sample, 0, frames_.space().GenerationOf(sample.pid));
+  if (stack.first) ResolveStack(sample);
 }
 
 CallRelations CallRelationsBuilder::Finish() {
+  const size_t n = result_.events.size();
+  std::vector<Neighbour> callers(neighbours_.size()), callees(neighbours_.size());
+  for (auto* rows : {&callers, &callees})
+    for (size_t id = 0; id < neighbours_.size(); ++id) {
+      (*rows)[id].module = neighbours_[id].first;
+      (*rows)[id].function = neighbours_[id].second;
+      (*rows)[id].period.assign(n, 0);
+      (*rows)[id].samples.assign(n, 0);
+    }
+  std::vector<bool> called(neighbours_.size()), calling(neighbours_.size());
+  for (uint32_t s = 0; s < stacks_.size(); ++s) {
+    const StackRelations& stack = stacks_[s];
+    if (!stack.through) continue;
+    for (size_t e = 0; e < n; ++e) {
+      const uint64_t samples = tally_.samples(s, e);
+      if (samples == 0) continue;
+      const uint64_t period = tally_.period(s, e);
+      result_.through_period[e] += period;
+      result_.through_samples[e] += samples;
+      if (stack.self) result_.self_period[e] += period;
+      if (stack.no_caller) result_.no_caller_period[e] += period;
+      auto credit = [&](std::vector<Neighbour>& rows, std::vector<bool>& used, uint32_t begin,
+                        uint32_t end) {
+        for (uint32_t k = begin; k < end; ++k) {
+          Neighbour& row = rows[neighbour_ids_[k]];
+          row.period[e] += period;
+          row.samples[e] += samples;
+          used[neighbour_ids_[k]] = true;
+        }
+      };
+      credit(callers, called, stack.callers_begin, stack.callers_end);
+      credit(callees, calling, stack.callees_begin, stack.callees_end);
+    }
+  }
   size_t order = 0;
-  for (size_t e = 0; e < result_.events.size(); ++e)
+  for (size_t e = 0; e < n; ++e)
     if (result_.through_samples[e]) {
       order = e;
       break;
     }
-  auto collect = [order](std::map<std::pair<std::string, std::string>, Neighbour>& from) {
+  // By period of the first event with samples through the function; ties by module and name.
+  auto collect = [order](std::vector<Neighbour>& rows, const std::vector<bool>& used) {
     std::vector<Neighbour> v;
-    for (auto& [key, n] : from) v.push_back(std::move(n));
-    std::stable_sort(v.begin(), v.end(), [order](const Neighbour& a, const Neighbour& b) {
-      return a.period[order] > b.period[order];
+    for (size_t id = 0; id < rows.size(); ++id)
+      if (used[id]) v.push_back(std::move(rows[id]));
+    std::sort(v.begin(), v.end(), [order](const Neighbour& a, const Neighbour& b) {
+      if (a.period[order] != b.period[order]) return a.period[order] > b.period[order];
+      return std::tie(a.module, a.function) < std::tie(b.module, b.function);
     });
     return v;
   };
-  result_.callers = collect(callers_);
-  result_.callees = collect(callees_);
-  std::sort(result_.matched.begin(), result_.matched.end());
+  result_.callers = collect(callers, called);
+  result_.callees = collect(callees, calling);
+  result_.matched.assign(matched_.begin(), matched_.end());
   return std::move(result_);
 }
 

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/report_table.h"
+#include "core/stack_tally.h"
 
 namespace tprof {
 
@@ -40,6 +42,8 @@ struct CallRelations {
   bool has_callchains = false;
 };
 
+// Samples are tallied per distinct stack (StackTally) and each stack's relations are worked out
+// once, at its first sample.
 class CallRelationsBuilder : public RecordVisitor {
  public:
   static Result<std::unique_ptr<CallRelationsBuilder>> Create(std::vector<EventDesc> events,
@@ -50,8 +54,14 @@ class CallRelationsBuilder : public RecordVisitor {
 
   void OnSample(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
-  void OnComm(const CommRecord& r) override { frames_.space().OnComm(r); }
-  void OnTask(const TaskRecord& r) override { frames_.space().OnTask(r); }
+  void OnComm(const CommRecord& r) override {
+    frames_.space().OnComm(r);
+    thread_matches_.clear();  // a thread's name may have changed
+  }
+  void OnTask(const TaskRecord& r) override {
+    frames_.space().OnTask(r);
+    thread_matches_.clear();
+  }
 
   CallRelations Finish();
 
@@ -59,15 +69,30 @@ class CallRelationsBuilder : public RecordVisitor {
   CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
                        SampleSelector selector);
   bool Matches(const ResolvedFrame& frame);
-  void Credit(std::map<std::pair<std::string, std::string>, Neighbour>& into,
-              const ResolvedFrame& frame, const Sample& sample);
+  uint32_t NeighbourOf(const ResolvedFrame& frame);
+  void ResolveStack(const Sample& sample);
+
+  // What one distinct stack contributes.
+  struct StackRelations {
+    bool through = false;                         // the function is on the chain
+    bool self = false;                            // ... as the leaf
+    bool no_caller = false;                       // ... as the root
+    uint32_t callers_begin = 0, callers_end = 0;  // into neighbour_ids_, distinct
+    uint32_t callees_begin = 0, callees_end = 0;
+  };
 
   CallRelations result_;
   SampleFrames frames_;
   SampleSelector selector_;
-  std::map<std::string, bool> match_cache_;
-  std::map<std::pair<std::string, std::string>, Neighbour> callers_, callees_;
-  std::vector<const ResolvedFrame*> seen_callers_, seen_callees_;
+  StackTally tally_;
+  std::vector<StackRelations> stacks_;  // by stack id
+  std::vector<uint32_t> neighbour_ids_;
+  absl::flat_hash_map<uint64_t, bool> thread_matches_;  // pid << 32 | tid
+  absl::flat_hash_map<const ResolvedFrame*, bool> matches_;
+  absl::flat_hash_map<const ResolvedFrame*, uint32_t> frame_neighbours_;
+  std::map<std::pair<std::string, std::string>, uint32_t> neighbour_index_;  // (module, function)
+  std::vector<std::pair<std::string, std::string>> neighbours_;              // by id
+  std::set<std::string> matched_;
 };
 
 }  // namespace tprof
