@@ -2,6 +2,7 @@
 // signals, crashes, kills, full disks, attaching to processes, system-wide recording.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -324,10 +325,41 @@ class AttributingVisitor : public RecordVisitor {
 // and end in one function must credit the faults to the first and the switches to the second.
 // The leader samples user mode only (cpu-clock:u): the faults and switches themselves run in the
 // kernel, where kernel-mode samples would credit them to [kernel]. The members count everything.
+// Runs the test process, and what it starts, on one CPU until the end of the scope. Counters are
+// opened per thread and CPU, so a window between two samples of one instance spans whatever the
+// thread did on other CPUs meanwhile; how often it migrates depends on the machine's load. On one
+// CPU, the windows are what the attribution logic makes of them, whatever the load.
+class OneCpu {
+ public:
+  OneCpu() {
+    saved_ok_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;
+    if (!saved_ok_) return;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &saved_)) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof one, &one);
+        break;
+      }
+  }
+  ~OneCpu() {
+    if (saved_ok_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+
+ private:
+  cpu_set_t saved_;
+  bool saved_ok_ = false;
+};
+
 TEST(PerFunctionMetricsTest, GroupReadDeltasLandInTheFunctionsThatCausedThem) {
   std::string path = TempPath("perfunction.tprof");
-  auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock:u,page-faults,context-switches}:S", "-F",
-                       "4000", "-o", path, "--", kFaultSwitch, "20000", "300"});
+  testing::CommandResult r;
+  {
+    OneCpu pinned;
+    r = RunCommand({kTprof, "record", "-e", "{cpu-clock:u,page-faults,context-switches}:S", "-F",
+                    "4000", "-o", path, "--", kFaultSwitch, "20000", "300"});
+  }
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto reader = ProfileReader::OpenFile(path);
   ASSERT_TRUE(reader.ok());
