@@ -9,6 +9,10 @@
 // function entirely (it then has no samples: it "vanishes" from a profile). The functions do the
 // same kind of work per step, so CPU time is proportional to the units: "ALPHA x1.2" is a 20%
 // slowdown of work_alpha alone, every argument x2 a uniform 2x slowdown.
+//
+// The work runs in rounds, a slice of each function per round, so that whatever else the
+// machine runs meanwhile (another test on the sibling core, a VM's steal time) slows the three
+// functions alike rather than whichever happened to be running.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,14 +37,14 @@ inline uint64_t Chain(uint64_t v, uint64_t steps) {
 }  // namespace
 
 // extern "C": plain function names in the profile ("work_alpha").
-extern "C" __attribute__((noinline)) uint64_t work_alpha(uint64_t units) {
-  return Chain(0x1234, units * kStepsPerUnit);
+extern "C" __attribute__((noinline)) uint64_t work_alpha(uint64_t steps) {
+  return Chain(0x1234, steps);
 }
-extern "C" __attribute__((noinline)) uint64_t work_beta(uint64_t units) {
-  return Chain(0x5678, units * kStepsPerUnit);
+extern "C" __attribute__((noinline)) uint64_t work_beta(uint64_t steps) {
+  return Chain(0x5678, steps);
 }
-extern "C" __attribute__((noinline)) uint64_t work_gamma(uint64_t units) {
-  return Chain(0x9abc, units * kStepsPerUnit);
+extern "C" __attribute__((noinline)) uint64_t work_gamma(uint64_t steps) {
+  return Chain(0x9abc, steps);
 }
 
 int main(int argc, char** argv) {
@@ -51,10 +55,18 @@ int main(int argc, char** argv) {
   uint64_t alpha = std::strtoull(argv[1], nullptr, 10);
   uint64_t beta = std::strtoull(argv[2], nullptr, 10);
   uint64_t gamma = std::strtoull(argv[3], nullptr, 10);
+  constexpr uint64_t kRounds = 32;
+  // Round r's slice of N units: the steps up to the end of round r less those before it, so the
+  // rounds add up to exactly N units.
+  auto slice = [](uint64_t units, uint64_t r) {
+    return units * kStepsPerUnit * (r + 1) / kRounds - units * kStepsPerUnit * r / kRounds;
+  };
   uint64_t sum = 0;
-  if (alpha) sum += work_alpha(alpha);
-  if (beta) sum += work_beta(beta);
-  if (gamma) sum += work_gamma(gamma);
+  for (uint64_t r = 0; r < kRounds; ++r) {
+    if (alpha) sum += work_alpha(slice(alpha, r));
+    if (beta) sum += work_beta(slice(beta, r));
+    if (gamma) sum += work_gamma(slice(gamma, r));
+  }
   g_sink = sum;
   std::printf("diff_workload done\n");
   return 0;
