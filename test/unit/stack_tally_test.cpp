@@ -1,0 +1,80 @@
+// Stack tallies: which samples count as one stack, and the split of a chain into leaf and
+// callers that aggregations resolve once per distinct callers.
+#include "core/stack_tally.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace tprof {
+namespace {
+
+Sample Stack(uint32_t pid, uint64_t ip, std::vector<uint64_t> callchain, uint32_t event = 0,
+             uint64_t period = 1) {
+  Sample s;
+  s.pid = s.tid = pid;
+  s.ip = ip;
+  s.callchain = std::move(callchain);
+  s.event = event;
+  s.period = period;
+  return s;
+}
+
+TEST(StackTallyTest, EqualStacksShareAnIdAndEverythingElseSeparates) {
+  StackTally tally(2);
+  const AddressSpace::Generation g{1, 1};
+  const auto a = tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x21}), 0, g);
+  EXPECT_TRUE(a.first);
+  const auto again = tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x21}, 1, 5), 0, g);
+  EXPECT_FALSE(again.first);
+  EXPECT_EQ(again.id, a.id);
+  // Another caller, process, tag or generation, or a chain that only shares a prefix: new ids.
+  std::vector<uint32_t> ids = {
+      tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x31}), 0, g).id,
+      tally.Add(Stack(8, 0x10, {kContextUser, 0x10, 0x21}), 0, g).id,
+      tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x21}), 1, g).id,
+      tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x21}), 0, {2, 1}).id,
+      tally.Add(Stack(7, 0x10, {kContextUser, 0x10, 0x21}), 0, {1, 2}).id,
+      tally.Add(Stack(7, 0x10, {kContextUser, 0x10}), 0, g).id,
+      tally.Add(Stack(7, 0x10, {}), 0, g).id,
+  };
+  ids.push_back(a.id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+  EXPECT_EQ(tally.stacks(), 8u);
+  EXPECT_EQ(tally.period(a.id, 0), 1u);
+  EXPECT_EQ(tally.period(a.id, 1), 5u);
+  EXPECT_EQ(tally.samples(a.id, 1), 1u);
+}
+
+TEST(StackTallyTest, SplitLeafKeepsTheWalkOfForEachFrameAddress) {
+  // A kernel leaf, its kernel caller, then the user part after a marker.
+  Sample s =
+      Stack(1, 0xffff000000000010,
+            {kContextKernel, 0xffff000000000010, 0xffff000000000021, kContextUser, 0x400, 0x501});
+  const SplitStack split = SplitLeaf(s);
+  ASSERT_TRUE(split.has_leaf);
+  EXPECT_EQ(split.leaf, 0xffff000000000010u);
+  EXPECT_TRUE(split.leaf_kernel);
+  EXPECT_TRUE(split.callers_kernel);
+  std::vector<std::pair<uint64_t, bool>> callers;
+  ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t a, bool kernel) {
+    callers.push_back({a, kernel});
+    return true;
+  });
+  // Return addresses at address - 1; the first user address after the marker is a pc.
+  EXPECT_EQ(callers, (std::vector<std::pair<uint64_t, bool>>{
+                         {0xffff000000000020, true}, {0x400, false}, {0x500, false}}));
+  std::vector<uint64_t> all;
+  ForEachFrameAddress(s, [&](uint64_t a, bool) {
+    all.push_back(a);
+    return true;
+  });
+  EXPECT_EQ(all, (std::vector<uint64_t>{0xffff000000000010, 0xffff000000000020, 0x400, 0x500}));
+  // No callchain: the ip alone. Markers alone: nothing.
+  EXPECT_EQ(SplitLeaf(Stack(1, 0x99, {})).leaf, 0x99u);
+  EXPECT_FALSE(SplitLeaf(Stack(1, 0x99, {kContextUser})).has_leaf);
+}
+
+}  // namespace
+}  // namespace tprof
