@@ -55,4 +55,29 @@ class AddressSpace {
   uint64_t changes_ = 0;  // the last generation handed out
 };
 
+// A record visitor that keeps the processes' address spaces and thread names current, for
+// analyses that resolve sample addresses. Subclasses override OnSample, and OnThreadsChanged when
+// they cache anything per thread.
+class ProcessTrackingVisitor : public RecordVisitor {
+ public:
+  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
+  void OnComm(const CommRecord& r) override {
+    space_.OnComm(r);
+    OnThreadsChanged();
+  }
+  void OnTask(const TaskRecord& r) override {
+    space_.OnTask(r);
+    OnThreadsChanged();
+  }
+
+ protected:
+  // A thread's name may have changed (comm, exec, fork).
+  virtual void OnThreadsChanged() {}
+  AddressSpace& space() { return space_; }
+  const AddressSpace& space() const { return space_; }
+
+ private:
+  AddressSpace space_;
+};
+
 }  // namespace tprof

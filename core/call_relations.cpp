@@ -39,7 +39,7 @@ Result<std::unique_ptr<CallRelationsBuilder>> CallRelationsBuilder::Create(
 
 CallRelationsBuilder::CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                            std::string function, SampleSelector selector)
-    : frames_(resolver), selector_(std::move(selector)), tally_(events.size()) {
+    : frames_(resolver, space()), selector_(std::move(selector)), tally_(events.size()) {
   result_.events = std::move(events);
   result_.wanted = std::move(function);
   const size_t n = result_.events.size();
@@ -101,11 +101,10 @@ void CallRelationsBuilder::OnSample(const Sample& sample) {
   result_.total_period[sample.event] += sample.period;
   auto [thread, inserted] = thread_matches_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
   if (inserted)
-    thread->second =
-        selector_.ThreadMatches(sample, frames_.space().ThreadName(sample.pid, sample.tid));
+    thread->second = selector_.ThreadMatches(sample, space().ThreadName(sample.pid, sample.tid));
   if (!thread->second) return;
   if (!sample.callchain.empty()) result_.has_callchains = true;
-  const auto stack = tally_.Add(sample, 0, frames_.space().GenerationOf(sample.pid));
+  const auto stack = tally_.Add(sample, 0, space().GenerationOf(sample.pid));
   if (stack.first) ResolveStack(sample);
 }
 

@@ -44,7 +44,7 @@ struct CallRelations {
 
 // Samples are tallied per distinct stack (StackTally) and each stack's relations are worked out
 // once, at its first sample.
-class CallRelationsBuilder : public RecordVisitor {
+class CallRelationsBuilder : public ProcessTrackingVisitor {
  public:
   static Result<std::unique_ptr<CallRelationsBuilder>> Create(std::vector<EventDesc> events,
                                                               FrameResolver& resolver,
@@ -53,19 +53,11 @@ class CallRelationsBuilder : public RecordVisitor {
                                                               uint64_t start_timestamp);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
-  void OnComm(const CommRecord& r) override {
-    frames_.space().OnComm(r);
-    thread_matches_.clear();  // a thread's name may have changed
-  }
-  void OnTask(const TaskRecord& r) override {
-    frames_.space().OnTask(r);
-    thread_matches_.clear();
-  }
 
   CallRelations Finish();
 
  private:
+  void OnThreadsChanged() override { thread_matches_.clear(); }  // names may have changed
   CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
                        SampleSelector selector);
   bool Matches(const ResolvedFrame& frame);

@@ -45,7 +45,7 @@ uint32_t CallTreeBuilder::IdOf(CallNode* node) {
 
 const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pid, uint64_t address,
                                                                      bool kernel) {
-  const Mapping* mapping = space_.Find(pid, address);
+  const Mapping* mapping = space().Find(pid, address);
   auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel});
   if (!inserted) return it->second;
   const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
@@ -82,13 +82,13 @@ CallNode* CallTreeBuilder::RootOf(const Sample& sample) {
     case CallTreeOptions::Roots::kNone:
       break;
     case CallTreeOptions::Roots::kProcess:
-      name = space_.ThreadName(sample.pid, sample.pid);
+      name = space().ThreadName(sample.pid, sample.pid);
       break;
     case CallTreeOptions::Roots::kPid:
-      name = space_.ThreadName(sample.pid, sample.pid) + "-" + std::to_string(sample.pid);
+      name = space().ThreadName(sample.pid, sample.pid) + "-" + std::to_string(sample.pid);
       break;
     case CallTreeOptions::Roots::kThread:
-      name = space_.ThreadName(sample.pid, sample.tid) + "-" + std::to_string(sample.pid) + "/" +
+      name = space().ThreadName(sample.pid, sample.tid) + "-" + std::to_string(sample.pid) + "/" +
              std::to_string(sample.tid);
       break;
   }
@@ -100,7 +100,7 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
   if (sample.event >= events_.size()) return;
   CallNode* top = RootOf(sample);
   const uint32_t top_id = IdOf(top);
-  const AddressSpace::Generation generation = space_.GenerationOf(sample.pid);
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   const auto stack = tally_.Add(sample, top_id, generation);
   ++samples_;
   if (!stack.first) return;

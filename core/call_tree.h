@@ -58,26 +58,18 @@ struct CallTreeOptions {
 
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the
 // nodes' counts are filled in from the tallies when the tree is asked for.
-class CallTreeBuilder : public RecordVisitor {
+class CallTreeBuilder : public ProcessTrackingVisitor {
  public:
   CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override {
-    space_.OnComm(r);
-    thread_roots_.clear();  // a thread's name may have changed
-  }
-  void OnTask(const TaskRecord& r) override {
-    space_.OnTask(r);
-    thread_roots_.clear();
-  }
 
   // The tree of every sample so far.
   const CallNode& root();
   const std::vector<EventDesc>& events() const { return events_; }
 
  private:
+  void OnThreadsChanged() override { thread_roots_.clear(); }  // names may have changed
   struct Frame {
     std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
     FrameKind kind;
@@ -92,7 +84,6 @@ class CallTreeBuilder : public RecordVisitor {
   std::vector<EventDesc> events_;
   FrameResolver& resolver_;
   CallTreeOptions options_;
-  AddressSpace space_;
   CallNode root_;
   struct FrameKey {
     const Mapping* mapping;

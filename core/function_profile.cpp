@@ -14,7 +14,7 @@ FunctionProfileBuilder::FunctionProfileBuilder(std::vector<EventDesc> events,
 
 void FunctionProfileBuilder::OnSample(const Sample& sample) {
   if (sample.event >= profile_.events.size()) return;
-  const Mapping* mapping = space_.Find(sample.pid, sample.ip);
+  const Mapping* mapping = space().Find(sample.pid, sample.ip);
   FrameKey key{mapping, sample.ip};
   auto it = frame_cache_.find(key);
   if (it == frame_cache_.end())
@@ -52,7 +52,7 @@ uint32_t FunctionProfileBuilder::CommandId(uint32_t pid, uint32_t tid) {
   const uint64_t thread = uint64_t{pid} << 32 | tid;
   auto it = command_of_thread_.find(thread);
   if (it != command_of_thread_.end()) return it->second;
-  std::string command = space_.ThreadName(pid, tid);
+  std::string command = space().ThreadName(pid, tid);
   auto [id, inserted] = command_ids_.try_emplace(command, static_cast<uint32_t>(commands_.size()));
   if (inserted) commands_.push_back(std::move(command));
   command_of_thread_.emplace(thread, id->second);

@@ -30,25 +30,17 @@ struct FunctionProfile {
   uint64_t lost = 0;
 };
 
-class FunctionProfileBuilder : public RecordVisitor {
+class FunctionProfileBuilder : public ProcessTrackingVisitor {
  public:
   FunctionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override {
-    space_.OnComm(r);
-    command_of_thread_.clear();  // a thread's name may have changed
-  }
-  void OnTask(const TaskRecord& r) override {
-    space_.OnTask(r);
-    command_of_thread_.clear();
-  }
   void OnLost(const LostRecord& r) override { profile_.lost += r.lost; }
 
   FunctionProfile Finish();
 
  private:
+  void OnThreadsChanged() override { command_of_thread_.clear(); }  // names may have changed
   struct FrameKey {
     const Mapping* mapping;
     uint64_t address;
@@ -60,7 +52,6 @@ class FunctionProfileBuilder : public RecordVisitor {
     }
   };
 
-  AddressSpace space_;
   FrameResolver& resolver_;
   FunctionProfile profile_;
   // The function id of each distinct address (see FunctionId).

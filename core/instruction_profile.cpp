@@ -54,7 +54,7 @@ void InstructionProfileBuilder::OnSample(const Sample& sample) {
   if (e >= n) return;
   profile_.total_period[e] += sample.period;
   profile_.total_samples[e] += 1;
-  const Mapping* mapping = space_.Find(sample.pid, sample.ip);
+  const Mapping* mapping = space().Find(sample.pid, sample.ip);
   auto [it, inserted] = cache_.try_emplace({mapping, sample.ip});
   if (inserted) {
     ResolvedFrame frame = resolver_.ResolveInProcess(sample.pid, mapping, sample.ip);

@@ -39,15 +39,12 @@ struct InstructionProfile {
   std::vector<uint64_t> total_samples;
 };
 
-class InstructionProfileBuilder : public RecordVisitor {
+class InstructionProfileBuilder : public ProcessTrackingVisitor {
  public:
   InstructionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                             std::string query);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
 
   InstructionProfile Finish();
 
@@ -62,7 +59,6 @@ class InstructionProfileBuilder : public RecordVisitor {
     }
   };
 
-  AddressSpace space_;
   FrameResolver& resolver_;
   std::string query_;
   InstructionProfile profile_;

@@ -183,7 +183,7 @@ Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
 
 ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                        std::vector<SortKey> sort, SampleSelector selector)
-    : frames_(resolver), selector_(std::move(selector)), tally_(events.size()) {
+    : frames_(resolver, space()), selector_(std::move(selector)), tally_(events.size()) {
   table_.events = std::move(events);
   table_.sort = std::move(sort);
   table_.total_period.assign(table_.events.size(), 0);
@@ -205,7 +205,7 @@ const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sam
   auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
   Thread& thread = it->second;
   if (!inserted) return thread;
-  thread.comm = frames_.space().ThreadName(sample.pid, sample.tid);
+  thread.comm = space().ThreadName(sample.pid, sample.tid);
   thread.matches = selector_.ThreadMatches(sample, thread.comm);
   std::string part;
   for (SortKey k : table_.sort) {
@@ -347,7 +347,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
           sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample))].joined);
     return;
   }
-  const AddressSpace::Generation generation = frames_.space().GenerationOf(sample.pid);
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   auto [stack, first] = tally_.Add(sample, thread.part, generation);
   if (first) ResolveStack(sample, thread, generation);
   if (group_of_leader_[e] >= 0)

@@ -101,9 +101,10 @@ struct ReportTable {
 // context markers dropped) or the ip alone. Resolution is cached per (mapping, address).
 class SampleFrames {
  public:
-  explicit SampleFrames(FrameResolver& resolver) : resolver_(resolver) {}
+  // `space`: the processes as the records so far describe them (kept current by the caller).
+  SampleFrames(FrameResolver& resolver, const AddressSpace& space)
+      : resolver_(resolver), space_(space) {}
 
-  AddressSpace& space() { return space_; }
   const std::vector<const ResolvedFrame*>& Chain(const Sample& sample);
   const ResolvedFrame& Leaf(const Sample& sample);
   // The frame at `address` (already adjusted for return addresses) in process `pid`.
@@ -120,7 +121,7 @@ class SampleFrames {
     }
   };
   FrameResolver& resolver_;
-  AddressSpace space_;
+  const AddressSpace& space_;
   absl::flat_hash_map<Key, const ResolvedFrame*> cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
   std::vector<const ResolvedFrame*> chain_;
@@ -149,7 +150,7 @@ class SampleSelector {
   bool start_known_ = false;
 };
 
-class ReportTableBuilder : public RecordVisitor {
+class ReportTableBuilder : public ProcessTrackingVisitor {
  public:
   // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
   static Result<std::unique_ptr<ReportTableBuilder>> Create(std::vector<EventDesc> events,
@@ -159,20 +160,12 @@ class ReportTableBuilder : public RecordVisitor {
                                                             uint64_t start_timestamp);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { frames_.space().OnMmap(r); }
-  void OnComm(const CommRecord& r) override {
-    frames_.space().OnComm(r);
-    threads_.clear();  // a thread's name may have changed
-  }
-  void OnTask(const TaskRecord& r) override {
-    frames_.space().OnTask(r);
-    threads_.clear();
-  }
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
 
   ReportTable Finish();
 
  private:
+  void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
   ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                      std::vector<SortKey> sort, SampleSelector selector);
 

@@ -34,7 +34,7 @@ uint32_t StackProfileBuilder::MappingIndex(const Mapping* mapping) {
 }
 
 uint32_t StackProfileBuilder::LocationIndex(uint32_t pid, uint64_t address, bool kernel) {
-  const Mapping* mapping = space_.Find(pid, address);
+  const Mapping* mapping = space().Find(pid, address);
   const uint32_t mapping_index = MappingIndex(mapping);
   LocationKey key{mapping_index, address, mapping ? 0 : pid};
   auto [it, inserted] =
@@ -65,7 +65,7 @@ void StackProfileBuilder::OnSample(const Sample& sample) {
     Stack stack;
     stack.pid = sample.pid;
     stack.tid = sample.tid;
-    stack.comm = space_.ThreadName(sample.pid, sample.tid);
+    stack.comm = space().ThreadName(sample.pid, sample.tid);
     stack.locations.assign(key_.begin() + 2, key_.end());
     stack.period.assign(profile_.events.size(), 0);
     stack.samples.assign(profile_.events.size(), 0);

@@ -54,14 +54,11 @@ struct StackProfile {
   std::vector<uint64_t> total_samples;  // per event
 };
 
-class StackProfileBuilder : public RecordVisitor {
+class StackProfileBuilder : public ProcessTrackingVisitor {
  public:
   StackProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
 
   StackProfile Finish();
 
@@ -84,7 +81,6 @@ class StackProfileBuilder : public RecordVisitor {
     size_t operator()(const std::vector<uint32_t>& key) const;
   };
 
-  AddressSpace space_;
   FrameResolver& resolver_;
   StackProfile profile_;
   // A Mapping's address is reused once the address space drops it; entries are checked against

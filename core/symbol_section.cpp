@@ -281,7 +281,7 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
 }
 
 void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
-  const Mapping* mapping = space_.Find(pid, address);
+  const Mapping* mapping = space().Find(pid, address);
   // The process matters only where no file names the code.
   uint32_t pid_key = mapping && !IsFilelessMapping(mapping->filename) ? 0 : pid;
   if (!seen_.insert({mapping, address, pid_key}).second) return;

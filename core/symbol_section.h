@@ -89,14 +89,11 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
 // Collects the distinct addresses of the samples it sees (the ip, and every callchain entry:
 // return addresses also minus one, the call instruction, which is what call-graph views
 // resolve) and resolves each once through `resolver`. Feed it the records in order.
-class SymbolTableBuilder : public RecordVisitor {
+class SymbolTableBuilder : public ProcessTrackingVisitor {
  public:
   explicit SymbolTableBuilder(FrameResolver& resolver) : resolver_(resolver) {}
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { space_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { space_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { space_.OnTask(r); }
 
   size_t distinct_addresses() const { return seen_.size(); }
   SymbolTable Finish() { return std::move(table_); }
@@ -117,7 +114,6 @@ class SymbolTableBuilder : public RecordVisitor {
   };
 
   FrameResolver& resolver_;
-  AddressSpace space_;
   std::unordered_set<Seen, SeenHash> seen_;
   SymbolTable table_;
 };
