@@ -52,6 +52,18 @@ uint32_t StackProfileBuilder::LocationIndex(uint32_t pid, uint64_t address, bool
 
 void StackProfileBuilder::OnSample(const Sample& sample) {
   if (sample.event >= profile_.events.size()) return;
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
+  const auto raw = raw_stacks_.Intern(
+      {sample.tid, sample.pid, generation.process, generation.kernel, sample.ip}, sample.callchain);
+  if (raw.first) stack_of_raw_.push_back(ResolveStack(sample));
+  Stack& stack = profile_.stacks[stack_of_raw_[raw.id]];
+  stack.period[sample.event] += sample.period;
+  stack.samples[sample.event] += 1;
+  profile_.total_period[sample.event] += sample.period;
+  profile_.total_samples[sample.event] += 1;
+}
+
+uint32_t StackProfileBuilder::ResolveStack(const Sample& sample) {
   key_.clear();
   key_.push_back(sample.pid);
   key_.push_back(sample.tid);
@@ -71,11 +83,7 @@ void StackProfileBuilder::OnSample(const Sample& sample) {
     stack.samples.assign(profile_.events.size(), 0);
     profile_.stacks.push_back(std::move(stack));
   }
-  Stack& stack = profile_.stacks[it->second];
-  stack.period[sample.event] += sample.period;
-  stack.samples[sample.event] += 1;
-  profile_.total_period[sample.event] += sample.period;
-  profile_.total_samples[sample.event] += 1;
+  return it->second;
 }
 
 StackProfile StackProfileBuilder::Finish() {

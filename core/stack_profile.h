@@ -13,6 +13,7 @@
 #include "core/address_space.h"
 #include "core/frame_resolver.h"
 #include "core/profile.h"
+#include "core/stack_tally.h"
 
 namespace tprof {
 
@@ -65,6 +66,8 @@ class StackProfileBuilder : public ProcessTrackingVisitor {
  private:
   uint32_t MappingIndex(const Mapping* mapping);
   uint32_t LocationIndex(uint32_t pid, uint64_t address, bool kernel);
+  // The index in profile_.stacks of the sample's resolved stack, added when new.
+  uint32_t ResolveStack(const Sample& sample);
 
   struct LocationKey {
     uint32_t mapping;
@@ -92,6 +95,10 @@ class StackProfileBuilder : public ProcessTrackingVisitor {
   // pid, tid, then the location indexes, leaf first.
   std::unordered_map<std::vector<uint32_t>, uint32_t, StackKeyHash> stack_index_;
   std::vector<uint32_t> key_;  // reused per sample
+  // Raw stacks (thread, ip, callchain, address-space generation) to their index in
+  // profile_.stacks: each raw stack is resolved once, at its first sample.
+  StackInterner raw_stacks_;
+  std::vector<uint32_t> stack_of_raw_;
 };
 
 }  // namespace tprof
