@@ -17,25 +17,24 @@ namespace {
 
 constexpr const char* kCommand = "diff";
 
+// One side's call tree. The profile, its symbols and the builder's caches are let go once the
+// tree is built, so that only one side's symbols are in memory at a time.
 struct SideTree {
-  std::unique_ptr<OpenedProfile> opened;  // the resolver the builder reads through
-  std::unique_ptr<CallTreeBuilder> tree;
+  std::vector<EventDesc> events;
+  CallNode root;
 };
 
 Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& options) {
-  SideTree side;
   auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr});
   if (!opened.ok()) return opened.error();
-  side.opened = std::move(opened).value();
-  ProfileSource& source = side.opened->source();
+  ProfileSource& source = (*opened)->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
-  side.tree = std::make_unique<CallTreeBuilder>(source.events(), side.opened->resolver(),
-                                                CallTreeOptions{});
-  auto summary = source.ReadRecords(*side.tree);
+  CallTreeBuilder builder(source.events(), (*opened)->resolver(), CallTreeOptions{});
+  auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
   if (!summary->warning.empty())
     std::cerr << "tprof diff: warning: " << path << ": " << summary->warning << '\n';
-  return side;
+  return SideTree{builder.events(), builder.TakeRoot()};
 }
 
 std::optional<size_t> FindEvent(const std::vector<EventDesc>& events, const std::string& name) {
@@ -57,8 +56,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   if (!old_side.ok()) return ReportError(kCommand, old_side.error().message());
   auto new_side = LoadSide(options.new_path, options);
   if (!new_side.ok()) return ReportError(kCommand, new_side.error().message());
-  const std::vector<EventDesc>& old_events = old_side->tree->events();
-  const std::vector<EventDesc>& new_events = new_side->tree->events();
+  const std::vector<EventDesc>& old_events = old_side->events;
+  const std::vector<EventDesc>& new_events = new_side->events;
   const std::string both_lists =
       " (old: " + EventList(old_events) + "; new: " + EventList(new_events) + ")";
 
@@ -98,9 +97,15 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
     new_select.push_back(*n);
   }
 
-  const CallNode old_tree = SelectCallTreeEvents(old_side->tree->root(), old_select);
-  const CallNode new_tree = SelectCallTreeEvents(new_side->tree->root(), new_select);
-  const DiffCallNode merged = MergeCallTrees(old_tree, new_tree, old_select.size());
+  // Each tree is let go as soon as the next step has what it needs from it: two 1M-sample
+  // profiles make trees of hundreds of thousands of nodes.
+  const DiffCallNode merged = [&] {
+    const CallNode old_tree = SelectCallTreeEvents(old_side->root, old_select);
+    old_side->root = CallNode();
+    const CallNode new_tree = SelectCallTreeEvents(new_side->root, new_select);
+    new_side->root = CallNode();
+    return MergeCallTrees(old_tree, new_tree, old_select.size());
+  }();
   auto scale = DiffFlameNewScale(merged, options.normalize, 0, 1);
   if (!scale.ok()) return ReportError(kCommand, scale.error().message());
   DiffFlameOptions flame_options;

@@ -156,6 +156,11 @@ const CallNode& CallTreeBuilder::root() {
   return root_;
 }
 
+CallNode CallTreeBuilder::TakeRoot() {
+  root();
+  return std::move(root_);
+}
+
 namespace {
 
 void Fold(const CallNode& node, std::string& prefix, const FoldedOptions& options,

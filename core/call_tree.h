@@ -66,6 +66,9 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
 
   // The tree of every sample so far.
   const CallNode& root();
+  // The tree, moved out: for callers that keep the tree but not the builder's caches (or the
+  // resolver they borrow from). The builder takes no more samples after.
+  CallNode TakeRoot();
   const std::vector<EventDesc>& events() const { return events_; }
 
  private:
