@@ -14,6 +14,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -102,7 +103,15 @@ Capture Record(const std::vector<std::string>& argv) {
   EXPECT_NE(ring, MAP_FAILED);
   ::write(go[1], "x", 1);
   ::close(go[1]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The maps are read as soon as the program and libc are mapped, while it still runs: after it
+  // exits, /proc/PID/maps of the zombie is empty. (A fixed wait raced the 0.3 s workload.)
+  for (int i = 0; i < 5000; ++i) {
+    std::ifstream maps("/proc/" + std::to_string(child) + "/maps");
+    std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    if (text.find("unwind_nofp") != std::string::npos && text.find("libc") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   capture.pid = static_cast<uint32_t>(child);
   ReadMaps(capture.pid, &capture);
   int status = 0;
