@@ -34,13 +34,6 @@ CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& r
   root_.self.assign(events_.size(), 0);
   root_.total.assign(events_.size(), 0);
   root_.self_samples.assign(events_.size(), 0);
-  IdOf(&root_);
-}
-
-uint32_t CallTreeBuilder::IdOf(CallNode* node) {
-  auto [it, inserted] = node_ids_.try_emplace(node, static_cast<uint32_t>(nodes_.size()));
-  if (inserted) nodes_.push_back(node);
-  return it->second;
 }
 
 const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pid, uint64_t address,
@@ -99,7 +92,8 @@ CallNode* CallTreeBuilder::RootOf(const Sample& sample) {
 void CallTreeBuilder::OnSample(const Sample& sample) {
   if (sample.event >= events_.size()) return;
   CallNode* top = RootOf(sample);
-  const uint32_t top_id = IdOf(top);
+  // Nodes never move, so the top node's address tells roots apart.
+  const uint64_t top_id = reinterpret_cast<uintptr_t>(top);
   const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   const auto stack = tally_.Add(sample, top_id, generation);
   ++samples_;
@@ -119,11 +113,11 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
     CallNode* node = top;
     for (auto it = addresses.rbegin(); it != addresses.rend(); ++it)
       node = Descend(node, sample.pid, it->first, it->second);
-    callers_node_.push_back(IdOf(node));
+    callers_node_.push_back(node);
   }
-  CallNode* leaf = nodes_[callers_node_[callers.id]];
+  CallNode* leaf = callers_node_[callers.id];
   if (split.has_leaf) leaf = Descend(leaf, sample.pid, split.leaf, split.leaf_kernel);
-  leaf_of_stack_.push_back(IdOf(leaf));
+  leaf_of_stack_.push_back(leaf);
 }
 
 const CallNode& CallTreeBuilder::root() {
@@ -138,7 +132,7 @@ const CallNode& CallTreeBuilder::root() {
     std::fill(node->self_samples.begin(), node->self_samples.end(), 0);
   }
   for (uint32_t s = 0; s < leaf_of_stack_.size(); ++s) {
-    CallNode* leaf = nodes_[leaf_of_stack_[s]];
+    CallNode* leaf = leaf_of_stack_[s];
     for (size_t e = 0; e < events_.size(); ++e) {
       leaf->self[e] += tally_.period(s, e);
       leaf->self_samples[e] += tally_.samples(s, e);

@@ -82,7 +82,6 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   CallNode* RootOf(const Sample& sample);
   // Extends the tree by `node`'s callee path for the frames at `address`.
   CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
-  uint32_t IdOf(CallNode* node);
 
   std::vector<EventDesc> events_;
   FrameResolver& resolver_;
@@ -101,12 +100,10 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<FrameKey, std::vector<Frame>> frame_cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;      // frames the resolver does not hold
   absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
-  absl::flat_hash_map<CallNode*, uint32_t> node_ids_;
-  std::vector<CallNode*> nodes_;  // by id: 0 is root_
   StackTally tally_;
-  std::vector<uint32_t> leaf_of_stack_;  // node id
+  std::vector<CallNode*> leaf_of_stack_;  // by stack id
   StackInterner caller_ids_;
-  std::vector<uint32_t> callers_node_;  // by caller id: the node the callers lead to
+  std::vector<CallNode*> callers_node_;  // by caller id: the node the callers lead to
   uint64_t samples_ = 0;
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
 };
