@@ -201,17 +201,44 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
   }
 }
 
+namespace {
+
+bool IsThreadKey(SortKey k) {
+  return k == SortKey::kComm || k == SortKey::kPid || k == SortKey::kTid;
+}
+
+// A sort key's value for a sample of thread `comm` whose frame is `frame`.
+std::string SortValue(SortKey k, const Sample& sample, const std::string& comm,
+                      const ResolvedFrame& frame) {
+  switch (k) {
+    case SortKey::kSymbol:
+      return frame.function;
+    case SortKey::kDso:
+      return frame.module;
+    case SortKey::kComm:
+      return comm;
+    case SortKey::kPid:
+      return std::to_string(sample.pid);
+    case SortKey::kTid:
+      return std::to_string(sample.tid);
+    case SortKey::kSrcline:
+      return SourceLineOf(frame);
+  }
+  return {};
+}
+
+}  // namespace
+
 const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
   auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
   Thread& thread = it->second;
   if (!inserted) return thread;
   thread.comm = space().ThreadName(sample.pid, sample.tid);
   thread.matches = selector_.ThreadMatches(sample, thread.comm);
+  static const ResolvedFrame kNoFrame;  // thread keys do not look at the frame
   std::string part;
   for (SortKey k : table_.sort) {
-    if (k == SortKey::kComm) part += thread.comm;
-    if (k == SortKey::kPid) part += std::to_string(sample.pid);
-    if (k == SortKey::kTid) part += std::to_string(sample.tid);
+    if (IsThreadKey(k)) part += SortValue(k, sample, thread.comm, kNoFrame);
     part.push_back('\x1f');
   }
   thread.part =
@@ -225,9 +252,7 @@ uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
   if (new_frame) {
     std::string part;
     for (SortKey k : table_.sort) {
-      if (k == SortKey::kSymbol) part += frame.function;
-      if (k == SortKey::kDso) part += frame.module;
-      if (k == SortKey::kSrcline) part += SourceLineOf(frame);
+      if (!IsThreadKey(k)) part += SortValue(k, sample, thread.comm, frame);
       part.push_back('\x1f');
     }
     part_it->second =
@@ -239,30 +264,9 @@ uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
   if (new_key) {
     Key key;
     for (SortKey k : table_.sort) {
-      std::string value;
-      switch (k) {
-        case SortKey::kSymbol:
-          value = frame.function;
-          break;
-        case SortKey::kDso:
-          value = frame.module;
-          break;
-        case SortKey::kComm:
-          value = thread.comm;
-          break;
-        case SortKey::kPid:
-          value = std::to_string(sample.pid);
-          break;
-        case SortKey::kTid:
-          value = std::to_string(sample.tid);
-          break;
-        case SortKey::kSrcline:
-          value = SourceLineOf(frame);
-          break;
-      }
-      key.joined += value;
+      key.values.push_back(SortValue(k, sample, thread.comm, frame));
+      key.joined += key.values.back();
       key.joined.push_back('\x1f');
-      key.values.push_back(std::move(value));
     }
     keys_.push_back(std::move(key));
     row_of_key_.push_back(-1);
