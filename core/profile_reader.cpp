@@ -1,9 +1,5 @@
 #include "core/profile_reader.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -13,24 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/chunk.h"
+#include "core/file_bytes.h"
 #include "core/format_spec.h"
 #include "core/profile_json.h"
 #include "core/record_codec.h"
 
 namespace tprof {
-
-class MappedBytes {
- public:
-  MappedBytes(void* data, size_t size) : data_(data), size_(size) {}
-  ~MappedBytes() {
-    if (data_ && size_) ::munmap(data_, size_);
-  }
-  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
-
- private:
-  void* data_;
-  size_t size_;
-};
 
 namespace {
 
@@ -126,32 +110,11 @@ bool ProfileReader::LooksLikeTprof(std::string_view first_bytes) {
 }
 
 Result<ProfileReader> ProfileReader::OpenFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Error("cannot stat " + path + ": " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error(path + " is not a regular file");
-  }
-  size_t size = static_cast<size_t>(st.st_size);
-  void* data = nullptr;
-  if (size > 0) {
-    data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      return Error("cannot map " + path + ": " + std::strerror(err));
-    }
-  }
-  ::close(fd);
+  auto bytes = FileBytes::Read(path);
+  if (!bytes.ok()) return bytes.error();
   ProfileReader reader;
-  reader.mapping_ = std::make_shared<MappedBytes>(data, size);
-  reader.bytes_ = reader.mapping_->bytes();
+  reader.file_ = std::move(bytes).value();
+  reader.bytes_ = reader.file_->view();
   Status status = reader.ReadHeader();
   if (!status.ok()) return status.error().WithContext(path);
   return reader;

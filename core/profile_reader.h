@@ -25,7 +25,7 @@ struct ReadSummary {
   std::string warning;
 };
 
-class MappedBytes;
+class FileBytes;
 
 class ProfileReader {
  public:
@@ -54,7 +54,7 @@ class ProfileReader {
   ProfileReader() = default;
   Status ReadHeader();
 
-  std::shared_ptr<MappedBytes> mapping_;
+  std::shared_ptr<const FileBytes> file_;  // null when reading the caller's bytes
   std::string_view bytes_;
   uint16_t major_ = 0;
   uint16_t minor_ = 0;

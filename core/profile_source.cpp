@@ -9,6 +9,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "core/file_bytes.h"
 #include "core/folded_parser.h"
 #include "core/perf_data_reader.h"
 #include "core/perf_script_parser.h"
@@ -18,64 +19,9 @@
 namespace tprof {
 namespace {
 
-// The input's bytes: a read-only mapping of a regular file, or a copy of a pipe's content.
-class InputBytes {
- public:
-  static Result<std::shared_ptr<InputBytes>> FromFile(const std::string& path) {
-    auto bytes = std::make_shared<InputBytes>();
-    int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Error(path + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        // Read front to back, once: ask for read-ahead rather than a fault per page.
-        ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
-        ::madvise(p, static_cast<size_t>(st.st_size), MADV_WILLNEED);
-        bytes->map_ = p;
-        bytes->map_size_ = static_cast<size_t>(st.st_size);
-        bytes->view_ = std::string_view(static_cast<const char*>(p), bytes->map_size_);
-        if (fd != 0) ::close(fd);
-        return bytes;
-      }
-    }
-    char buf[1 << 16];
-    while (true) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        std::string message = path + ": " + std::strerror(errno);
-        if (fd != 0) ::close(fd);
-        return Error(message);
-      }
-      if (n == 0) break;
-      bytes->owned_.append(buf, static_cast<size_t>(n));
-    }
-    if (fd != 0) ::close(fd);
-    bytes->view_ = bytes->owned_;
-    return bytes;
-  }
-  static std::shared_ptr<InputBytes> FromString(std::string s) {
-    auto bytes = std::make_shared<InputBytes>();
-    bytes->owned_ = std::move(s);
-    bytes->view_ = bytes->owned_;
-    return bytes;
-  }
-  ~InputBytes() {
-    if (map_) ::munmap(map_, map_size_);
-  }
-  std::string_view view() const { return view_; }
-
- private:
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
-  std::string owned_;
-  std::string_view view_;
-};
-
 class TprofSource : public ProfileSource {
  public:
-  TprofSource(std::shared_ptr<InputBytes> bytes, ProfileReader reader, SourceOptions options)
+  TprofSource(std::shared_ptr<const FileBytes> bytes, ProfileReader reader, SourceOptions options)
       : bytes_(std::move(bytes)), reader_(std::move(reader)) {
     // A damaged symbols chunk only costs the names: the live symbolizer can still answer.
     auto table = ReadSymbolSection(reader_);
@@ -99,14 +45,15 @@ class TprofSource : public ProfileSource {
   }
 
  private:
-  std::shared_ptr<InputBytes> bytes_;
+  std::shared_ptr<const FileBytes> bytes_;
   ProfileReader reader_;
   std::unique_ptr<EmbeddedSymbolResolver> embedded_;
 };
 
 class PerfDataSource : public ProfileSource {
  public:
-  PerfDataSource(std::shared_ptr<InputBytes> bytes, PerfDataReader reader, SourceOptions options)
+  PerfDataSource(std::shared_ptr<const FileBytes> bytes, PerfDataReader reader,
+                 SourceOptions options)
       : bytes_(std::move(bytes)), reader_(std::move(reader)), options_(options) {}
   ProfileFormat format() const override { return ProfileFormat::kPerfData; }
   const Metadata& metadata() const override { return reader_.metadata(); }
@@ -123,9 +70,14 @@ class PerfDataSource : public ProfileSource {
                   " samples name an event id the file does not describe; skipped, as perf does";
     return s;
   }
+  std::string RecordedBuildId(const std::string& path) const override {
+    const auto& ids = reader_.features().build_ids;
+    auto it = ids.find(path);
+    return it == ids.end() ? "" : it->second;
+  }
 
  private:
-  std::shared_ptr<InputBytes> bytes_;
+  std::shared_ptr<const FileBytes> bytes_;
   PerfDataReader reader_;
   SourceOptions options_;
 };
@@ -170,7 +122,7 @@ class TextSource : public ProfileSource {
   TextProfile profile_;
 };
 
-Result<std::unique_ptr<ProfileSource>> OpenInput(std::shared_ptr<InputBytes> bytes,
+Result<std::unique_ptr<ProfileSource>> OpenInput(std::shared_ptr<const FileBytes> bytes,
                                                  SourceOptions options) {
   std::string_view view = bytes->view();
   auto format = SniffProfileFormat(view.substr(0, 1 << 14));
@@ -233,7 +185,8 @@ Result<ProfileFormat> SniffProfileFormat(std::string_view head) {
 
 Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenFile(const std::string& path,
                                                                SourceOptions options) {
-  auto bytes = InputBytes::FromFile(path);
+  // Read front to back once: mapped in whole rather than a fault per few pages.
+  auto bytes = FileBytes::Read(path, /*prefault=*/true);
   if (!bytes.ok()) return bytes.error();
   auto source = OpenInput(std::move(bytes).value(), options);
   if (!source.ok()) return source.error().WithContext(path);
@@ -242,7 +195,7 @@ Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenFile(const std::string
 
 Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenBytes(std::string bytes,
                                                                 SourceOptions options) {
-  return OpenInput(InputBytes::FromString(std::move(bytes)), options);
+  return OpenInput(FileBytes::FromString(std::move(bytes)), options);
 }
 
 }  // namespace tprof

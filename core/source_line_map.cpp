@@ -2,9 +2,9 @@
 
 #include <dtl/dtl.hpp>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
+
+#include "core/file_bytes.h"
 
 namespace tprof {
 
@@ -79,11 +79,9 @@ std::string BaseName(const std::string& path) {
 }
 
 bool ReadFile(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  out = s.str();
+  auto bytes = FileBytes::Read(path);
+  if (!bytes.ok()) return false;
+  out = (*bytes)->view();
   return true;
 }
 
