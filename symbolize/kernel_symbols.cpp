@@ -1,55 +1,28 @@
 #include "symbolize/kernel_symbols.h"
 
 #include <elf.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
+
+#include "core/file_bytes.h"
 
 namespace tprof {
 
-namespace {
-
-// The whole file in one string. /proc files report size 0, so read until end of file.
-bool ReadWhole(const std::string& path, std::string& out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  size_t used = 0;
-  out.resize(1 << 20);
-  for (;;) {
-    if (out.size() - used < (1 << 16)) out.resize(out.size() * 2);
-    ssize_t n = read(fd, out.data() + used, out.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      out.resize(used);
-      return n == 0;
-    }
-    used += static_cast<size_t>(n);
-  }
-}
-
-}  // namespace
-
 KernelSymbols KernelSymbols::Load(const std::string& path) {
   KernelSymbols table;
-  std::string text;
-  if (!ReadWhole(path, text)) {
-    table.reason_ = "cannot read " + path;
+  auto text = FileBytes::Read(path);
+  if (!text.ok()) {
+    table.reason_ = text.error().message();
     return table;
   }
-  table.modules_.push_back(std::make_unique<const std::string>("[kernel.kallsyms]"));
-  std::string_view last_module = *table.modules_.back();
+  static constexpr std::string_view kKernel = "[kernel.kallsyms]";
   bool any_nonzero = false;
   size_t lines = 0;
-  std::string_view rest(text);
+  std::string_view rest = (*text)->view();
   while (!rest.empty()) {
     size_t newline = rest.find('\n');
     std::string_view line = rest.substr(0, newline);
@@ -67,23 +40,14 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
     if (address == 0) continue;
     std::string_view name = line.substr(at + 3);
-    std::string_view module = *table.modules_.front();
+    std::string_view module = kKernel;
     if (size_t tab = name.find('\t'); tab != std::string_view::npos) {
       module = name.substr(tab + 1);
       name = name.substr(0, tab);
-      if (module != last_module) {  // a module's symbols come together
-        auto known = std::find_if(table.modules_.begin(), table.modules_.end(),
-                                  [&](const auto& m) { return *m == module; });
-        if (known == table.modules_.end()) {
-          table.modules_.push_back(std::make_unique<const std::string>(module));
-          known = std::prev(table.modules_.end());
-        }
-        last_module = **known;
-      }
-      module = last_module;
     }
-    table.symbols_.push_back({address, std::string(name), module});
+    table.symbols_.push_back({address, name, module});
   }
+  table.text_ = std::move(text).value();
   if (!any_nonzero) {
     table.symbols_.clear();
     table.reason_ = lines == 0 ? path + " is empty"
@@ -113,8 +77,9 @@ const KernelSymbols::Symbol* KernelSymbols::Find(uint64_t address) const {
 }
 
 std::string RunningKernelBuildId(const std::string& notes_path) {
-  std::ifstream in(notes_path, std::ios::binary);
-  std::string notes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto bytes = FileBytes::Read(notes_path);
+  if (!bytes.ok()) return "";
+  std::string_view notes = (*bytes)->view();
   size_t offset = 0;
   while (offset + sizeof(Elf64_Nhdr) <= notes.size()) {
     Elf64_Nhdr header;
@@ -125,7 +90,7 @@ std::string RunningKernelBuildId(const std::string& notes_path) {
     if (next > notes.size()) break;
     if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
         std::memcmp(notes.data() + name_at, "GNU", 4) == 0)
-      return notes.substr(desc_at, header.n_descsz);
+      return std::string(notes.substr(desc_at, header.n_descsz));
     offset = next;
   }
   return "";

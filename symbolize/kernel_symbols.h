@@ -1,4 +1,5 @@
-// Kernel and kernel-module symbols from /proc/kallsyms. Without root, or with
+// Kernel and kernel-module symbols from /proc/kallsyms, or a copy of it (perf keeps one per
+// kernel build-id in its cache). Without root, or with
 // kernel.kptr_restrict set, the kernel shows every address as 0: the table is then unusable
 // and says why, so reports can say so instead of naming the wrong function.
 #pragma once
@@ -11,11 +12,13 @@
 
 namespace tprof {
 
+class FileBytes;
+
 class KernelSymbols {
  public:
   struct Symbol {
     uint64_t address;
-    std::string name;
+    std::string_view name;    // held by the table
     std::string_view module;  // "[kernel.kallsyms]" or "[MODULE]", held by the table
   };
 
@@ -31,9 +34,9 @@ class KernelSymbols {
 
  private:
   std::vector<Symbol> symbols_;  // sorted by address
-  // Module names, one per module rather than one per symbol. The strings live on the heap, so
-  // the views above stay valid when the table moves.
-  std::vector<std::unique_ptr<const std::string>> modules_;
+  // The file's text, which the names point into: a hundred thousand symbols are not copied one
+  // by one. On the heap, so the views stay valid when the table moves.
+  std::shared_ptr<const FileBytes> text_;
   std::string reason_;
 };
 

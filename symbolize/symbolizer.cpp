@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -84,6 +85,12 @@ std::string UnresolvedName(const std::string& module, uint64_t offset) {
   return "[" + (bracketed ? module.substr(1, module.size() - 2) : module) + buf;
 }
 
+std::string DefaultBuildIdDir() {
+  if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir && *dir) return dir;
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.debug";
+  return "";
+}
+
 Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
 Symbolizer::~Symbolizer() = default;
 
@@ -136,6 +143,9 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
   }
   for (const std::string& dir : options_.search_path)
     candidates.push_back(dir + "/" + BaseName(path));
+  // perf's copy of what it recorded: the binary as it was, should it have been rebuilt since.
+  if (std::string cached = CachedCopy(recorded_path, build_id); !cached.empty())
+    candidates.push_back(std::move(cached));
   // A debug file found by build-id keeps the program headers, symbols and DWARF: enough to
   // name addresses when the binary itself is gone.
   if (build_id.size() >= 2) {
@@ -191,26 +201,55 @@ ResolvedFrame Symbolizer::ResolveInProcess(uint32_t pid, const Mapping* mapping,
   return ResolveFile(*mapping, address);
 }
 
-void Symbolizer::PreloadKernelSymbols() {
+std::string Symbolizer::CachedCopy(const std::string& recorded_path,
+                                   const std::string& build_id) const {
+  if (options_.build_id_dir.empty() || build_id.empty()) return "";
+  // DIR/.build-id/xx/yyyy links to the directory of the copy: "elf", or the kernel's "kallsyms".
+  const char* file = IsKernelMapping(recorded_path) ? "/kallsyms" : "/elf";
+  std::string hex = Hex(build_id);
+  for (;;) {
+    std::string path =
+        options_.build_id_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + file;
+    if (IsFile(path)) return path;
+    // perf pads short ids with zeros; the cache names them unpadded.
+    if (hex.size() <= 2 || !hex.ends_with("00")) return "";
+    while (hex.size() > 2 && hex.ends_with("00")) hex.resize(hex.size() - 2);
+  }
+}
+
+Symbolizer::KernelSymbolsFile Symbolizer::KernelSymbolsFor(
+    const std::string& recorded_build_id) const {
+  if (std::string cached = CachedCopy("[kernel.kallsyms]", recorded_build_id); !cached.empty())
+    return {cached, recorded_build_id};
+  return {options_.kallsyms, RunningKernelBuildId(options_.kernel_notes)};
+}
+
+void Symbolizer::PreloadKernelSymbols(const std::string& recorded_build_id) {
   if (kernel_ || kernel_loading_.valid()) return;
-  kernel_loading_ = std::async(std::launch::async, KernelSymbols::Load, options_.kallsyms);
+  KernelSymbolsFile file = KernelSymbolsFor(recorded_build_id);
+  kernel_build_id_ = file.build_id;
+  kernel_loading_ = std::async(std::launch::async, KernelSymbols::Load, file.path);
 }
 
 ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address) {
   if (!kernel_) {
-    kernel_ =
-        kernel_loading_.valid() ? kernel_loading_.get() : KernelSymbols::Load(options_.kallsyms);
+    if (kernel_loading_.valid()) {
+      kernel_ = kernel_loading_.get();
+    } else {
+      KernelSymbolsFile file = KernelSymbolsFor(mapping ? mapping->build_id : "");
+      kernel_build_id_ = file.build_id;
+      kernel_ = KernelSymbols::Load(file.path);
+    }
     kernel_usable_ = kernel_->available();
     if (!kernel_usable_) {
       Note("kernel symbols unavailable: " + kernel_->unavailable_reason() +
            "; kernel addresses are shown as [kernel.kallsyms+0xADDRESS]");
-    } else if (mapping && !mapping->build_id.empty()) {
-      std::string running = RunningKernelBuildId(options_.kernel_notes);
-      if (!running.empty() && !SameBuildId(running, mapping->build_id)) {
-        kernel_usable_ = false;
-        Note("the profile was recorded on another kernel (build-id " + Hex(mapping->build_id) +
-             ", running " + Hex(running) + "); kernel addresses are shown unresolved");
-      }
+    } else if (mapping && !mapping->build_id.empty() && !kernel_build_id_.empty() &&
+               !SameBuildId(kernel_build_id_, mapping->build_id)) {
+      kernel_usable_ = false;
+      Note("the profile was recorded on another kernel (build-id " + Hex(mapping->build_id) +
+           ", symbols at hand are of " + Hex(kernel_build_id_) +
+           "); kernel addresses are shown unresolved");
     }
   }
   MemoKey key{&kKernelMemo, address};

@@ -24,6 +24,9 @@
 
 namespace tprof {
 
+// Where perf keeps its build-id cache: $PERF_BUILDID_DIR, else $HOME/.debug.
+std::string DefaultBuildIdDir();
+
 struct SymbolizerOptions {
   // Root under which recorded paths are looked up (perf's --symfs): /usr/bin/x is read from
   // SYMFS/usr/bin/x, else SYMFS/x. Empty: recorded paths are used as they are.
@@ -33,7 +36,12 @@ struct SymbolizerOptions {
   // Roots of separate debug files: DIR/.build-id/xx/yyyy.debug and DIR/<binary dir>/<debuglink>.
   // Under --symfs they are looked up under the symfs root too.
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
-  std::string kallsyms = "/proc/kallsyms";
+  // perf's build-id cache ($PERF_BUILDID_DIR, else ~/.debug; empty: not used). `perf record`
+  // copies the kernel's symbols there under its build-id, and every binary it sampled: they
+  // name the recorded kernel and binaries after a reboot or a rebuild, and reading the copy
+  // costs a fraction of what the kernel takes to format /proc/kallsyms.
+  std::string build_id_dir = DefaultBuildIdDir();
+  std::string kallsyms = "/proc/kallsyms";         // used when the cache has no copy
   std::string kernel_notes = "/sys/kernel/notes";  // running kernel's build-id
   std::string perf_map_dir = "/tmp";               // where perf-PID.map files are
   bool use_vdso = true;  // resolve "[vdso]" from this process's vdso (same kernel)
@@ -55,9 +63,10 @@ class Symbolizer : public FrameResolver {
   DwarfModule* ModuleFor(const std::string& recorded_path, const std::string& build_id);
 
   // Starts reading kernel symbols on another thread, for callers that will likely need them
-  // (an import with kernel samples): /proc/kallsyms takes the kernel tens of milliseconds to
-  // format, which then overlaps with reading the profile.
-  void PreloadKernelSymbols();
+  // (an import with kernel samples), so reading them overlaps with reading the profile.
+  // `recorded_build_id` (raw bytes, may be empty) is the recorded kernel's, when the input
+  // lists it up front: its copy in the build-id cache is then read.
+  void PreloadKernelSymbols(const std::string& recorded_build_id = "");
 
   // Every note given so far, in order.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -86,6 +95,15 @@ class Symbolizer : public FrameResolver {
 
   void Note(const std::string& message);
   ResolvedFrame ResolveKernel(const Mapping* mapping, uint64_t address);
+  // The kernel symbols file for a recorded kernel build-id, and the build-id its symbols are
+  // known to be of (empty: unknown).
+  struct KernelSymbolsFile {
+    std::string path;
+    std::string build_id;
+  };
+  KernelSymbolsFile KernelSymbolsFor(const std::string& recorded_build_id) const;
+  // The cache's copy of a recorded file ("[kernel.kallsyms]": its kallsyms), or "" if none.
+  std::string CachedCopy(const std::string& recorded_path, const std::string& build_id) const;
   ResolvedFrame ResolveJit(uint32_t pid, const Mapping* mapping, uint64_t address);
   ResolvedFrame ResolveFile(const Mapping& mapping, uint64_t address);
   std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
@@ -97,6 +115,7 @@ class Symbolizer : public FrameResolver {
   std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id
   std::unordered_map<MemoKey, ResolvedFrame, MemoKeyHash> memo_;
   std::optional<KernelSymbols> kernel_;
+  std::string kernel_build_id_;                // whose symbols kernel_ holds; empty: unknown
   std::future<KernelSymbols> kernel_loading_;  // valid after PreloadKernelSymbols
   bool kernel_usable_ = false;
   std::map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none for that pid

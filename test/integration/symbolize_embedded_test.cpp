@@ -12,6 +12,7 @@
 #include "core/profile_reader.h"
 #include "core/symbol_section.h"
 #include "report/text_report.h"
+#include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
 
@@ -42,6 +43,7 @@ TEST(SymbolizeEmbedded, ReportIsTheSameAfterTheBinaryIsMoved) {
 
   SymbolizerOptions options;
   options.on_note = [](const std::string&) {};
+  options.build_id_dir = "";  // perf's cache may hold a copy of the demo: this machine's has none
   Symbolizer live(options);
   auto distinct = EmbedSymbols(recorded, embedded, live);
   ASSERT_TRUE(distinct.ok()) << distinct.error().message();
@@ -67,6 +69,41 @@ TEST(SymbolizeEmbedded, ReportIsTheSameAfterTheBinaryIsMoved) {
   EXPECT_EQ(unresolved.find("inline_mix_loop"), std::string::npos);
   EXPECT_NE(unresolved.find("[demo_copy+0x"), std::string::npos);
 
+  fs::remove_all(dir);
+}
+
+// A binary rebuilt or deleted since the recording is read from perf's build-id cache, where
+// `perf record` copied it: DIR/.build-id/xx/yyyy links to a directory holding "elf".
+TEST(SymbolizeEmbedded, MissingBinaryIsReadFromPerfsBuildIdCache) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tprof_cache_" + std::to_string(::getpid()));
+  auto demo = ElfSymbols::Load(DEMO_BINARY);
+  ASSERT_TRUE(demo.ok());
+  const std::string& id = demo->build_id();
+  ASSERT_GE(id.size(), 2u);
+  std::string hex;
+  for (unsigned char c : id) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15];
+  fs::path copy_dir = dir / "gone/tprof_demo" / hex;
+  fs::create_directories(copy_dir);
+  fs::create_directories(dir / ".build-id" / hex.substr(0, 2));
+  fs::copy_file(DEMO_BINARY, copy_dir / "elf");
+  fs::create_directory_symlink("../../gone/tprof_demo/" + hex,
+                               dir / ".build-id" / hex.substr(0, 2) / hex.substr(2));
+
+  SymbolizerOptions options;
+  options.on_note = [](const std::string&) {};
+  options.build_id_dir = "";
+  EXPECT_EQ(Symbolizer(options).ModuleFor("/gone/tprof_demo", id), nullptr);
+  options.build_id_dir = dir.string();
+  Symbolizer symbolizer(options);
+  DwarfModule* module = symbolizer.ModuleFor("/gone/tprof_demo", id);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->build_id(), id);
+  uint64_t start = 0, end = 0;
+  EXPECT_TRUE(module->FindFunction("inline_mix_loop", &start, &end) ||
+              module->FindFunction("main", &start, &end));
+  // Another build-id does not pick the cached copy.
+  EXPECT_EQ(symbolizer.ModuleFor("/gone/tprof_demo", std::string(id.size(), '\x01')), nullptr);
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/format_spec.h"
@@ -93,6 +94,66 @@ TEST(KernelSymbols, RunningKernelResolvesWhenReadable) {
   EXPECT_TRUE(frame.resolved);
   EXPECT_EQ(frame.function, "schedule");
   EXPECT_EQ(frame.module, "[kernel.kallsyms]");
+}
+
+// perf's build-id cache as `perf record` leaves it: DIR/.build-id/xx/yyyy links to the
+// directory of a copy ("kallsyms" for the kernel).
+std::string MakeCacheEntry(const std::string& dir, const std::string& hex_id,
+                           const std::string& file, const std::string& content) {
+  std::string copy_dir = dir + "/[kernel.kallsyms]/" + hex_id;
+  std::string link_dir = dir + "/.build-id/" + hex_id.substr(0, 2);
+  std::filesystem::create_directories(copy_dir);
+  std::filesystem::create_directories(link_dir);
+  std::filesystem::create_directory_symlink("../../[kernel.kallsyms]/" + hex_id,
+                                            link_dir + "/" + hex_id.substr(2));
+  WriteFile(copy_dir + "/" + file, content);
+  return copy_dir + "/" + file;
+}
+
+TEST(KernelSymbols, RecordedKernelNamesComeFromPerfsBuildIdCache) {
+  // The recorded kernel is not the running one (its notes say another build-id), but perf's
+  // cache kept its symbols: they name its addresses.
+  std::string dir = TempPath("buildid_cache");
+  const std::string recorded(20, '\x4a');
+  MakeCacheEntry(dir, "4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a", "kallsyms",
+                 "ffffffff81000000 T _text\n"
+                 "ffffffff81001000 T recorded_kernel_function\n"
+                 "ffffffff81002000 T next_function\n");
+  std::string notes = TempPath("notes_other_kernel");
+  WriteFile(notes,
+            std::string("\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16) + std::string(20, '\x11'));
+  ASSERT_EQ(RunningKernelBuildId(notes), std::string(20, '\x11'));
+
+  Mapping kernel;
+  kernel.start = 0xffffffff81000000;
+  kernel.end = 0xffffffff82000000;
+  kernel.filename = "[kernel.kallsyms]_text";
+  kernel.build_id = recorded;
+  std::vector<std::string> notes_given;
+  SymbolizerOptions options;
+  options.build_id_dir = dir;
+  options.kallsyms = TempPath("no_such_kallsyms");
+  options.kernel_notes = notes;
+  options.on_note = [&](const std::string& n) { notes_given.push_back(n); };
+  for (bool preload : {false, true}) {
+    Symbolizer symbolizer(options);
+    if (preload) symbolizer.PreloadKernelSymbols(recorded);
+    ResolvedFrame frame = symbolizer.ResolveInProcess(1, &kernel, 0xffffffff81001010);
+    EXPECT_TRUE(frame.resolved) << preload;
+    EXPECT_EQ(frame.function, "recorded_kernel_function");
+  }
+  EXPECT_TRUE(notes_given.empty()) << notes_given.front();
+
+  // Without the cache the running kernel's symbols are not used for another kernel.
+  options.build_id_dir = "";
+  options.kallsyms = MakeCacheEntry(dir, "5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b", "kallsyms",
+                                    "ffffffff81001000 T running_kernel_function\n");
+  Symbolizer without_cache(options);
+  EXPECT_FALSE(without_cache.ResolveInProcess(1, &kernel, 0xffffffff81001010).resolved);
+  ASSERT_FALSE(notes_given.empty());
+  EXPECT_NE(notes_given.back().find("recorded on another kernel"), std::string::npos);
+  std::filesystem::remove_all(dir);
+  ::unlink(notes.c_str());
 }
 
 TEST(PerfMap, ResolvesJitCodeOfTheProcess) {
