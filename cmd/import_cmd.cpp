@@ -14,14 +14,18 @@
 namespace tprof {
 namespace {
 
-// Copies records into the writer; mappings of binaries found locally point at the local copy,
-// so the profile symbolizes on this machine. The first write error stops the copy.
+// Copies records into the writer, and shows the symbol table builder what was written; mappings
+// of binaries found locally point at the local copy, so the profile symbolizes on this machine.
+// The first write error stops the copy.
 class CopyingVisitor : public RecordVisitor {
  public:
-  CopyingVisitor(ProfileWriter& writer, BinaryLocator& locator)
-      : writer_(writer), locator_(locator) {}
+  CopyingVisitor(ProfileWriter& writer, BinaryLocator& locator, SymbolTableBuilder& symbols)
+      : writer_(writer), locator_(locator), symbols_(symbols) {}
 
-  void OnSample(const Sample& s) override { Keep(s.time, writer_.Write(s)); }
+  void OnSample(const Sample& s) override {
+    symbols_.OnSample(s);
+    Keep(s.time, writer_.Write(s));
+  }
   void OnMmap(const MmapRecord& r) override {
     if (locator_.active()) {
       const std::string& local = locator_.Locate(r.filename, r.build_id);
@@ -30,13 +34,21 @@ class CopyingVisitor : public RecordVisitor {
         copy.filename = local;
         copy.build_id.clear();  // the locator checked it, allowing for old padded ids
         ++relocated_;
+        symbols_.OnMmap(copy);
         return Keep(r.time, writer_.Write(copy));
       }
     }
+    symbols_.OnMmap(r);
     Keep(r.time, writer_.Write(r));
   }
-  void OnComm(const CommRecord& r) override { Keep(r.time, writer_.Write(r)); }
-  void OnTask(const TaskRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnComm(const CommRecord& r) override {
+    symbols_.OnComm(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnTask(const TaskRecord& r) override {
+    symbols_.OnTask(r);
+    Keep(r.time, writer_.Write(r));
+  }
   void OnLost(const LostRecord& r) override { Keep(r.time, writer_.Write(r)); }
   void OnThrottle(const ThrottleRecord& r) override { Keep(r.time, writer_.Write(r)); }
 
@@ -52,6 +64,7 @@ class CopyingVisitor : public RecordVisitor {
 
   ProfileWriter& writer_;
   BinaryLocator& locator_;
+  SymbolTableBuilder& symbols_;
   Status status_;
   uint64_t last_time_ = 0;
   uint64_t relocated_ = 0;
@@ -97,22 +110,23 @@ class ImportCommand : public Subcommand {
     Metadata metadata = (*source)->metadata();
     auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events());
     if (!writer.ok()) return ReportError(name(), writer.error().message());
-    // The symbolizer embeds the symbols below; kernel symbols load meanwhile when the events
-    // may have sampled the kernel.
+    // Sampled addresses are symbolized on another thread while the records are copied (the
+    // symbols are embedded so the profile travels); kernel symbols load on a third when the
+    // events may have sampled the kernel.
     SymbolizerOptions symbolizer_options;
     symbolizer_options.symfs = symfs_;
     Symbolizer symbolizer(symbolizer_options);
     const auto& events = (*source)->events();
     if (std::any_of(events.begin(), events.end(),
                     [](const EventDesc& e) { return !e.exclude_kernel; }))
-      symbolizer.PreloadKernelSymbols();
-    CopyingVisitor copier(**writer, locator);
+      symbolizer.PreloadKernelSymbols((*source)->RecordedBuildId("[kernel.kallsyms]"));
+    SymbolTableBuilder symbols(symbolizer, SymbolTableBuilder::ResolveOn::kWorkerThread);
+    CopyingVisitor copier(**writer, locator, symbols);
     auto summary = (*source)->ReadRecords(copier);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
     if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());
-    // Embed the symbols while the binaries are at hand, so the profile travels.
-    Status finished = EmbedSymbolsAndFinish(**writer, output_, symbolizer,
-                                            {metadata.duration_ns, copier.last_time()});
+    Status finished =
+        FinishWithSymbols(**writer, symbols, {metadata.duration_ns, copier.last_time()});
     if (!finished.ok()) return ReportError(name(), finished.error().message());
     if (!summary->warning.empty())
       std::cerr << "tprof import: warning: " << input_ << ": " << summary->warning << '\n';

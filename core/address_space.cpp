@@ -6,12 +6,12 @@ namespace {
 // perf gives kernel mappings pid -1.
 constexpr uint32_t kKernelPid = static_cast<uint32_t>(-1);
 
-const Mapping* FindIn(const std::map<uint64_t, std::shared_ptr<const Mapping>>& maps,
-                      uint64_t address) {
+const std::shared_ptr<const Mapping>* FindIn(
+    const std::map<uint64_t, std::shared_ptr<const Mapping>>& maps, uint64_t address) {
   auto it = maps.upper_bound(address);
   if (it == maps.begin()) return nullptr;
   --it;
-  return address < it->second->end ? it->second.get() : nullptr;
+  return address < it->second->end ? &it->second : nullptr;
 }
 
 }  // namespace
@@ -61,10 +61,21 @@ void AddressSpace::OnTask(const TaskRecord& r) {
     thread_names_[r.tid] = it->second;
 }
 
-const Mapping* AddressSpace::Find(uint32_t pid, uint64_t address) const {
+const std::shared_ptr<const Mapping>* AddressSpace::FindOwner(uint32_t pid,
+                                                              uint64_t address) const {
   if (auto it = processes_.find(pid); it != processes_.end())
-    if (const Mapping* m = FindIn(it->second.maps, address)) return m;
+    if (const auto* m = FindIn(it->second.maps, address)) return m;
   return FindIn(kernel_.maps, address);
+}
+
+const Mapping* AddressSpace::Find(uint32_t pid, uint64_t address) const {
+  const auto* owner = FindOwner(pid, address);
+  return owner ? owner->get() : nullptr;
+}
+
+std::shared_ptr<const Mapping> AddressSpace::FindShared(uint32_t pid, uint64_t address) const {
+  const auto* owner = FindOwner(pid, address);
+  return owner ? *owner : nullptr;
 }
 
 AddressSpace::Generation AddressSpace::GenerationOf(uint32_t pid) const {

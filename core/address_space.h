@@ -31,6 +31,8 @@ class AddressSpace {
 
   // The mapping that holds `address` in process `pid`, or the kernel's, or nullptr.
   const Mapping* Find(uint32_t pid, uint64_t address) const;
+  // The same mapping, shared: it stays valid after the process replaces or drops it.
+  std::shared_ptr<const Mapping> FindShared(uint32_t pid, uint64_t address) const;
   // The latest name of a thread (falls back to its process's name, then "[pid]").
   std::string ThreadName(uint32_t pid, uint32_t tid) const;
   // Changes whenever what Find(pid, ...) can answer changes (a mapping of the process or of
@@ -48,6 +50,7 @@ class AddressSpace {
     uint64_t generation = 0;
   };
   Process& GetProcess(uint32_t pid) { return processes_[pid]; }
+  const std::shared_ptr<const Mapping>* FindOwner(uint32_t pid, uint64_t address) const;
 
   std::unordered_map<uint32_t, Process> processes_;
   std::unordered_map<uint32_t, std::string> thread_names_;

@@ -232,9 +232,7 @@ class PerfDataRecordPump {
       return a.time != b.time ? a.time < b.time : a.seq < b.seq;
     };
     auto middle = pending_.begin() + static_cast<ptrdiff_t>(sorted_);
-    // One CPU's records arrive in order already; often the whole round does.
-    if (!std::is_sorted(middle, pending_.end(), by_time))
-      std::sort(middle, pending_.end(), by_time);
+    SortRuns(middle, pending_.end(), by_time);
     if (middle != pending_.begin() && middle != pending_.end() && by_time(*middle, *(middle - 1)))
       std::inplace_merge(pending_.begin(), middle, pending_.end(), by_time);
     size_t n = 0;
@@ -246,6 +244,31 @@ class PerfDataRecordPump {
     sorted_ = pending_.size();
     ReleaseBuffers();
     return Status::Ok();
+  }
+
+  // Sorts [first, last). One CPU's records arrive in time order, so a round is a few ascending
+  // runs, one per ring buffer perf drained: merging them costs n per run where a sort costs
+  // n log n.
+  template <typename It, typename Less>
+  static void SortRuns(It first, It last, Less less) {
+    constexpr size_t kMaxRuns = 16;
+    std::vector<It> runs{first};
+    for (It it = first; it != last && std::next(it) != last; ++it) {
+      if (!less(*std::next(it), *it)) continue;
+      if (runs.size() == kMaxRuns) return std::sort(first, last, less);
+      runs.push_back(std::next(it));
+    }
+    runs.push_back(last);
+    // Merge neighbours pairwise until one run is left.
+    while (runs.size() > 2) {
+      std::vector<It> merged;
+      for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+        merged.push_back(runs[i]);
+        if (i + 2 < runs.size()) std::inplace_merge(runs[i], runs[i + 1], runs[i + 2], less);
+      }
+      merged.push_back(last);
+      runs = std::move(merged);
+    }
   }
 
   // Frees decompressed buffers that no pending record points into any more.

@@ -60,6 +60,9 @@ class ProfileSource {
   // that this resolver names; .tprof files with embedded symbols name their addresses from
   // them. Null when the addresses are real and need a symbolizer.
   virtual FrameResolver* embedded_frames() { return nullptr; }
+  // The build-id (raw bytes) the input lists up front for a recorded file (perf.data's
+  // BUILD_ID feature: "[kernel.kallsyms]", "/usr/lib/libc.so.6", ...); "" when it lists none.
+  virtual std::string RecordedBuildId(const std::string& /*path*/) const { return ""; }
 };
 
 }  // namespace tprof

@@ -280,17 +280,23 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
   return table;
 }
 
-void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
-  const Mapping* mapping = space().Find(pid, address);
-  // The process matters only where no file names the code.
-  uint32_t pid_key = mapping && !IsFilelessMapping(mapping->filename) ? 0 : pid;
-  if (!seen_.insert({mapping, address, pid_key}).second) return;
-  SymbolKey key = SymbolKeyOf(pid, mapping, address);
-  if (table_.Find(key)) return;
-  table_.Add(key, resolver_.ResolveInProcess(pid, mapping, address));
+SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
+    : resolver_(resolver) {
+  if (where == ResolveOn::kWorkerThread)
+    worker_ = std::make_unique<BackgroundBatches<Request>>([this](std::vector<Request>& batch) {
+      for (const Request& request : batch) Resolve(request);
+    });
 }
 
+SymbolTableBuilder::~SymbolTableBuilder() = default;  // worker_ goes first: it uses table_
+
 void SymbolTableBuilder::OnSample(const Sample& sample) {
+  // A repeated stack (in the same address-space generation) adds no address.
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
+  if (!stacks_
+           .Intern({sample.pid, generation.process, generation.kernel, sample.ip}, sample.callchain)
+           .first)
+    return;
   AddAddress(sample.pid, sample.ip);
   bool after_marker = true;  // the first address of a chain (or after a context) is a pc
   for (uint64_t address : sample.callchain) {
@@ -302,6 +308,36 @@ void SymbolTableBuilder::OnSample(const Sample& sample) {
     if (!after_marker && address > 0) AddAddress(sample.pid, address - 1);
     after_marker = false;
   }
+}
+
+void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
+  const Mapping* mapping = space().Find(pid, address);
+  // mappings_ holds every mapping it has seen, so a pointer found there cannot have been reused
+  // for a newer mapping.
+  auto entry = mappings_.find(mapping);
+  if (entry == mappings_.end()) {
+    std::shared_ptr<const Mapping> owner = space().FindShared(pid, address);
+    const bool fileless = !mapping || IsFilelessMapping(mapping->filename);
+    entry = mappings_.emplace(mapping, MappingEntry{std::move(owner), fileless}).first;
+  }
+  // The process matters only where no file names the code.
+  if (!seen_.insert({mapping, address, entry->second.fileless ? pid : 0}).second) return;
+  const Request request{pid, mapping, address};
+  if (worker_)
+    worker_->Add(request);
+  else
+    Resolve(request);
+}
+
+void SymbolTableBuilder::Resolve(const Request& request) {
+  SymbolKey key = SymbolKeyOf(request.pid, request.mapping, request.address);
+  if (table_.Find(key)) return;
+  table_.Add(key, resolver_.ResolveInProcess(request.pid, request.mapping, request.address));
+}
+
+SymbolTable SymbolTableBuilder::Finish() {
+  if (worker_) worker_->Finish();
+  return std::move(table_);
 }
 
 Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
@@ -370,6 +406,11 @@ Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
   SymbolTableBuilder builder(resolver);
   auto summary = reader->ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
+  return FinishWithSymbols(writer, builder, info);
+}
+
+Status FinishWithSymbols(ProfileWriter& writer, SymbolTableBuilder& builder,
+                         const FinishInfo& info) {
   TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));
   return writer.Finish(info);
 }

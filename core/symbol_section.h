@@ -13,11 +13,15 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/address_space.h"
+#include "core/background_batches.h"
 #include "core/error.h"
 #include "core/frame_resolver.h"
 #include "core/profile.h"
 #include "core/profile_writer.h"
+#include "core/stack_tally.h"
 
 namespace tprof {
 
@@ -89,33 +93,52 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
 // Collects the distinct addresses of the samples it sees (the ip, and every callchain entry:
 // return addresses also minus one, the call instruction, which is what call-graph views
 // resolve) and resolves each once through `resolver`. Feed it the records in order.
+//
+// With ResolveOn::kWorkerThread the addresses are resolved on a thread of the builder's own as
+// they are found, so opening binaries and reading their DWARF overlaps with reading the records;
+// `resolver` is then used by that thread alone until Finish returns.
 class SymbolTableBuilder : public ProcessTrackingVisitor {
  public:
-  explicit SymbolTableBuilder(FrameResolver& resolver) : resolver_(resolver) {}
+  enum class ResolveOn { kCallerThread, kWorkerThread };
+  explicit SymbolTableBuilder(FrameResolver& resolver, ResolveOn where = ResolveOn::kCallerThread);
+  ~SymbolTableBuilder() override;
 
   void OnSample(const Sample& sample) override;
 
   size_t distinct_addresses() const { return seen_.size(); }
-  SymbolTable Finish() { return std::move(table_); }
+  // Waits for the addresses still being resolved; call once, after the last record.
+  SymbolTable Finish();
 
  private:
-  void AddAddress(uint32_t pid, uint64_t address);
-
+  struct Request {
+    uint32_t pid;
+    const Mapping* mapping;  // kept alive by mappings_
+    uint64_t address;
+  };
   struct Seen {
     const Mapping* mapping;
     uint64_t address;
-    uint32_t pid;
+    uint32_t pid;  // 0 where a file names the code: every process shares its entries
     bool operator==(const Seen&) const = default;
-  };
-  struct SeenHash {
-    size_t operator()(const Seen& s) const {
-      return std::hash<const void*>()(s.mapping) ^ (s.address * 0x9e3779b97f4a7c15ULL) ^ s.pid;
+    template <typename H>
+    friend H AbslHashValue(H h, const Seen& s) {
+      return H::combine(std::move(h), s.mapping, s.address, s.pid);
     }
   };
+  struct MappingEntry {
+    std::shared_ptr<const Mapping> owner;  // a replaced mapping stays valid for the resolver
+    bool fileless;
+  };
+
+  void AddAddress(uint32_t pid, uint64_t address);
+  void Resolve(const Request& request);  // on the resolving thread
 
   FrameResolver& resolver_;
-  std::unordered_set<Seen, SeenHash> seen_;
-  SymbolTable table_;
+  StackInterner stacks_;  // a stack seen before adds no address
+  absl::flat_hash_map<const Mapping*, MappingEntry> mappings_;
+  absl::flat_hash_set<Seen> seen_;
+  SymbolTable table_;                                   // the resolving thread's until Finish
+  std::unique_ptr<BackgroundBatches<Request>> worker_;  // null: resolved on the caller's thread
 };
 
 // Rewrites the profile `input` as `output` with the symbols of every sampled address embedded
@@ -130,6 +153,11 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 
 Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
                              FrameResolver& resolver, const FinishInfo& info);
+
+// Finishes a profile whose records `builder` saw as they were written: writes the symbols
+// chunks and the trailer.
+Status FinishWithSymbols(ProfileWriter& writer, SymbolTableBuilder& builder,
+                         const FinishInfo& info);
 
 // Resolves from an embedded table; addresses it lacks go to `fallback` (a live symbolizer)
 // when given, else read "[module+0xoffset]".

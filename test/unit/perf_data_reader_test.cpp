@@ -755,6 +755,37 @@ TEST(PerfDataReader, SyntheticFileModeBothByteOrders) {
   }
 }
 
+// A round holds one run of time-ordered records per CPU ring buffer perf drained; delivery is
+// in time order, ties in file order, whether the round is a few runs (merged) or many (sorted).
+TEST(PerfDataReader, RoundsOfInterleavedRunsAreDeliveredInTimeOrder) {
+  struct Written {
+    uint64_t time;
+    uint64_t ip;  // file position, to check ties keep it
+  };
+  std::vector<Written> written;
+  Bytes d(false);
+  auto sample = [&](uint64_t time) {
+    const uint64_t ip = 0x401000 + written.size();
+    written.push_back({time, ip});
+    Record(d, PERF_RECORD_SAMPLE, 0, SampleBody(false, 10, time, 42, ip));
+  };
+  // Round 1: three CPUs' runs, with ties across them.
+  for (int cpu = 0; cpu < 3; ++cpu)
+    for (uint64_t t = 0; t < 50; ++t) sample(1000 + t * 3 + (cpu == 2 ? 0 : cpu));
+  Record(d, perf_data::kFinishedRound, 0, "");
+  // Round 2: descending times, a run per record (past what is merged).
+  for (uint64_t t = 60; t > 0; --t) sample(2000 + t);
+  Record(d, perf_data::kFinishedRound, 0, "");
+  Collected c = ReadAll(FileMode(false, d.str()));
+  std::stable_sort(written.begin(), written.end(),
+                   [](const Written& a, const Written& b) { return a.time < b.time; });
+  ASSERT_EQ(c.samples.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(c.samples[i].time, written[i].time) << i;
+    EXPECT_EQ(c.samples[i].ip, written[i].ip) << i;
+  }
+}
+
 TEST(PerfDataReader, SyntheticPipeModeBothByteOrders) {
   for (bool be : {false, true}) {
     SCOPED_TRACE(be ? "big-endian" : "little-endian");
