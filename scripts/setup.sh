@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format
-  libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev
+  libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev libdeflate-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpfm4-dev linux-perf binutils libdtl-dev libabsl-dev libmimalloc-dev
   zlib1g-dev protobuf-compiler golang-github-google-pprof-dev

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "symbolize/debug_file.h"
 #include "symbolize/demangle.h"
 
 namespace tprof {
@@ -94,7 +95,7 @@ Status DwarfModule::Open(const std::string& name, const std::string& path, int f
   path_ = path;
   debuginfo_path_ptr_ = debuginfo_path_.empty() ? nullptr : debuginfo_path_.data();
   callbacks_.find_elf = dwfl_build_id_find_elf;
-  callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
+  callbacks_.find_debuginfo = FindDebugFile;
   callbacks_.section_address = dwfl_offline_section_address;
   callbacks_.debuginfo_path = debuginfo_path_ptr_ ? &debuginfo_path_ptr_ : nullptr;
   dwfl_ = dwfl_begin(&callbacks_);
@@ -104,9 +105,12 @@ Status DwarfModule::Open(const std::string& name, const std::string& path, int f
   }
   dwfl_report_begin(dwfl_);
   // Base 0 and p_vaddr added: libdwfl addresses are the file's own virtual addresses.
-  module_ = dwfl_report_elf(dwfl_, name.c_str(), path.c_str(), fd, 0, true);  // takes fd
+  module_ = dwfl_report_elf(dwfl_, name.c_str(), path.c_str(), WithSectionsInflated(fd), 0,
+                            true);  // takes the descriptor
   dwfl_report_end(dwfl_, nullptr, nullptr);
   if (!module_) return Error(path + ": " + DwflError());
+  // Images (the vdso) search an empty path: nothing local, and no debuginfod either.
+  SetDebugFileSearchPath(module_, &debuginfo_path_);
   Dwarf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(module_, &bias);
   if (!elf) return Error(path + ": " + DwflError());

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "core/frame_resolver.h"
+#include "symbolize/debug_file.h"
 
 namespace tprof {
 namespace {
@@ -255,7 +256,7 @@ DwarfUnwinder::Process& DwarfUnwinder::SessionFor(uint32_t pid) {
   if (!process) {
     process = std::make_unique<Process>();
     process->callbacks.find_elf = dwfl_build_id_find_elf;
-    process->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    process->callbacks.find_debuginfo = FindDebugFile;
     process->callbacks.debuginfo_path = &debuginfo_path_ptr_;
     process->dwfl = dwfl_begin(&process->callbacks);
     process->state.tid = static_cast<pid_t>(pid);
@@ -302,6 +303,7 @@ DwarfUnwinder::ReportResult DwarfUnwinder::Report(Process& process, const Mappin
                       /*add_p_vaddr=*/true);
   dwfl_report_end(process.dwfl, nullptr, nullptr);
   if (!module) return ReportResult::kUnusable;
+  SetDebugFileSearchPath(module, &debuginfo_path_);
   ++stats_.modules_reported;
   process.reported.push_back({low, high, std::move(key), bias});
   return ReportResult::kOk;

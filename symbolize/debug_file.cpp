@@ -1,0 +1,279 @@
+#include "symbolize/debug_file.h"
+
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libdeflate.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tprof {
+namespace {
+
+bool DebuginfodConfigured() {
+  const char* urls = std::getenv("DEBUGINFOD_URLS");
+  return urls && *urls;
+}
+
+bool SameFile(const struct stat& a, const std::string& path) {
+  struct stat b {};
+  return ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// The build-id note of an open ELF file, empty when it has none.
+std::string BuildIdOf(int fd) {
+  std::string id;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (!elf) return id;
+  const void* bits = nullptr;
+  ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+  if (length > 0) id.assign(static_cast<const char*>(bits), static_cast<size_t>(length));
+  elf_end(elf);
+  return id;
+}
+
+// The candidate files of the .gnu_debuglink search, in dwfl_standard_find_debuginfo's order.
+// Each entry of the path names the binary's own directory (empty), a directory under it
+// (relative), or a root the binary's directory is looked up under (absolute), trying shorter
+// tails of that directory too.
+std::vector<std::string> DebuglinkCandidates(const std::string& search_path,
+                                             const std::string& file, const std::string& link) {
+  std::vector<std::string> out;
+  const size_t slash = file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+  const std::string base = file.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::string path = search_path;
+  if (!path.empty() && (path[0] == '-' || path[0] == '+')) path.erase(0, 1);
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string entry = path.substr(start, end - start);
+    start = end + 1;
+    if (!entry.empty() && (entry[0] == '-' || entry[0] == '+')) entry.erase(0, 1);
+    if (entry.empty()) {
+      out.push_back(dir + "/" + link);
+    } else if (entry[0] != '/') {
+      out.push_back(dir + "/" + entry + "/" + link);
+      out.push_back(dir + "/" + entry + "/" + base);
+    } else if (!dir.empty() && dir[0] == '/') {
+      for (size_t tail = 0; tail != std::string::npos; tail = dir.find('/', tail + 1))
+        out.push_back(entry + dir.substr(tail) + "/" + link);
+    }
+  }
+  return out;
+}
+
+// The module's build-id (raw bytes), empty when it has none.
+std::string ModuleBuildId(Dwfl_Module* module) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  int length = dwfl_module_build_id(module, &bits, &vaddr);
+  return length > 0 ? std::string(reinterpret_cast<const char*>(bits), static_cast<size_t>(length))
+                    : std::string();
+}
+
+// Opens `candidate` unless it is the binary itself or its build-id is not `wanted` (CRCs are
+// not checked: build-ids decide, as the path's leading '-' says).
+int OpenIfMatches(const std::string& candidate, const struct stat& binary,
+                  const std::string& wanted, char** debuginfo_file_name) {
+  if (SameFile(binary, candidate)) return -1;
+  int fd = ::open(candidate.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (!wanted.empty()) {
+    std::string id = BuildIdOf(fd);
+    if (!id.empty() && id != wanted) {
+      ::close(fd);
+      return -1;
+    }
+  }
+  *debuginfo_file_name = ::strdup(candidate.c_str());
+  return fd;
+}
+
+// dwfl_standard_find_debuginfo's local search: DIR/.build-id/xx/yyyy.debug under each absolute
+// entry of the path, then the .gnu_debuglink candidates. (dwfl_build_id_find_debuginfo is not
+// used: it keeps its own handle on what it finds, which would bypass WithSectionsInflated.)
+int FindLocally(Dwfl_Module* module, const std::string& search_path, const char* file_name,
+                const char* debuglink_file, char** debuginfo_file_name) {
+  static const char kDigits[] = "0123456789abcdef";
+  const std::string wanted = ModuleBuildId(module);
+  struct stat binary {};
+  if (!file_name || ::stat(file_name, &binary) != 0) binary = {};
+  std::vector<std::string> candidates;
+  if (wanted.size() >= 2) {
+    std::string hex;
+    for (unsigned char c : wanted) {
+      hex.push_back(kDigits[c >> 4]);
+      hex.push_back(kDigits[c & 15]);
+    }
+    std::string path = search_path;
+    if (!path.empty() && (path[0] == '-' || path[0] == '+')) path.erase(0, 1);
+    for (size_t start = 0; start <= path.size();) {
+      size_t end = std::min(path.find(':', start), path.size());
+      std::string entry = path.substr(start, end - start);
+      start = end + 1;
+      if (!entry.empty() && (entry[0] == '-' || entry[0] == '+')) entry.erase(0, 1);
+      if (!entry.empty() && entry[0] == '/')
+        candidates.push_back(entry + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) +
+                             ".debug");
+    }
+  }
+  if (file_name) {
+    const std::string file = file_name;
+    const std::string link =
+        debuglink_file ? debuglink_file : file.substr(file.rfind('/') + 1) + ".debug";
+    for (std::string& c : DebuglinkCandidates(search_path, file, link))
+      candidates.push_back(std::move(c));
+  }
+  for (const std::string& candidate : candidates)
+    if (int fd = OpenIfMatches(candidate, binary, wanted, debuginfo_file_name); fd >= 0) return fd;
+  return -1;
+}
+
+struct Unmap {
+  size_t size;
+  void operator()(void* p) const { ::munmap(p, size); }
+};
+
+template <typename Ehdr, typename Shdr, typename Chdr>
+int Inflate(int fd, const char* file, size_t file_size) {
+  Ehdr ehdr;
+  std::memcpy(&ehdr, file, sizeof ehdr);
+  if (ehdr.e_shnum == 0 || ehdr.e_shentsize != sizeof(Shdr) || ehdr.e_shoff > file_size ||
+      (file_size - ehdr.e_shoff) / sizeof(Shdr) < ehdr.e_shnum)
+    return fd;
+  std::vector<Shdr> sections(ehdr.e_shnum);
+  std::memcpy(sections.data(), file + ehdr.e_shoff, sections.size() * sizeof(Shdr));
+  // Inflated sections go after the original bytes, then the new section header table.
+  auto align = [](uint64_t at, uint64_t to) { return to > 1 ? (at + to - 1) / to * to : at; };
+  uint64_t end = file_size;
+  std::vector<size_t> compressed;
+  std::vector<Chdr> headers;
+  std::vector<uint64_t> placed;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const Shdr& s = sections[i];
+    if (!(s.sh_flags & SHF_COMPRESSED) || s.sh_type == SHT_NOBITS) continue;
+    Chdr header;
+    if (s.sh_offset > file_size || s.sh_size < sizeof header || s.sh_size > file_size - s.sh_offset)
+      return fd;
+    std::memcpy(&header, file + s.sh_offset, sizeof header);
+    if (header.ch_type != ELFCOMPRESS_ZLIB || header.ch_size > (uint64_t{1} << 32)) return fd;
+    end = align(end, std::max<uint64_t>(header.ch_addralign, 8));
+    compressed.push_back(i);
+    headers.push_back(header);
+    placed.push_back(end);
+    end += header.ch_size;
+  }
+  if (compressed.empty()) return fd;
+  const uint64_t shoff = align(end, 8);
+  const uint64_t total = shoff + sections.size() * sizeof(Shdr);
+  int image = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);
+  if (image < 0) return fd;
+  void* map = MAP_FAILED;
+  if (::ftruncate(image, static_cast<off_t>(total)) == 0)
+    map = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, image, 0);
+  if (map == MAP_FAILED) {
+    ::close(image);
+    return fd;
+  }
+  std::unique_ptr<void, Unmap> unmap(map, Unmap{total});
+  char* out = static_cast<char*>(map);
+  // The original bytes, except the compressed data nothing will read: left as holes, which
+  // cost no memory. The inflated sections' pages are allocated in one go rather than a fault
+  // per page (MADV_POPULATE_WRITE, Linux 5.14; without it they fault in as written).
+  uint64_t copied = 0;
+  for (size_t index : compressed) {
+    const Shdr& s = sections[index];
+    if (s.sh_offset > copied) std::memcpy(out + copied, file + copied, s.sh_offset - copied);
+    copied = std::max<uint64_t>(copied, s.sh_offset + s.sh_size);
+  }
+  if (file_size > copied) std::memcpy(out + copied, file + copied, file_size - copied);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(out) + placed.front()) / page * page;
+  ::madvise(reinterpret_cast<void*>(first), reinterpret_cast<uintptr_t>(out) + shoff - first,
+            MADV_POPULATE_WRITE);
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!inflater) {
+    ::close(image);
+    return fd;
+  }
+  for (size_t k = 0; k < compressed.size(); ++k) {
+    Shdr& s = sections[compressed[k]];
+    size_t got = 0;
+    if (libdeflate_zlib_decompress(inflater.get(), file + s.sh_offset + sizeof(Chdr),
+                                   s.sh_size - sizeof(Chdr), out + placed[k], headers[k].ch_size,
+                                   &got) != LIBDEFLATE_SUCCESS ||
+        got != headers[k].ch_size) {
+      ::close(image);  // damaged: libdw reports it when it reads the original
+      return fd;
+    }
+    s.sh_offset = placed[k];
+    s.sh_size = headers[k].ch_size;
+    s.sh_addralign = headers[k].ch_addralign;
+    s.sh_flags &= ~static_cast<decltype(s.sh_flags)>(SHF_COMPRESSED);
+  }
+  std::memcpy(out + shoff, sections.data(), sections.size() * sizeof(Shdr));
+  ehdr.e_shoff = shoff;
+  std::memcpy(out, &ehdr, sizeof ehdr);
+  ::close(fd);
+  return image;
+}
+
+}  // namespace
+
+void SetDebugFileSearchPath(Dwfl_Module* module, const std::string* path) {
+  void** user_data = nullptr;
+  if (module &&
+      dwfl_module_info(module, &user_data, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) &&
+      user_data)
+    *user_data = const_cast<std::string*>(path);
+}
+
+int FindDebugFile(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,
+                  const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                  char** debuginfo_file_name) {
+  const auto* search_path = user_data ? static_cast<const std::string*>(*user_data) : nullptr;
+  int fd = -1;
+  if (!search_path || DebuginfodConfigured()) {
+    fd = dwfl_standard_find_debuginfo(module, user_data, module_name, base, file_name,
+                                      debuglink_file, debuglink_crc, debuginfo_file_name);
+  } else {
+    fd = FindLocally(module, *search_path, file_name, debuglink_file, debuginfo_file_name);
+  }
+  return fd < 0 ? fd : WithSectionsInflated(fd);
+}
+
+int WithSectionsInflated(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr)))
+    return fd;
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) return fd;
+  std::unique_ptr<void, Unmap> unmap(map, Unmap{size});
+  const auto* ident = static_cast<const unsigned char*>(map);
+  const bool native =
+      ident[EI_DATA] == (std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB);
+  if (std::memcmp(ident, ELFMAG, SELFMAG) != 0 || !native) return fd;
+  const char* file = static_cast<const char*>(map);
+  if (ident[EI_CLASS] == ELFCLASS64)
+    return Inflate<Elf64_Ehdr, Elf64_Shdr, Elf64_Chdr>(fd, file, size);
+  if (ident[EI_CLASS] == ELFCLASS32)
+    return Inflate<Elf32_Ehdr, Elf32_Shdr, Elf32_Chdr>(fd, file, size);
+  return fd;
+}
+
+}  // namespace tprof

@@ -1,0 +1,161 @@
+// Separate debug files and compressed DWARF (symbolize/debug_file.h): compressed sections are
+// inflated before libdw sees them, with the same bytes libelf's own inflation gives and the same
+// lookups; debug files are found by .gnu_debuglink; and libdebuginfod is not loaded when no
+// server is configured.
+#include "symbolize/debug_file.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "symbolize/dwarf_module.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDebugPath = "-:.debug:/usr/lib/debug";
+const char* const kFunctions[] = {"main", "(anonymous namespace)::compute_kernel(double)",
+                                  "(anonymous namespace)::inline_mix_loop(double)",
+                                  "(anonymous namespace)::child_spin(double)"};
+
+// Section name -> contents, inflated by libelf where compressed; and how many were compressed.
+struct Sections {
+  std::map<std::string, std::string> contents;
+  int compressed = 0;
+};
+
+Sections ReadSections(int fd) {
+  Sections out;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  EXPECT_NE(elf, nullptr);
+  if (!elf) return out;
+  size_t names = 0;
+  elf_getshdrstrndx(elf, &names);
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    gelf_getshdr(scn, &shdr);
+    if (shdr.sh_type == SHT_NOBITS) continue;
+    if (shdr.sh_flags & SHF_COMPRESSED) {
+      ++out.compressed;
+      EXPECT_EQ(elf_compress(scn, 0, 0), 1);
+    }
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    out.contents[elf_strptr(elf, names, shdr.sh_name)] =
+        data && data->d_buf ? std::string(static_cast<const char*>(data->d_buf), data->d_size)
+                            : std::string();
+  }
+  elf_end(elf);
+  return out;
+}
+
+std::string Where(DwarfModule& module, const char* function) {
+  uint64_t start = 0, end = 0;
+  if (!module.FindFunction(function, &start, &end)) return "(no symbol)";
+  ResolvedFrame frame;
+  module.Lookup(start + (end - start) / 2, &frame);
+  std::ostringstream out;
+  out << frame.function;
+  for (const SourceFrame& f : frame.frames)
+    out << " | " << f.function << " " << fs::path(f.file).filename().string() << ":" << f.line;
+  return out.str();
+}
+
+TEST(DebugFile, CompressedSectionsAreInflatedAsLibelfWould) {
+  int original = ::open(DEMO_GZ_BINARY, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(original, 0);
+  Sections expected = ReadSections(original);
+  if (expected.compressed == 0) GTEST_SKIP() << "the compiler wrote no compressed sections";
+  int inflated = WithSectionsInflated(::dup(original));
+  ASSERT_GE(inflated, 0);
+  Sections got = ReadSections(inflated);
+  EXPECT_EQ(got.compressed, 0);
+  EXPECT_EQ(got.contents, expected.contents);
+  ::close(inflated);
+  ::close(original);
+
+  // And the same lookups, function, inline chain and lines, as the uncompressed build.
+  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kDebugPath);
+  auto gz = DwarfModule::OpenFile(DEMO_GZ_BINARY, kDebugPath);
+  ASSERT_TRUE(plain.ok() && gz.ok());
+  EXPECT_TRUE((*gz)->has_dwarf());
+  for (const char* function : kFunctions) {
+    std::string where = Where(**plain, function);
+    EXPECT_NE(where.find(".cpp:"), std::string::npos) << function << ": " << where;
+    EXPECT_EQ(Where(**gz, function), where);
+  }
+}
+
+TEST(DebugFile, NotCompressedOrNotElfIsLeftAlone) {
+  int fd = ::open(DEMO_BINARY, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(WithSectionsInflated(fd), fd);
+  ::close(fd);
+  std::string text = (fs::temp_directory_path() / "tprof_not_elf").string();
+  std::ofstream(text) << std::string(200, 'x');
+  fd = ::open(text.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_EQ(WithSectionsInflated(fd), fd);
+  ::close(fd);
+  fs::remove(text);
+}
+
+// The debug file sits where .gnu_debuglink says, beside the binary in .debug/, as
+// `objcopy --only-keep-debug` and `--add-gnu-debuglink` leave it.
+TEST(DebugFile, FoundThroughGnuDebuglink) {
+  fs::path dir = fs::temp_directory_path() / ("tprof_debuglink_" + std::to_string(::getpid()));
+  fs::create_directories(dir / ".debug");
+  const std::string binary = (dir / "demo").string();
+  const std::string debug = (dir / ".debug" / "demo.debug").string();
+  fs::copy_file(DEMO_BINARY, binary);
+  ASSERT_EQ(testing::RunCommand({"/usr/bin/objcopy", "--only-keep-debug", binary, debug}).exit_code,
+            0);
+  ASSERT_EQ(testing::RunCommand(
+                {"/usr/bin/objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, binary})
+                .exit_code,
+            0);
+  auto stripped = DwarfModule::OpenFile(binary, kDebugPath);
+  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kDebugPath);
+  ASSERT_TRUE(stripped.ok() && plain.ok());
+  EXPECT_TRUE((*stripped)->has_dwarf());
+  const std::string where = Where(**plain, kFunctions[2]);
+  EXPECT_NE(where.find("demo.cpp:"), std::string::npos) << where;
+  EXPECT_EQ(Where(**stripped, kFunctions[2]), where);
+
+  // Without the debug file the binary has no DWARF, and nothing else is made up.
+  fs::remove(debug);
+  auto alone = DwarfModule::OpenFile(binary, kDebugPath);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_FALSE((*alone)->has_dwarf());
+  fs::remove_all(dir);
+}
+
+// libdwfl's standard search loads libdebuginfod (and its network stack) for any binary without
+// local debug info; with no server configured, tprof's search does not.
+TEST(DebugFile, NoDebuginfodWithoutAServer) {
+  ::unsetenv("DEBUGINFOD_URLS");
+  fs::path dir = fs::temp_directory_path() / ("tprof_nodebug_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string binary = (dir / "demo").string();
+  fs::copy_file(DEMO_BINARY, binary);
+  ASSERT_EQ(testing::RunCommand({"/usr/bin/objcopy", "--strip-debug", binary}).exit_code, 0);
+  auto module = DwarfModule::OpenFile(binary, kDebugPath);
+  ASSERT_TRUE(module.ok());
+  EXPECT_FALSE((*module)->has_dwarf());  // searched, found nothing
+  std::ifstream maps("/proc/self/maps");
+  std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("libdebuginfod"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tprof
