@@ -108,7 +108,9 @@ class ImportCommand : public Subcommand {
                              return symbols.ok() ? symbols->build_id() : std::string();
                            }});
     Metadata metadata = (*source)->metadata();
-    auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events());
+    WriterOptions writer_options;
+    writer_options.background_compression = true;  // overlaps with reading the records
+    auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events(), writer_options);
     if (!writer.ok()) return ReportError(name(), writer.error().message());
     // Sampled addresses are symbolized on another thread while the records are copied (the
     // symbols are embedded so the profile travels); kernel symbols load on a third when the

@@ -10,7 +10,7 @@
 
 namespace tprof {
 
-Result<std::shared_ptr<const FileBytes>> FileBytes::Read(const std::string& path, bool prefault) {
+Result<std::shared_ptr<const FileBytes>> FileBytes::Read(const std::string& path) {
   auto bytes = std::make_shared<FileBytes>();
   const bool standard_input = path == "-";
   int fd = standard_input ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -21,9 +21,12 @@ Result<std::shared_ptr<const FileBytes>> FileBytes::Read(const std::string& path
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     const size_t size = static_cast<size_t>(st.st_size);
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (prefault ? MAP_POPULATE : 0), fd, 0);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
+      // Inputs are read front to back: ask for read-ahead. (Mapping the whole file in up front,
+      // MAP_POPULATE, made a 23 MB import slower: it delays the first record.)
       ::madvise(p, size, MADV_SEQUENTIAL);
+      ::madvise(p, size, MADV_WILLNEED);
       bytes->map_ = p;
       bytes->map_size_ = size;
       bytes->view_ = std::string_view(static_cast<const char*>(p), size);

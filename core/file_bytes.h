@@ -13,10 +13,8 @@ namespace tprof {
 
 class FileBytes {
  public:
-  // "-" reads standard input. `prefault`: map the whole file in at once, for a file about to be
-  // read front to back (cheaper than a page fault per few pages).
-  static Result<std::shared_ptr<const FileBytes>> Read(const std::string& path,
-                                                       bool prefault = false);
+  // "-" reads standard input.
+  static Result<std::shared_ptr<const FileBytes>> Read(const std::string& path);
   static std::shared_ptr<const FileBytes> FromString(std::string bytes);
 
   FileBytes() = default;

@@ -185,8 +185,7 @@ Result<ProfileFormat> SniffProfileFormat(std::string_view head) {
 
 Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenFile(const std::string& path,
                                                                SourceOptions options) {
-  // Read front to back once: mapped in whole rather than a fault per few pages.
-  auto bytes = FileBytes::Read(path, /*prefault=*/true);
+  auto bytes = FileBytes::Read(path);
   if (!bytes.ok()) return bytes.error();
   auto source = OpenInput(std::move(bytes).value(), options);
   if (!source.ok()) return source.error().WithContext(path);

@@ -19,7 +19,20 @@ std::string DumpJson(const nlohmann::json& json) {
 }  // namespace
 
 ProfileWriter::ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions options)
-    : sink_(std::move(sink)), options_(options), compressor_(options.zstd_level) {}
+    : sink_(std::move(sink)), options_(options), compressor_(options.zstd_level) {
+  if (options_.background_compression)
+    background_ = std::make_unique<BackgroundBatches<PendingChunk>>(
+        [this](std::vector<PendingChunk>& chunks) {
+          for (PendingChunk& chunk : chunks) {
+            if (!background_status_.ok()) return;
+            background_status_ = StoreChunk(chunk.kind, chunk.raw, chunk.records);
+            if (!background_status_.ok()) background_failed_ = true;
+          }
+        },
+        /*batch_size=*/1);
+}
+
+ProfileWriter::~ProfileWriter() = default;  // background_ goes first: it uses the members
 
 Result<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(std::unique_ptr<ByteSink> sink,
                                                              const Metadata& metadata,
@@ -39,9 +52,9 @@ Result<std::unique_ptr<ProfileWriter>> ProfileWriter::Create(std::unique_ptr<Byt
   writer->offset_ = header.size();
 
   std::string meta = DumpJson(MetadataToJson(metadata));
-  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kMetadata, meta, 0));
+  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kMetadata, std::move(meta), 0));
   std::string events_json = DumpJson(EventsToJson(events));
-  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kEvents, events_json, 0));
+  TPROF_RETURN_IF_ERROR(writer->WriteChunk(format::ChunkKind::kEvents, std::move(events_json), 0));
   writer->samples_per_event_.assign(events.size(), 0);
   return writer;
 }
@@ -66,10 +79,24 @@ Status ProfileWriter::WriteRaw(uint32_t kind, uint64_t time, const std::string& 
 
 Status ProfileWriter::WriteOpaqueChunk(uint16_t kind, std::string_view payload) {
   TPROF_RETURN_IF_ERROR(Flush());
-  return WriteChunk(static_cast<format::ChunkKind>(kind), payload, 0);
+  return WriteChunk(static_cast<format::ChunkKind>(kind), std::string(payload), 0);
 }
 
-Status ProfileWriter::WriteChunk(format::ChunkKind kind, std::string_view raw,
+Status ProfileWriter::WriteChunk(format::ChunkKind kind, std::string raw, uint32_t record_count) {
+  if (!background_) return StoreChunk(kind, raw, record_count);
+  if (background_failed_) return DrainBackground();  // the error itself, once
+  background_->Add({kind, std::move(raw), record_count});
+  return Status::Ok();
+}
+
+Status ProfileWriter::DrainBackground() {
+  if (!background_) return Status::Ok();
+  background_->Finish();
+  background_.reset();
+  return background_status_;
+}
+
+Status ProfileWriter::StoreChunk(format::ChunkKind kind, std::string_view raw,
                                  uint32_t record_count) {
   if (failed_) return Error("an earlier write failed");
   if (raw.size() > format::kMaxChunkRawSize) return Error("chunk too large");
@@ -94,8 +121,9 @@ Status ProfileWriter::WriteChunk(format::ChunkKind kind, std::string_view raw,
 Status ProfileWriter::Flush() {
   if (encoder_.size() == 0) return Status::Ok();
   record_total_ += encoder_.record_count();
-  Status status =
-      WriteChunk(format::ChunkKind::kRecords, encoder_.bytes(), encoder_.record_count());
+  const uint32_t records = encoder_.record_count();
+  if (background_) return WriteChunk(format::ChunkKind::kRecords, encoder_.TakeBytes(), records);
+  Status status = StoreChunk(format::ChunkKind::kRecords, encoder_.bytes(), records);
   encoder_.Reset();
   return status;
 }
@@ -103,6 +131,7 @@ Status ProfileWriter::Flush() {
 Status ProfileWriter::Finish(const FinishInfo& info) {
   if (finished_) return Error("profile already finished");
   TPROF_RETURN_IF_ERROR(Flush());
+  TPROF_RETURN_IF_ERROR(DrainBackground());  // the index below needs every chunk's offset
   nlohmann::json trailer;
   trailer["duration_ns"] = info.duration_ns;
   trailer["end_timestamp"] = info.end_timestamp;
@@ -113,7 +142,7 @@ Status ProfileWriter::Finish(const FinishInfo& info) {
   for (const ChunkIndexEntry& e : index_) chunks.push_back({e.offset, e.kind, e.records});
   trailer["chunks"] = std::move(chunks);
   uint64_t trailer_offset = offset_;
-  TPROF_RETURN_IF_ERROR(WriteChunk(format::ChunkKind::kTrailer, DumpJson(trailer), 0));
+  TPROF_RETURN_IF_ERROR(StoreChunk(format::ChunkKind::kTrailer, DumpJson(trailer), 0));
   std::string footer(format::kFooterSize, '\0');
   std::memcpy(footer.data(), &trailer_offset, 8);
   std::memcpy(footer.data() + 8, format::kFooterMagic.data(), 8);

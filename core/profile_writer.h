@@ -2,10 +2,12 @@
 // then a trailer with an index and a footer. Only Finish() makes the file complete.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/background_batches.h"
 #include "core/chunk.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -19,6 +21,10 @@ struct WriterOptions {
   // better; smaller ones lose less when a recording is killed.
   size_t chunk_size = 1 << 20;
   int zstd_level = 1;
+  // Compress and write chunks on a thread of the writer's own, so encoding the next records
+  // overlaps with them (an import). A write error then surfaces at a later Write, Flush or Finish,
+  // and bytes_written() is known only after Finish.
+  bool background_compression = false;
   // For tests of forward compatibility only: the minor version written in the header.
   uint16_t minor_version_override = 0;
 };
@@ -42,6 +48,8 @@ class ProfileWriter {
                                                            const std::vector<EventDesc>& events,
                                                            WriterOptions options = {});
 
+  ~ProfileWriter();
+
   template <typename RecordT>
   Status Write(const RecordT& record) {
     encoder_.Encode(record);
@@ -56,7 +64,7 @@ class ProfileWriter {
   // Writes the trailer and footer and commits the file under its final name.
   Status Finish(const FinishInfo& info);
 
-  uint64_t bytes_written() const { return offset_; }
+  uint64_t bytes_written() const { return offset_; }  // see background_compression
   uint64_t sample_count() const { return sample_count_; }
 
  private:
@@ -66,8 +74,18 @@ class ProfileWriter {
     uint32_t records;
   };
 
+  struct PendingChunk {
+    format::ChunkKind kind;
+    std::string raw;
+    uint32_t records;
+  };
+
   ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions options);
-  Status WriteChunk(format::ChunkKind kind, std::string_view raw, uint32_t record_count);
+  // Compresses and writes a chunk, or queues it for the background thread.
+  Status WriteChunk(format::ChunkKind kind, std::string raw, uint32_t record_count);
+  Status StoreChunk(format::ChunkKind kind, std::string_view raw, uint32_t record_count);
+  // Waits until the background thread has written every queued chunk; its first error.
+  Status DrainBackground();
   Status MaybeFlush() { return encoder_.size() >= options_.chunk_size ? Flush() : Status::Ok(); }
 
   void CountRecord(const Sample& s);
@@ -85,6 +103,11 @@ class ProfileWriter {
   std::vector<ChunkIndexEntry> index_;
   bool failed_ = false;
   bool finished_ = false;
+  // Set while background_ runs: the background thread owns compressor_, sink_, offset_, index_,
+  // failed_ and background_status_ until DrainBackground() joins it.
+  std::atomic<bool> background_failed_ = false;
+  Status background_status_;
+  std::unique_ptr<BackgroundBatches<PendingChunk>> background_;
 };
 
 }  // namespace tprof

@@ -26,6 +26,13 @@ class RecordEncoder {
   void EncodeRaw(uint32_t kind, uint64_t time, const std::string& body);
 
   const std::string& bytes() const { return out_; }
+  // Hands over the encoded bytes; the encoder is then empty, as after Reset().
+  std::string TakeBytes() {
+    std::string bytes = std::move(out_);
+    Reset();
+    out_.reserve(bytes.capacity());
+    return bytes;
+  }
   size_t size() const { return out_.size(); }
   uint32_t record_count() const { return record_count_; }
   // Starts a new chunk: drops the bytes and the chunk-local state.

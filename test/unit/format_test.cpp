@@ -25,10 +25,12 @@ struct WrittenProfile {
   std::vector<AnyRecord> records;
 };
 
-WrittenProfile WriteRandomProfile(uint32_t seed, size_t count, size_t chunk_size) {
+WrittenProfile WriteRandomProfile(uint32_t seed, size_t count, size_t chunk_size,
+                                  bool background_compression = false) {
   WrittenProfile out;
   WriterOptions options;
   options.chunk_size = chunk_size;
+  options.background_compression = background_compression;
   auto writer = ProfileWriter::Create(std::make_unique<StringSink>(out.bytes), TestMetadata(),
                                       TestEvents(), options);
   EXPECT_TRUE(writer.ok());
@@ -78,6 +80,50 @@ TEST(FormatTest, RoundTripOfRandomRecords) {
     for (size_t i = 0; i < p.records.size(); ++i)
       ASSERT_TRUE(visitor.records[i] == p.records[i]) << i;
     EXPECT_GT(ChunkOffsets(p.bytes).size(), 20u);  // the small chunk size gave many chunks
+  }
+}
+
+// Compressing on the writer's own thread changes when chunks are written, not what: the file is
+// byte for byte the one written in line.
+TEST(FormatTest, BackgroundCompressionWritesTheSameFile) {
+  WrittenProfile in_line = WriteRandomProfile(7, 5000, 4096);
+  WrittenProfile background = WriteRandomProfile(7, 5000, 4096, /*background_compression=*/true);
+  EXPECT_GT(ChunkOffsets(in_line.bytes).size(), 10u);
+  EXPECT_EQ(in_line.bytes, background.bytes);
+}
+
+// A sink that fails after `good` writes, as a full disk does.
+class FailingSink : public ByteSink {
+ public:
+  explicit FailingSink(int good) : good_(good) {}
+  Status Write(std::string_view) override {
+    return good_-- > 0 ? Status::Ok() : Status(Error("No space left on device"));
+  }
+  Status Commit() override { return Status::Ok(); }
+
+ private:
+  int good_;
+};
+
+TEST(FormatTest, BackgroundWriteErrorsSurfaceAtFinish) {
+  for (bool background : {false, true}) {
+    WriterOptions options;
+    options.chunk_size = 1024;
+    options.background_compression = background;
+    auto writer = ProfileWriter::Create(std::make_unique<FailingSink>(8), TestMetadata(),
+                                        TestEvents(), options);
+    ASSERT_TRUE(writer.ok());
+    RecordGenerator gen(3);
+    std::string first_error;  // in line at the Write that failed; in the background, later
+    for (int i = 0; i < 2000; ++i) {
+      AnyRecord r = gen.Next();
+      Status s = std::visit([&](const auto& rec) { return writer.value()->Write(rec); }, r);
+      if (!s.ok() && first_error.empty()) first_error = s.error().message();
+    }
+    Status finished = writer.value()->Finish({1, 1});
+    ASSERT_FALSE(finished.ok()) << background;
+    if (first_error.empty()) first_error = finished.error().message();
+    EXPECT_NE(first_error.find("No space left"), std::string::npos) << first_error;
   }
 }
 
