@@ -283,9 +283,21 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
 SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
     : resolver_(resolver) {
   if (where == ResolveOn::kWorkerThread)
-    worker_ = std::make_unique<BackgroundBatches<Request>>([this](std::vector<Request>& batch) {
-      for (const Request& request : batch) Resolve(request);
-    });
+    // Small batches: a profile has only hundreds or thousands of distinct addresses, and the
+    // worker should start opening binaries at the first ones, not after a large batch fills.
+    worker_ = std::make_unique<BackgroundBatches<Request>>(
+        [this](std::vector<Request>& batch) {
+          for (const Request& request : batch) {
+            // Kernel addresses wait for Finish: their symbols may still be loading on another
+            // thread (a whole kallsyms file), and meanwhile this thread can open binaries.
+            if (IsKernelAddress(request.address) ||
+                (request.mapping && IsKernelMappingName(request.mapping->filename)))
+              kernel_requests_.push_back(request);
+            else
+              Resolve(request);
+          }
+        },
+        /*batch_size=*/8);
 }
 
 SymbolTableBuilder::~SymbolTableBuilder() = default;  // worker_ goes first: it uses table_
@@ -336,7 +348,9 @@ void SymbolTableBuilder::Resolve(const Request& request) {
 }
 
 SymbolTable SymbolTableBuilder::Finish() {
-  if (worker_) worker_->Finish();
+  if (worker_) worker_->Finish();  // joined: the resolver is this thread's again
+  for (const Request& request : kernel_requests_) Resolve(request);
+  kernel_requests_.clear();
   return std::move(table_);
 }
 

@@ -138,6 +138,7 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<const Mapping*, MappingEntry> mappings_;
   absl::flat_hash_set<Seen> seen_;
   SymbolTable table_;                                   // the resolving thread's until Finish
+  std::vector<Request> kernel_requests_;                // the worker's, resolved by Finish
   std::unique_ptr<BackgroundBatches<Request>> worker_;  // null: resolved on the caller's thread
 };
 

@@ -23,6 +23,8 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
   bool any_nonzero = false;
   size_t lines = 0;
   std::string_view rest = (*text)->view();
+  // About 40 bytes a line: one allocation instead of a dozen doublings of a 5 MB vector.
+  table.symbols_.reserve(rest.size() / 32);
   while (!rest.empty()) {
     size_t newline = rest.find('\n');
     std::string_view line = rest.substr(0, newline);

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "core/format_spec.h"
 #include "core/output_file.h"
@@ -319,6 +321,90 @@ TEST(SymbolSection, RoundTripsAndSplits) {
   ResolvedFrame miss = resolver.ResolveInProcess(2, &other, other.start + 8);
   EXPECT_FALSE(miss.resolved);
   EXPECT_EQ(miss.function, "[prog+0x1008]");
+}
+
+// Names each address after itself, and notes which threads asked.
+class AddressNamer : public FrameResolver {
+ public:
+  ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+    return ResolveInProcess(0, mapping, address);
+  }
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    threads.insert(std::this_thread::get_id());
+    ResolvedFrame f;
+    f.resolved = true;
+    f.module = mapping ? mapping->filename : "[none]";
+    f.function = std::to_string(pid) + "@" + std::to_string(address);
+    return f;
+  }
+  std::set<std::thread::id> threads;
+};
+
+// Resolving on the builder's worker thread (as an import does) gives the table resolving in line
+// gives: the same addresses, each resolved once, with the kernel's left to Finish; a mapping
+// replaced meanwhile is still the one its samples were taken in.
+TEST(SymbolTableBuilder, WorkerThreadBuildsTheSameTable) {
+  auto feed = [](SymbolTableBuilder& builder) {
+    MmapRecord first;
+    first.pid = 7;
+    first.start = 0x400000;
+    first.length = 0x10000;
+    first.filename = "/bin/first";
+    builder.OnMmap(first);
+    for (uint64_t i = 0; i < 3000; ++i) {
+      Sample s;
+      s.pid = s.tid = 7;
+      s.ip = 0x400000 + (i % 900) * 4;
+      s.callchain = {kContextKernel, 0xffffffff81000000 + (i % 13) * 8, kContextUser, s.ip,
+                     0x400100 + (i % 5)};
+      builder.OnSample(s);
+      if (i == 1500) {  // the same range now holds another file
+        MmapRecord second = first;
+        second.filename = "/bin/second";
+        builder.OnMmap(second);
+      }
+    }
+  };
+  auto entries = [](const SymbolTable& table) {
+    std::vector<std::string> payloads = table.Encode();
+    SymbolTable decoded;
+    for (const std::string& p : payloads) EXPECT_TRUE(decoded.Decode(p).ok());
+    return decoded.size();
+  };
+  AddressNamer in_line_namer, worker_namer;
+  SymbolTableBuilder in_line(in_line_namer);
+  SymbolTableBuilder worker(worker_namer, SymbolTableBuilder::ResolveOn::kWorkerThread);
+  feed(in_line);
+  feed(worker);
+  EXPECT_EQ(worker.distinct_addresses(), in_line.distinct_addresses());
+  SymbolTable a = in_line.Finish();
+  SymbolTable b = worker.Finish();
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_EQ(entries(a), entries(b));
+  Mapping first;
+  first.start = 0x400000;
+  first.end = 0x410000;
+  first.filename = "/bin/first";
+  Mapping second = first;
+  second.filename = "/bin/second";
+  for (uint64_t address : {uint64_t{0x400000}, uint64_t{0x400104}, uint64_t{0x400ffc}}) {
+    for (const Mapping* m : {&first, &second}) {
+      const ResolvedFrame* fa = a.Find(SymbolKeyOf(7, m, address));
+      const ResolvedFrame* fb = b.Find(SymbolKeyOf(7, m, address));
+      ASSERT_EQ(fa == nullptr, fb == nullptr) << m->filename << " " << address;
+      if (fa) {
+        EXPECT_EQ(*fa, *fb);
+      }
+    }
+  }
+  for (uint64_t k = 0; k < 13; ++k) {
+    const ResolvedFrame* kernel = b.Find(SymbolKeyOf(7, nullptr, 0xffffffff81000000 + k * 8));
+    ASSERT_NE(kernel, nullptr) << k;
+    EXPECT_EQ(kernel->function, "7@" + std::to_string(0xffffffff81000000 + k * 8));
+  }
+  EXPECT_TRUE(b.Find(SymbolKeyOf(7, &second, 0x400000 + 899 * 4)));
+  EXPECT_EQ(in_line_namer.threads.size(), 1u);
+  EXPECT_EQ(worker_namer.threads.size(), 2u);  // the worker's, and Finish's for the kernel's
 }
 
 TEST(SymbolSection, CorruptPayloadsAreErrorsNotCrashes) {
