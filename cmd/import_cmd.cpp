@@ -1,4 +1,6 @@
 // tprof import: converts a perf.data file or stream into a .tprof profile.
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -70,6 +72,21 @@ class CopyingVisitor : public RecordVisitor {
   uint64_t relocated_ = 0;
 };
 
+// Removes PATH.partial unless the import completed: unlike a recording cut short, a failed
+// import's input is still there to convert again, so the part written is of no use.
+class PartialOutputRemover {
+ public:
+  explicit PartialOutputRemover(std::string partial) : partial_(std::move(partial)) {}
+  ~PartialOutputRemover() {
+    if (!completed_) ::unlink(partial_.c_str());
+  }
+  void Completed() { completed_ = true; }
+
+ private:
+  std::string partial_;
+  bool completed_ = false;
+};
+
 class ImportCommand : public Subcommand {
  public:
   const char* name() const override { return "import"; }
@@ -108,6 +125,7 @@ class ImportCommand : public Subcommand {
                              return symbols.ok() ? symbols->build_id() : std::string();
                            }});
     Metadata metadata = (*source)->metadata();
+    PartialOutputRemover remover(output_ + ".partial");  // after the writer closes it
     WriterOptions writer_options;
     writer_options.background_compression = true;  // overlaps with reading the records
     auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events(), writer_options);
@@ -130,6 +148,7 @@ class ImportCommand : public Subcommand {
     Status finished =
         FinishWithSymbols(**writer, symbols, {metadata.duration_ns, copier.last_time()});
     if (!finished.ok()) return ReportError(name(), finished.error().message());
+    remover.Completed();
     if (!summary->warning.empty())
       std::cerr << "tprof import: warning: " << input_ << ": " << summary->warning << '\n';
     std::cerr << "[ tprof import: " << summary->samples << " samples, " << summary->records

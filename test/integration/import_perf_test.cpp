@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -269,6 +270,18 @@ TEST_F(LocalRecording, ReportAndImportFromTheCommandLine) {
                       "/perf/quipper-perf.data.piped.corrupted.zero_size_sample-3.2"});
   EXPECT_EQ(corrupt.exit_code, 1);
   EXPECT_NE(corrupt.err.find("offset 49104"), std::string::npos) << corrupt.err;
+
+  // An import that fails leaves nothing behind, not even the part it wrote.
+  std::string failed = TempPath("failed.tprof");
+  testing::CommandResult failed_import =
+      RunCommand({kTprof, "import",
+                  std::string(TPROF_TESTDATA_DIR) +
+                      "/perf/quipper-perf.data.piped.corrupted.zero_size_sample-3.2",
+                  "-o", failed});
+  EXPECT_EQ(failed_import.exit_code, 1);
+  EXPECT_NE(failed_import.err.find("offset 49104"), std::string::npos) << failed_import.err;
+  EXPECT_FALSE(std::filesystem::exists(failed));
+  EXPECT_FALSE(std::filesystem::exists(failed + ".partial"));
 }
 
 // The autofdo sample: the recorded path (.bin.gen on the build machine) differs from the file
