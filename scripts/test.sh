@@ -31,7 +31,7 @@ build/fuzz/test/fuzz/make_fuzz_seeds "$corpus"
 # The perf.data reader starts from the real files in ../shared/testdata (when present).
 perf_seeds=$(test -d ../shared/testdata/perf && echo ../shared/testdata/perf || true)
 for target in profile_reader_fuzzer record_decoder_fuzzer perf_data_reader_fuzzer \
-    perf_script_parser_fuzzer folded_parser_fuzzer; do
+    perf_script_parser_fuzzer folded_parser_fuzzer elf_inflate_fuzzer; do
   mkdir -p "$corpus/$target"
   extra=$([[ $target == perf_data_reader_fuzzer ]] && echo "$perf_seeds" || true)
   # shellcheck disable=SC2086 # $extra is empty or one directory

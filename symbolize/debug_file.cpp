@@ -168,14 +168,21 @@ int Inflate(int fd, const char* file, size_t file_size) {
     if (s.sh_offset > file_size || s.sh_size < sizeof header || s.sh_size > file_size - s.sh_offset)
       return fd;
     std::memcpy(&header, file + s.sh_offset, sizeof header);
-    if (header.ch_type != ELFCOMPRESS_ZLIB || header.ch_size > (uint64_t{1} << 32)) return fd;
+    // Deflate cannot expand data more than 1032 times: a larger claim is a damaged header,
+    // which must not make tprof allocate what it says.
+    const uint64_t compressed_size = s.sh_size - sizeof header;
+    if (header.ch_type != ELFCOMPRESS_ZLIB || header.ch_size > compressed_size * 1032 + 64 ||
+        header.ch_size > (uint64_t{1} << 32))
+      return fd;
     end = align(end, std::max<uint64_t>(header.ch_addralign, 8));
     compressed.push_back(i);
     headers.push_back(header);
     placed.push_back(end);
     end += header.ch_size;
   }
-  if (compressed.empty()) return fd;
+  // Sections may share compressed bytes in a damaged file: bound the total too.
+  if (compressed.empty() || end - file_size > std::min<uint64_t>(file_size * 1032, 1ull << 32))
+    return fd;
   const uint64_t shoff = align(end, 8);
   const uint64_t total = shoff + sections.size() * sizeof(Shdr);
   int image = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);

@@ -4,12 +4,16 @@
 // server is configured.
 #include "symbolize/debug_file.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -107,6 +111,38 @@ TEST(DebugFile, NotCompressedOrNotElfIsLeftAlone) {
   EXPECT_EQ(WithSectionsInflated(fd), fd);
   ::close(fd);
   fs::remove(text);
+}
+
+// A damaged header claiming more than deflate can expand to is not believed: nothing is
+// allocated for it, and libdw gets the file as it is.
+TEST(DebugFile, ImplausibleInflatedSizesAreNotAllocated) {
+  std::ifstream in(DEMO_GZ_BINARY, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, bytes.data(), sizeof ehdr);
+  bool patched = false;
+  for (size_t i = 0; i < ehdr.e_shnum && !patched; ++i) {
+    Elf64_Shdr shdr;
+    std::memcpy(&shdr, bytes.data() + ehdr.e_shoff + i * sizeof shdr, sizeof shdr);
+    if (!(shdr.sh_flags & SHF_COMPRESSED)) continue;
+    Elf64_Chdr chdr;
+    std::memcpy(&chdr, bytes.data() + shdr.sh_offset, sizeof chdr);
+    chdr.ch_size = uint64_t{1} << 31;  // 2 GiB from a few kilobytes
+    std::memcpy(bytes.data() + shdr.sh_offset, &chdr, sizeof chdr);
+    patched = true;
+  }
+  if (!patched) GTEST_SKIP() << "the compiler wrote no compressed sections";
+  int fd = ::memfd_create("damaged", MFD_CLOEXEC);
+  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  auto peak_kb = [] {
+    struct rusage usage {};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+  };
+  const long before = peak_kb();
+  EXPECT_EQ(WithSectionsInflated(fd), fd);
+  EXPECT_LT(peak_kb() - before, 100 * 1024) << "KiB more at peak";
+  ::close(fd);
 }
 
 // The debug file sits where .gnu_debuglink says, beside the binary in .debug/, as
