@@ -174,6 +174,10 @@ int Inflate(int fd, const char* file, size_t file_size) {
     if (header.ch_type != ELFCOMPRESS_ZLIB || header.ch_size > compressed_size * 1032 + 64 ||
         header.ch_size > (uint64_t{1} << 32))
       return fd;
+    // Alignments are small powers of two (1 to 16 in practice); a larger one is damage, and
+    // would wrap the offsets computed from it.
+    if (header.ch_addralign > 4096 || (header.ch_addralign & (header.ch_addralign - 1)) != 0)
+      return fd;
     end = align(end, std::max<uint64_t>(header.ch_addralign, 8));
     compressed.push_back(i);
     headers.push_back(header);
