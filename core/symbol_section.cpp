@@ -58,9 +58,13 @@ bool IsKernelMappingName(const std::string& name) {
   return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
 }
 
+bool IsKernelCode(const Mapping* mapping, uint64_t address) {
+  return IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename));
+}
+
 SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address) {
   SymbolKey key;
-  if (IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename))) {
+  if (IsKernelCode(mapping, address)) {
     key.module = "[kernel.kallsyms]";
     if (mapping) key.build_id = mapping->build_id;
     key.offset = address;
@@ -290,8 +294,7 @@ SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
           for (const Request& request : batch) {
             // Kernel addresses wait for Finish: their symbols may still be loading on another
             // thread (a whole kallsyms file), and meanwhile this thread can open binaries.
-            if (IsKernelAddress(request.address) ||
-                (request.mapping && IsKernelMappingName(request.mapping->filename)))
+            if (IsKernelCode(request.mapping, request.address))
               kernel_requests_.push_back(request);
             else
               Resolve(request);

@@ -8,6 +8,7 @@
 
 #include "core/version.h"
 #include "report/protobuf_writer.h"
+#include "symbolize/debug_file.h"
 
 namespace tprof {
 namespace {
@@ -58,16 +59,6 @@ class StringTable {
   std::unordered_map<std::string, uint64_t> index_;
   std::vector<std::string> strings_;
 };
-
-std::string Hex(const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : bytes) {
-    hex.push_back(kDigits[c >> 4]);
-    hex.push_back(kDigits[c & 15]);
-  }
-  return hex;
-}
 
 struct MappingFacts {
   bool functions = false, filenames = false, lines = false, inlines = false;
@@ -200,7 +191,7 @@ std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
     message.Varint(field::mapping::kMemoryLimit, mapping.end);
     message.Varint(field::mapping::kFileOffset, mapping.file_offset);
     message.Varint(field::mapping::kFilename, strings.Index(mapping.filename));
-    message.Varint(field::mapping::kBuildId, strings.Index(Hex(mapping.build_id)));
+    message.Varint(field::mapping::kBuildId, strings.Index(BuildIdHex(mapping.build_id)));
     message.Varint(field::mapping::kHasFunctions, facts[i].functions);
     message.Varint(field::mapping::kHasFilenames, facts[i].filenames);
     message.Varint(field::mapping::kHasLineNumbers, facts[i].lines);

@@ -42,6 +42,21 @@ std::string BuildIdOf(int fd) {
   return id;
 }
 
+// The entries of a libdwfl debuginfo path ("-:.debug:/usr/lib/debug"), without the '-' or '+'
+// (whether to check CRCs) that the whole path and each entry may start with.
+std::vector<std::string> SearchPathEntries(std::string_view path) {
+  if (!path.empty() && (path[0] == '-' || path[0] == '+')) path.remove_prefix(1);
+  std::vector<std::string> entries;
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = std::min(path.find(':', start), path.size());
+    std::string_view entry = path.substr(start, end - start);
+    start = end + 1;
+    if (!entry.empty() && (entry[0] == '-' || entry[0] == '+')) entry.remove_prefix(1);
+    entries.emplace_back(entry);
+  }
+  return entries;
+}
+
 // The candidate files of the .gnu_debuglink search, in dwfl_standard_find_debuginfo's order.
 // Each entry of the path names the binary's own directory (empty), a directory under it
 // (relative), or a root the binary's directory is looked up under (absolute), trying shorter
@@ -52,15 +67,7 @@ std::vector<std::string> DebuglinkCandidates(const std::string& search_path,
   const size_t slash = file.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
   const std::string base = file.substr(slash == std::string::npos ? 0 : slash + 1);
-  std::string path = search_path;
-  if (!path.empty() && (path[0] == '-' || path[0] == '+')) path.erase(0, 1);
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string entry = path.substr(start, end - start);
-    start = end + 1;
-    if (!entry.empty() && (entry[0] == '-' || entry[0] == '+')) entry.erase(0, 1);
+  for (const std::string& entry : SearchPathEntries(search_path)) {
     if (entry.empty()) {
       out.push_back(dir + "/" + link);
     } else if (entry[0] != '/') {
@@ -106,24 +113,13 @@ int OpenIfMatches(const std::string& candidate, const struct stat& binary,
 // used: it keeps its own handle on what it finds, which would bypass WithSectionsInflated.)
 int FindLocally(Dwfl_Module* module, const std::string& search_path, const char* file_name,
                 const char* debuglink_file, char** debuginfo_file_name) {
-  static const char kDigits[] = "0123456789abcdef";
   const std::string wanted = ModuleBuildId(module);
   struct stat binary {};
   if (!file_name || ::stat(file_name, &binary) != 0) binary = {};
   std::vector<std::string> candidates;
   if (wanted.size() >= 2) {
-    std::string hex;
-    for (unsigned char c : wanted) {
-      hex.push_back(kDigits[c >> 4]);
-      hex.push_back(kDigits[c & 15]);
-    }
-    std::string path = search_path;
-    if (!path.empty() && (path[0] == '-' || path[0] == '+')) path.erase(0, 1);
-    for (size_t start = 0; start <= path.size();) {
-      size_t end = std::min(path.find(':', start), path.size());
-      std::string entry = path.substr(start, end - start);
-      start = end + 1;
-      if (!entry.empty() && (entry[0] == '-' || entry[0] == '+')) entry.erase(0, 1);
+    const std::string hex = BuildIdHex(wanted);
+    for (const std::string& entry : SearchPathEntries(search_path)) {
       if (!entry.empty() && entry[0] == '/')
         candidates.push_back(entry + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) +
                              ".debug");
@@ -243,6 +239,24 @@ int Inflate(int fd, const char* file, size_t file_size) {
 }
 
 }  // namespace
+
+std::string BuildIdHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    hex.push_back(kDigits[c >> 4]);
+    hex.push_back(kDigits[c & 15]);
+  }
+  return hex;
+}
+
+bool SameBuildId(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size());
+  if (n == 0 || a.substr(0, n) != b.substr(0, n)) return false;
+  std::string_view rest = a.size() > b.size() ? a.substr(n) : b.substr(n);
+  return rest.find_first_not_of('\0') == std::string_view::npos;
+}
 
 void SetDebugFileSearchPath(Dwfl_Module* module, const std::string* path) {
   void** user_data = nullptr;

@@ -15,6 +15,7 @@
 #include <elfutils/libdwfl.h>
 
 #include <string>
+#include <string_view>
 
 namespace tprof {
 
@@ -22,6 +23,12 @@ namespace tprof {
 // "-:.debug:/usr/lib/debug"); libdwfl hands find_debuginfo the module's user data, where it
 // is kept. `path` must outlive the module. A module without one gets libdwfl's standard search.
 void SetDebugFileSearchPath(Dwfl_Module* module, const std::string* path);
+
+// Lowercase hex of raw build-id bytes, as build-id directories name files.
+std::string BuildIdHex(std::string_view bytes);
+// perf pads build-ids to 20 bytes without recording their size, so a shorter id read from a
+// file matches a recorded one that it prefixes when the rest is zero.
+bool SameBuildId(std::string_view a, std::string_view b);
 
 // A Dwfl_Callbacks::find_debuginfo.
 int FindDebugFile(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,

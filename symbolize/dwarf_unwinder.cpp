@@ -26,23 +26,6 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string Hex(const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
-bool SameBuildId(const std::string& a, const std::string& b) {
-  size_t n = std::min(a.size(), b.size());
-  if (n == 0 || a.compare(0, n, b, 0, n) != 0) return false;
-  const std::string& longer = a.size() > b.size() ? a : b;
-  return longer.find_first_not_of('\0', n) == std::string::npos;
-}
-
 std::string StripDeleted(const std::string& path) {
   static constexpr std::string_view kSuffix = " (deleted)";
   if (path.size() > kSuffix.size() && path.ends_with(kSuffix))
@@ -221,8 +204,8 @@ const DwarfUnwinder::ElfLayout* DwarfUnwinder::LayoutOf(const std::string& recor
           id_size > 0 ? std::string(static_cast<const char*>(id), static_cast<size_t>(id_size))
                       : std::string();
       if (!build_id.empty() && !file_id.empty() && !SameBuildId(build_id, file_id)) {
-        Note((candidate.empty() ? recorded_path : candidate) + ": build-id " + Hex(file_id) +
-             " differs from the recorded " + Hex(build_id) + "; not used for unwinding");
+        Note((candidate.empty() ? recorded_path : candidate) + ": build-id " + BuildIdHex(file_id) +
+             " differs from the recorded " + BuildIdHex(build_id) + "; not used for unwinding");
       } else {
         size_t phnum = 0;
         elf_getphdrnum(elf, &phnum);

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <iostream>
 
+#include "core/symbol_section.h"
+#include "symbolize/debug_file.h"
+
 namespace tprof {
 namespace {
 
@@ -17,39 +20,9 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string Hex(const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
 bool IsFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// perf pads build-ids to 20 bytes without recording their size, so a shorter id read from a
-// file matches a recorded one that it prefixes when the rest is zero.
-bool SameBuildId(const std::string& a, const std::string& b) {
-  size_t n = std::min(a.size(), b.size());
-  if (n == 0 || a.compare(0, n, b, 0, n) != 0) return false;
-  const std::string& longer = a.size() > b.size() ? a : b;
-  return longer.find_first_not_of('\0', n) == std::string::npos;
-}
-
-// Mappings with no file behind them: JIT code lives in these.
-bool IsAnonymous(const std::string& name) {
-  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
-         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
-         name.starts_with("/dev/zero") || name.starts_with("[jit");
-}
-
-bool IsKernelMapping(const std::string& name) {
-  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
 }
 
 // "/usr/lib/x.so (deleted)" is how the kernel names a file replaced after it was mapped.
@@ -122,7 +95,7 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenVdso(const std::string& build_id) {
   if (!module.ok()) return nullptr;
   if (!build_id.empty() && !(*module)->build_id().empty() &&
       !SameBuildId(build_id, (*module)->build_id())) {
-    Note("[vdso]: the recorded vdso (build-id " + Hex(build_id) +
+    Note("[vdso]: the recorded vdso (build-id " + BuildIdHex(build_id) +
          ") is not this kernel's; its addresses are shown as [vdso+0xoffset]");
     return nullptr;
   }
@@ -149,7 +122,7 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
   // A debug file found by build-id keeps the program headers, symbols and DWARF: enough to
   // name addresses when the binary itself is gone.
   if (build_id.size() >= 2) {
-    std::string hex = Hex(build_id);
+    std::string hex = BuildIdHex(build_id);
     while (hex.size() > 2 && hex.ends_with("00")) hex.resize(hex.size() - 2);  // perf padding
     for (const std::string& dir : options_.debug_dirs) {
       std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
@@ -164,8 +137,8 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
     if (!module.ok()) continue;
     if (!build_id.empty() && !(*module)->build_id().empty() &&
         !SameBuildId(build_id, (*module)->build_id())) {
-      Note(candidate + ": build-id " + Hex((*module)->build_id()) + " differs from the recorded " +
-           Hex(build_id) + "; not used");
+      Note(candidate + ": build-id " + BuildIdHex((*module)->build_id()) +
+           " differs from the recorded " + BuildIdHex(build_id) + "; not used");
       continue;
     }
     return std::move(module).value();
@@ -195,9 +168,8 @@ ResolvedFrame Symbolizer::Resolve(const Mapping* mapping, uint64_t address) {
 
 ResolvedFrame Symbolizer::ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) {
   ++stats_.lookups;
-  if (IsKernelAddress(address) || (mapping && IsKernelMapping(mapping->filename)))
-    return ResolveKernel(mapping, address);
-  if (!mapping || IsAnonymous(mapping->filename)) return ResolveJit(pid, mapping, address);
+  if (IsKernelCode(mapping, address)) return ResolveKernel(mapping, address);
+  if (!mapping || IsFilelessMapping(mapping->filename)) return ResolveJit(pid, mapping, address);
   return ResolveFile(*mapping, address);
 }
 
@@ -205,8 +177,8 @@ std::string Symbolizer::CachedCopy(const std::string& recorded_path,
                                    const std::string& build_id) const {
   if (options_.build_id_dir.empty() || build_id.empty()) return "";
   // DIR/.build-id/xx/yyyy links to the directory of the copy: "elf", or the kernel's "kallsyms".
-  const char* file = IsKernelMapping(recorded_path) ? "/kallsyms" : "/elf";
-  std::string hex = Hex(build_id);
+  const char* file = IsKernelMappingName(recorded_path) ? "/kallsyms" : "/elf";
+  std::string hex = BuildIdHex(build_id);
   for (;;) {
     std::string path =
         options_.build_id_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + file;
@@ -247,8 +219,8 @@ ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address
     } else if (mapping && !mapping->build_id.empty() && !kernel_build_id_.empty() &&
                !SameBuildId(kernel_build_id_, mapping->build_id)) {
       kernel_usable_ = false;
-      Note("the profile was recorded on another kernel (build-id " + Hex(mapping->build_id) +
-           ", symbols at hand are of " + Hex(kernel_build_id_) +
+      Note("the profile was recorded on another kernel (build-id " + BuildIdHex(mapping->build_id) +
+           ", symbols at hand are of " + BuildIdHex(kernel_build_id_) +
            "); kernel addresses are shown unresolved");
     }
   }

@@ -12,6 +12,7 @@
 #include "core/profile_reader.h"
 #include "core/symbol_section.h"
 #include "report/text_report.h"
+#include "symbolize/debug_file.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
@@ -81,8 +82,7 @@ TEST(SymbolizeEmbedded, MissingBinaryIsReadFromPerfsBuildIdCache) {
   ASSERT_TRUE(demo.ok());
   const std::string& id = demo->build_id();
   ASSERT_GE(id.size(), 2u);
-  std::string hex;
-  for (unsigned char c : id) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15];
+  const std::string hex = BuildIdHex(id);
   fs::path copy_dir = dir / "gone/tprof_demo" / hex;
   fs::create_directories(copy_dir);
   fs::create_directories(dir / ".build-id" / hex.substr(0, 2));
