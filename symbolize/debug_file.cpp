@@ -11,10 +11,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tprof {
@@ -142,8 +147,128 @@ struct Unmap {
   void operator()(void* p) const { ::munmap(p, size); }
 };
 
+constexpr uint64_t kInflatedCacheLimit = uint64_t{1} << 30;
+constexpr std::string_view kTemporaryPrefix = ".partial-";
+
+// The cache file holding the inflated copy of the file open as `fd`: named by its build-id,
+// size and modification time, since a binary and its debug file share a build-id. Empty when
+// the file has no build-id.
+std::string CachedCopyPath(const std::string& cache_dir, int fd, const struct stat& st) {
+  elf_version(EV_CURRENT);
+  const std::string id = BuildIdOf(fd);
+  if (id.empty()) return "";
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, "-%llx-%llx.debug",
+                static_cast<unsigned long long>(st.st_size),
+                static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ull +
+                    static_cast<unsigned long long>(st.st_mtim.tv_nsec));
+  return cache_dir + "/inflated-debug/" + BuildIdHex(id) + suffix;
+}
+
+// Removes the least recently used copies (by modification time, which a hit renews) while the
+// cache holds more than its limit, and temporary files an interrupted run left over an hour ago.
+void TrimCache(const std::string& dir) {
+  namespace fs = std::filesystem;
+  struct Entry {
+    fs::file_time_type used;
+    uint64_t size;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code error;
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, error)) {
+    std::error_code ignored;
+    const std::string name = e.path().filename().string();
+    const uint64_t size = e.file_size(ignored);
+    const auto used = e.last_write_time(ignored);
+    if (ignored) continue;
+    if (name.starts_with(kTemporaryPrefix)) {
+      if (used < stale) fs::remove(e.path(), ignored);
+    } else if (name.ends_with(".debug")) {
+      entries.push_back({used, size, e.path()});
+      total += size;
+    }
+  }
+  if (total <= kInflatedCacheLimit) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& e : entries) {
+    if (total <= kInflatedCacheLimit) break;
+    std::error_code ignored;
+    if (fs::remove(e.path, ignored)) total -= e.size;
+  }
+}
+
+// Where the inflated copy is written: a temporary file of the cache, renamed into place once
+// whole so that no run maps a partial copy, or an anonymous memory file.
+class InflatedCopy {
+ public:
+  InflatedCopy() = default;
+  InflatedCopy(const InflatedCopy&) = delete;
+  InflatedCopy& operator=(const InflatedCopy&) = delete;
+  ~InflatedCopy() {
+    if (map_) ::munmap(map_, size_);
+    if (fd_ >= 0) ::close(fd_);
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  }
+
+  // A file of `size` bytes at `cache_path` (empty: in memory), mapped for writing. The cache
+  // file's blocks are allocated first: writing through a mapping to a full disk would kill
+  // the process with SIGBUS instead of returning an error.
+  bool Create(uint64_t size, const std::string& cache_path) {
+    size_ = size;
+    if (cache_path.empty()) {
+      fd_ = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);
+      if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(size)) != 0) return false;
+    } else {
+      const std::string dir = cache_path.substr(0, cache_path.rfind('/'));
+      std::error_code ignored;
+      std::filesystem::create_directories(dir, ignored);
+      std::string name = dir + "/" + std::string(kTemporaryPrefix) + "XXXXXX";
+      fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+      if (fd_ < 0) return false;
+      temporary_ = std::move(name);
+      final_ = cache_path;
+      if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) != 0) return false;
+    }
+    void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (map == MAP_FAILED) return false;
+    map_ = static_cast<char*>(map);
+    return true;
+  }
+
+  char* data() { return map_; }
+
+  // The copy's descriptor, now visible in the cache under its final name.
+  int Commit() {
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    if (!temporary_.empty() && ::rename(temporary_.c_str(), final_.c_str()) == 0) {
+      temporary_.clear();
+      TrimCache(final_.substr(0, final_.rfind('/')));
+    }
+    return std::exchange(fd_, -1);
+  }
+
+ private:
+  int fd_ = -1;
+  char* map_ = nullptr;
+  uint64_t size_ = 0;
+  std::string temporary_, final_;
+};
+
+// A copy from an earlier run, its use recorded so that trimming keeps it; -1 when none.
+int OpenCachedCopy(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) ::futimens(fd, nullptr);
+  return fd;
+}
+
 template <typename Ehdr, typename Shdr, typename Chdr>
-int Inflate(int fd, const char* file, size_t file_size) {
+int Inflate(int fd, const char* file, const struct stat& st, const std::string& cache_dir) {
+  const size_t file_size = static_cast<size_t>(st.st_size);
   Ehdr ehdr;
   std::memcpy(&ehdr, file, sizeof ehdr);
   if (ehdr.e_shnum == 0 || ehdr.e_shentsize != sizeof(Shdr) || ehdr.e_shoff > file_size ||
@@ -183,19 +308,23 @@ int Inflate(int fd, const char* file, size_t file_size) {
   // Sections may share compressed bytes in a damaged file: bound the total too.
   if (compressed.empty() || end - file_size > std::min<uint64_t>(file_size * 1032, 1ull << 32))
     return fd;
+  const std::string cache_path = cache_dir.empty() ? "" : CachedCopyPath(cache_dir, fd, st);
+  if (!cache_path.empty()) {
+    if (int cached = OpenCachedCopy(cache_path); cached >= 0) {
+      ::close(fd);
+      return cached;
+    }
+  }
   const uint64_t shoff = align(end, 8);
   const uint64_t total = shoff + sections.size() * sizeof(Shdr);
-  int image = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);
-  if (image < 0) return fd;
-  void* map = MAP_FAILED;
-  if (::ftruncate(image, static_cast<off_t>(total)) == 0)
-    map = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, image, 0);
-  if (map == MAP_FAILED) {
-    ::close(image);
-    return fd;
+  InflatedCopy copy;
+  std::optional<InflatedCopy> in_memory;
+  InflatedCopy* image = &copy;
+  if (!copy.Create(total, cache_path)) {
+    if (cache_path.empty() || !in_memory.emplace().Create(total, "")) return fd;
+    image = &*in_memory;
   }
-  std::unique_ptr<void, Unmap> unmap(map, Unmap{total});
-  char* out = static_cast<char*>(map);
+  char* out = image->data();
   // The original bytes, except the compressed data nothing will read: left as holes, which
   // cost no memory. The inflated sections' pages are allocated in one go rather than a fault
   // per page (MADV_POPULATE_WRITE, Linux 5.14; without it they fault in as written).
@@ -212,20 +341,15 @@ int Inflate(int fd, const char* file, size_t file_size) {
             MADV_POPULATE_WRITE);
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  if (!inflater) {
-    ::close(image);
-    return fd;
-  }
+  if (!inflater) return fd;
   for (size_t k = 0; k < compressed.size(); ++k) {
     Shdr& s = sections[compressed[k]];
     size_t got = 0;
     if (libdeflate_zlib_decompress(inflater.get(), file + s.sh_offset + sizeof(Chdr),
                                    s.sh_size - sizeof(Chdr), out + placed[k], headers[k].ch_size,
                                    &got) != LIBDEFLATE_SUCCESS ||
-        got != headers[k].ch_size) {
-      ::close(image);  // damaged: libdw reports it when it reads the original
-      return fd;
-    }
+        got != headers[k].ch_size)
+      return fd;  // damaged: libdw reports it when it reads the original
     s.sh_offset = placed[k];
     s.sh_size = headers[k].ch_size;
     s.sh_addralign = headers[k].ch_addralign;
@@ -235,7 +359,7 @@ int Inflate(int fd, const char* file, size_t file_size) {
   ehdr.e_shoff = shoff;
   std::memcpy(out, &ehdr, sizeof ehdr);
   ::close(fd);
-  return image;
+  return image->Commit();
 }
 
 }  // namespace
@@ -258,29 +382,47 @@ bool SameBuildId(std::string_view a, std::string_view b) {
   return rest.find_first_not_of('\0') == std::string_view::npos;
 }
 
-void SetDebugFileSearchPath(Dwfl_Module* module, const std::string* path) {
+std::string DebugSearchPath(const std::string& symfs, const std::vector<std::string>& debug_dirs) {
+  std::string path = "-:.debug";
+  for (const std::string& dir : debug_dirs) {
+    if (!symfs.empty()) path += ":" + symfs + dir;
+    path += ":" + dir;
+  }
+  return path;
+}
+
+std::string DefaultCacheDir() {
+  if (const char* dir = std::getenv("TPROF_CACHE_DIR")) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/tprof";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/tprof";
+  return "";
+}
+
+void SetDebugFileSearch(Dwfl_Module* module, const DebugFileSearch* search) {
   void** user_data = nullptr;
   if (module &&
       dwfl_module_info(module, &user_data, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) &&
       user_data)
-    *user_data = const_cast<std::string*>(path);
+    *user_data = const_cast<DebugFileSearch*>(search);
 }
 
 int FindDebugFile(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,
                   const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                   char** debuginfo_file_name) {
-  const auto* search_path = user_data ? static_cast<const std::string*>(*user_data) : nullptr;
+  const auto* search = user_data ? static_cast<const DebugFileSearch*>(*user_data) : nullptr;
   int fd = -1;
-  if (!search_path || DebuginfodConfigured()) {
+  if (!search || DebuginfodConfigured()) {
     fd = dwfl_standard_find_debuginfo(module, user_data, module_name, base, file_name,
                                       debuglink_file, debuglink_crc, debuginfo_file_name);
   } else {
-    fd = FindLocally(module, *search_path, file_name, debuglink_file, debuginfo_file_name);
+    fd = FindLocally(module, search->path, file_name, debuglink_file, debuginfo_file_name);
   }
-  return fd < 0 ? fd : WithSectionsInflated(fd);
+  return fd < 0 ? fd : WithSectionsInflated(fd, search ? search->cache_dir : std::string());
 }
 
-int WithSectionsInflated(int fd) {
+int WithSectionsInflated(int fd, const std::string& cache_dir) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
       st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr)))
@@ -295,9 +437,9 @@ int WithSectionsInflated(int fd) {
   if (std::memcmp(ident, ELFMAG, SELFMAG) != 0 || !native) return fd;
   const char* file = static_cast<const char*>(map);
   if (ident[EI_CLASS] == ELFCLASS64)
-    return Inflate<Elf64_Ehdr, Elf64_Shdr, Elf64_Chdr>(fd, file, size);
+    return Inflate<Elf64_Ehdr, Elf64_Shdr, Elf64_Chdr>(fd, file, st, cache_dir);
   if (ident[EI_CLASS] == ELFCLASS32)
-    return Inflate<Elf32_Ehdr, Elf32_Shdr, Elf32_Chdr>(fd, file, size);
+    return Inflate<Elf32_Ehdr, Elf32_Shdr, Elf32_Chdr>(fd, file, st, cache_dir);
   return fd;
 }
 

@@ -9,20 +9,39 @@
 // Opening: distributions compress every DWARF section of their debug files (SHF_COMPRESSED,
 // zlib), and libdw inflates them all with zlib when it opens one. libdeflate inflates the same
 // data in less than half the time, so a file with compressed sections is handed to libdw as an
-// anonymous memory file with those sections already inflated.
+// anonymous memory file with those sections already inflated. Inflating still costs more than
+// all else tprof does with libc's debug file (some 25 ms, half of it the kernel handing out the
+// memory), so with a cache directory the inflated copy is kept there, by build-id, and the next
+// run maps it from the page cache instead.
 #pragma once
 
 #include <elfutils/libdwfl.h>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tprof {
 
-// Gives a reported module the debuginfo path FindDebugFile searches for it (libdwfl's syntax:
-// "-:.debug:/usr/lib/debug"); libdwfl hands find_debuginfo the module's user data, where it
-// is kept. `path` must outlive the module. A module without one gets libdwfl's standard search.
-void SetDebugFileSearchPath(Dwfl_Module* module, const std::string* path);
+// Where FindDebugFile looks for a module's debug file, and keeps inflated copies.
+struct DebugFileSearch {
+  std::string path;       // libdwfl's syntax: "-:.debug:/usr/lib/debug"
+  std::string cache_dir;  // for inflated copies (see WithSectionsInflated); empty: none kept
+};
+
+// libdwfl's search path over `debug_dirs`, each also under `symfs` when that is set. '-': no
+// CRC check of debuglink files (build-ids are checked instead when present); the empty entry
+// and ".debug" are the binary's own directory and its .debug subdirectory.
+std::string DebugSearchPath(const std::string& symfs, const std::vector<std::string>& debug_dirs);
+
+// $TPROF_CACHE_DIR, else $XDG_CACHE_HOME/tprof, else ~/.cache/tprof. TPROF_CACHE_DIR set but
+// empty turns the cache off (empty result).
+std::string DefaultCacheDir();
+
+// Gives a reported module the search FindDebugFile uses for it; libdwfl hands find_debuginfo
+// the module's user data, where it is kept. `search` must outlive the module. A module without
+// one gets libdwfl's standard search.
+void SetDebugFileSearch(Dwfl_Module* module, const DebugFileSearch* search);
 
 // Lowercase hex of raw build-id bytes, as build-id directories name files.
 std::string BuildIdHex(std::string_view bytes);
@@ -37,7 +56,11 @@ int FindDebugFile(Dwfl_Module* module, void** user_data, const char* module_name
 
 // A descriptor reading the same ELF file as `fd` with its zlib-compressed sections inflated:
 // `fd` itself when nothing is compressed (or the file is not one this can rewrite: another
-// byte order, extended section numbering), else an anonymous memory file, and `fd` is closed.
-int WithSectionsInflated(int fd);
+// byte order, extended section numbering), else a new descriptor, and `fd` is closed.
+// With a `cache_dir`, the inflated copy of a file with a build-id is read from
+// CACHE_DIR/inflated-debug, or written there for the next run (renamed into place once whole;
+// the least recently used copies go past 1 GiB); without one, or when the cache cannot be
+// written (a full disk), it is an anonymous memory file.
+int WithSectionsInflated(int fd, const std::string& cache_dir = {});
 
 }  // namespace tprof

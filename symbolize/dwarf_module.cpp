@@ -59,9 +59,9 @@ DwarfModule::~DwarfModule() {
 }
 
 Result<std::unique_ptr<DwarfModule>> DwarfModule::OpenFile(const std::string& path,
-                                                           const std::string& debuginfo_path) {
+                                                           const DebugFileSearch& search) {
   std::unique_ptr<DwarfModule> module(new DwarfModule());
-  module->debuginfo_path_ = debuginfo_path;
+  module->search_ = search;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
   Status status = module->Open(path, path, fd);
@@ -93,7 +93,7 @@ Result<std::unique_ptr<DwarfModule>> DwarfModule::OpenImage(const std::string& n
 
 Status DwarfModule::Open(const std::string& name, const std::string& path, int fd) {
   path_ = path;
-  debuginfo_path_ptr_ = debuginfo_path_.empty() ? nullptr : debuginfo_path_.data();
+  debuginfo_path_ptr_ = search_.path.empty() ? nullptr : search_.path.data();
   callbacks_.find_elf = dwfl_build_id_find_elf;
   callbacks_.find_debuginfo = FindDebugFile;
   callbacks_.section_address = dwfl_offline_section_address;
@@ -105,12 +105,13 @@ Status DwarfModule::Open(const std::string& name, const std::string& path, int f
   }
   dwfl_report_begin(dwfl_);
   // Base 0 and p_vaddr added: libdwfl addresses are the file's own virtual addresses.
-  module_ = dwfl_report_elf(dwfl_, name.c_str(), path.c_str(), WithSectionsInflated(fd), 0,
+  module_ = dwfl_report_elf(dwfl_, name.c_str(), path.c_str(),
+                            WithSectionsInflated(fd, search_.cache_dir), 0,
                             true);  // takes the descriptor
   dwfl_report_end(dwfl_, nullptr, nullptr);
   if (!module_) return Error(path + ": " + DwflError());
   // Images (the vdso) search an empty path: nothing local, and no debuginfod either.
-  SetDebugFileSearchPath(module_, &debuginfo_path_);
+  SetDebugFileSearch(module_, &search_);
   Dwarf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(module_, &bias);
   if (!elf) return Error(path + ": " + DwflError());

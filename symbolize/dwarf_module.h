@@ -15,15 +15,15 @@
 
 #include "core/error.h"
 #include "core/frame_resolver.h"
+#include "symbolize/debug_file.h"
 
 namespace tprof {
 
 class DwarfModule {
  public:
-  // `debuginfo_path` is libdwfl's search path for separate debug files (see
-  // dwfl_standard_find_debuginfo), e.g. ":.debug:/usr/lib/debug".
+  // `search` says where separate debug files are looked for (see debug_file.h).
   static Result<std::unique_ptr<DwarfModule>> OpenFile(const std::string& path,
-                                                       const std::string& debuginfo_path);
+                                                       const DebugFileSearch& search);
   // An ELF image held in memory (the vdso); the module keeps its own copy.
   static Result<std::unique_ptr<DwarfModule>> OpenImage(const std::string& name,
                                                         std::string_view image);
@@ -88,7 +88,7 @@ class DwarfModule {
   const std::string& DemangledName(const char* mangled);
 
   std::string path_;
-  std::string debuginfo_path_;
+  DebugFileSearch search_;
   char* debuginfo_path_ptr_ = nullptr;  // libdwfl wants a char** that outlives the session
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;

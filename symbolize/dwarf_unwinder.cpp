@@ -151,12 +151,8 @@ struct DwarfUnwinder::Process {
 };
 
 DwarfUnwinder::DwarfUnwinder(DwarfUnwinderOptions options) : options_(std::move(options)) {
-  debuginfo_path_ = "-:.debug";
-  for (const std::string& dir : options_.debug_dirs) {
-    if (!options_.symfs.empty()) debuginfo_path_ += ":" + options_.symfs + dir;
-    debuginfo_path_ += ":" + dir;
-  }
-  debuginfo_path_ptr_ = debuginfo_path_.data();
+  search_ = {DebugSearchPath(options_.symfs, options_.debug_dirs), options_.cache_dir};
+  debuginfo_path_ptr_ = search_.path.data();
   vdso_image_ = std::string(OwnVdsoImage());
 }
 
@@ -286,7 +282,7 @@ DwarfUnwinder::ReportResult DwarfUnwinder::Report(Process& process, const Mappin
                       /*add_p_vaddr=*/true);
   dwfl_report_end(process.dwfl, nullptr, nullptr);
   if (!module) return ReportResult::kUnusable;
-  SetDebugFileSearchPath(module, &debuginfo_path_);
+  SetDebugFileSearch(module, &search_);
   ++stats_.modules_reported;
   process.reported.push_back({low, high, std::move(key), bias});
   return ReportResult::kOk;

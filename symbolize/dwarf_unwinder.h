@@ -18,13 +18,15 @@
 #include "core/address_space.h"
 #include "core/error.h"
 #include "core/perf_data_unwinder.h"
+#include "symbolize/debug_file.h"
 
 namespace tprof {
 
 struct DwarfUnwinderOptions {
   std::string symfs;  // root under which recorded paths are looked up; empty: as recorded
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};  // for .debug_frame in debug files
-  size_t max_frames = 256;  // user frames per sample, the sampled pc included
+  std::string cache_dir = DefaultCacheDir();  // for inflated debug files (debug_file.h)
+  size_t max_frames = 256;                    // user frames per sample, the sampled pc included
 };
 
 struct DwarfUnwinderStats {
@@ -75,7 +77,7 @@ class DwarfUnwinder : public UserStackUnwinder {
   void Note(const std::string& message);
 
   DwarfUnwinderOptions options_;
-  std::string debuginfo_path_;
+  DebugFileSearch search_;
   char* debuginfo_path_ptr_ = nullptr;
   AddressSpace space_;  // for the UserStackUnwinder interface
   std::map<uint32_t, std::unique_ptr<Process>> processes_;

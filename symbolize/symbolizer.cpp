@@ -77,17 +77,6 @@ void Symbolizer::Note(const std::string& message) {
     std::cerr << "tprof: note: " << message << '\n';
 }
 
-std::string Symbolizer::DebuginfoPath() const {
-  // '-': no CRC check of debuglink files (build-ids are checked instead when present); the
-  // empty element and ".debug" are the binary's own directory and its .debug subdirectory.
-  std::string path = "-:.debug";
-  for (const std::string& dir : options_.debug_dirs) {
-    if (!options_.symfs.empty()) path += ":" + options_.symfs + dir;
-    path += ":" + dir;
-  }
-  return path;
-}
-
 std::unique_ptr<DwarfModule> Symbolizer::OpenVdso(const std::string& build_id) {
   std::string_view image = OwnVdsoImage();
   if (image.empty()) return nullptr;
@@ -130,10 +119,11 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
       candidates.push_back(dir + relative);
     }
   }
-  std::string debuginfo_path = DebuginfoPath();
+  const DebugFileSearch search{DebugSearchPath(options_.symfs, options_.debug_dirs),
+                               options_.cache_dir};
   for (const std::string& candidate : candidates) {
     if (!IsFile(candidate)) continue;
-    auto module = DwarfModule::OpenFile(candidate, debuginfo_path);
+    auto module = DwarfModule::OpenFile(candidate, search);
     if (!module.ok()) continue;
     if (!build_id.empty() && !(*module)->build_id().empty() &&
         !SameBuildId(build_id, (*module)->build_id())) {

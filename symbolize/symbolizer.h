@@ -41,6 +41,7 @@ struct SymbolizerOptions {
   // name the recorded kernel and binaries after a reboot or a rebuild, and reading the copy
   // costs a fraction of what the kernel takes to format /proc/kallsyms.
   std::string build_id_dir = DefaultBuildIdDir();
+  std::string cache_dir = DefaultCacheDir();       // for inflated debug files (debug_file.h)
   std::string kallsyms = "/proc/kallsyms";         // used when the cache has no copy
   std::string kernel_notes = "/sys/kernel/notes";  // running kernel's build-id
   std::string perf_map_dir = "/tmp";               // where perf-PID.map files are
@@ -109,7 +110,6 @@ class Symbolizer : public FrameResolver {
   std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
                                           const std::string& build_id);
   std::unique_ptr<DwarfModule> OpenVdso(const std::string& build_id);
-  std::string DebuginfoPath() const;
 
   SymbolizerOptions options_;
   std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id

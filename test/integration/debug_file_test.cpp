@@ -1,7 +1,8 @@
 // Separate debug files and compressed DWARF (symbolize/debug_file.h): compressed sections are
 // inflated before libdw sees them, with the same bytes libelf's own inflation gives and the same
-// lookups; debug files are found by .gnu_debuglink; and libdebuginfod is not loaded when no
-// server is configured.
+// lookups; inflated copies are kept in a cache directory, reused, and trimmed, and a cache that
+// cannot be written leaves inflation in memory; debug files are found by .gnu_debuglink; and
+// libdebuginfod is not loaded when no server is configured.
 #include "symbolize/debug_file.h"
 
 #include <elf.h>
@@ -9,15 +10,20 @@
 #include <gelf.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "symbolize/dwarf_module.h"
 #include "test/support/run_command.h"
@@ -27,7 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kDebugPath = "-:.debug:/usr/lib/debug";
+// The system's debug files, and no cache of inflated copies unless a test gives one.
+const DebugFileSearch kSearch{"-:.debug:/usr/lib/debug", ""};
 const char* const kFunctions[] = {"main", "(anonymous namespace)::compute_kernel(double)",
                                   "(anonymous namespace)::inline_mix_loop(double)",
                                   "(anonymous namespace)::child_spin(double)"};
@@ -89,8 +96,8 @@ TEST(DebugFile, CompressedSectionsAreInflatedAsLibelfWould) {
   ::close(original);
 
   // And the same lookups, function, inline chain and lines, as the uncompressed build.
-  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kDebugPath);
-  auto gz = DwarfModule::OpenFile(DEMO_GZ_BINARY, kDebugPath);
+  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kSearch);
+  auto gz = DwarfModule::OpenFile(DEMO_GZ_BINARY, kSearch);
   ASSERT_TRUE(plain.ok() && gz.ok());
   EXPECT_TRUE((*gz)->has_dwarf());
   for (const char* function : kFunctions) {
@@ -145,6 +152,152 @@ TEST(DebugFile, ImplausibleInflatedSizesAreNotAllocated) {
   ::close(fd);
 }
 
+fs::path TemporaryDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The files of a directory, by name.
+std::vector<std::string> FilesIn(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ignored;
+  for (const auto& e : fs::directory_iterator(dir, ignored)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string BuildIdHexOf(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  std::string hex;
+  for (Elf_Scn* scn = nullptr; elf && (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    gelf_getshdr(scn, &shdr);
+    if (shdr.sh_type != SHT_NOTE) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    GElf_Nhdr note;
+    size_t name_at = 0, desc_at = 0;
+    for (size_t at = 0; data && (at = gelf_getnote(data, at, &note, &name_at, &desc_at)) > 0;) {
+      if (note.n_type != NT_GNU_BUILD_ID) continue;
+      hex = BuildIdHex(
+          std::string_view(static_cast<const char*>(data->d_buf) + desc_at, note.n_descsz));
+    }
+  }
+  if (elf) elf_end(elf);
+  ::close(fd);
+  return hex;
+}
+
+// The first run writes the inflated copy into the cache, named by build-id, and later runs map
+// that copy: the same file, with the same sections as libelf's inflation and the same lookups.
+TEST(DebugFile, InflatedCopyIsKeptInTheCacheAndReused) {
+  const fs::path cache = TemporaryDir("tprof_inflated_cache");
+  int original = ::open(DEMO_GZ_BINARY, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(original, 0);
+  Sections expected = ReadSections(original);
+  if (expected.compressed == 0) GTEST_SKIP() << "the compiler wrote no compressed sections";
+
+  int first = WithSectionsInflated(::dup(original), cache.string());
+  ASSERT_NE(first, original);
+  const std::vector<std::string> files = FilesIn(cache / "inflated-debug");
+  ASSERT_EQ(files.size(), 1u);  // the copy, and no temporary file left behind
+  const std::string hex = BuildIdHexOf(DEMO_GZ_BINARY);
+  ASSERT_FALSE(hex.empty());
+  EXPECT_TRUE(files[0].starts_with(hex + "-") && files[0].ends_with(".debug")) << files[0];
+  const fs::path copy = cache / "inflated-debug" / files[0];
+  struct stat first_stat {
+  }, copy_stat{};
+  ASSERT_EQ(::fstat(first, &first_stat), 0);
+  ASSERT_EQ(::stat(copy.c_str(), &copy_stat), 0);
+  EXPECT_EQ(first_stat.st_ino, copy_stat.st_ino);
+  EXPECT_EQ(ReadSections(first).contents, expected.contents);
+  ::close(first);
+
+  // The second run reads the same file, and renews its time so that trimming keeps it.
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(5);
+  fs::last_write_time(copy, old_time);
+  int second = WithSectionsInflated(::dup(original), cache.string());
+  struct stat second_stat {};
+  ASSERT_EQ(::fstat(second, &second_stat), 0);
+  EXPECT_EQ(second_stat.st_ino, copy_stat.st_ino);
+  EXPECT_GT(fs::last_write_time(copy), old_time + std::chrono::hours(4));
+  Sections got = ReadSections(second);
+  EXPECT_EQ(got.compressed, 0);
+  EXPECT_EQ(got.contents, expected.contents);
+  ::close(second);
+  ::close(original);
+
+  // Modules opened through the cache, cold and warm, look up what the plain build does.
+  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kSearch);
+  ASSERT_TRUE(plain.ok());
+  fs::remove_all(cache);
+  for (int run = 0; run < 2; ++run) {
+    auto gz = DwarfModule::OpenFile(DEMO_GZ_BINARY, {kSearch.path, cache.string()});
+    ASSERT_TRUE(gz.ok());
+    for (const char* function : kFunctions)
+      EXPECT_EQ(Where(**gz, function), Where(**plain, function)) << "run " << run;
+    EXPECT_EQ(FilesIn(cache / "inflated-debug").size(), 1u);
+  }
+  fs::remove_all(cache);
+}
+
+// Past 1 GiB, the least recently used copies go, oldest first, and so do temporary files that
+// an interrupted run left more than an hour ago. (Sparse files stand in for large copies.)
+TEST(DebugFile, CacheKeepsTheRecentlyUsedCopiesUnderItsLimit) {
+  const fs::path cache = TemporaryDir("tprof_inflated_trim");
+  const fs::path dir = cache / "inflated-debug";
+  fs::create_directories(dir);
+  const auto now = fs::file_time_type::clock::now();
+  auto make = [&](const std::string& name, uint64_t size, std::chrono::hours age) {
+    std::ofstream(dir / name).close();
+    fs::resize_file(dir / name, size);
+    fs::last_write_time(dir / name, now - age);
+  };
+  const uint64_t kMiB = 1 << 20;
+  make("oldest.debug", 400 * kMiB, std::chrono::hours(30));
+  make("older.debug", 400 * kMiB, std::chrono::hours(20));
+  make("recent.debug", 300 * kMiB, std::chrono::hours(1));
+  make(".partial-stale", 1, std::chrono::hours(2));
+  make(".partial-running", 1, std::chrono::hours(0));
+  int fd = WithSectionsInflated(::open(DEMO_GZ_BINARY, O_RDONLY | O_CLOEXEC), cache.string());
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  // 1100 MiB and the new copy: removing the oldest is enough.
+  std::vector<std::string> files = FilesIn(dir);
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(files[0], ".partial-running");
+  EXPECT_TRUE(files[1].ends_with(".debug") && files[1] != "older.debug") << files[1];
+  EXPECT_EQ(files[2], "older.debug");
+  EXPECT_EQ(files[3], "recent.debug");
+  fs::remove_all(cache);
+}
+
+// A cache that cannot be written (here a full file system) does not stop inflation: the copy
+// is made in memory, and no partial file is left in the cache.
+TEST(DebugFile, FullCacheDiskLeavesInflationInMemory) {
+  const fs::path cache = TemporaryDir("tprof_inflated_full");
+  if (::mount("tmpfs", cache.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a small file system here: " << std::strerror(errno);
+  struct Unmount {
+    fs::path dir;
+    ~Unmount() {
+      ::umount(dir.c_str());
+      fs::remove_all(dir);
+    }
+  } unmount{cache};
+  int original = ::open(DEMO_GZ_BINARY, O_RDONLY | O_CLOEXEC);
+  Sections expected = ReadSections(original);
+  int fd = WithSectionsInflated(::dup(original), cache.string());
+  ASSERT_NE(fd, original);
+  EXPECT_EQ(ReadSections(fd).contents, expected.contents);
+  EXPECT_TRUE(FilesIn(cache / "inflated-debug").empty());
+  ::close(fd);
+  ::close(original);
+}
+
 // The debug file sits where .gnu_debuglink says, beside the binary in .debug/, as
 // `objcopy --only-keep-debug` and `--add-gnu-debuglink` leave it.
 TEST(DebugFile, FoundThroughGnuDebuglink) {
@@ -159,8 +312,8 @@ TEST(DebugFile, FoundThroughGnuDebuglink) {
                 {"/usr/bin/objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, binary})
                 .exit_code,
             0);
-  auto stripped = DwarfModule::OpenFile(binary, kDebugPath);
-  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kDebugPath);
+  auto stripped = DwarfModule::OpenFile(binary, kSearch);
+  auto plain = DwarfModule::OpenFile(DEMO_BINARY, kSearch);
   ASSERT_TRUE(stripped.ok() && plain.ok());
   EXPECT_TRUE((*stripped)->has_dwarf());
   const std::string where = Where(**plain, kFunctions[2]);
@@ -169,7 +322,7 @@ TEST(DebugFile, FoundThroughGnuDebuglink) {
 
   // Without the debug file the binary has no DWARF, and nothing else is made up.
   fs::remove(debug);
-  auto alone = DwarfModule::OpenFile(binary, kDebugPath);
+  auto alone = DwarfModule::OpenFile(binary, kSearch);
   ASSERT_TRUE(alone.ok());
   EXPECT_FALSE((*alone)->has_dwarf());
   fs::remove_all(dir);
@@ -184,7 +337,7 @@ TEST(DebugFile, NoDebuginfodWithoutAServer) {
   const std::string binary = (dir / "demo").string();
   fs::copy_file(DEMO_BINARY, binary);
   ASSERT_EQ(testing::RunCommand({"/usr/bin/objcopy", "--strip-debug", binary}).exit_code, 0);
-  auto module = DwarfModule::OpenFile(binary, kDebugPath);
+  auto module = DwarfModule::OpenFile(binary, kSearch);
   ASSERT_TRUE(module.ok());
   EXPECT_FALSE((*module)->has_dwarf());  // searched, found nothing
   std::ifstream maps("/proc/self/maps");
