@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <cstring>
+
 #include "core/format_spec.h"
 #include "core/varint.h"
 
@@ -41,12 +43,21 @@ void RecordEncoder::PutTime(uint64_t time) {
   previous_time_ = time;
 }
 
-void RecordEncoder::PutCallchain(const std::vector<uint64_t>& chain) {
-  ByteWriter w(body_);
+uint32_t RecordEncoder::ChainReference(const std::vector<uint64_t>& chain) {
   uint64_t hash = HashFrames(chain);
   auto it = stack_ids_.find(hash);
-  if (it != stack_ids_.end() && stacks_[it->second] == chain) {
-    w.PutVarint(it->second + 1);  // reference to a chain already in this chunk
+  if (it != stack_ids_.end() && stacks_[it->second] == chain) return it->second + 1;
+  // New to this chunk: the reader numbers it as it reads it in full, so its id is the next one
+  // even when its hash collides with a different chain (which keeps the table's entry).
+  if (it == stack_ids_.end()) stack_ids_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
+  stacks_.push_back(chain);
+  return 0;
+}
+
+void RecordEncoder::PutCallchain(const std::vector<uint64_t>& chain) {
+  ByteWriter w(body_);
+  if (uint32_t reference = ChainReference(chain)) {
+    w.PutVarint(reference);  // a chain already in this chunk
     return;
   }
   w.PutVarint(0);  // a new chain follows
@@ -57,16 +68,68 @@ void RecordEncoder::PutCallchain(const std::vector<uint64_t>& chain) {
     w.PutSigned(static_cast<int64_t>(frame - previous));
     previous = frame;
   }
-  if (it == stack_ids_.end()) {
-    stack_ids_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
-    stacks_.push_back(chain);
-  } else {
-    // Collision with a different chain: the reader still numbers this one, keep ids in step.
-    stacks_.push_back(chain);
-  }
 }
 
 void RecordEncoder::Encode(const Sample& s) {
+  if (!s.branches.empty() || s.branch_hw_index || s.user_regs_abi || !s.user_regs.empty() ||
+      !s.user_stack.empty())
+    return EncodeInFull(s);
+  // The common sample (counters and a callchain at most) is written straight into the chunk,
+  // in the same bytes EncodeInFull gives, sized once for its largest encoding: this runs once
+  // per sample of an import, where growing two buffers per field was most of its cost.
+  const uint32_t reference = s.callchain.empty() ? 0 : ChainReference(s.callchain);
+  const bool group = !s.counter_values.empty() || s.time_enabled || s.time_running;
+  size_t fields = 2 + 1 + 7 + (group ? 3 + s.counter_values.size() : 0);
+  if (!s.callchain.empty()) fields += reference ? 1 : 2 + s.callchain.size();
+  const size_t start = out_.size();
+  out_.resize(start + fields * kMaxVarintBytes);
+  char* p = PutVarintAt(out_.data() + start, static_cast<uint32_t>(RecordKind::kSample));
+  char* const length_at = p++;  // one byte, room made below when the body needs more
+  char* const body = p;
+  p = PutVarintAt(p, ZigZagEncode(static_cast<int64_t>(s.time - previous_time_)));
+  previous_time_ = s.time;
+  uint64_t mask = 0;
+  if (group) mask |= format::kSampleHasGroupRead;
+  if (!s.callchain.empty()) mask |= format::kSampleHasCallchain;
+  p = PutVarintAt(p, mask);
+  p = PutVarintAt(p, s.pid);
+  p = PutVarintAt(p, ZigZagEncode(static_cast<int64_t>(s.tid) - static_cast<int64_t>(s.pid)));
+  p = PutVarintAt(p, s.cpu);
+  p = PutVarintAt(p, s.event);
+  p = PutVarintAt(p, s.period);
+  p = PutVarintAt(p, s.ip);
+  if (group) {
+    p = PutVarintAt(p, s.time_enabled);
+    p = PutVarintAt(p, s.time_running);
+    p = PutVarintAt(p, s.counter_values.size());
+    for (uint64_t v : s.counter_values) p = PutVarintAt(p, v);
+  }
+  if (reference) {
+    p = PutVarintAt(p, reference);
+  } else if (!s.callchain.empty()) {
+    p = PutVarintAt(p, 0);
+    p = PutVarintAt(p, s.callchain.size());
+    uint64_t previous = 0;
+    for (uint64_t frame : s.callchain) {
+      p = PutVarintAt(p, ZigZagEncode(static_cast<int64_t>(frame - previous)));
+      previous = frame;
+    }
+  }
+  const size_t length = static_cast<size_t>(p - body);
+  if (length >= 0x80) {
+    char prefix[kMaxVarintBytes];
+    const size_t n = static_cast<size_t>(PutVarintAt(prefix, length) - prefix);
+    std::memmove(body + n - 1, body, length);
+    std::memcpy(length_at, prefix, n);
+    p += n - 1;
+  } else {
+    *length_at = static_cast<char>(length);
+  }
+  out_.resize(static_cast<size_t>(p - out_.data()));
+  ++record_count_;
+}
+
+void RecordEncoder::EncodeInFull(const Sample& s) {
   BeginRecord(static_cast<uint32_t>(RecordKind::kSample));
   PutTime(s.time);
   ByteWriter w(body_);

@@ -43,6 +43,10 @@ class RecordEncoder {
   void EndRecord();
   void PutTime(uint64_t time);
   void PutCallchain(const std::vector<uint64_t>& chain);
+  // The id + 1 of `chain` among those already in this chunk; 0 when it is new, and from now on
+  // it is one of them.
+  uint32_t ChainReference(const std::vector<uint64_t>& chain);
+  void EncodeInFull(const Sample& sample);  // any sample, field by field
 
   std::string out_;
   std::string body_;

@@ -6,10 +6,11 @@ namespace tprof {
 
 StackInterner::Interned StackInterner::Intern(std::initializer_list<uint64_t> header,
                                               std::span<const uint64_t> body) {
-  words_.assign(header);
-  words_.push_back(body.size());
-  words_.insert(words_.end(), body.begin(), body.end());
-  const XXH128_hash_t h = XXH3_128bits(words_.data(), words_.size() * sizeof(uint64_t));
+  // The header seeds the hash of the body, which is hashed where it lies: copying the two
+  // together cost as much as hashing them. (XXH3 mixes the length in, so bodies that are
+  // prefixes of each other still differ.)
+  const XXH64_hash_t seed = XXH3_64bits(header.begin(), header.size() * sizeof(uint64_t));
+  const XXH128_hash_t h = XXH3_128bits_withSeed(body.data(), body.size() * sizeof(uint64_t), seed);
   auto [it, first] = ids_.try_emplace(Key{h.low64, h.high64}, static_cast<uint32_t>(ids_.size()));
   return {it->second, first};
 }

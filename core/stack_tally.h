@@ -41,7 +41,6 @@ class StackInterner {
     }
   };
   absl::flat_hash_map<Key, uint32_t> ids_;
-  std::vector<uint64_t> words_;  // reused per call
 };
 
 class StackTally {

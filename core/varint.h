@@ -16,6 +16,18 @@ inline int64_t ZigZagDecode(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
+// Writes a varint at `p`, into space the caller made beforehand (at most 10 bytes), and returns
+// the end: hot encoders size a record once instead of growing the buffer per field.
+inline char* PutVarintAt(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+inline constexpr size_t kMaxVarintBytes = 10;
+
 // Appends bytes to a growable buffer. Kept minimal because it sits on the write hot path.
 class ByteWriter {
  public:
