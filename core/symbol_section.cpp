@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "core/format_spec.h"
 #include "core/profile_reader.h"
@@ -287,40 +288,85 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
 SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
     : resolver_(resolver) {
   if (where == ResolveOn::kWorkerThread)
-    // Small batches: a profile has only hundreds or thousands of distinct addresses, and the
-    // worker should start opening binaries at the first ones, not after a large batch fills.
-    worker_ = std::make_unique<BackgroundBatches<Request>>(
-        [this](std::vector<Request>& batch) {
-          for (const Request& request : batch) {
-            // Kernel addresses wait for Finish: their symbols may still be loading on another
-            // thread (a whole kallsyms file), and meanwhile this thread can open binaries.
-            if (IsKernelCode(request.mapping, request.address))
-              kernel_requests_.push_back(request);
-            else
-              Resolve(request);
-          }
+    worker_ = std::make_unique<BackgroundBatches<RecordBatch>>(
+        [this](std::vector<RecordBatch>& batches) {
+          for (const RecordBatch& batch : batches) Replay(batch);
         },
-        /*batch_size=*/8);
+        /*batch_size=*/1);
 }
 
-SymbolTableBuilder::~SymbolTableBuilder() = default;  // worker_ goes first: it uses table_
+SymbolTableBuilder::~SymbolTableBuilder() = default;  // worker_ goes first: it uses the rest
 
 void SymbolTableBuilder::OnSample(const Sample& sample) {
+  if (!worker_) return AddStack(sample.pid, sample.ip, sample.callchain);
+  filling_.entries.push_back({RecordBatch::Kind::kSample, sample.pid, sample.ip,
+                              filling_.chains.size(), sample.callchain.size()});
+  filling_.chains.insert(filling_.chains.end(), sample.callchain.begin(), sample.callchain.end());
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::OnMmap(const MmapRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnMmap(record);
+  filling_.entries.push_back({RecordBatch::Kind::kMmap, 0, 0, filling_.mmaps.size(), 0});
+  filling_.mmaps.push_back(record);
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::OnComm(const CommRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnComm(record);
+  filling_.entries.push_back({RecordBatch::Kind::kComm, 0, 0, filling_.comms.size(), 0});
+  filling_.comms.push_back(record);
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::OnTask(const TaskRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnTask(record);
+  filling_.entries.push_back({RecordBatch::Kind::kTask, 0, 0, filling_.tasks.size(), 0});
+  filling_.tasks.push_back(record);
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::HandOverIfFull() {
+  if (filling_.entries.size() < hand_over_at_) return;
+  // Small batches first, so the worker starts opening binaries at the first samples; larger
+  // ones after, so that handing over (a lock and a wake-up) stays rare.
+  hand_over_at_ = std::min<size_t>(hand_over_at_ * 2, 4096);
+  worker_->Add(std::exchange(filling_, RecordBatch{}));
+}
+
+void SymbolTableBuilder::Replay(const RecordBatch& batch) {
+  using Kind = RecordBatch::Kind;
+  for (const RecordBatch::Entry& e : batch.entries) {
+    switch (e.kind) {
+      case Kind::kSample:
+        AddStack(e.pid, e.ip, std::span(batch.chains).subspan(e.first, e.count));
+        break;
+      case Kind::kMmap:
+        ProcessTrackingVisitor::OnMmap(batch.mmaps[e.first]);
+        break;
+      case Kind::kComm:
+        ProcessTrackingVisitor::OnComm(batch.comms[e.first]);
+        break;
+      case Kind::kTask:
+        ProcessTrackingVisitor::OnTask(batch.tasks[e.first]);
+        break;
+    }
+  }
+}
+
+void SymbolTableBuilder::AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain) {
   // A repeated stack (in the same address-space generation) adds no address.
-  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
-  if (!stacks_
-           .Intern({sample.pid, generation.process, generation.kernel, sample.ip}, sample.callchain)
-           .first)
-    return;
-  AddAddress(sample.pid, sample.ip);
+  const AddressSpace::Generation generation = space().GenerationOf(pid);
+  if (!stacks_.Intern({pid, generation.process, generation.kernel, ip}, callchain).first) return;
+  AddAddress(pid, ip);
   bool after_marker = true;  // the first address of a chain (or after a context) is a pc
-  for (uint64_t address : sample.callchain) {
+  for (uint64_t address : callchain) {
     if (IsContextMarker(address)) {
       after_marker = true;
       continue;
     }
-    AddAddress(sample.pid, address);
-    if (!after_marker && address > 0) AddAddress(sample.pid, address - 1);
+    AddAddress(pid, address);
+    if (!after_marker && address > 0) AddAddress(pid, address - 1);
     after_marker = false;
   }
 }
@@ -338,8 +384,10 @@ void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
   // The process matters only where no file names the code.
   if (!seen_.insert({mapping, address, entry->second.fileless ? pid : 0}).second) return;
   const Request request{pid, mapping, address};
-  if (worker_)
-    worker_->Add(request);
+  // On the worker, kernel addresses wait for Finish: their symbols may still be loading on
+  // another thread (a whole kallsyms file), and meanwhile this thread can open binaries.
+  if (worker_ && IsKernelCode(mapping, address))
+    kernel_requests_.push_back(request);
   else
     Resolve(request);
 }
@@ -351,7 +399,10 @@ void SymbolTableBuilder::Resolve(const Request& request) {
 }
 
 SymbolTable SymbolTableBuilder::Finish() {
-  if (worker_) worker_->Finish();  // joined: the resolver is this thread's again
+  if (worker_) {
+    worker_->Add(std::exchange(filling_, RecordBatch{}));
+    worker_->Finish();  // joined: the resolver and the tables are this thread's again
+  }
   for (const Request& request : kernel_requests_) Resolve(request);
   kernel_requests_.clear();
   return std::move(table_);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -96,9 +97,11 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
 // return addresses also minus one, the call instruction, which is what call-graph views
 // resolve) and resolves each once through `resolver`. Feed it the records in order.
 //
-// With ResolveOn::kWorkerThread the addresses are resolved on a thread of the builder's own as
-// they are found, so opening binaries and reading their DWARF overlaps with reading the records;
-// `resolver` is then used by that thread alone until Finish returns.
+// With ResolveOn::kWorkerThread all of that happens on a thread of the builder's own: the
+// caller's thread only copies what the builder needs of each record (a sample's pid, ip and
+// callchain; mappings, names and tasks in full) into batches, so finding stacks and addresses,
+// opening binaries and reading their DWARF overlap with reading the records. `resolver` is then
+// used by that thread alone until Finish returns.
 class SymbolTableBuilder : public ProcessTrackingVisitor {
  public:
   enum class ResolveOn { kCallerThread, kWorkerThread };
@@ -106,9 +109,13 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   ~SymbolTableBuilder() override;
 
   void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& record) override;
+  void OnComm(const CommRecord& record) override;
+  void OnTask(const TaskRecord& record) override;
 
+  // Valid after Finish.
   size_t distinct_addresses() const { return seen_.size(); }
-  // Waits for the addresses still being resolved; call once, after the last record.
+  // Waits for the records still being handled; call once, after the last record.
   SymbolTable Finish();
 
  private:
@@ -131,17 +138,40 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
     std::shared_ptr<const Mapping> owner;  // a replaced mapping stays valid for the resolver
     bool fileless;
   };
+  // Records on their way to the worker, in order. A sample's callchain is the range
+  // [first, first + count) of `chains`; other records are copied whole.
+  struct RecordBatch {
+    enum class Kind : uint8_t { kSample, kMmap, kComm, kTask };
+    struct Entry {
+      Kind kind;
+      uint32_t pid;
+      uint64_t ip;
+      size_t first, count;  // kSample: its callchain; else: the index in its vector
+    };
+    std::vector<Entry> entries;
+    std::vector<uint64_t> chains;
+    std::vector<MmapRecord> mmaps;
+    std::vector<CommRecord> comms;
+    std::vector<TaskRecord> tasks;
+  };
 
+  void HandOverIfFull();
+  void Replay(const RecordBatch& batch);  // on the worker
+  void AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain);
   void AddAddress(uint32_t pid, uint64_t address);
-  void Resolve(const Request& request);  // on the resolving thread
+  void Resolve(const Request& request);
 
   FrameResolver& resolver_;
+  // The building thread's (the worker's until Finish):
   StackInterner stacks_;  // a stack seen before adds no address
   absl::flat_hash_map<const Mapping*, MappingEntry> mappings_;
   absl::flat_hash_set<Seen> seen_;
-  SymbolTable table_;                                   // the resolving thread's until Finish
-  std::vector<Request> kernel_requests_;                // the worker's, resolved by Finish
-  std::unique_ptr<BackgroundBatches<Request>> worker_;  // null: resolved on the caller's thread
+  SymbolTable table_;
+  std::vector<Request> kernel_requests_;  // resolved by Finish (worker mode)
+  // The caller's:
+  RecordBatch filling_;
+  size_t hand_over_at_ = 8;  // entries; grows, so the worker starts at the first samples
+  std::unique_ptr<BackgroundBatches<RecordBatch>> worker_;  // null: built on the caller's thread
 };
 
 // Rewrites the profile `input` as `output` with the symbols of every sampled address embedded
