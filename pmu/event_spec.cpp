@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/shared_library.h"
+
 namespace tprof {
 namespace {
 
@@ -199,18 +201,40 @@ Status ApplyPmuTerms(const std::string& pmu, const std::string& terms, EventSpec
   return Status::Ok();
 }
 
+// libpfm4's functions, from the library loaded on first use (see core/shared_library.h).
+struct Libpfm {
+  decltype(&pfm_initialize) initialize;
+  decltype(&pfm_strerror) strerror;
+  decltype(&pfm_get_os_event_encoding) get_os_event_encoding;
+};
+
+Result<Libpfm> LoadLibpfm() {
+  auto library = SharedLibrary::Open(TPROF_LIBPFM_SONAME);
+  if (!library.ok()) return library.error();
+  auto initialize = library->Function<decltype(&pfm_initialize)>("pfm_initialize");
+  auto strerror = library->Function<decltype(&pfm_strerror)>("pfm_strerror");
+  auto encode =
+      library->Function<decltype(&pfm_get_os_event_encoding)>("pfm_get_os_event_encoding");
+  if (!initialize.ok()) return initialize.error();
+  if (!strerror.ok()) return strerror.error();
+  if (!encode.ok()) return encode.error();
+  return Libpfm{*initialize, *strerror, *encode};
+}
+
 // Vendor event names through libpfm4, for the PMU of this CPU. libpfm4 keeps its tables in
 // process-wide state; pfm_initialize is idempotent, so calling it on each use is safe.
 Result<EventSpec> EncodeWithLibpfm(const std::string& name) {
-  int status = pfm_initialize();
-  if (status != PFM_SUCCESS) return Error(std::string("libpfm4: ") + pfm_strerror(status));
+  static const Result<Libpfm> pfm = LoadLibpfm();  // loaded once: the functions never change
+  if (!pfm.ok()) return pfm.error();
+  int status = pfm->initialize();
+  if (status != PFM_SUCCESS) return Error(std::string("libpfm4: ") + pfm->strerror(status));
   perf_event_attr attr{};
   pfm_perf_encode_arg_t arg{};
   arg.attr = &attr;
   arg.size = sizeof arg;
   status =
-      pfm_get_os_event_encoding(name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-  if (status != PFM_SUCCESS) return Error(pfm_strerror(status));
+      pfm->get_os_event_encoding(name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+  if (status != PFM_SUCCESS) return Error(pfm->strerror(status));
   EventSpec spec;
   spec.name = name;
   spec.type = attr.type;

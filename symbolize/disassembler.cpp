@@ -3,8 +3,10 @@
 #include <capstone/capstone.h>
 #include <elf.h>
 
+#include <type_traits>
 #include <utility>
 
+#include "core/shared_library.h"
 #include "symbolize/dwarf_module.h"
 
 namespace tprof {
@@ -20,31 +22,77 @@ Result<Architecture> ArchitectureOfMachine(uint16_t e_machine) {
   }
 }
 
-Result<Disassembler> Disassembler::Create(Architecture architecture) {
-  csh handle = 0;
-  cs_err err = architecture == Architecture::kX86_64 ? cs_open(CS_ARCH_X86, CS_MODE_64, &handle)
-                                                     : cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &handle);
-  if (err != CS_ERR_OK) return Error(std::string("capstone: ") + cs_strerror(err));
-  if (architecture == Architecture::kX86_64) cs_option(handle, CS_OPT_SYNTAX, CS_OPT_SYNTAX_INTEL);
-  return Disassembler(handle, architecture);
+// capstone's functions, from the library loaded on first use (see core/shared_library.h).
+struct Disassembler::Capstone {
+  decltype(&cs_open) open;
+  decltype(&cs_option) option;
+  decltype(&cs_close) close;
+  decltype(&cs_strerror) strerror;
+  decltype(&cs_malloc) malloc;
+  decltype(&cs_free) free;
+  decltype(&cs_disasm_iter) disasm_iter;
+};
+
+namespace {
+
+Result<Disassembler::Capstone> LoadCapstone() {
+  auto library = SharedLibrary::Open(TPROF_CAPSTONE_SONAME);
+  if (!library.ok()) return library.error();
+  Disassembler::Capstone api{};
+  Status status = Status::Ok();
+  auto bind = [&](auto* function, const char* name) {
+    auto found = library->Function<std::remove_reference_t<decltype(*function)>>(name);
+    if (!found.ok()) {
+      if (status.ok()) status = found.error();
+      return;
+    }
+    *function = *found;
+  };
+  bind(&api.open, "cs_open");
+  bind(&api.option, "cs_option");
+  bind(&api.close, "cs_close");
+  bind(&api.strerror, "cs_strerror");
+  bind(&api.malloc, "cs_malloc");
+  bind(&api.free, "cs_free");
+  bind(&api.disasm_iter, "cs_disasm_iter");
+  if (!status.ok()) return status.error();
+  return api;
 }
 
-Disassembler::~Disassembler() {
-  if (handle_) {
-    csh handle = handle_;
-    cs_close(&handle);
-  }
+}  // namespace
+
+Result<Disassembler> Disassembler::Create(Architecture architecture) {
+  // Loaded once for the process: the functions never change once found.
+  static const Result<Capstone> loaded = LoadCapstone();
+  if (!loaded.ok()) return loaded.error();
+  const Capstone* api = &loaded.value();
+  csh handle = 0;
+  cs_err err = architecture == Architecture::kX86_64
+                   ? api->open(CS_ARCH_X86, CS_MODE_64, &handle)
+                   : api->open(CS_ARCH_ARM64, CS_MODE_ARM, &handle);
+  if (err != CS_ERR_OK) return Error(std::string("capstone: ") + api->strerror(err));
+  if (architecture == Architecture::kX86_64)
+    api->option(handle, CS_OPT_SYNTAX, CS_OPT_SYNTAX_INTEL);
+  return Disassembler(api, handle, architecture);
 }
+
+void Disassembler::Close() {
+  if (!handle_) return;
+  csh handle = std::exchange(handle_, 0);
+  api_->close(&handle);
+}
+
+Disassembler::~Disassembler() { Close(); }
 
 Disassembler::Disassembler(Disassembler&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)), architecture_(other.architecture_) {}
+    : api_(other.api_),
+      handle_(std::exchange(other.handle_, 0)),
+      architecture_(other.architecture_) {}
 
 Disassembler& Disassembler::operator=(Disassembler&& other) noexcept {
   if (this != &other) {
-    if (handle_) {
-      csh handle = handle_;
-      cs_close(&handle);
-    }
+    Close();
+    api_ = other.api_;
     handle_ = std::exchange(other.handle_, 0);
     architecture_ = other.architecture_;
   }
@@ -56,10 +104,10 @@ std::vector<Instruction> Disassembler::Decode(std::string_view code, uint64_t ad
   const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
   size_t left = code.size();
   uint64_t at = address;
-  cs_insn* insn = cs_malloc(handle_);
+  cs_insn* insn = api_->malloc(handle_);
   const size_t bad_size = architecture_ == Architecture::kAArch64 ? 4 : 1;
   while (left > 0) {
-    if (cs_disasm_iter(handle_, &bytes, &left, &at, insn)) {
+    if (api_->disasm_iter(handle_, &bytes, &left, &at, insn)) {
       Instruction decoded;
       decoded.address = insn->address;
       decoded.size = insn->size;
@@ -78,7 +126,7 @@ std::vector<Instruction> Disassembler::Decode(std::string_view code, uint64_t ad
     left -= bad.size;
     at += bad.size;
   }
-  cs_free(insn, 1);
+  api_->free(insn, 1);
   return out;
 }
 

@@ -41,9 +41,14 @@ class Disassembler {
   // "(bad)" instruction (4 bytes on AArch64) and decoding goes on after it.
   std::vector<Instruction> Decode(std::string_view code, uint64_t address) const;
 
+  struct Capstone;  // the library's functions, loaded on first use
+
  private:
-  explicit Disassembler(size_t handle, Architecture architecture)
-      : handle_(handle), architecture_(architecture) {}
+  Disassembler(const Capstone* api, size_t handle, Architecture architecture)
+      : api_(api), handle_(handle), architecture_(architecture) {}
+  void Close();
+
+  const Capstone* api_;
   size_t handle_ = 0;  // capstone's csh
   Architecture architecture_;
 };
