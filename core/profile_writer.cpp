@@ -26,6 +26,10 @@ ProfileWriter::ProfileWriter(std::unique_ptr<ByteSink> sink, WriterOptions optio
           for (PendingChunk& chunk : chunks) {
             if (!background_status_.ok()) return;
             background_status_ = StoreChunk(chunk.kind, chunk.raw, chunk.records);
+            if (chunk.kind == format::ChunkKind::kRecords) {
+              std::lock_guard lock(spare_mutex_);
+              spare_ = std::move(chunk.raw);
+            }
             if (!background_status_.ok()) background_failed_ = true;
           }
         },
@@ -122,7 +126,15 @@ Status ProfileWriter::Flush() {
   if (encoder_.size() == 0) return Status::Ok();
   record_total_ += encoder_.record_count();
   const uint32_t records = encoder_.record_count();
-  if (background_) return WriteChunk(format::ChunkKind::kRecords, encoder_.TakeBytes(), records);
+  if (background_) {
+    // The buffer of an earlier chunk, already written: a new one costs a page fault per 4 KiB.
+    std::string spare;
+    {
+      std::lock_guard lock(spare_mutex_);
+      spare = std::move(spare_);
+    }
+    return WriteChunk(format::ChunkKind::kRecords, encoder_.TakeBytes(std::move(spare)), records);
+  }
   Status status = StoreChunk(format::ChunkKind::kRecords, encoder_.bytes(), records);
   encoder_.Reset();
   return status;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,8 @@ class ProfileWriter {
   // failed_ and background_status_ until DrainBackground() joins it.
   std::atomic<bool> background_failed_ = false;
   Status background_status_;
+  std::mutex spare_mutex_;
+  std::string spare_;  // a written records chunk's buffer, for the encoder's next
   std::unique_ptr<BackgroundBatches<PendingChunk>> background_;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -26,9 +27,10 @@ class RecordEncoder {
   void EncodeRaw(uint32_t kind, uint64_t time, const std::string& body);
 
   const std::string& bytes() const { return out_; }
-  // Hands over the encoded bytes; the encoder is then empty, as after Reset().
-  std::string TakeBytes() {
-    std::string bytes = std::move(out_);
+  // Hands over the encoded bytes; the encoder is then empty, as after Reset(), and goes on in
+  // `spare` (a buffer handed over before, whose pages are already there).
+  std::string TakeBytes(std::string spare = {}) {
+    std::string bytes = std::exchange(out_, std::move(spare));
     Reset();
     out_.reserve(bytes.capacity());
     return bytes;
