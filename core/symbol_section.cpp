@@ -307,22 +307,24 @@ void SymbolTableBuilder::OnSample(const Sample& sample) {
 
 void SymbolTableBuilder::OnMmap(const MmapRecord& record) {
   if (!worker_) return ProcessTrackingVisitor::OnMmap(record);
-  filling_.entries.push_back({RecordBatch::Kind::kMmap, 0, 0, filling_.mmaps.size(), 0});
-  filling_.mmaps.push_back(record);
-  HandOverIfFull();
+  Queue(RecordBatch::Kind::kMmap, filling_.mmaps, record);
 }
 
 void SymbolTableBuilder::OnComm(const CommRecord& record) {
   if (!worker_) return ProcessTrackingVisitor::OnComm(record);
-  filling_.entries.push_back({RecordBatch::Kind::kComm, 0, 0, filling_.comms.size(), 0});
-  filling_.comms.push_back(record);
-  HandOverIfFull();
+  Queue(RecordBatch::Kind::kComm, filling_.comms, record);
 }
 
 void SymbolTableBuilder::OnTask(const TaskRecord& record) {
   if (!worker_) return ProcessTrackingVisitor::OnTask(record);
-  filling_.entries.push_back({RecordBatch::Kind::kTask, 0, 0, filling_.tasks.size(), 0});
-  filling_.tasks.push_back(record);
+  Queue(RecordBatch::Kind::kTask, filling_.tasks, record);
+}
+
+template <typename RecordT>
+void SymbolTableBuilder::Queue(RecordBatch::Kind kind, std::vector<RecordT>& records,
+                               const RecordT& record) {
+  filling_.entries.push_back({kind, 0, 0, records.size(), 0});
+  records.push_back(record);
   HandOverIfFull();
 }
 

@@ -155,6 +155,9 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
     std::vector<TaskRecord> tasks;
   };
 
+  // Copies a mapping, name or task record into the batch being filled.
+  template <typename RecordT>
+  void Queue(RecordBatch::Kind kind, std::vector<RecordT>& records, const RecordT& record);
   void HandOverIfFull();
   void Replay(const RecordBatch& batch);  // on the worker
   void AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain);

@@ -70,6 +70,13 @@ Sections ReadSections(int fd) {
   return out;
 }
 
+// `fd` reads the sections libelf inflated from the original, none of them compressed.
+void ExpectInflatedAs(int fd, const Sections& expected) {
+  Sections got = ReadSections(fd);
+  EXPECT_EQ(got.compressed, 0);
+  EXPECT_EQ(got.contents, expected.contents);
+}
+
 std::string Where(DwarfModule& module, const char* function) {
   uint64_t start = 0, end = 0;
   if (!module.FindFunction(function, &start, &end)) return "(no symbol)";
@@ -89,9 +96,7 @@ TEST(DebugFile, CompressedSectionsAreInflatedAsLibelfWould) {
   if (expected.compressed == 0) GTEST_SKIP() << "the compiler wrote no compressed sections";
   int inflated = WithSectionsInflated(::dup(original));
   ASSERT_GE(inflated, 0);
-  Sections got = ReadSections(inflated);
-  EXPECT_EQ(got.compressed, 0);
-  EXPECT_EQ(got.contents, expected.contents);
+  ExpectInflatedAs(inflated, expected);
   ::close(inflated);
   ::close(original);
 
@@ -213,7 +218,7 @@ TEST(DebugFile, InflatedCopyIsKeptInTheCacheAndReused) {
   ASSERT_EQ(::fstat(first, &first_stat), 0);
   ASSERT_EQ(::stat(copy.c_str(), &copy_stat), 0);
   EXPECT_EQ(first_stat.st_ino, copy_stat.st_ino);
-  EXPECT_EQ(ReadSections(first).contents, expected.contents);
+  ExpectInflatedAs(first, expected);
   ::close(first);
 
   // The second run reads the same file, and renews its time so that trimming keeps it.
@@ -224,9 +229,7 @@ TEST(DebugFile, InflatedCopyIsKeptInTheCacheAndReused) {
   ASSERT_EQ(::fstat(second, &second_stat), 0);
   EXPECT_EQ(second_stat.st_ino, copy_stat.st_ino);
   EXPECT_GT(fs::last_write_time(copy), old_time + std::chrono::hours(4));
-  Sections got = ReadSections(second);
-  EXPECT_EQ(got.compressed, 0);
-  EXPECT_EQ(got.contents, expected.contents);
+  ExpectInflatedAs(second, expected);
   ::close(second);
   ::close(original);
 
@@ -292,7 +295,7 @@ TEST(DebugFile, FullCacheDiskLeavesInflationInMemory) {
   Sections expected = ReadSections(original);
   int fd = WithSectionsInflated(::dup(original), cache.string());
   ASSERT_NE(fd, original);
-  EXPECT_EQ(ReadSections(fd).contents, expected.contents);
+  ExpectInflatedAs(fd, expected);
   EXPECT_TRUE(FilesIn(cache / "inflated-debug").empty());
   ::close(fd);
   ::close(original);
