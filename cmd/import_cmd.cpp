@@ -19,15 +19,12 @@ namespace {
 // Copies records into the writer, and shows the symbol table builder what was written; mappings
 // of binaries found locally point at the local copy, so the profile symbolizes on this machine.
 // The first write error stops the copy.
-class CopyingVisitor : public RecordVisitor {
+// Copies the records, pointing mappings at the local binaries the locator finds.
+class RelocatingCopier : public RecordCopier {
  public:
-  CopyingVisitor(ProfileWriter& writer, BinaryLocator& locator, SymbolTableBuilder& symbols)
-      : writer_(writer), locator_(locator), symbols_(symbols) {}
+  RelocatingCopier(ProfileWriter& writer, BinaryLocator& locator, SymbolTableBuilder& symbols)
+      : RecordCopier(writer, symbols), locator_(locator) {}
 
-  void OnSample(const Sample& s) override {
-    symbols_.OnSample(s);
-    Keep(s.time, writer_.Write(s));
-  }
   void OnMmap(const MmapRecord& r) override {
     if (locator_.active()) {
       const std::string& local = locator_.Locate(r.filename, r.build_id);
@@ -36,39 +33,16 @@ class CopyingVisitor : public RecordVisitor {
         copy.filename = local;
         copy.build_id.clear();  // the locator checked it, allowing for old padded ids
         ++relocated_;
-        symbols_.OnMmap(copy);
-        return Keep(r.time, writer_.Write(copy));
+        return RecordCopier::OnMmap(copy);
       }
     }
-    symbols_.OnMmap(r);
-    Keep(r.time, writer_.Write(r));
+    RecordCopier::OnMmap(r);
   }
-  void OnComm(const CommRecord& r) override {
-    symbols_.OnComm(r);
-    Keep(r.time, writer_.Write(r));
-  }
-  void OnTask(const TaskRecord& r) override {
-    symbols_.OnTask(r);
-    Keep(r.time, writer_.Write(r));
-  }
-  void OnLost(const LostRecord& r) override { Keep(r.time, writer_.Write(r)); }
-  void OnThrottle(const ThrottleRecord& r) override { Keep(r.time, writer_.Write(r)); }
 
-  const Status& status() const { return status_; }
-  uint64_t last_time() const { return last_time_; }
   uint64_t relocated() const { return relocated_; }
 
  private:
-  void Keep(uint64_t time, Status s) {
-    last_time_ = std::max(last_time_, time);
-    if (status_.ok() && !s.ok()) status_ = s;
-  }
-
-  ProfileWriter& writer_;
   BinaryLocator& locator_;
-  SymbolTableBuilder& symbols_;
-  Status status_;
-  uint64_t last_time_ = 0;
   uint64_t relocated_ = 0;
 };
 
@@ -141,7 +115,7 @@ class ImportCommand : public Subcommand {
                     [](const EventDesc& e) { return !e.exclude_kernel; }))
       symbolizer.PreloadKernelSymbols((*source)->RecordedBuildId("[kernel.kallsyms]"));
     SymbolTableBuilder symbols(symbolizer, SymbolTableBuilder::ResolveOn::kWorkerThread);
-    CopyingVisitor copier(**writer, locator, symbols);
+    RelocatingCopier copier(**writer, locator, symbols);
     auto summary = (*source)->ReadRecords(copier);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
     if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());

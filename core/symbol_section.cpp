@@ -417,38 +417,11 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
   auto writer = ProfileWriter::CreateFile(output, reader->metadata(), reader->events());
   if (!writer.ok()) return writer.error();
   // Copies every record and feeds the builder the same stream.
-  struct Copy : RecordVisitor {
-    ProfileWriter& out;
-    SymbolTableBuilder& builder;
-    Status status;
-    Copy(ProfileWriter& w, SymbolTableBuilder& b) : out(w), builder(b) {}
-    void Keep(const Status& s) {
-      if (status.ok() && !s.ok()) status = s;
-    }
-    void OnSample(const Sample& r) override {
-      builder.OnSample(r);
-      Keep(out.Write(r));
-    }
-    void OnMmap(const MmapRecord& r) override {
-      builder.OnMmap(r);
-      Keep(out.Write(r));
-    }
-    void OnComm(const CommRecord& r) override {
-      builder.OnComm(r);
-      Keep(out.Write(r));
-    }
-    void OnTask(const TaskRecord& r) override {
-      builder.OnTask(r);
-      Keep(out.Write(r));
-    }
-    void OnLost(const LostRecord& r) override { Keep(out.Write(r)); }
-    void OnThrottle(const ThrottleRecord& r) override { Keep(out.Write(r)); }
-  };
   SymbolTableBuilder builder(resolver);
-  Copy copy(**writer, builder);
+  RecordCopier copy(**writer, builder);
   auto summary = reader->ReadRecords(copy);
   if (!summary.ok()) return summary.error().WithContext(input);
-  if (!copy.status.ok()) return copy.status.error();
+  if (!copy.status().ok()) return copy.status().error();
   SymbolTable table = builder.Finish();
   TPROF_RETURN_IF_ERROR(WriteSymbolSection(**writer, table));
   TPROF_RETURN_IF_ERROR((*writer)->Finish({reader->metadata().duration_ns, 0}));

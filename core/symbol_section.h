@@ -5,6 +5,7 @@
 // shares its entries whatever its load address.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -189,6 +190,48 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 
 Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
                              FrameResolver& resolver, const FinishInfo& info);
+
+// Copies records to `writer` and shows `builder` those it needs, so that a profile is written
+// and its symbols found in one reading of the records (an import, a rewrite that embeds
+// symbols). Keeps the first write error.
+class RecordCopier : public RecordVisitor {
+ public:
+  RecordCopier(ProfileWriter& writer, SymbolTableBuilder& builder)
+      : writer_(writer), builder_(builder) {}
+
+  void OnSample(const Sample& r) override {
+    builder_.OnSample(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnMmap(const MmapRecord& r) override {
+    builder_.OnMmap(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnComm(const CommRecord& r) override {
+    builder_.OnComm(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnTask(const TaskRecord& r) override {
+    builder_.OnTask(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnLost(const LostRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnThrottle(const ThrottleRecord& r) override { Keep(r.time, writer_.Write(r)); }
+
+  const Status& status() const { return status_; }
+  uint64_t last_time() const { return last_time_; }  // of the records copied so far
+
+ private:
+  void Keep(uint64_t time, Status s) {
+    last_time_ = std::max(last_time_, time);
+    if (status_.ok() && !s.ok()) status_ = std::move(s);
+  }
+
+  ProfileWriter& writer_;
+  SymbolTableBuilder& builder_;
+  Status status_;
+  uint64_t last_time_ = 0;
+};
 
 // Finishes a profile whose records `builder` saw as they were written: writes the symbols
 // chunks and the trailer.
