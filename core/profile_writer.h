@@ -65,6 +65,9 @@ class ProfileWriter {
   // Writes the trailer and footer and commits the file under its final name.
   Status Finish(const FinishInfo& info);
 
+  // See RecordEncoder::last_chain_key: lets a caller tell a repeated callchain without hashing
+  // it again.
+  uint64_t last_chain_key() const { return encoder_.last_chain_key(); }
   uint64_t bytes_written() const { return offset_; }  // see background_compression
   uint64_t sample_count() const { return sample_count_; }
 

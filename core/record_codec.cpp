@@ -24,6 +24,7 @@ void RecordEncoder::Reset() {
   previous_time_ = 0;
   stack_ids_.clear();
   stacks_.clear();
+  ++chunk_number_;
 }
 
 void RecordEncoder::BeginRecord(uint32_t kind) {
@@ -46,11 +47,16 @@ void RecordEncoder::PutTime(uint64_t time) {
 uint32_t RecordEncoder::ChainReference(const std::vector<uint64_t>& chain) {
   uint64_t hash = HashFrames(chain);
   auto it = stack_ids_.find(hash);
-  if (it != stack_ids_.end() && stacks_[it->second] == chain) return it->second + 1;
+  if (it != stack_ids_.end() && stacks_[it->second] == chain) {
+    last_chain_key_ = chunk_number_ << 32 | it->second;
+    return it->second + 1;
+  }
   // New to this chunk: the reader numbers it as it reads it in full, so its id is the next one
   // even when its hash collides with a different chain (which keeps the table's entry).
-  if (it == stack_ids_.end()) stack_ids_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
+  const auto id = static_cast<uint32_t>(stacks_.size());
+  if (it == stack_ids_.end()) stack_ids_.emplace(hash, id);
   stacks_.push_back(chain);
+  last_chain_key_ = chunk_number_ << 32 | id;
   return 0;
 }
 
@@ -71,6 +77,7 @@ void RecordEncoder::PutCallchain(const std::vector<uint64_t>& chain) {
 }
 
 void RecordEncoder::Encode(const Sample& s) {
+  last_chain_key_ = kNoChainKey;
   if (!s.branches.empty() || s.branch_hw_index || s.user_regs_abi || !s.user_regs.empty() ||
       !s.user_stack.empty())
     return EncodeInFull(s);

@@ -35,6 +35,10 @@ class RecordEncoder {
     out_.reserve(bytes.capacity());
     return bytes;
   }
+  // The last sample's callchain as a number that only an equal callchain shares (its id in
+  // the chunk it went into, with that chunk's number); kNoChainKey when it had none.
+  static constexpr uint64_t kNoChainKey = UINT64_MAX;
+  uint64_t last_chain_key() const { return last_chain_key_; }
   size_t size() const { return out_.size(); }
   uint32_t record_count() const { return record_count_; }
   // Starts a new chunk: drops the bytes and the chunk-local state.
@@ -59,6 +63,8 @@ class RecordEncoder {
   // collisions (a colliding chain is simply written in full).
   std::unordered_map<uint64_t, uint32_t> stack_ids_;
   std::vector<std::vector<uint64_t>> stacks_;
+  uint64_t chunk_number_ = 0;  // chunks begun before this one
+  uint64_t last_chain_key_ = kNoChainKey;
 };
 
 class RecordDecoder {

@@ -452,6 +452,26 @@ Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
   return FinishWithSymbols(writer, builder, info);
 }
 
+void RecordCopier::OnSample(const Sample& r) {
+  Keep(r.time, writer_.Write(r));
+  // Most samples repeat a stack the builder has already seen, which adds no address. The
+  // writer has just matched the callchain against its chunk's: a sample with the same pid, ip
+  // and callchain as one shown since the last mapping, name or task record is not copied to
+  // the builder at all (the builder would find it in its own table, at a hash per sample).
+  const uint64_t key = writer_.last_chain_key();
+  if (key == RecordEncoder::kNoChainKey) return builder_.OnSample(r);
+  if (key >> 32 != shown_chunk_) {
+    shown_chunk_ = key >> 32;
+    shown_.clear();
+  }
+  const size_t id = key & 0xffffffff;
+  if (id >= shown_.size()) shown_.resize(id + 1);
+  Shown& shown = shown_[id];
+  if (shown.epoch == epoch_ && shown.pid == r.pid && shown.ip == r.ip) return;
+  shown = {epoch_, r.ip, r.pid};
+  builder_.OnSample(r);
+}
+
 Status FinishWithSymbols(ProfileWriter& writer, SymbolTableBuilder& builder,
                          const FinishInfo& info) {
   TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));

@@ -199,19 +199,19 @@ class RecordCopier : public RecordVisitor {
   RecordCopier(ProfileWriter& writer, SymbolTableBuilder& builder)
       : writer_(writer), builder_(builder) {}
 
-  void OnSample(const Sample& r) override {
-    builder_.OnSample(r);
-    Keep(r.time, writer_.Write(r));
-  }
+  void OnSample(const Sample& r) override;
   void OnMmap(const MmapRecord& r) override {
+    ++epoch_;
     builder_.OnMmap(r);
     Keep(r.time, writer_.Write(r));
   }
   void OnComm(const CommRecord& r) override {
+    ++epoch_;
     builder_.OnComm(r);
     Keep(r.time, writer_.Write(r));
   }
   void OnTask(const TaskRecord& r) override {
+    ++epoch_;
     builder_.OnTask(r);
     Keep(r.time, writer_.Write(r));
   }
@@ -227,10 +227,20 @@ class RecordCopier : public RecordVisitor {
     if (status_.ok() && !s.ok()) status_ = std::move(s);
   }
 
+  // What the builder was last shown with a callchain of the writer's current chunk.
+  struct Shown {
+    uint64_t epoch = 0;  // 0: never
+    uint64_t ip = 0;
+    uint32_t pid = 0;
+  };
+
   ProfileWriter& writer_;
   SymbolTableBuilder& builder_;
   Status status_;
   uint64_t last_time_ = 0;
+  uint64_t epoch_ = 1;  // advances with every record that may change an address space
+  uint64_t shown_chunk_ = UINT64_MAX;
+  std::vector<Shown> shown_;  // by callchain id in that chunk
 };
 
 // Finishes a profile whose records `builder` saw as they were written: writes the symbols

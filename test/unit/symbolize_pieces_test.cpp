@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
+#include <variant>
 
 #include "core/format_spec.h"
 #include "core/output_file.h"
@@ -405,6 +407,79 @@ TEST(SymbolTableBuilder, WorkerThreadBuildsTheSameTable) {
   EXPECT_TRUE(b.Find(SymbolKeyOf(7, &second, 0x400000 + 899 * 4)));
   EXPECT_EQ(in_line_namer.threads.size(), 1u);
   EXPECT_EQ(worker_namer.threads.size(), 2u);  // the worker's, and Finish's for the kernel's
+}
+
+// RecordCopier does not show the builder a sample whose callchain the writer matched in its
+// chunk when pid, ip and address spaces are unchanged since it showed one. Each sample below
+// that must still be shown comes once, so skipping it would lose its addresses: the same
+// callchain in another process (whose file differs), with another ip, as the first chain of a
+// new chunk (whose ids restart), and after the mapping under it was replaced. The table equals
+// the one from showing the builder every sample.
+TEST(RecordCopier, ShowsTheBuilderEverySampleThatAddsAddresses) {
+  MmapRecord first;
+  first.pid = 7;
+  first.start = 0x400000;
+  first.length = 0x10000;
+  first.filename = "/bin/first";
+  MmapRecord other = first;
+  other.pid = 8;
+  other.filename = "/bin/other";
+  MmapRecord second = first;
+  second.filename = "/bin/second";
+  auto sample = [](uint32_t pid, uint64_t ip, std::vector<uint64_t> chain) {
+    Sample s;
+    s.pid = s.tid = pid;
+    s.ip = ip;
+    s.callchain = std::move(chain);
+    return s;
+  };
+  const std::vector<uint64_t> c1 = {kContextUser, 0x400100, 0x400200};
+  const std::vector<uint64_t> c2 = {kContextUser, 0x400300, 0x400400};
+  const uint64_t a = 0x400010, b = 0x400020;  // ips outside the callchains
+  // Fed to both builders; "flush" ends the writer's chunk.
+  auto feed = [&](RecordVisitor& to, const std::function<void()>& flush) {
+    to.OnMmap(first);
+    to.OnMmap(other);
+    to.OnSample(sample(7, a, c1));
+    to.OnSample(sample(7, b, c1));                                // another ip
+    to.OnSample(sample(8, b, c1));                                // another process
+    for (int i = 0; i < 100; ++i) to.OnSample(sample(7, a, c1));  // nothing new
+    flush();
+    to.OnSample(sample(7, a, c2));  // id 0 of the new chunk, as c1 was of the first
+    to.OnMmap(second);
+    to.OnSample(sample(7, a, c2));  // another file under the same addresses
+  };
+  auto entries = [](const SymbolTable& table) {
+    std::vector<std::string> payloads = table.Encode();
+    SymbolTable decoded;
+    for (const std::string& p : payloads) EXPECT_TRUE(decoded.Decode(p).ok());
+    return decoded.size();
+  };
+  AddressNamer namer;
+  SymbolTableBuilder every(namer);
+  feed(every, [] {});
+
+  std::string bytes;
+  auto writer =
+      ProfileWriter::Create(std::make_unique<StringSink>(bytes), Metadata{}, {EventDesc{}});
+  ASSERT_TRUE(writer.ok());
+  SymbolTableBuilder copied(namer);
+  RecordCopier copier(**writer, copied);
+  feed(copier, [&] { ASSERT_TRUE((*writer)->Flush().ok()); });
+  ASSERT_TRUE(copier.status().ok());
+  SymbolTable all = every.Finish();
+  SymbolTable got = copied.Finish();
+  EXPECT_EQ(copied.distinct_addresses(), every.distinct_addresses());
+  EXPECT_EQ(got.size(), all.size());
+  EXPECT_EQ(entries(got), entries(all));
+  Mapping in_first{0x400000, 0x410000, 0, "/bin/first", ""};
+  Mapping in_other = in_first, in_second = in_first;
+  in_other.filename = "/bin/other";
+  in_second.filename = "/bin/second";
+  EXPECT_TRUE(got.Find(SymbolKeyOf(8, &in_other, b)));
+  EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_first, b)));
+  EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_first, 0x400300)));
+  EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_second, 0x400300)));
 }
 
 TEST(SymbolSection, CorruptPayloadsAreErrorsNotCrashes) {
