@@ -1,21 +1,11 @@
 #include "core/perf_data_symfs.h"
 
-#include <sys/stat.h>
-
 #include <filesystem>
+
+#include "core/file_paths.h"
 
 namespace tprof {
 namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-bool IsFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // Old perf pads build-ids to 20 bytes without recording their size, so a short id read from a
 // file matches a recorded one that it prefixes.

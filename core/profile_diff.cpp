@@ -5,13 +5,15 @@
 #include <limits>
 #include <set>
 
+#include "core/file_paths.h"
+
 namespace tprof {
 namespace {
 
-std::string BaseName(const std::string& path) {
-  if (path.empty() || path.front() == '[') return path;  // [kernel.kallsyms], [vdso], ...
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+// A module's file name; "[kernel.kallsyms]", "[vdso]" and the like are names, not paths.
+std::string ModuleFileName(const std::string& path) {
+  if (path.empty() || path.front() == '[') return path;
+  return BaseName(path);
 }
 
 // "cycles:u" -> "cycles": the event a name counts, whatever its modifiers.
@@ -292,7 +294,7 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
     t.totals[e] = static_cast<double>(profile.total_period[e]);
   for (const FunctionRow& row : profile.rows) {
     auto [it, inserted] = t.self.try_emplace(
-        FunctionKey{match_module ? BaseName(row.module) : std::string(), row.function}, events,
+        FunctionKey{match_module ? ModuleFileName(row.module) : std::string(), row.function}, events,
         0.0);
     for (size_t e = 0; e < events && e < row.self_period.size(); ++e)
       it->second[e] += static_cast<double>(row.self_period[e]);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/file_paths.h"
+
 namespace tprof {
 namespace {
 
@@ -16,11 +18,6 @@ constexpr struct {
     {SortKey::kSymbol, "sym"}, {SortKey::kDso, "dso"}, {SortKey::kComm, "comm"},
     {SortKey::kPid, "pid"},    {SortKey::kTid, "tid"}, {SortKey::kSrcline, "srcline"},
 };
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // Reads a read group's layout from the leader's attribute: PERF_SAMPLE_READ with
 // PERF_FORMAT_GROUP means every sample of the leader carries every member's running count.

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/file_bytes.h"
+#include "core/file_paths.h"
 
 namespace tprof {
 
@@ -71,11 +72,6 @@ Result<std::map<std::string, std::string>> ListTree(const std::string& root) {
     files.emplace(relative, it->path().string());
   }
   return files;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 bool ReadFile(const std::string& path, std::string& out) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/file_paths.h"
 #include "core/format_spec.h"
 #include "core/profile_reader.h"
 #include "core/profile_writer.h"
@@ -21,11 +22,6 @@ std::string UnresolvedName(const std::string& module, uint64_t offset) {
   std::snprintf(buf, sizeof buf, "+0x%llx]", static_cast<unsigned long long>(offset));
   bool bracketed = module.size() >= 2 && module.front() == '[' && module.back() == ']';
   return "[" + (bracketed ? module.substr(1, module.size() - 2) : module) + buf;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Strings are stored once per payload and referred to by index; index 0 is "".

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/file_paths.h"
 #include "core/version.h"
 #include "report/protobuf_writer.h"
 #include "symbolize/debug_file.h"
@@ -63,8 +64,6 @@ class StringTable {
 struct MappingFacts {
   bool functions = false, filenames = false, lines = false, inlines = false;
 };
-
-std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // pprof takes the first mapping for the main binary (its name and build-id head every view):
 // the recorded command's executable when it is mapped, else the mapping where the most period

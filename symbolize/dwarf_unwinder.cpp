@@ -7,7 +7,6 @@
 #include <gelf.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,23 +14,12 @@
 #include <cstring>
 #include <set>
 
+#include "core/file_paths.h"
 #include "core/frame_resolver.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {
 namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string StripDeleted(const std::string& path) {
-  static constexpr std::string_view kSuffix = " (deleted)";
-  if (path.size() > kSuffix.size() && path.ends_with(kSuffix))
-    return path.substr(0, path.size() - kSuffix.size());
-  return path;
-}
 
 // DWARF register number -> perf_regs number, for the registers the CFI uses.
 #if defined(__aarch64__)

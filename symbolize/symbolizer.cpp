@@ -2,36 +2,18 @@
 
 #include <elf.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 
+#include "core/file_paths.h"
 #include "core/symbol_section.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {
 namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-bool IsFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// "/usr/lib/x.so (deleted)" is how the kernel names a file replaced after it was mapped.
-std::string StripDeleted(const std::string& path) {
-  static constexpr std::string_view kSuffix = " (deleted)";
-  if (path.size() > kSuffix.size() && path.ends_with(kSuffix))
-    return path.substr(0, path.size() - kSuffix.size());
-  return path;
-}
 
 // The running process's vdso image, which is the image every process on this kernel maps.
 std::string_view OwnVdsoImage() {
