@@ -398,10 +398,20 @@ TEST(GroupReadReport, FaultSwitchDeltasMatchAHandComputation) {
     }
   }
   EXPECT_GE(compared, 3u);
-  // What the workload is known to do: 20000 faults in touch_pages, 300 sleeps elsewhere.
+  // What the workload is known to do: 20000 faults in touch_pages, 300 sleeps elsewhere. The
+  // faults of windows that span two functions are discarded, more of them when the machine is
+  // busy (17,300-19,500 reach touch_pages here; 14,181 did in one CI run under ASan): so half
+  // of the faults at least, and nearly all of those credited, are touch_pages'.
   const nlohmann::json* touch = RowWhere(j, "sym", "touch_pages");
   ASSERT_NE(touch, nullptr);
-  EXPECT_GT((*touch)["groups"][0]["deltas"]["page-faults"].get<double>(), 15000);
+  const double touch_faults = (*touch)["groups"][0]["deltas"]["page-faults"].get<double>();
+  double all_faults = 0;
+  for (const auto& row : j["rows"]) {
+    const auto& group = row["groups"][0];
+    if (group.contains("deltas")) all_faults += group["deltas"].value("page-faults", 0.0);
+  }
+  EXPECT_GT(touch_faults, 10000);
+  EXPECT_GT(touch_faults, 0.9 * all_faults);
   // The text table shows the credited columns and the discarded share.
   auto text = RunCommand({kTprof, "report", "-i", path, "--sort", "sym"});
   EXPECT_NE(text.out.find("D:page-faults"), std::string::npos) << text.out;
