@@ -2,21 +2,10 @@
 
 #include <filesystem>
 
+#include "core/build_id.h"
 #include "core/file_paths.h"
 
 namespace tprof {
-namespace {
-
-// Old perf pads build-ids to 20 bytes without recording their size, so a short id read from a
-// file matches a recorded one that it prefixes.
-bool SameBuildId(const std::string& a, const std::string& b) {
-  size_t n = std::min(a.size(), b.size());
-  if (n == 0 || a.compare(0, n, b, 0, n) != 0) return false;
-  const std::string& longer = a.size() > b.size() ? a : b;
-  return longer.find_first_not_of('\0', n) == std::string::npos;
-}
-
-}  // namespace
 
 std::string BinaryLocator::BuildIdOf(const std::string& path) {
   auto it = build_ids_.find(path);

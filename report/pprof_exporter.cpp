@@ -6,10 +6,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/build_id.h"
 #include "core/file_paths.h"
 #include "core/version.h"
 #include "report/protobuf_writer.h"
-#include "symbolize/debug_file.h"
 
 namespace tprof {
 namespace {

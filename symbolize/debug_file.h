@@ -18,7 +18,6 @@
 #include <elfutils/libdwfl.h>
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace tprof {
@@ -42,12 +41,6 @@ std::string DefaultCacheDir();
 // the module's user data, where it is kept. `search` must outlive the module. A module without
 // one gets libdwfl's standard search.
 void SetDebugFileSearch(Dwfl_Module* module, const DebugFileSearch* search);
-
-// Lowercase hex of raw build-id bytes, as build-id directories name files.
-std::string BuildIdHex(std::string_view bytes);
-// perf pads build-ids to 20 bytes without recording their size, so a shorter id read from a
-// file matches a recorded one that it prefixes when the rest is zero.
-bool SameBuildId(std::string_view a, std::string_view b);
 
 // A Dwfl_Callbacks::find_debuginfo.
 int FindDebugFile(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,

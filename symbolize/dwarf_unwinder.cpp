@@ -14,6 +14,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/build_id.h"
 #include "core/file_paths.h"
 #include "core/frame_resolver.h"
 #include "symbolize/debug_file.h"

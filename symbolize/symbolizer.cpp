@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "core/build_id.h"
 #include "core/file_paths.h"
 #include "core/symbol_section.h"
 #include "symbolize/debug_file.h"

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/build_id.h"
 #include "core/function_profile.h"
 #include "core/profile_reader.h"
 #include "core/symbol_section.h"
 #include "report/text_report.h"
-#include "symbolize/debug_file.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
