@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -21,6 +22,14 @@ class SharedLibrary {
     auto address = Address(name);
     if (!address.ok()) return address.error();
     return reinterpret_cast<F>(*address);
+  }
+  // Sets `*function` to the address of `name`.
+  template <typename F>
+  Status Bind(const char* name, F* function) const {
+    auto found = Function<F>(name);
+    if (!found.ok()) return found.error();
+    *function = *found;
+    return Status::Ok();
   }
 
  private:

@@ -211,14 +211,11 @@ struct Libpfm {
 Result<Libpfm> LoadLibpfm() {
   auto library = SharedLibrary::Open(TPROF_LIBPFM_SONAME);
   if (!library.ok()) return library.error();
-  auto initialize = library->Function<decltype(&pfm_initialize)>("pfm_initialize");
-  auto strerror = library->Function<decltype(&pfm_strerror)>("pfm_strerror");
-  auto encode =
-      library->Function<decltype(&pfm_get_os_event_encoding)>("pfm_get_os_event_encoding");
-  if (!initialize.ok()) return initialize.error();
-  if (!strerror.ok()) return strerror.error();
-  if (!encode.ok()) return encode.error();
-  return Libpfm{*initialize, *strerror, *encode};
+  Libpfm pfm{};
+  TPROF_RETURN_IF_ERROR(library->Bind("pfm_initialize", &pfm.initialize));
+  TPROF_RETURN_IF_ERROR(library->Bind("pfm_strerror", &pfm.strerror));
+  TPROF_RETURN_IF_ERROR(library->Bind("pfm_get_os_event_encoding", &pfm.get_os_event_encoding));
+  return pfm;
 }
 
 // Vendor event names through libpfm4, for the PMU of this CPU. libpfm4 keeps its tables in

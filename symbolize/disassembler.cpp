@@ -3,7 +3,6 @@
 #include <capstone/capstone.h>
 #include <elf.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "core/shared_library.h"
@@ -39,23 +38,13 @@ Result<Disassembler::Capstone> LoadCapstone() {
   auto library = SharedLibrary::Open(TPROF_CAPSTONE_SONAME);
   if (!library.ok()) return library.error();
   Disassembler::Capstone api{};
-  Status status = Status::Ok();
-  auto bind = [&](auto* function, const char* name) {
-    auto found = library->Function<std::remove_reference_t<decltype(*function)>>(name);
-    if (!found.ok()) {
-      if (status.ok()) status = found.error();
-      return;
-    }
-    *function = *found;
-  };
-  bind(&api.open, "cs_open");
-  bind(&api.option, "cs_option");
-  bind(&api.close, "cs_close");
-  bind(&api.strerror, "cs_strerror");
-  bind(&api.malloc, "cs_malloc");
-  bind(&api.free, "cs_free");
-  bind(&api.disasm_iter, "cs_disasm_iter");
-  if (!status.ok()) return status.error();
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_open", &api.open));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_option", &api.option));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_close", &api.close));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_strerror", &api.strerror));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_malloc", &api.malloc));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_free", &api.free));
+  TPROF_RETURN_IF_ERROR(library->Bind("cs_disasm_iter", &api.disasm_iter));
   return api;
 }
 
