@@ -16,10 +16,8 @@
 namespace tprof {
 namespace {
 
-// Copies records into the writer, and shows the symbol table builder what was written; mappings
-// of binaries found locally point at the local copy, so the profile symbolizes on this machine.
-// The first write error stops the copy.
-// Copies the records, pointing mappings at the local binaries the locator finds.
+// Copies the records (see RecordCopier); mappings of binaries found locally point at the local
+// copy, so the profile symbolizes on this machine.
 class RelocatingCopier : public RecordCopier {
  public:
   RelocatingCopier(ProfileWriter& writer, BinaryLocator& locator, SymbolTableBuilder& symbols)

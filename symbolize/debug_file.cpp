@@ -17,7 +17,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -204,41 +203,23 @@ void TrimCache(const std::string& dir) {
 }
 
 // Where the inflated copy is written: a temporary file of the cache, renamed into place once
-// whole so that no run maps a partial copy, or an anonymous memory file.
+// whole so that no run maps a partial copy; else (no cache, or one that cannot be written) an
+// anonymous memory file.
 class InflatedCopy {
  public:
   InflatedCopy() = default;
   InflatedCopy(const InflatedCopy&) = delete;
   InflatedCopy& operator=(const InflatedCopy&) = delete;
-  ~InflatedCopy() {
-    if (map_) ::munmap(map_, size_);
-    if (fd_ >= 0) ::close(fd_);
-    if (!temporary_.empty()) ::unlink(temporary_.c_str());
-  }
+  ~InflatedCopy() { Discard(); }
 
-  // A file of `size` bytes at `cache_path` (empty: in memory), mapped for writing. The cache
-  // file's blocks are allocated first: writing through a mapping to a full disk would kill
-  // the process with SIGBUS instead of returning an error.
+  // A file of `size` bytes, in the cache at `cache_path` when one is given and can be written,
+  // else in memory, mapped for writing.
   bool Create(uint64_t size, const std::string& cache_path) {
     size_ = size;
-    if (cache_path.empty()) {
-      fd_ = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);
-      if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(size)) != 0) return false;
-    } else {
-      const std::string dir = cache_path.substr(0, cache_path.rfind('/'));
-      std::error_code ignored;
-      std::filesystem::create_directories(dir, ignored);
-      std::string name = dir + "/" + std::string(kTemporaryPrefix) + "XXXXXX";
-      fd_ = ::mkostemp(name.data(), O_CLOEXEC);
-      if (fd_ < 0) return false;
-      temporary_ = std::move(name);
-      final_ = cache_path;
-      if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) != 0) return false;
-    }
-    void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (map == MAP_FAILED) return false;
-    map_ = static_cast<char*>(map);
-    return true;
+    if (!cache_path.empty() && CreateInCache(cache_path) && Map()) return true;
+    Discard();
+    fd_ = ::memfd_create("tprof-inflated-debug", MFD_CLOEXEC);
+    return fd_ >= 0 && ::ftruncate(fd_, static_cast<off_t>(size)) == 0 && Map();
   }
 
   char* data() { return map_; }
@@ -255,6 +236,37 @@ class InflatedCopy {
   }
 
  private:
+  // The cache file's blocks are allocated first: writing through a mapping to a full disk would
+  // kill the process with SIGBUS instead of returning an error.
+  bool CreateInCache(const std::string& cache_path) {
+    const std::string dir = cache_path.substr(0, cache_path.rfind('/'));
+    std::error_code ignored;
+    std::filesystem::create_directories(dir, ignored);
+    std::string name = dir + "/" + std::string(kTemporaryPrefix) + "XXXXXX";
+    fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd_ < 0) return false;
+    temporary_ = std::move(name);
+    final_ = cache_path;
+    return ::fallocate(fd_, 0, 0, static_cast<off_t>(size_)) == 0;
+  }
+
+  bool Map() {
+    void* map = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (map == MAP_FAILED) return false;
+    map_ = static_cast<char*>(map);
+    return true;
+  }
+
+  // Back to nothing made: no mapping, descriptor or temporary file.
+  void Discard() {
+    if (map_) ::munmap(map_, size_);
+    map_ = nullptr;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
+    temporary_.clear();
+  }
+
   int fd_ = -1;
   char* map_ = nullptr;
   uint64_t size_ = 0;
@@ -319,14 +331,9 @@ int Inflate(int fd, const char* file, const struct stat& st, const std::string& 
   }
   const uint64_t shoff = align(end, 8);
   const uint64_t total = shoff + sections.size() * sizeof(Shdr);
-  InflatedCopy copy;
-  std::optional<InflatedCopy> in_memory;
-  InflatedCopy* image = &copy;
-  if (!copy.Create(total, cache_path)) {
-    if (cache_path.empty() || !in_memory.emplace().Create(total, "")) return fd;
-    image = &*in_memory;
-  }
-  char* out = image->data();
+  InflatedCopy image;
+  if (!image.Create(total, cache_path)) return fd;
+  char* out = image.data();
   // The original bytes, except the compressed data nothing will read: left as holes, which
   // cost no memory. The inflated sections' pages are allocated in one go rather than a fault
   // per page (MADV_POPULATE_WRITE, Linux 5.14; without it they fault in as written).
@@ -361,7 +368,7 @@ int Inflate(int fd, const char* file, const struct stat& st, const std::string& 
   ehdr.e_shoff = shoff;
   std::memcpy(out, &ehdr, sizeof ehdr);
   ::close(fd);
-  return image->Commit();
+  return image.Commit();
 }
 
 }  // namespace
