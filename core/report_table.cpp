@@ -356,6 +356,11 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
         sample, keys_[stack_keys_[stack].leaf].joined);
 }
 
+void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
+  if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)
+    attributors_[static_cast<size_t>(group_of_leader_[r.event])]->Interrupt();
+}
+
 ReportTable ReportTableBuilder::Finish() {
   // Each distinct stack's tallies go to its leaf's row (self) and to every row on its chain
   // (total).
@@ -390,6 +395,7 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].windows_credited = a.windows_credited();
     table_.groups[g].windows_discarded = a.windows_discarded();
     table_.groups[g].discarded_percent = a.discarded_percent();
+    table_.groups[g].read_totals = a.read_totals();
     for (const auto& [key, counters] : a.functions()) {
       auto it = key_of_joined.find(key);
       if (it == key_of_joined.end() || row_of_key_[it->second] < 0)

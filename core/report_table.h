@@ -65,7 +65,8 @@ struct ReadGroup {
   std::vector<uint32_t> members;  // event indexes, leader first
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;
-  double discarded_percent = 0;  // of all windows
+  double discarded_percent = 0;       // of all windows
+  std::vector<uint64_t> read_totals;  // per member: the last reads of every instance, summed
 };
 
 struct ReportRow {
@@ -161,6 +162,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
 
   void OnSample(const Sample& sample) override;
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
+  void OnThrottle(const ThrottleRecord& r) override;
 
   ReportTable Finish();
 

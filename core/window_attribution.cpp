@@ -12,7 +12,7 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   if (!first) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
-    if (monotonic && before.function == function) {
+    if (monotonic && before.function == function && !before.interrupted) {
       for (size_t i = 0; i < members_; ++i)
         f.deltas[i] += static_cast<double>(sample.counter_values[i] - before.values[i]);
       ++f.windows_credited;
@@ -24,6 +24,18 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   }
   before.values = sample.counter_values;
   before.function = function;
+  before.interrupted = false;
+}
+
+void WindowAttributor::Interrupt() {
+  for (auto& [series, before] : previous_) before.interrupted = true;
+}
+
+std::vector<uint64_t> WindowAttributor::read_totals() const {
+  std::vector<uint64_t> totals(members_, 0);
+  for (const auto& [series, last] : previous_)
+    for (size_t i = 0; i < members_; ++i) totals[i] += last.values[i];
+  return totals;
 }
 
 double WindowAttributor::discarded_percent() const {

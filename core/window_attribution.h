@@ -32,16 +32,27 @@ class WindowAttributor {
   // `function` names where the sample's ip falls. Samples must come in time order per thread.
   void Add(const Sample& sample, const std::string& function);
 
+  // The group's leader was throttled or unthrottled. Before Linux 6.16 throttling stops only the
+  // leader while the members go on counting, so a window spanning it has member deltas from a
+  // longer stretch than its leader's: the next window of every counter instance is discarded
+  // (the throttle record names the event, not the instance).
+  void Interrupt();
+
   const std::map<std::string, FunctionCounters>& functions() const { return functions_; }
   uint64_t windows_credited() const { return credited_; }
   uint64_t windows_discarded() const { return discarded_; }
   // Discarded windows as a share of all windows, in percent.
   double discarded_percent() const;
+  // Per member, the last value read from each counter instance, summed: what the group counted
+  // up to each instance's last sample (counters start at zero when enabled), to hold against a
+  // counting run of the same work.
+  std::vector<uint64_t> read_totals() const;
 
  private:
   struct Previous {
     std::vector<uint64_t> values;
     std::string function;
+    bool interrupted = false;
   };
   struct SeriesKey {
     uint32_t tid, cpu;

@@ -62,12 +62,16 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   nlohmann::json groups = nlohmann::json::array();
   for (const ReadGroup& g : table.groups) {
     nlohmann::json members = nlohmann::json::array();
+    nlohmann::json read_totals = nlohmann::json::object();
+    for (size_t m = 0; m < g.members.size() && m < g.read_totals.size(); ++m)
+      read_totals[table.events[g.members[m]].name] = g.read_totals[m];
     for (uint32_t idx : g.members) members.push_back(table.events[idx].name);
     groups.push_back({{"leader", g.leader},
                       {"members", members},
                       {"windows_credited", g.windows_credited},
                       {"windows_discarded", g.windows_discarded},
-                      {"discarded_percent", g.discarded_percent}});
+                      {"discarded_percent", g.discarded_percent},
+                      {"read_totals", read_totals}});
   }
   j["groups"] = groups;
   j["metric_table"] =

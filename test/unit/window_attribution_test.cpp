@@ -47,6 +47,8 @@ TEST(WindowAttributionTest, SeriesArePerThreadAndCpu) {
   EXPECT_EQ(a.functions().at("f").deltas, std::vector<double>{83});
   EXPECT_EQ(a.windows_credited(), 3u);
   EXPECT_EQ(a.windows_discarded(), 0u);
+  // Each instance's last read, summed: 160 + 25 + 10.
+  EXPECT_EQ(a.read_totals(), std::vector<uint64_t>{195});
 }
 
 TEST(WindowAttributionTest, ABackwardsCounterOrMissingValuesAreNotCredited) {
@@ -57,6 +59,24 @@ TEST(WindowAttributionTest, ABackwardsCounterOrMissingValuesAreNotCredited) {
   EXPECT_EQ(a.functions().at("f").deltas, (std::vector<double>{0, 0}));
   EXPECT_EQ(a.functions().at("f").samples, 3u);
   EXPECT_EQ(a.windows_discarded(), 1u);
+}
+
+// Kernels before 6.16 stop only a throttled leader; its members go on counting, so the window
+// across a throttle has member deltas from a longer stretch than the leader's (the arm lab's
+// burst fallback read IPC 0.95 where every instruction takes exactly two cycles).
+TEST(WindowAttributionTest, AWindowAcrossAThrottleIsDiscardedInEverySeries) {
+  WindowAttributor a(2);
+  a.Add(At(1, 0, {1000, 500}), "f");
+  a.Add(At(2, 1, {1000, 500}), "f");
+  a.Add(At(1, 0, {2000, 1000}), "f");  // credited: 1000 cycles, 500 instructions
+  a.Interrupt();                       // throttled: the leader stops, instructions go on
+  a.Add(At(1, 0, {3000, 4000}), "f");  // spans the throttle: discarded
+  a.Add(At(2, 1, {2000, 1000}), "f");  // the other instance's window too (the record names
+                                       // no instance)
+  a.Add(At(1, 0, {4000, 4500}), "f");  // after it: credited again
+  EXPECT_EQ(a.functions().at("f").deltas, (std::vector<double>{2000, 1000}));
+  EXPECT_EQ(a.windows_credited(), 2u);
+  EXPECT_EQ(a.windows_discarded(), 2u);
 }
 
 }  // namespace
