@@ -84,7 +84,8 @@ class RecordCommand : public Subcommand {
                    std::string("Output file (default ") + kDefaultOutput + ")");
     auto* pids = app.add_option("-p,--pid", pids_, "Record running processes: PID[,PID...]");
     auto* tids = app.add_option("-t,--tid", tids_, "Record running threads: TID[,TID...]");
-    auto* all = app.add_flag("-a,--all-cpus", system_wide_, "Record every CPU (system-wide)");
+    auto* all = app.add_flag("-a,--all-cpus", system_wide_,
+                             "Record every CPU (system-wide; with -- ./prog, while it runs)");
     pids->excludes(tids)->excludes(all);
     tids->excludes(all);
     app.add_option("--duration", duration_, "Stop after SECONDS (a launched command gets SIGTERM)");
@@ -95,7 +96,8 @@ class RecordCommand : public Subcommand {
   int Run() override {
     auto options = BuildOptions();
     if (!options.ok()) return Usage(options.error().message());
-    const bool launch = options->target.kind == RecordTarget::Kind::kLaunch;
+    // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
+    const bool launch = !command_.empty();
 
     std::unique_ptr<Workload> workload;
     if (launch) {
@@ -245,7 +247,9 @@ class RecordCommand : public Subcommand {
     const bool launch = target.kind == RecordTarget::Kind::kLaunch;
     if (launch && command_.empty())
       return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
-    if (!launch && !command_.empty()) return Error("give either a command or -p/-t/-a, not both");
+    // -a with a command records every CPU while the command runs (as perf record -a -- cmd).
+    if (!launch && !system_wide_ && !command_.empty())
+      return Error("give either a command or -p/-t, not both");
     return options;
   }
 

@@ -264,6 +264,29 @@ TEST(RecordEngineTest, SystemWideSeesOtherProcesses) {
   std::remove(path.c_str());
 }
 
+// -a -- ./prog: every CPU while the command runs (as perf record -a -- cmd), ending with it and
+// exiting with its status.
+TEST(RecordEngineTest, SystemWideWhileACommandRuns) {
+  std::string path = TempPath("all_cmd.tprof");
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunCommand({kTprof, "record", "-a", "-e", "cpu-clock", "-o", path, "--", "/bin/sh", "-c",
+                       "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_LT(seconds, 30.0);
+  std::set<uint32_t> cpus;
+  std::vector<Sample> samples = SamplesOf(path);
+  ASSERT_GT(samples.size(), 10u) << r.err;
+  for (const Sample& s : samples) cpus.insert(s.cpu);
+  // The shell's samples are there, and so is the rest of the machine (tprof itself at least).
+  std::map<uint32_t, size_t> per_pid;
+  for (const Sample& s : samples) ++per_pid[s.pid];
+  EXPECT_GE(per_pid.size(), 2u);
+  EXPECT_EQ(cpus.size(), static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)))
+      << "an event on every CPU";
+  std::remove(path.c_str());
+}
+
 TEST(RecordEngineTest, DurationEndsALaunchedCommand) {
   std::string path = TempPath("duration.tprof");
   auto start = std::chrono::steady_clock::now();
