@@ -87,20 +87,13 @@ class TopdownCommand : public Subcommand {
     if (input_.empty()) return RunLive();
     if (!command_.empty() || !pids_.empty() || system_wide_ || !interval_.empty() || duration_ > 0)
       return Usage("--input evaluates saved counts: a command, -p, -a, -I and --duration are live");
-    std::vector<MetricTable> spec_tables;
-    const MetricTable* table = nullptr;
-    if (!spec_.empty()) {
-      auto loaded = LoadArmTelemetrySpec(spec_);
-      if (!loaded.ok()) return ReportError(name(), loaded.error().message());
-      spec_tables.push_back(std::move(loaded).value());
-      table = &spec_tables[0];
-    } else {
-      if (cpu_.empty())
-        return Usage("--input needs --cpu NAME (or --spec FILE); see 'tprof list cpus'");
-      auto found = FindMetricTable(cpu_, BuiltinMetricTables());
-      if (!found.ok()) return Usage(found.error().message());
-      table = found.value();
-    }
+    if (spec_.empty() && cpu_.empty())
+      return Usage("--input needs --cpu NAME (or --spec FILE); see 'tprof list cpus'");
+    auto chosen = ChooseTable();
+    if (!chosen.ok())  // an unreadable spec is a runtime error, an unknown CPU a usage error
+      return spec_.empty() ? Usage(chosen.error().message())
+                           : ReportError(name(), chosen.error().message());
+    const MetricTable* table = chosen.value();
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
     std::ifstream in(input_);
@@ -120,6 +113,19 @@ class TopdownCommand : public Subcommand {
   }
 
  private:
+  // The metrics: from --spec, else the table named by --cpu, else the detected CPU's (the arm
+  // lab found --spec ignored when counting live).
+  Result<const MetricTable*> ChooseTable() {
+    if (!spec_.empty()) {
+      auto loaded = LoadArmTelemetrySpec(spec_);
+      if (!loaded.ok()) return loaded.error();
+      spec_table_ = std::move(loaded).value();
+      return &*spec_table_;
+    }
+    return cpu_.empty() ? TableForCpu(DetectCpu(), BuiltinMetricTables())
+                        : FindMetricTable(cpu_, BuiltinMetricTables());
+  }
+
   int RunLive() {
     // The command line first: its errors are usage errors on any machine.
     if (command_.empty() && pids_.empty() && !system_wide_)
@@ -162,11 +168,9 @@ class TopdownCommand : public Subcommand {
                            "--input FILE");
       return ReportError(name(), probe.error().message());
     }
-    const MetricTable* table = nullptr;
-    auto found = cpu_.empty() ? TableForCpu(DetectCpu(), BuiltinMetricTables())
-                              : FindMetricTable(cpu_, BuiltinMetricTables());
+    auto found = ChooseTable();
     if (!found.ok()) return ReportError(name(), found.error().message());
-    table = found.value();
+    const MetricTable* table = found.value();
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
     uint32_t counters = CountGeneralCounters(*table);
@@ -287,6 +291,7 @@ class TopdownCommand : public Subcommand {
   std::string cpu_;
   std::string input_;
   std::string spec_;
+  std::optional<MetricTable> spec_table_;  // loaded from spec_
   bool json_ = false;
   bool csv_ = false;
   std::string output_;
