@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package tprof's build, tests and benchmarks need; skips what is present.
+#   scripts/setup.sh            what building, the demo and the host's tests need
+#   scripts/setup.sh --armlab   also the arm lab's (scripts/armlab.sh): the arm64 architecture, the
+#                               cross compiler, tprof's libraries for arm64 and QEMU
 set -euo pipefail
+armlab=no
+[ "${1:-}" = --armlab ] && armlab=yes
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format
@@ -14,6 +19,14 @@ packages=(
 # (test/browser); Debian's only where no node/npm is installed already (a NodeSource nodejs
 # bundles npm and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+if [ $armlab = yes ]; then
+  # The same -dev packages as above, for arm64 beside the host's (Debian's multiarch); the guest
+  # kernel and busybox are downloaded by scripts/armlab.sh, not installed.
+  packages+=(qemu-system-arm cpio gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+    libdw-dev:arm64 libelf-dev:arm64 libzstd-dev:arm64 libxxhash-dev:arm64 libcapstone-dev:arm64
+    libdeflate-dev:arm64 libpfm4-dev:arm64 libabsl-dev:arm64 libmimalloc-dev:arm64
+    zlib1g-dev:arm64)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -25,6 +38,9 @@ else
   echo "setup: installing ${missing[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ $armlab = yes ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

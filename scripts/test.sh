@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# The whole test suite: unit and integration tests in a -Werror Release build (g++), again under
-# AddressSanitizer + UndefinedBehaviorSanitizer (g++), then a clang build that runs the fuzz
-# targets for a short time on their seed corpus and regression inputs.
+# The whole test suite: unit and integration tests in a -Werror Release build (g++) with the arm
+# lab (tprof cross-built for arm64 and run on QEMU's emulated Neoverse PMUs: scripts/armlab.sh),
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (g++), then a clang build that runs
+# the fuzz targets for a short time on their seed corpus and regression inputs.
 # FUZZ_SECONDS (default 30 per target) sets how long each fuzzer runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --armlab
 jobs=$(nproc)
 
-run_suite() {
+build_suite() {
   local dir=$1; shift
   echo "== build $dir"
   cmake -S . -B "$dir" -G Ninja -DTPROF_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
-  echo "== test $dir"
-  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+test_suite() {
+  echo "== test $1"
+  (cd "$1" && ctest --output-on-failure -j "$jobs")
 }
 
-run_suite build/test-release -DCMAKE_BUILD_TYPE=Release
-run_suite build/test-asan -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON -DTPROF_BENCHMARKS=OFF
+build_suite build/test-release -DCMAKE_BUILD_TYPE=Release -DTPROF_ARMLAB=ON
+# The arm lab's parts are built before the tests, so that its boots (a ctest entry) only boot.
+echo "== build the arm lab (tprof for arm64, its workloads, the guest's kernel and busybox)"
+scripts/armlab.sh build
+test_suite build/test-release
+build_suite build/test-asan -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON -DTPROF_BENCHMARKS=OFF
+test_suite build/test-asan
 
 echo "== fuzz (clang, ${FUZZ_SECONDS:-30} s per target)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

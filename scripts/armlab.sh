@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The arm lab: tprof for arm64 on an emulated Neoverse CPU with a live PMUv3 (QEMU TCG, no KVM).
+# Under -icount shift=1 every instruction takes two cycles of the emulated 1 GHz clock, so the
+# PMU's cycle and instruction counts are an exact oracle (IPC 0.5 everywhere).
+#
+#   scripts/armlab.sh setup              install the cross compiler, the :arm64 libraries and QEMU
+#   scripts/armlab.sh build              cross-build tprof and the lab's workloads (build/arm64)
+#   scripts/armlab.sh check [OUT [BOOT...]]
+#                                        boot each lab CPU (or the BOOTs named: n1, n1-smp2,
+#                                        n2r0p0, n2r0p3, nopmu), run test/armlab/guest/checks.sh in
+#                                        it, and leave every CPU's results in OUT/<BOOT> (default
+#                                        build/armlab/results); judged by test/armlab/armlab_test
+#                                        (ARMLAB_RESULTS=OUT build/.../tprof_armlab_tests)
+#   scripts/armlab.sh run [--cpu MODEL] [--smp N] [--no-icount] -- COMMAND [ARGS]
+#                                        run one command in the guest (tprof is on its PATH, the
+#                                        workloads in /lab/bin); it runs in /work, whose files come
+#                                        back to build/armlab/run (or --out DIR)
+#
+# MODEL is a QEMU -cpu value: neoverse-n1 (default), "max,midr=0x410fd490" (Neoverse N2 r0p0),
+# "max,pmu=off" (no PMU) ... Every failure to set up or boot ends with one line saying why.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+lab=${ARMLAB_DIR:-$root/build/armlab}
+build=${ARMLAB_BUILD:-$root/build/arm64}
+cache=$lab/cache
+triplet=aarch64-linux-gnu
+boot_timeout=${ARMLAB_TIMEOUT:-900}
+
+die() {
+  echo "armlab: $*" >&2
+  exit 1
+}
+
+setup() {
+  "$root/scripts/setup.sh" --armlab
+}
+
+# The newest Debian cloud kernel for arm64 (CONFIG_ARM_PMU=y, PL011 console built in), and
+# busybox, unpacked into the cache; downloaded once.
+fetch_guest_parts() {
+  mkdir -p "$cache"
+  if [ ! -f "$cache/vmlinuz" ]; then
+    local kernel_package
+    kernel_package=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
+      sed -n 's/^ *Depends: \(linux-image-[0-9.]*-[0-9]*-cloud-arm64\).*/\1/p' | head -n 1)
+    [ -n "$kernel_package" ] || die "cannot find Debian's linux-image-cloud-arm64 (run 'scripts/armlab.sh setup': it adds the arm64 architecture)"
+    rm -rf "$cache/kernel" && mkdir -p "$cache/kernel"
+    (cd "$cache/kernel" && apt-get download -q "$kernel_package-unsigned:arm64" >/dev/null 2>&1 ||
+      apt-get download -q "$kernel_package:arm64" >/dev/null 2>&1) ||
+      die "cannot download $kernel_package:arm64"
+    dpkg-deb -x "$cache"/kernel/*.deb "$cache/kernel/root"
+    cp "$cache"/kernel/root/boot/vmlinuz-* "$cache/vmlinuz.new"
+    grep -q '^CONFIG_ARM_PMU=y' "$cache"/kernel/root/boot/config-* ||
+      die "$kernel_package has no built-in Arm PMU driver (CONFIG_ARM_PMU)"
+    basename "$cache"/kernel/root/boot/vmlinuz-* >"$cache/kernel-version"
+    rm -rf "$cache/kernel"
+    mv "$cache/vmlinuz.new" "$cache/vmlinuz"
+  fi
+  if [ ! -f "$cache/busybox" ]; then
+    rm -rf "$cache/bb" && mkdir -p "$cache/bb"
+    (cd "$cache/bb" && apt-get download -q busybox-static:arm64 >/dev/null 2>&1) ||
+      die "cannot download busybox-static:arm64"
+    dpkg-deb -x "$cache"/bb/*.deb "$cache/bb/root"
+    cp "$cache/bb/root/bin/busybox" "$cache/busybox"
+    rm -rf "$cache/bb"
+  fi
+}
+
+build_all() {
+  command -v $triplet-g++ >/dev/null || die "no $triplet-g++ (run 'scripts/armlab.sh setup')"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/cmake/$triplet.cmake" \
+    -DCMAKE_BUILD_TYPE=Release -DTPROF_WERROR=ON -DTPROF_TESTS=OFF -DTPROF_BENCHMARKS=OFF \
+    >/dev/null || die "cmake could not configure the arm64 build in $build"
+  cmake --build "$build" -j "$(nproc)" --target tprof || die "the arm64 build failed"
+  # The workloads: -O2 -g, with frame pointers (leaf functions too, so a leaf's caller is in the
+  # frame-record chain) and without; the counter is static (it runs before anything else).
+  local bin=$lab/bin
+  mkdir -p "$bin"
+  local src=$root/test/armlab/workloads
+  local cc="$triplet-gcc -O2 -g -Wall -Wextra -Werror"
+  $cc -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$bin/lab_loop_fp" \
+    "$src/lab_loop.c" -pthread
+  $cc -fomit-frame-pointer -fasynchronous-unwind-tables -o "$bin/lab_loop_nofp" \
+    "$src/lab_loop.c" -pthread
+  $cc -static -o "$bin/pmu_count" "$src/pmu_count.c"
+  cp "$build/tprof" "$bin/tprof"
+}
+
+# Copies an arm64 ELF file's shared libraries (and theirs) into the guest's root, where the
+# dynamic loader looks for them.
+copy_libraries() {
+  local dest=$1
+  shift
+  local queue=("$@") seen=" " file lib path
+  while [ ${#queue[@]} -gt 0 ]; do
+    file=${queue[0]}
+    queue=("${queue[@]:1}")
+    for lib in $($triplet-readelf -d "$file" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      case "$seen" in *" $lib "*) continue ;; esac
+      seen+="$lib "
+      path=""
+      for dir in /lib/$triplet /usr/lib/$triplet; do
+        [ -e "$dir/$lib" ] && path="$dir/$lib" && break
+      done
+      [ -n "$path" ] || die "cannot find $lib (needed by $(basename "$file")) for arm64"
+      mkdir -p "$dest/usr/lib/$triplet"
+      cp -L "$path" "$dest/usr/lib/$triplet/$lib"
+      queue+=("$path")
+    done
+  done
+}
+
+# The initramfs: busybox, the lab's init and checks, tprof with its libraries (the two it opens
+# when used, capstone and libpfm4, included), the workloads.
+pack_initramfs() {
+  local rootfs=$lab/rootfs
+  rm -rf "$rootfs"
+  mkdir -p "$rootfs"/{bin,sbin,proc,sys,dev,tmp,work,results,lab/bin,lib,usr/bin,usr/lib/$triplet}
+  cp "$cache/busybox" "$rootfs/bin/busybox"
+  cp "$root/test/armlab/guest/init" "$rootfs/init"
+  cp "$root/test/armlab/guest/checks.sh" "$rootfs/lab/checks.sh"
+  cp "$lab"/bin/* "$rootfs/lab/bin/"
+  ln -s /lab/bin/tprof "$rootfs/usr/bin/tprof"
+  # Arm's telemetry specifications (../shared/reference), for topdown --spec.
+  local specs=$root/../shared/reference/arm-telemetry
+  if [ -d "$specs" ]; then
+    mkdir -p "$rootfs/lab/spec"
+    cp "$specs"/*.json "$rootfs/lab/spec/"
+  fi
+  cp -L /lib/$triplet/ld-linux-aarch64.so.1 "$rootfs/lib/ld-linux-aarch64.so.1"
+  copy_libraries "$rootfs" "$lab/bin/tprof" "$lab/bin/lab_loop_fp" \
+    /usr/lib/$triplet/libcapstone.so.4 /usr/lib/$triplet/libpfm.so.4
+  cp -L /usr/lib/$triplet/libcapstone.so.4 /usr/lib/$triplet/libpfm.so.4 "$rootfs/usr/lib/$triplet/"
+  ln -s usr/lib "$rootfs/lib64"
+  mkdir -p "$rootfs/lib/$triplet"
+  # The workloads' debug info stays in the binaries; the guest's tprof symbolizes from them.
+  (cd "$rootfs" && find . | cpio -o -H newc --quiet | gzip -1 >"$lab/initrd.gz")
+}
+
+# Boots one emulated CPU with the job named on the kernel command line; the guest prints its
+# results as a base64 tar between two marker lines on the serial console.
+boot() {
+  local cpu=$1 smp=$2 icount=$3 job=$4 out=$5
+  command -v qemu-system-aarch64 >/dev/null ||
+    die "qemu-system-aarch64 is not installed (run 'scripts/armlab.sh setup')"
+  [ -f "$lab/initrd.gz" ] || die "no initramfs in $lab (run 'scripts/armlab.sh build')"
+  local console=$out.console
+  local args=(-M virt -cpu "$cpu" -smp "$smp" -m 1024 -display none -monitor none -nic none
+    -no-reboot -serial "file:$console" -kernel "$cache/vmlinuz" -initrd "$lab/initrd.gz"
+    -append "console=ttyAMA0 quiet loglevel=3 panic=-1 armlab.job=$job")
+  [ "$icount" = yes ] && args+=(-icount shift=1)
+  local started=$SECONDS status=0
+  timeout "$boot_timeout" qemu-system-aarch64 "${args[@]}" 2>"$out.qemu-stderr" || status=$?
+  if [ $status -eq 124 ]; then
+    die "the guest ($cpu) did not power off within ${boot_timeout}s; its console is in $console"
+  elif [ $status -ne 0 ]; then
+    die "qemu-system-aarch64 -cpu $cpu could not run: $(head -n 1 "$out.qemu-stderr")"
+  fi
+  rm -rf "$out" && mkdir -p "$out"
+  sed -n '/^=== armlab results begin ===/,/^=== armlab results end ===/p' "$console" |
+    sed '1d;$d' | tr -d '\r' | base64 -d 2>/dev/null | tar -xzf - -C "$out" 2>/dev/null ||
+    die "the guest ($cpu) gave no results; its console is in $console"
+  echo "$((SECONDS - started))" >"$out/boot-seconds"
+}
+
+# The lab's boots: name, QEMU CPU, CPUs, -icount.
+lab_cpus() {
+  cat <<'EOF'
+n1 neoverse-n1 1 yes
+n1-smp2 neoverse-n1 2 yes
+n2r0p0 max,midr=0x410fd490,pauth-impdef=on 1 yes
+n2r0p3 max,midr=0x410fd493,pauth-impdef=on 1 yes
+nopmu neoverse-n1,pmu=off 1 yes
+EOF
+}
+
+check() {
+  local out=${1:-$lab/results}
+  [ $# -gt 0 ] && shift
+  local only=" $* "  # boots to run (all when none is named)
+  fetch_guest_parts
+  build_all >/dev/null
+  pack_initramfs
+  mkdir -p "$out"
+  local name cpu smp icount started=$SECONDS
+  while read -r name cpu smp icount; do
+    [ "$only" = "  " ] || [[ $only == *" $name "* ]] || continue
+    echo "armlab: booting $name (-cpu $cpu -smp $smp)"
+    boot "$cpu" "$smp" "$icount" "$name" "$out/$name"
+    echo "armlab: $name done in $(cat "$out/$name/boot-seconds") s"
+  done < <(lab_cpus)
+  echo "armlab: all boots done in $((SECONDS - started)) s; results in $out"
+}
+
+run() {
+  local cpu=neoverse-n1 smp=1 icount=yes out=$lab/run
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --cpu) cpu=$2; shift 2 ;;
+      --smp) smp=$2; shift 2 ;;
+      --no-icount) icount=no; shift ;;
+      --out) out=$2; shift 2 ;;
+      --) shift; break ;;
+      *) die "unknown option $1 (see the top of scripts/armlab.sh)" ;;
+    esac
+  done
+  [ $# -gt 0 ] || die "give the command to run after --"
+  fetch_guest_parts
+  build_all >/dev/null
+  pack_initramfs
+  # The command goes in as a file of its own: the kernel command line is short.
+  mkdir -p "$lab/rootfs/lab"
+  printf '%q ' "$@" >"$lab/rootfs/lab/run-command"
+  (cd "$lab/rootfs" && find . | cpio -o -H newc --quiet | gzip -1 >"$lab/initrd.gz")
+  boot "$cpu" "$smp" "$icount" run "$out"
+  cat "$out/output"
+  echo "armlab: exit status $(cat "$out/status"); files in $out/work" >&2
+  return "$(cat "$out/status")"
+}
+
+# One lab at a time in a build directory: runs share the guest's root and initramfs.
+if [ "${1:-}" != setup ]; then
+  mkdir -p "$lab"
+  exec 9>"$lab/lock"
+  flock 9
+fi
+case ${1:-} in
+  setup) setup ;;
+  build) fetch_guest_parts && build_all && pack_initramfs ;;
+  check) shift; check "$@" ;;
+  run) shift; run "$@" ;;
+  *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+esac

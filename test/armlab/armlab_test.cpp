@@ -1,0 +1,544 @@
+// Judges the arm lab's results (scripts/armlab.sh check, run by the armlab_boot test first):
+// tprof for arm64 ran on QEMU's emulated Neoverse CPUs, whose PMUv3 under -icount shift=1 counts
+// exactly two cycles per instruction. Every expectation below comes from that oracle, from the
+// workload's source (test/armlab/workloads/lab_loop.c) or from the independent counter
+// (pmu_count, perf_event_open without tprof), never from tprof's own earlier output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t kRounds = 1000;               // checks.sh: lab_loop rounds
+constexpr uint64_t kPeriod = 100003;             // checks.sh: the sampling period
+constexpr uint64_t kGroupPeriod = 40009;         // checks.sh: the group-read period
+constexpr uint64_t kIterationsPerRound = 30000;  // lab_loop.c: heavy 20,000 + light 10,000
+// The loops of heavy and light are five instructions an iteration (eor/add, add, mul, cmp, b.ne:
+// the annotate check below shows them).
+constexpr uint64_t kLoopInstructions = kRounds * kIterationsPerRound * 5;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Where scripts/armlab.sh check left the results: the build's, or $ARMLAB_RESULTS (to judge a
+// run made by hand).
+fs::path Results() {
+  const char* chosen = std::getenv("ARMLAB_RESULTS");
+  return fs::path(chosen && *chosen ? chosen : ARMLAB_RESULTS);
+}
+
+// One check's outcome: what checks.sh kept in BOOT/NAME.
+struct Check {
+  fs::path dir;
+  int status = -1;
+  std::string out, err;
+
+  std::string Describe() const { return dir.string() + ": " + Slurp(dir / "cmd") + err; }
+};
+
+Check Ran(const std::string& boot, const std::string& name) {
+  Check c;
+  c.dir = Results() / boot / name;
+  std::string status = Slurp(c.dir / "status");
+  c.status = status.empty() ? -1 : std::stoi(status);
+  c.out = Slurp(c.dir / "stdout");
+  c.err = Slurp(c.dir / "stderr");
+  return c;
+}
+
+// A check that must have succeeded, with its output as JSON.
+json JsonOf(const std::string& boot, const std::string& name) {
+  Check c = Ran(boot, name);
+  EXPECT_EQ(c.status, 0) << c.Describe();
+  // The workload's own line may come first on stdout.
+  size_t start = c.out.find_first_of("{[");
+  if (c.status != 0 || start == std::string::npos) return json();
+  return json::parse(c.out.substr(start), nullptr, false);
+}
+
+// pmu_count's lines: "NAME COUNT ENABLED RUNNING".
+std::map<std::string, uint64_t> Oracle(const std::string& boot,
+                                       const std::string& name = "oracle") {
+  Check c = Ran(boot, name);
+  EXPECT_EQ(c.status, 0) << c.Describe();
+  std::map<std::string, uint64_t> counts;
+  std::istringstream lines(c.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    char event[64];
+    unsigned long long count, enabled, running;
+    if (std::sscanf(line.c_str(), "%63s %llu %llu %llu", event, &count, &enabled, &running) == 4) {
+      EXPECT_EQ(enabled, running) << event << ": the independent count was multiplexed";
+      counts[event] = count;
+    }
+  }
+  EXPECT_EQ(counts.size(), 4u) << c.out;
+  return counts;
+}
+
+const json* RowOf(const json& report, const std::string& sym, const std::string& key = "sym") {
+  for (const json& row : report["rows"])
+    if (row["keys"].value(key, "") == sym) return &row;
+  return nullptr;
+}
+
+size_t MetricIndex(const json& report, const std::string& name) {
+  for (size_t i = 0; i < report["metrics"].size(); ++i)
+    if (report["metrics"][i]["name"] == name) return i;
+  ADD_FAILURE() << "no metric " << name << " in " << report["metrics"].dump();
+  return 0;
+}
+
+const json* TopdownMetric(const json& topdown, const std::string& name) {
+  for (const json& m : topdown["metrics"])
+    if (m["metric"] == name) return &m;
+  return nullptr;
+}
+
+// Folded stacks: stack -> period.
+std::map<std::string, uint64_t> Folded(const std::string& text) {
+  std::map<std::string, uint64_t> stacks;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t space = line.rfind(' ');
+    if (space != std::string::npos)
+      stacks[line.substr(0, space)] += std::stoull(line.substr(space));
+  }
+  return stacks;
+}
+
+void Print(const std::string& figure) { std::printf("armlab: %s\n", figure.c_str()); }
+
+const char* kBoots[] = {"n1", "n1-smp2", "n2r0p0", "n2r0p3", "nopmu"};
+
+TEST(ArmLab, EveryBootRanItsChecks) {
+  for (const char* boot : kBoots) {
+    SCOPED_TRACE(boot);
+    ASSERT_TRUE(fs::exists(Results() / boot / "checks.log"))
+        << "no results from the " << boot << " boot (scripts/armlab.sh check)";
+    Print(std::string(boot) + ": boot and checks " + Slurp(Results() / boot / "boot-seconds") +
+          " s; " + Slurp(Results() / boot / "pmu-dmesg"));
+  }
+}
+
+TEST(ArmLabN1, TheGuestIsANeoverseN1WithAPmuv3) {
+  EXPECT_EQ(std::stoull(Slurp(Results() / "n1/midr"), nullptr, 16), 0x414fd0c1u);  // r4p1
+  std::string events = Slurp(Results() / "n1/pmu-events");
+  EXPECT_NE(events.find("cpu_cycles"), std::string::npos) << events;
+  EXPECT_NE(events.find("inst_retired"), std::string::npos) << events;
+  std::string dmesg = Slurp(Results() / "n1/pmu-dmesg");
+  // Six general-purpose counters and the cycle counter, as on a real N1.
+  EXPECT_NE(dmesg.find("armv8_pmuv3 PMU driver, 7 counters available"), std::string::npos) << dmesg;
+}
+
+// The oracle itself: two cycles per instruction exactly, and the instruction count the
+// workload's source implies.
+TEST(ArmLabN1, TheIndependentCountIsExact) {
+  auto counts = Oracle("n1");
+  EXPECT_EQ(counts["cycles:u"], 2 * counts["instructions:u"]);
+  EXPECT_EQ(counts["cycles:k"], 2 * counts["instructions:k"]);
+  EXPECT_GE(counts["instructions:u"], kLoopInstructions);
+  EXPECT_LT(counts["instructions:u"], kLoopInstructions + kLoopInstructions / 500)
+      << "more than the loops and 0.2% of start-up";
+  Print("n1 oracle: " + std::to_string(counts["cycles:u"]) + " user cycles, " +
+        std::to_string(counts["instructions:u"]) + " user instructions");
+}
+
+TEST(ArmLabN1, DefaultRecordSamplesCyclesOnThePmu) {
+  Check record = Ran("n1", "default_record");
+  ASSERT_EQ(record.status, 0) << record.Describe();
+  EXPECT_EQ(record.err.find("instead"), std::string::npos) << "fell back: " << record.err;
+  json report = JsonOf("n1", "default_report");
+  ASSERT_FALSE(report.is_null());
+  EXPECT_EQ(report["metadata"]["architecture"], "aarch64");
+  ASSERT_EQ(report["events"].size(), 1u);
+  EXPECT_EQ(report["events"][0]["name"], "cycles");
+  auto counts = Oracle("n1");
+  const double period = report["events"][0]["period"].get<double>();
+  const double samples = report["events"][0]["samples"].get<double>();
+  // Frequency mode: the periods add up to what the counter counted, user and kernel; tprof's
+  // own sampling interrupts add kernel cycles the counting run did not have.
+  const double counted = static_cast<double>(counts["cycles:u"] + counts["cycles:k"]);
+  EXPECT_GE(period, static_cast<double>(counts["cycles:u"]));
+  EXPECT_LE(period, 1.02 * counted);
+  // The emulated clock runs at 1 GHz, so the cycles are also the run time: 4000 samples a
+  // second of it, within 10% (the kernel adjusts the period as it goes).
+  const double expected = 4000 * period / 1e9;
+  EXPECT_NEAR(samples, expected, 0.1 * expected);
+  Print("n1 default record: " + std::to_string(static_cast<uint64_t>(samples)) + " samples of " +
+        std::to_string(static_cast<uint64_t>(period)) + " cycles");
+}
+
+TEST(ArmLabN1, AFixedPeriodGivesCyclesOverPeriodSamples) {
+  json report = JsonOf("n1", "period_report");
+  ASSERT_FALSE(report.is_null());
+  auto counts = Oracle("n1");
+  const uint64_t samples = report["events"][0]["samples"];
+  // The user instructions of two runs differ by a few hundred (the dynamic loader's work on
+  // another environment), far less than one period.
+  EXPECT_NEAR(static_cast<double>(samples), static_cast<double>(counts["cycles:u"] / kPeriod), 1);
+  EXPECT_EQ(report["events"][0]["period"].get<uint64_t>(), samples * kPeriod);
+  // Shares from the source: heavy runs 20,000 and light 10,000 iterations of equal loops.
+  const json* heavy = RowOf(report, "heavy");
+  const json* light = RowOf(report, "light");
+  ASSERT_TRUE(heavy && light) << report["rows"].dump();
+  EXPECT_NEAR((*heavy)["events"][0]["self_percent"].get<double>(), 200.0 / 3, 0.2);
+  EXPECT_NEAR((*light)["events"][0]["self_percent"].get<double>(), 100.0 / 3, 0.2);
+}
+
+// cycles and instructions sampled on their own at one period: every function's IPC[s] is the
+// ratio of its sample counts, 0.5 up to one sample of either.
+TEST(ArmLabN1, SampledIpcIsHalfOverallAndPerFunction) {
+  json report = JsonOf("n1", "sampled_ipc_report");
+  ASSERT_FALSE(report.is_null());
+  const size_t ipc = MetricIndex(report, "IPC");
+  EXPECT_EQ(report["metrics"][ipc]["source"], "sampled periods");
+  const double instruction_samples = report["events"][1]["samples"].get<double>();
+  EXPECT_NEAR(report["metrics"][ipc]["overall"].get<double>(), 0.5, 1 / instruction_samples);
+  int judged = 0;
+  for (const json& row : report["rows"]) {
+    const double c = row["events"][0]["self_samples"].get<double>();
+    const double i = row["events"][1]["self_samples"].get<double>();
+    if (c < 100 || i < 50) continue;
+    const double value = row["metrics"][ipc]["value"].get<double>();
+    EXPECT_NEAR(value, 0.5, 0.5 * (1 / c + 1 / i)) << row["keys"].dump();
+    Print("n1 IPC[s] of " + row["keys"]["sym"].get<std::string>() + ": " + std::to_string(value));
+    ++judged;
+  }
+  EXPECT_EQ(judged, 2) << "heavy and light";
+}
+
+TEST(ArmLabN1, IpcFlameGraphColoursEveryFrameAtHalf) {
+  Check flame = Ran("n1", "sampled_ipc_flame");
+  ASSERT_EQ(flame.status, 0) << flame.Describe();
+  std::string page = Slurp(flame.dir / "ipc.html");
+  const std::string marker = "const DATA = ";
+  size_t begin = page.find(marker);
+  ASSERT_NE(begin, std::string::npos);
+  begin += marker.size();
+  size_t end = page.find(";\n", begin);
+  json data = json::parse(page.substr(begin, end - begin), nullptr, false);
+  ASSERT_TRUE(data.is_object());
+  const json& value = data["value"];
+  const json& cycle_samples = data["columns"][2];
+  const json& instruction_samples = data["columns"][3];
+  int coloured = 0;
+  for (size_t n = 0; n < value.size(); ++n) {
+    const double c = cycle_samples[n].get<double>(), i = instruction_samples[n].get<double>();
+    if (c < 10 || i < 10) {
+      EXPECT_TRUE(value[n].is_null()) << "frame " << n << " rests on too few samples";
+      continue;
+    }
+    ASSERT_FALSE(value[n].is_null()) << "frame " << n;
+    EXPECT_NEAR(value[n].get<double>(), 0.5, 0.5 * (1 / c + 1 / i)) << "frame " << n;
+    ++coloured;
+  }
+  EXPECT_GE(coloured, 7) << "all, _start ... main, run_rounds, middle, heavy, light";
+}
+
+// Frame-pointer callchains (the workload keeps frame records, leaf functions too).
+TEST(ArmLabN1, FramePointerCallchainsReachMain) {
+  auto stacks = Folded(Ran("n1", "sampled_ipc_folded").out);
+  uint64_t through_middle = 0, total = 0;
+  for (const auto& [stack, period] : stacks) {
+    total += period;
+    if (stack.find("main;run_rounds;middle;heavy") != std::string::npos ||
+        stack.find("main;run_rounds;middle;light") != std::string::npos)
+      through_middle += period;
+  }
+  // A sample on the first instruction of light, before it stores its frame record, skips middle.
+  EXPECT_GT(static_cast<double>(through_middle), 0.99 * static_cast<double>(total));
+}
+
+TEST(ArmLabN1, AnnotateShowsAArch64InstructionsWithTheirShares) {
+  Check annotate = Ran("n1", "annotate");
+  ASSERT_EQ(annotate.status, 0) << annotate.Describe();
+  // heavy's loop as the compiler wrote it: h = (h ^ i) * prime.
+  for (const char* instruction : {"eor x", "mul x", "b.ne #0x", "ret"})
+    EXPECT_NE(annotate.out.find(instruction), std::string::npos) << instruction;
+  // The five loop instructions share the function's 2000 cycles samples about evenly; the
+  // rest get none.
+  int loop_lines = 0;
+  std::istringstream lines(annotate.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    double share_c, share_i;
+    unsigned samples_c, samples_i;
+    if (std::sscanf(line.c_str(), " %lf%% %u %lf%% %u", &share_c, &samples_c, &share_i,
+                    &samples_i) == 4) {
+      EXPECT_NEAR(samples_c, 400, 40) << line;
+      ++loop_lines;
+    }
+  }
+  EXPECT_EQ(loop_lines, 5) << annotate.out;
+}
+
+// {cycles,instructions}:S: every sample reads both; IPC[g] comes from windows inside one function.
+TEST(ArmLabN1, GroupReadsGiveIpcHalfAndSumToTheCountingRun) {
+  json report = JsonOf("n1", "group_read_report");
+  ASSERT_FALSE(report.is_null());
+  const size_t ipc = MetricIndex(report, "IPC");
+  EXPECT_EQ(report["metrics"][ipc]["source"], "group deltas");
+  EXPECT_DOUBLE_EQ(report["metrics"][ipc]["overall"].get<double>(), 0.5);
+  for (const char* function : {"heavy", "light"}) {
+    const json* row = RowOf(report, function);
+    ASSERT_TRUE(row) << function;
+    EXPECT_GT((*row)["groups"][0]["windows_credited"].get<uint64_t>(), 100u) << function;
+    EXPECT_DOUBLE_EQ((*row)["metrics"][ipc]["value"].get<double>(), 0.5) << function;
+  }
+  // The last reads add up to the counting run's totals, less what ran after the last sample
+  // (under one period).
+  auto counts = Oracle("n1");
+  const json& totals = report["groups"][0]["read_totals"];
+  const double cycles = totals["cycles:u"].get<double>();
+  const double instructions = totals["instructions:u"].get<double>();
+  EXPECT_EQ(cycles, 2 * instructions);
+  EXPECT_LE(cycles, static_cast<double>(counts["cycles:u"]) + 1000);
+  EXPECT_GE(cycles, static_cast<double>(counts["cycles:u"] - kGroupPeriod) - 1000);
+  Print("n1 group read: " + std::to_string(static_cast<uint64_t>(cycles)) + " cycles, " +
+        std::to_string(static_cast<uint64_t>(instructions)) + " instructions in the last reads");
+}
+
+TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
+  json ipc = JsonOf("n1", "metrics_ipc_report");
+  ASSERT_FALSE(ipc.is_null());
+  const size_t m = MetricIndex(ipc, "IPC");
+  EXPECT_DOUBLE_EQ(ipc["metrics"][m]["overall"].get<double>(), 0.5);
+  for (const char* function : {"heavy", "light"}) {
+    const json* row = RowOf(ipc, function);
+    ASSERT_TRUE(row) << function;
+    EXPECT_DOUBLE_EQ((*row)["metrics"][m]["value"].get<double>(), 0.5) << function;
+  }
+  json l1 = JsonOf("n1", "metrics_l1_report");
+  ASSERT_FALSE(l1.is_null());
+  EXPECT_NE(l1["metric_table"].get<std::string>().find("neoverse-n1"), std::string::npos)
+      << l1["metric_table"];
+  // The emulator's stall counters count nothing.
+  for (const char* name : {"frontend_stalled_cycles", "backend_stalled_cycles"})
+    EXPECT_DOUBLE_EQ(l1["metrics"][MetricIndex(l1, name)]["overall"].get<double>(), 0) << name;
+}
+
+// Linux 6.1 has no hf_sample_period: --burst falls back to sampling every SHORT events, which
+// the kernel throttles here; windows across a throttle must not be credited (the lab found
+// IPC 0.95 and 0.62 where every instruction takes two cycles).
+TEST(ArmLabN1, BurstFallsBackOnThisKernelAndThrottlingDoesNotSkewWindows) {
+  Check burst = Ran("n1", "burst");
+  ASSERT_EQ(burst.status, 0) << burst.Describe();
+  EXPECT_NE(burst.err.find("fallback mode"), std::string::npos) << burst.err;
+  json report = JsonOf("n1", "burst_report");
+  ASSERT_FALSE(report.is_null());
+  const size_t m = MetricIndex(report, "IPC");
+  EXPECT_DOUBLE_EQ(report["metrics"][m]["overall"].get<double>(), 0.5);
+  for (const char* function : {"heavy", "light"}) {
+    const json* row = RowOf(report, function);
+    ASSERT_TRUE(row) << function;
+    EXPECT_DOUBLE_EQ((*row)["metrics"][m]["value"].get<double>(), 0.5) << function;
+  }
+  Print("n1 burst fallback: " + burst.err.substr(burst.err.rfind("[ tprof record")));
+}
+
+// DWARF unwinding of a binary without frame pointers: complete stacks to _start.
+TEST(ArmLabN1, DwarfCallchainsAreCompleteWithoutFramePointers) {
+  Check record = Ran("n1", "dwarf");
+  ASSERT_EQ(record.status, 0) << record.Describe();
+  auto stacks = Folded(Ran("n1", "dwarf_folded").out);
+  uint64_t complete = 0, total = 0;
+  for (const auto& [stack, period] : stacks) {
+    total += period;
+    if (stack.rfind("_start;__libc_start_main;", 0) == 0 &&
+        (stack.ends_with("main;run_rounds;middle;heavy") ||
+         stack.ends_with("main;run_rounds;middle;light")))
+      complete += period;
+  }
+  EXPECT_GT(static_cast<double>(complete), 0.99 * static_cast<double>(total));
+  // The frame-pointer walk of the same binary loses middle, run_rounds and main.
+  auto broken = Folded(Ran("n1", "fp_nofp_folded").out);
+  uint64_t fp_complete = 0;
+  for (const auto& [stack, period] : broken)
+    if (stack.find("run_rounds;middle") != std::string::npos) fp_complete += period;
+  EXPECT_LT(static_cast<double>(fp_complete), 0.1 * static_cast<double>(total));
+  // --children: main's total is every user sample after the start-up.
+  json children = JsonOf("n1", "dwarf_children");
+  ASSERT_FALSE(children.is_null());
+  const json* main_row = RowOf(children, "main");
+  ASSERT_TRUE(main_row);
+  EXPECT_GT((*main_row)["events"][0]["total_percent"].get<double>(), 99.0);
+  EXPECT_DOUBLE_EQ((*main_row)["events"][0]["self_percent"].get<double>(), 0);
+}
+
+TEST(ArmLabN1, TopdownChoosesTheN1TableByMidrAndFollowsTheCounts) {
+  for (const char* check : {"topdown", "topdown_pid", "topdown_system"}) {
+    SCOPED_TRACE(check);
+    json topdown = JsonOf("n1", check);
+    ASSERT_FALSE(topdown.is_null());
+    EXPECT_EQ(topdown["cpu"], "neoverse-n1");
+    // The emulator's stall events count zero: zero stalled cycles, never n/a.
+    for (const char* name : {"frontend_stalled_cycles", "backend_stalled_cycles"}) {
+      const json* m = TopdownMetric(topdown, name);
+      ASSERT_TRUE(m) << name;
+      EXPECT_EQ((*m)["value"], 0.0) << name;
+      EXPECT_EQ((*m)["running_percent"], 100.0) << name;
+    }
+  }
+  json general = JsonOf("n1", "topdown_general");
+  ASSERT_FALSE(general.is_null());
+  const json* ipc = TopdownMetric(general, "ipc");
+  ASSERT_TRUE(ipc) << general.dump();
+  EXPECT_DOUBLE_EQ((*ipc)["value"].get<double>(), 0.5);
+}
+
+TEST(ArmLabN1, TopdownIntervalsEachFollowTheCounts) {
+  Check intervals = Ran("n1", "topdown_interval");
+  ASSERT_EQ(intervals.status, 0) << intervals.Describe();
+  std::istringstream lines(intervals.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    json interval = json::parse(line);
+    EXPECT_EQ(interval["cpu"], "neoverse-n1");
+    ++n;
+  }
+  // 0.3 s of emulated time (300M cycles at 1 GHz) in 100 ms intervals, the last one partial.
+  EXPECT_GE(n, 3);
+  EXPECT_LE(n, 5);
+}
+
+// More events than the six counters: the kernel multiplexes the groups, tprof scales and says so.
+TEST(ArmLabN1, TopdownMultiplexesWhenTheEventsOutnumberTheCounters) {
+  json topdown = JsonOf("n1", "topdown_multiplexed");
+  ASSERT_FALSE(topdown.is_null());
+  const std::string input = topdown["input"];
+  int groups = 0;
+  std::sscanf(input.c_str() + input.find(" in ") + 4, "%d", &groups);
+  EXPECT_GE(groups, 2) << input;
+  double lowest = 100;
+  for (const json& m : topdown["metrics"])
+    if (!m["value"].is_null()) lowest = std::min(lowest, m["running_percent"].get<double>());
+  EXPECT_LT(lowest, 100.0) << "no group was multiplexed: " << input;
+  Print("n1 multiplexed topdown: " + input + "; lowest running share " + std::to_string(lowest) +
+        "%");
+  // A ratio inside one multiplexed group is still exact.
+  const json* ipc = TopdownMetric(topdown, "ipc");
+  ASSERT_TRUE(ipc);
+  EXPECT_NEAR((*ipc)["value"].get<double>(), 0.5, 1e-6);
+}
+
+TEST(ArmLabN1, RecordAllCpusWhileACommandRuns) {
+  json report = JsonOf("n1", "record_system_report");
+  ASSERT_FALSE(report.is_null());
+  const json* heavy = RowOf(report, "heavy");
+  ASSERT_TRUE(heavy) << report["rows"].dump();
+  EXPECT_EQ((*heavy)["keys"]["comm"], "lab_loop_fp");
+  // Most of the system's cycles are the workload's (the guest has nothing else to do).
+  EXPECT_GT((*heavy)["events"][0]["self_percent"].get<double>(), 50.0);
+}
+
+// -smp 2: the emulator's instruction count is machine-wide, so counts are not exact per CPU,
+// but the ratio stays two cycles per instruction.
+TEST(ArmLabSmp2, ThreadsAndAllCpus) {
+  json threads = JsonOf("n1-smp2", "threads_report");
+  ASSERT_FALSE(threads.is_null());
+  // Per thread, heavy has about twice light's samples (the source's 20,000 and 10,000
+  // iterations); the machine-wide count inflates each function by what the other CPU ran
+  // meanwhile, which is neither the same for both threads nor for both functions (1.97-2.10
+  // seen), hence 10%.
+  std::map<std::string, std::pair<double, double>> per_thread;  // tid -> heavy, light
+  for (const json& row : threads["rows"]) {
+    const double samples = row["events"][0]["self_samples"].get<double>();
+    if (row["keys"]["sym"] == "heavy") per_thread[row["keys"]["tid"]].first += samples;
+    if (row["keys"]["sym"] == "light") per_thread[row["keys"]["tid"]].second += samples;
+  }
+  ASSERT_EQ(per_thread.size(), 2u) << "both threads sampled";
+  for (const auto& [tid, samples] : per_thread) {
+    EXPECT_GT(samples.second, 500) << tid;
+    EXPECT_NEAR(samples.first / samples.second, 2.0, 0.2) << tid;
+  }
+  json group = JsonOf("n1-smp2", "group_read_report");
+  ASSERT_FALSE(group.is_null());
+  EXPECT_DOUBLE_EQ(group["metrics"][MetricIndex(group, "IPC")]["overall"].get<double>(), 0.5);
+  json system = JsonOf("n1-smp2", "system_wide_report");
+  ASSERT_FALSE(system.is_null());
+  ASSERT_TRUE(RowOf(system, "heavy"));
+  json topdown = JsonOf("n1-smp2", "topdown_system");
+  ASSERT_FALSE(topdown.is_null());
+  EXPECT_NE(topdown["input"].get<std::string>().find("2 CPUs"), std::string::npos)
+      << topdown["input"];
+}
+
+// N2 r0p0-r0p2 count one extra stall slot per cycle (the erratum); r0p3 does not. The emulator's
+// stall slots count zero, so the correction shows as -CPU_CYCLES / (5 CPU_CYCLES) = -20%.
+TEST(ArmLabN2, TheErratumCorrectionIsAppliedToR0p0Only) {
+  json r0p0 = JsonOf("n2r0p0", "topdown");
+  json r0p3 = JsonOf("n2r0p3", "topdown");
+  ASSERT_FALSE(r0p0.is_null());
+  ASSERT_FALSE(r0p3.is_null());
+  EXPECT_EQ(std::stoull(Slurp(Results() / "n2r0p0/midr"), nullptr, 16), 0x410fd490u);
+  EXPECT_EQ(std::stoull(Slurp(Results() / "n2r0p3/midr"), nullptr, 16), 0x410fd493u);
+  EXPECT_EQ(r0p0["cpu"], "neoverse-n2");
+  EXPECT_EQ(r0p3["cpu"], "neoverse-n2-r0p3");
+  const json* corrected = TopdownMetric(r0p0, "frontend_bound");
+  const json* plain = TopdownMetric(r0p3, "frontend_bound");
+  ASSERT_TRUE(corrected && plain);
+  EXPECT_NEAR((*corrected)["value"].get<double>(), -20.0, 1e-9);
+  EXPECT_NEAR((*plain)["value"].get<double>(), 0.0, 1e-9);
+  json recorded = JsonOf("n2r0p0", "metrics_l1_report");
+  ASSERT_FALSE(recorded.is_null());
+  EXPECT_NE(recorded["metric_table"].get<std::string>().find("neoverse-n2 "), std::string::npos)
+      << recorded["metric_table"];
+}
+
+TEST(ArmLabNoPmu, FallsBackInOneLineAndTopdownSaysWhy) {
+  EXPECT_EQ(std::stoull(Slurp(Results() / "nopmu/midr"), nullptr, 16), 0x414fd0c1u);
+  Check record = Ran("nopmu", "default_record");
+  ASSERT_EQ(record.status, 0) << record.Describe();
+  EXPECT_NE(record.err.find("sampling 'task-clock' instead\n"), std::string::npos) << record.err;
+  json report = JsonOf("nopmu", "default_report");
+  ASSERT_FALSE(report.is_null());
+  EXPECT_EQ(report["events"][0]["name"], "task-clock");
+  EXPECT_TRUE(RowOf(report, "heavy"));
+  Check explicit_cycles = Ran("nopmu", "explicit_cycles");
+  EXPECT_EQ(explicit_cycles.status, 1);
+  EXPECT_NE(explicit_cycles.err.find("no hardware PMU"), std::string::npos) << explicit_cycles.err;
+  EXPECT_EQ(std::count(explicit_cycles.err.begin(), explicit_cycles.err.end(), '\n'), 1)
+      << explicit_cycles.err;
+  Check topdown = Ran("nopmu", "topdown");
+  EXPECT_EQ(topdown.status, 1);
+  EXPECT_NE(topdown.err.find("no hardware PMU"), std::string::npos) << topdown.err;
+  EXPECT_EQ(std::count(topdown.err.begin(), topdown.err.end(), '\n'), 1) << topdown.err;
+}
+
+// The profiles come back to the host: an x86-64 tprof reads arm64 recordings, symbols embedded.
+TEST(ArmLabHost, TheHostReadsTheArm64ProfileAsTheGuestDid) {
+  const fs::path profile = Results() / "n1/period_record/p.tprof";
+  ASSERT_TRUE(fs::exists(profile));
+  const std::string out = (Results() / "host_period_report.json").string();
+  const std::string command =
+      std::string(TPROF_BINARY) + " report -i " + profile.string() + " --json > " + out;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  json host = json::parse(Slurp(out));
+  json guest = JsonOf("n1", "period_report");
+  EXPECT_EQ(host["rows"], guest["rows"]);
+  EXPECT_EQ(host["events"], guest["events"]);
+}
+
+}  // namespace

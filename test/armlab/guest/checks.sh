@@ -1,0 +1,139 @@
+#!/bin/sh
+# The arm lab's checks, run inside the emulated CPU by the guest's init:
+#   checks.sh JOB OUT
+# Each check runs tprof (or the independent counter, pmu_count) in OUT/NAME and keeps there its
+# command line (cmd), stdout, stderr, exit status and the files it wrote. Nothing is judged here:
+# the host's test (test/armlab/armlab_test.cpp) reads the results against the PMU's exact counts.
+job=$1
+out=$2
+rounds=1000         # lab_loop rounds: 150,127 user instructions each
+period=100003       # a prime sampling period, so samples do not beat with the loop
+# Group reads credit a window to a function only when both its ends fall in it: light runs
+# 100,000 cycles at a time, so its windows must be shorter than that.
+group_period=40009
+spec=/lab/spec/neoverse-n1.json   # Arm's telemetry specification, for more events than counters
+fp=/lab/bin/lab_loop_fp
+nofp=/lab/bin/lab_loop_nofp
+
+# check NAME COMMAND...: runs COMMAND in OUT/NAME.
+check() {
+  name=$1
+  shift
+  mkdir -p "$out/$name"
+  (
+    cd "$out/$name" || exit 1
+    echo "$*" >cmd
+    start=$(cut -d' ' -f1 /proc/uptime)
+    "$@" >stdout 2>stderr
+    echo $? >status
+    end=$(cut -d' ' -f1 /proc/uptime)
+    echo "$start $end" >uptime
+  )
+  echo "check $name: status $(cat "$out/$name/status")"
+}
+
+# What the guest is: CPU, PMU, counters.
+machine() {
+  cat /proc/cpuinfo >"$out/cpuinfo"
+  cat /sys/devices/system/cpu/cpu0/regs/identification/midr_el1 >"$out/midr" 2>/dev/null
+  ls /sys/bus/event_source/devices >"$out/pmus"
+  ls /sys/bus/event_source/devices/armv8_pmuv3/events >"$out/pmu-events" 2>/dev/null
+  dmesg | grep -i 'perfevents' >"$out/pmu-dmesg"
+  nproc >"$out/nproc"
+  uname -r >"$out/kernel"
+}
+
+# A command that attaches to a running lab_loop: starts it, runs COMMAND with PID replaced by
+# its pid, and waits for it.
+with_running_loop() {
+  loop_rounds=$1
+  shift
+  "$fp" "$loop_rounds" >/dev/null &
+  loop=$!
+  sleep 0.05
+  cmd=""
+  for a in "$@"; do
+    [ "$a" = PID ] && a=$loop
+    cmd="$cmd $a"
+  done
+  $cmd
+  status=$?
+  wait "$loop"
+  return $status
+}
+
+machine
+case $job in
+  n1)
+    check oracle pmu_count -- "$fp" $rounds
+    check oracle_nofp pmu_count -- "$nofp" $rounds
+    check default_record tprof record -o p.tprof -- "$fp" $rounds
+    check default_report tprof report -i ../default_record/p.tprof --json
+    check period_record tprof record -e cycles:u -c $period -o p.tprof -- "$fp" $rounds
+    check period_report tprof report -i ../period_record/p.tprof --json
+    check sampled_ipc tprof record -e cycles:u,instructions:u -c $period -g -o p.tprof -- \
+      "$fp" $rounds
+    check sampled_ipc_report tprof report -i ../sampled_ipc/p.tprof --json
+    check sampled_ipc_folded tprof report -i ../sampled_ipc/p.tprof --folded --no-marks
+    check sampled_ipc_flame tprof report -i ../sampled_ipc/p.tprof --flamegraph ipc.html \
+      --color ipc
+    check annotate tprof report -i ../sampled_ipc/p.tprof --annotate heavy
+    check group_read tprof record -e '{cycles:u,instructions:u}:S' -c $group_period -o p.tprof \
+      -- "$fp" $rounds
+    check group_read_report tprof report -i ../group_read/p.tprof --json
+    check metrics_ipc tprof record -M ipc -c $group_period -o p.tprof -- "$fp" $rounds
+    check metrics_ipc_report tprof report -i ../metrics_ipc/p.tprof --json
+    check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
+    check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json
+    # Linux 6.1 has no hf_sample_period: the fallback samples every 10,000 cycles, fast enough
+    # for the kernel to throttle it.
+    check burst tprof record -M ipc --burst 100000,10000 -o p.tprof -- "$fp" $rounds
+    check burst_report tprof report -i ../burst/p.tprof --json
+    check dwarf tprof record --call-graph dwarf -e cycles:u -c $period -o p.tprof -- \
+      "$nofp" $rounds
+    check dwarf_folded tprof report -i ../dwarf/p.tprof --folded --no-marks
+    check dwarf_children tprof report -i ../dwarf/p.tprof --children --json
+    check fp_nofp tprof record -g -e cycles:u -c $period -o p.tprof -- "$nofp" $rounds
+    check fp_nofp_folded tprof report -i ../fp_nofp/p.tprof --folded --no-marks
+    check topdown tprof topdown -M l1 --json -- "$fp" $rounds
+    check topdown_general tprof topdown -M l1,General --json -o counts.txt -- "$fp" $rounds
+    check topdown_multiplexed tprof topdown --spec "$spec" \
+      -M General,MPKI,Miss_Ratio,Branch_Effectiveness,Operation_Mix --json -o counts.txt -- \
+      "$fp" $rounds
+    check topdown_interval tprof topdown -M l1 -I 100 --json -- "$fp" $rounds
+    check topdown_pid with_running_loop 2000 tprof topdown -M l1 -p PID --json
+    check topdown_system tprof topdown -M l1 -a --json -- "$fp" $rounds
+    check record_system tprof record -a -e cycles -c $period -o p.tprof -- "$fp" $rounds
+    check record_system_report tprof report -i ../record_system/p.tprof --json --sort comm,sym
+    check list_cpus tprof list cpus
+    ;;
+  n1-smp2)
+    check oracle pmu_count -- "$fp" $rounds 2
+    check threads tprof record -e cycles:u -c $period -o p.tprof -- "$fp" $rounds 2
+    check threads_report tprof report -i ../threads/p.tprof --json --sort tid,sym
+    check group_read tprof record -e '{cycles:u,instructions:u}:S' -c $group_period -o p.tprof \
+      -- "$fp" $rounds 2
+    check group_read_report tprof report -i ../group_read/p.tprof --json --sort tid,sym
+    check system_wide tprof record -a -e cycles -c $period -o p.tprof -- "$fp" $rounds 2
+    check system_wide_report tprof report -i ../system_wide/p.tprof --json --sort comm,sym
+    check topdown_system tprof topdown -M l1 -a --json -- "$fp" $rounds 2
+    check topdown_threads tprof topdown -M l1 --json -- "$fp" $rounds 2
+    ;;
+  n2r0p0 | n2r0p3)
+    check oracle pmu_count -- "$fp" $rounds
+    check topdown tprof topdown -M l1 --json -- "$fp" $rounds
+    check topdown_text tprof topdown -M l1 -- "$fp" $rounds
+    check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
+    check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json
+    ;;
+  nopmu)
+    check default_record tprof record -o p.tprof -- "$fp" 200
+    check default_report tprof report -i ../default_record/p.tprof --json
+    check explicit_cycles tprof record -e cycles,instructions -o p.tprof -- "$fp" 200
+    check topdown tprof topdown -M l1 -- "$fp" 200
+    ;;
+  *)
+    echo "unknown job $job" >&2
+    exit 2
+    ;;
+esac
