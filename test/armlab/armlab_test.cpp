@@ -107,6 +107,19 @@ size_t MetricIndex(const json& report, const std::string& name) {
   return 0;
 }
 
+// Group reads: IPC from credited windows is exactly 0.5 overall and in both functions.
+void ExpectGroupIpcOfHalf(const json& report) {
+  const size_t m = MetricIndex(report, "IPC");
+  EXPECT_EQ(report["metrics"][m]["source"], "group deltas");
+  EXPECT_DOUBLE_EQ(report["metrics"][m]["overall"].get<double>(), 0.5);
+  for (const char* function : {"heavy", "light"}) {
+    const json* row = RowOf(report, function);
+    ASSERT_TRUE(row) << function;
+    EXPECT_GT((*row)["groups"][0]["windows_credited"].get<uint64_t>(), 100u) << function;
+    EXPECT_DOUBLE_EQ((*row)["metrics"][m]["value"].get<double>(), 0.5) << function;
+  }
+}
+
 const json* TopdownMetric(const json& topdown, const std::string& name) {
   for (const json& m : topdown["metrics"])
     if (m["metric"] == name) return &m;
@@ -296,15 +309,7 @@ TEST(ArmLabN1, AnnotateShowsAArch64InstructionsWithTheirShares) {
 TEST(ArmLabN1, GroupReadsGiveIpcHalfAndSumToTheCountingRun) {
   json report = JsonOf("n1", "group_read_report");
   ASSERT_FALSE(report.is_null());
-  const size_t ipc = MetricIndex(report, "IPC");
-  EXPECT_EQ(report["metrics"][ipc]["source"], "group deltas");
-  EXPECT_DOUBLE_EQ(report["metrics"][ipc]["overall"].get<double>(), 0.5);
-  for (const char* function : {"heavy", "light"}) {
-    const json* row = RowOf(report, function);
-    ASSERT_TRUE(row) << function;
-    EXPECT_GT((*row)["groups"][0]["windows_credited"].get<uint64_t>(), 100u) << function;
-    EXPECT_DOUBLE_EQ((*row)["metrics"][ipc]["value"].get<double>(), 0.5) << function;
-  }
+  ExpectGroupIpcOfHalf(report);
   // The last reads add up to the counting run's totals, less what ran after the last sample
   // (under one period).
   auto counts = Oracle("n1");
@@ -321,13 +326,7 @@ TEST(ArmLabN1, GroupReadsGiveIpcHalfAndSumToTheCountingRun) {
 TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
   json ipc = JsonOf("n1", "metrics_ipc_report");
   ASSERT_FALSE(ipc.is_null());
-  const size_t m = MetricIndex(ipc, "IPC");
-  EXPECT_DOUBLE_EQ(ipc["metrics"][m]["overall"].get<double>(), 0.5);
-  for (const char* function : {"heavy", "light"}) {
-    const json* row = RowOf(ipc, function);
-    ASSERT_TRUE(row) << function;
-    EXPECT_DOUBLE_EQ((*row)["metrics"][m]["value"].get<double>(), 0.5) << function;
-  }
+  ExpectGroupIpcOfHalf(ipc);
   json l1 = JsonOf("n1", "metrics_l1_report");
   ASSERT_FALSE(l1.is_null());
   EXPECT_NE(l1["metric_table"].get<std::string>().find("neoverse-n1"), std::string::npos)
@@ -346,13 +345,7 @@ TEST(ArmLabN1, BurstFallsBackOnThisKernelAndThrottlingDoesNotSkewWindows) {
   EXPECT_NE(burst.err.find("fallback mode"), std::string::npos) << burst.err;
   json report = JsonOf("n1", "burst_report");
   ASSERT_FALSE(report.is_null());
-  const size_t m = MetricIndex(report, "IPC");
-  EXPECT_DOUBLE_EQ(report["metrics"][m]["overall"].get<double>(), 0.5);
-  for (const char* function : {"heavy", "light"}) {
-    const json* row = RowOf(report, function);
-    ASSERT_TRUE(row) << function;
-    EXPECT_DOUBLE_EQ((*row)["metrics"][m]["value"].get<double>(), 0.5) << function;
-  }
+  ExpectGroupIpcOfHalf(report);
   Print("n1 burst fallback: " + burst.err.substr(burst.err.rfind("[ tprof record")));
 }
 
