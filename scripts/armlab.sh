@@ -56,6 +56,20 @@ fetch_guest_parts() {
     rm -rf "$cache/kernel"
     mv "$cache/vmlinuz.new" "$cache/vmlinuz"
   fi
+  # Linux perf for arm64 with the libraries it needs, the reference the lab holds tprof to.
+  if [ ! -f "$cache/perf-root/usr/bin/perf" ]; then
+    rm -rf "$cache/perf-debs" "$cache/perf-root" "$cache/perf-root.new"
+    mkdir -p "$cache/perf-debs"
+    local packages
+    packages=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+      --no-breaks --no-replaces --no-enhances --no-pre-depends linux-perf:arm64 2>/dev/null |
+      grep -E '^(lib|linux-perf)' | grep ':arm64$' | sort -u)
+    (cd "$cache/perf-debs" && apt-get download -q $packages >/dev/null 2>&1) ||
+      die "cannot download linux-perf:arm64 and its libraries"
+    for deb in "$cache"/perf-debs/*.deb; do dpkg-deb -x "$deb" "$cache/perf-root.new"; done
+    mv "$cache/perf-root.new" "$cache/perf-root"
+    rm -rf "$cache/perf-debs"
+  fi
   if [ ! -f "$cache/busybox" ]; then
     rm -rf "$cache/bb" && mkdir -p "$cache/bb"
     (cd "$cache/bb" && apt-get download -q busybox-static:arm64 >/dev/null 2>&1) ||
@@ -99,7 +113,8 @@ copy_libraries() {
       case "$seen" in *" $lib "*) continue ;; esac
       seen+="$lib "
       path=""
-      for dir in /lib/$triplet /usr/lib/$triplet; do
+      for dir in /lib/$triplet /usr/lib/$triplet "$cache/perf-root/lib/$triplet" \
+        "$cache/perf-root/usr/lib/$triplet"; do
         [ -e "$dir/$lib" ] && path="$dir/$lib" && break
       done
       [ -n "$path" ] || die "cannot find $lib (needed by $(basename "$file")) for arm64"
@@ -128,7 +143,8 @@ pack_initramfs() {
     cp "$specs"/*.json "$rootfs/lab/spec/"
   fi
   cp -L /lib/$triplet/ld-linux-aarch64.so.1 "$rootfs/lib/ld-linux-aarch64.so.1"
-  copy_libraries "$rootfs" "$lab/bin/tprof" "$lab/bin/lab_loop_fp" \
+  cp "$cache/perf-root/usr/bin/perf" "$rootfs/usr/bin/perf"
+  copy_libraries "$rootfs" "$lab/bin/tprof" "$lab/bin/lab_loop_fp" "$rootfs/usr/bin/perf" \
     /usr/lib/$triplet/libcapstone.so.4 /usr/lib/$triplet/libpfm.so.4
   cp -L /usr/lib/$triplet/libcapstone.so.4 /usr/lib/$triplet/libpfm.so.4 "$rootfs/usr/lib/$triplet/"
   ln -s usr/lib "$rootfs/lib64"

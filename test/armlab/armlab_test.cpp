@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -446,6 +447,59 @@ TEST(ArmLabN1, RecordAllCpusWhileACommandRuns) {
   EXPECT_GT((*heavy)["events"][0]["self_percent"].get<double>(), 50.0);
 }
 
+// perf stat's CSV lines (-x,): "COUNT,UNIT,EVENT,...".
+std::map<std::string, double> PerfStatCounts(const std::string& text) {
+  std::map<std::string, double> counts;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(cell);
+    if (fields.size() >= 3 && !fields[0].empty() && std::isdigit(fields[0][0]))
+      counts[fields[2]] = std::stod(fields[0]);
+  }
+  return counts;
+}
+
+// Linux perf inside the guest counts the same workload: it agrees with the independent counter
+// and with tprof's counting and group reads.
+TEST(ArmLabN1, PerfInTheGuestCountsWhatTprofCounts) {
+  Check stat = Ran("n1", "perf_stat");
+  ASSERT_EQ(stat.status, 0) << stat.Describe();
+  auto perf = PerfStatCounts(stat.err);
+  auto oracle = Oracle("n1");
+  EXPECT_EQ(perf["cycles:u"], 2 * perf["instructions:u"]);
+  // Two runs of the same binary retire the same user instructions but for the dynamic loader's
+  // work on a slightly different environment.
+  EXPECT_NEAR(perf["instructions:u"], static_cast<double>(oracle["instructions:u"]), 1000);
+  // tprof topdown counts user and kernel, as perf's plain events do; the kernel's part (0.7% of
+  // the total) varies from run to run.
+  std::ifstream saved(Results() / "n1/topdown_general/counts.txt");
+  json counts = json::parse(saved, nullptr, false);
+  ASSERT_TRUE(counts.is_object());
+  double tprof_instructions = 0, tprof_cycles = 0;
+  for (const json& group : counts["groups"])
+    for (const json& counter : group["counters"]) {
+      if (counter["event"] == "INST_RETIRED") tprof_instructions = counter["value"];
+      if (counter["event"] == "CPU_CYCLES") tprof_cycles = counter["value"];
+    }
+  EXPECT_EQ(tprof_cycles, 2 * tprof_instructions);
+  EXPECT_NEAR(tprof_instructions, perf["instructions"], 0.01 * perf["instructions"]);
+  // tprof's group reads of cycles:u end within one period of perf's count.
+  json group = JsonOf("n1", "group_read_report");
+  ASSERT_FALSE(group.is_null());
+  const double read = group["groups"][0]["read_totals"]["cycles:u"];
+  EXPECT_LE(read, perf["cycles:u"] + 1000);
+  EXPECT_GE(read, perf["cycles:u"] - static_cast<double>(kGroupPeriod) - 1000);
+  Print("n1 perf stat: " + std::to_string(static_cast<uint64_t>(perf["instructions:u"])) +
+        " user instructions (pmu_count " + std::to_string(oracle["instructions:u"]) +
+        "), tprof topdown INST_RETIRED " +
+        std::to_string(static_cast<uint64_t>(tprof_instructions)) + " against perf's " +
+        std::to_string(static_cast<uint64_t>(perf["instructions"])));
+}
+
 // -smp 2: the emulator's instruction count is machine-wide, so counts are not exact per CPU,
 // but the ratio stays two cycles per instruction.
 TEST(ArmLabSmp2, ThreadsAndAllCpus) {
@@ -532,6 +586,40 @@ TEST(ArmLabHost, TheHostReadsTheArm64ProfileAsTheGuestDid) {
   json guest = JsonOf("n1", "period_report");
   EXPECT_EQ(host["rows"], guest["rows"]);
   EXPECT_EQ(host["events"], guest["events"]);
+}
+
+// perf's own arm64 recording, imported on the host: the same function shares as perf's report
+// in the guest and as tprof's recording of the same workload.
+TEST(ArmLabHost, TheHostImportsPerfsArm64Recording) {
+  const fs::path dir = Results() / "n1/perf_record";
+  ASSERT_EQ(Ran("n1", "perf_record").status, 0) << Ran("n1", "perf_record").Describe();
+  const std::string out = (Results() / "host_perf_report.json").string();
+  const std::string command = std::string(TPROF_BINARY) + " report -i " +
+                              (dir / "perf.data").string() + " --binary " +
+                              (dir / "lab_loop_fp").string() + " --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  json host = json::parse(Slurp(out));
+  json tprof = JsonOf("n1", "period_report");
+  // perf report --stdio lines: "    66.62%  lab_loop_fp  [.] heavy".
+  std::map<std::string, double> perf_shares;
+  std::istringstream lines(Ran("n1", "perf_report").out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    double share;
+    char sym[256];
+    if (std::sscanf(line.c_str(), " %lf%% [.] %255s", &share, sym) == 2) perf_shares[sym] = share;
+  }
+  for (const char* function : {"heavy", "light"}) {
+    const json* imported = RowOf(host, function);
+    const json* recorded = RowOf(tprof, function);
+    ASSERT_TRUE(imported && recorded) << function << ": " << host["rows"].dump();
+    const double share = (*imported)["events"][0]["self_percent"];
+    EXPECT_NEAR(share, perf_shares[function], 0.005) << function << " against perf report";
+    EXPECT_NEAR(share, (*recorded)["events"][0]["self_percent"].get<double>(), 0.2)
+        << function << " against tprof's recording";
+  }
+  Print("host import of perf's arm64 perf.data: heavy " + std::to_string(perf_shares["heavy"]) +
+        "%, light " + std::to_string(perf_shares["light"]) + "% in perf report");
 }
 
 }  // namespace

@@ -106,6 +106,12 @@ case $job in
     check record_system tprof record -a -e cycles -c $period -o p.tprof -- "$fp" $rounds
     check record_system_report tprof report -i ../record_system/p.tprof --json --sort comm,sym
     check list_cpus tprof list cpus
+    # Linux perf on the same workload: its counts, and a recording the host imports.
+    check perf_stat perf stat -x, -e cycles:u,instructions:u,cycles,instructions -- \
+      "$fp" $rounds
+    check perf_record perf record -e cycles:u -c $period -o perf.data -- "$fp" $rounds
+    cp "$fp" "$out/perf_record/"
+    check perf_report perf report -i ../perf_record/perf.data --stdio --sort sym
     ;;
   n1-smp2)
     check oracle pmu_count -- "$fp" $rounds 2
