@@ -20,10 +20,12 @@ std::string Trim(const std::string& s) {
 
 }  // namespace
 
-CpuDescription DetectCpu() {
+CpuDescription ParseCpuInfo(const std::string& text) {
   CpuDescription cpu;
-  std::ifstream in("/proc/cpuinfo");
+  std::istringstream in(text);
   std::string line;
+  // Arm's MIDR_EL1 fields as /proc/cpuinfo prints them; -1 where a field is missing.
+  long implementer = -1, variant = -1, part = -1, revision = -1;
   while (std::getline(in, line)) {
     size_t colon = line.find(':');
     if (colon == std::string::npos) {
@@ -43,15 +45,49 @@ CpuDescription DetectCpu() {
         cpu.stepping = static_cast<uint32_t>(std::stoul(value));
       else if (key == "model name")
         cpu.model_name = value;
-      else if (key == "CPU implementer" && cpu.vendor.empty())
-        cpu.vendor = "ARM";
+      else if (key == "CPU implementer") {
+        implementer = std::stol(value, nullptr, 0);
+        if (cpu.vendor.empty()) cpu.vendor = "ARM";
+      } else if (key == "CPU variant")
+        variant = std::stol(value, nullptr, 0);
+      else if (key == "CPU part")
+        part = std::stol(value, nullptr, 0);
+      else if (key == "CPU revision")
+        revision = std::stol(value, nullptr, 0);
     } catch (const std::exception&) {
       // A field we cannot parse stays unknown.
     }
   }
-  std::ifstream midr("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
-  std::string midr_text;
-  if (midr >> midr_text) cpu.midr = std::stoull(midr_text, nullptr, 16);
+  if (implementer >= 0 && part >= 0) {
+    // MIDR_EL1: implementer [31:24], variant [23:20], architecture [19:16] (0xf: see the ID
+    // registers, as every Armv8 core reports), part number [15:4], revision [3:0].
+    cpu.midr = static_cast<uint64_t>(implementer & 0xff) << 24 |
+               static_cast<uint64_t>(variant < 0 ? 0 : variant & 0xf) << 20 | 0xfu << 16 |
+               static_cast<uint64_t>(part & 0xfff) << 4 |
+               static_cast<uint64_t>(revision < 0 ? 0 : revision & 0xf);
+  }
+  return cpu;
+}
+
+CpuDescription DetectCpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  CpuDescription cpu = ParseCpuInfo(text.str());
+  // The kernel's own copy of MIDR_EL1 where it exports one (arm64 since Linux 4.11), from the
+  // first online CPU that has it; /proc/cpuinfo's fields are the fallback.
+  for (int n : OnlineCpus()) {
+    std::ifstream midr("/sys/devices/system/cpu/cpu" + std::to_string(n) +
+                       "/regs/identification/midr_el1");
+    std::string midr_text;
+    if (!(midr >> midr_text)) continue;
+    try {
+      cpu.midr = std::stoull(midr_text, nullptr, 16);
+    } catch (const std::exception&) {
+      continue;
+    }
+    break;
+  }
   return cpu;
 }
 

@@ -10,7 +10,11 @@ namespace tprof {
 
 // Fills hostname, kernel release, architecture, CPU count and CPU description.
 void FillHostMetadata(Metadata* metadata);
+// The CPU this runs on: /proc/cpuinfo, and on Arm the MIDR from sysfs (else from cpuinfo).
 CpuDescription DetectCpu();
+// /proc/cpuinfo's first processor: x86 vendor, family, model, stepping and model name; on Arm
+// the MIDR assembled from the implementer, variant, part and revision fields.
+CpuDescription ParseCpuInfo(const std::string& cpuinfo);
 // Online CPU numbers from /sys/devices/system/cpu/online.
 std::vector<int> OnlineCpus();
 // Nanoseconds on CLOCK_MONOTONIC (the clock of record timestamps) and on the wall clock.
