@@ -1,5 +1,7 @@
 #include "core/address_space.h"
 
+#include <vector>
+
 namespace tprof {
 namespace {
 
@@ -25,13 +27,32 @@ void AddressSpace::OnMmap(const MmapRecord& r) {
   mapping->filename = r.filename;
   mapping->build_id = r.build_id;
   auto& maps = r.pid == kKernelPid ? kernel_.maps : GetProcess(r.pid).maps;
-  // A new mapping replaces whatever it overlaps, as mmap(MAP_FIXED) does.
+  // A new mapping replaces the part of an older one it overlaps, as mmap(MAP_FIXED) does; the
+  // parts before and after it stay (as perf keeps them). The kernel reports a shared object's
+  // whole reserved span and not the unmapping of its tail, into which arm64 puts the vdso: ld.so
+  // was lost whole when the vdso replaced all of it.
   auto it = maps.lower_bound(r.start);
   if (it != maps.begin()) {
     auto prev = std::prev(it);
     if (prev->second->end > r.start) it = prev;
   }
-  while (it != maps.end() && it->second->start < mapping->end) it = maps.erase(it);
+  std::vector<std::shared_ptr<const Mapping>> remainders;
+  while (it != maps.end() && it->second->start < mapping->end) {
+    const Mapping& old = *it->second;
+    if (old.start < mapping->start) {
+      auto before = std::make_shared<Mapping>(old);
+      before->end = mapping->start;
+      remainders.push_back(std::move(before));
+    }
+    if (old.end > mapping->end) {
+      auto after = std::make_shared<Mapping>(old);
+      after->start = mapping->end;
+      after->page_offset = old.page_offset + (mapping->end - old.start);
+      remainders.push_back(std::move(after));
+    }
+    it = maps.erase(it);
+  }
+  for (auto& remainder : remainders) maps[remainder->start] = std::move(remainder);
   maps[r.start] = std::move(mapping);
   (r.pid == kKernelPid ? kernel_ : GetProcess(r.pid)).generation = ++changes_;
 }
