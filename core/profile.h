@@ -197,6 +197,7 @@ inline SplitStack SplitLeaf(const Sample& sample) {
       kernel = a == kContextKernel;
       continue;
     }
+    if (a == 0) continue;  // not a frame (see ForEachCallerAddress)
     stack.has_leaf = true;
     stack.leaf = a;
     stack.leaf_kernel = kernel;
@@ -219,6 +220,9 @@ void ForEachCallerAddress(std::span<const uint64_t> callers, bool kernel, Visit 
       pc = true;
       continue;
     }
+    // A zero return address ends a frame-pointer walk (the outermost frame record); looked up
+    // at address - 1 it became [kernel.kallsyms+0xffffffffffffffff]. perf drops it too.
+    if (a == 0) continue;
     if (!visit(pc ? a : a - 1, kernel)) return;
     pc = false;
   }

@@ -47,6 +47,27 @@ TEST(StackTallyTest, EqualStacksShareAnIdAndEverythingElseSeparates) {
   EXPECT_EQ(tally.samples(a.id, 1), 1u);
 }
 
+// A zero entry ends a frame-pointer walk (recorded by the host's kernel at the outermost frame
+// record of ld.so): no frame, where it read [kernel.kallsyms+0xffffffffffffffff].
+TEST(StackTallyTest, ZeroCallchainEntriesAreNotFrames) {
+  std::vector<std::pair<uint64_t, bool>> seen;
+  ForEachFrameAddress(
+      Stack(7, 0x10, {kContextKernel, 0xffffffff81000130, kContextUser, 0x10, 0x21, 0}),
+      [&](uint64_t address, bool kernel) {
+        seen.emplace_back(address, kernel);
+        return true;
+      });
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, bool>>{
+                      {0xffffffff81000130, true}, {0x10, false}, {0x20, false}}));
+  seen.clear();
+  ForEachFrameAddress(Stack(7, 0, {kContextUser, 0, 0x10, 0x21}),
+                      [&](uint64_t address, bool kernel) {
+                        seen.emplace_back(address, kernel);
+                        return true;
+                      });
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, bool>>{{0x10, false}, {0x20, false}}));
+}
+
 TEST(StackTallyTest, SplitLeafKeepsTheWalkOfForEachFrameAddress) {
   // A kernel leaf, its kernel caller, then the user part after a marker.
   Sample s =
