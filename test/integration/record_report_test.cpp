@@ -73,12 +73,23 @@ TEST_F(DemoRecording, HotFunctionsGetTheirDesignedShares) {
   FunctionProfile profile = builder.Finish();
   ASSERT_EQ(profile.events.size(), 1u);
   ASSERT_GT(profile.total_samples[0], 3000u);
-  std::map<std::string, double> share;
+  // Shares of the five functions' own total: setting up the demo (64 MiB zeroed and faulted in)
+  // takes 5-15% of the samples depending on the machine's page faults, which is not the split
+  // the demo designs; the five together still hold nearly everything.
+  const char* designed[] = {"compute_kernel", "pointer_chase", "branchy_loop", "child_spin",
+                            "inline_mix_loop"};
+  std::map<std::string, double> period;
+  double designed_total = 0;
   for (const FunctionRow& row : profile.rows) {
     std::string name = row.function.substr(0, row.function.rfind('('));
-    share[name] += 100.0 * static_cast<double>(row.self_period[0]) /
-                   static_cast<double>(profile.total_period[0]);
+    period[name] += static_cast<double>(row.self_period[0]);
+    for (const char* d : designed)
+      if (name == std::string("(anonymous namespace)::") + d)
+        designed_total += static_cast<double>(row.self_period[0]);
   }
+  EXPECT_GT(designed_total, 0.8 * static_cast<double>(profile.total_period[0]));
+  std::map<std::string, double> share;
+  for (const auto& [name, p] : period) share[name] = 100.0 * p / designed_total;
   const double sixth = 100.0 / 6;
   EXPECT_NEAR(share["(anonymous namespace)::compute_kernel"], sixth, 3.0);
   EXPECT_NEAR(share["(anonymous namespace)::pointer_chase"], sixth, 3.0);

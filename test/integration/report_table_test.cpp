@@ -45,7 +45,9 @@ struct RawSamples : RecordVisitor {
   std::vector<Sample> samples;
   std::vector<MmapRecord> mmaps;
   std::map<uint32_t, uint32_t> parent;  // a forked process inherits its parent's mappings
+  std::vector<CommRecord> comms;
   void OnSample(const Sample& s) override { samples.push_back(s); }
+  void OnComm(const CommRecord& c) override { comms.push_back(c); }
   void OnTask(const TaskRecord& t) override {
     if (!t.is_exit && t.pid != t.ppid && !parent.count(t.pid)) parent[t.pid] = t.ppid;
   }
@@ -188,8 +190,18 @@ TEST_F(DemoReport, FiltersKeepOnlyMatchingRowsAndSharesStayAbsolute) {
   nlohmann::json worker = ReportJson({"-i", *path_, "--comm", "demo-worker", "--sort", "tid"});
   ASSERT_EQ(worker["rows"].size(), 1u);
   const std::string tid = worker["rows"][0]["keys"]["tid"];
-  EXPECT_EQ(worker["rows"][0]["events"][0]["self_samples"].get<uint64_t>(),
-            per_tid[static_cast<uint32_t>(std::stoul(tid))]);
+  const uint32_t worker_tid = static_cast<uint32_t>(std::stoul(tid));
+  // --comm takes the thread's name when each sample was taken: the worker names itself first
+  // thing, but an inherited event in frequency mode samples a new thread at once (its first
+  // period is tiny), so a sample may come before the name.
+  uint64_t named_at = 0;
+  for (const CommRecord& c : raw_->comms)
+    if (c.tid == worker_tid && c.comm == "demo-worker") named_at = c.time;
+  ASSERT_GT(named_at, 0u);
+  uint64_t named_samples = 0;
+  for (const Sample& s : raw_->samples) named_samples += s.tid == worker_tid && s.time >= named_at;
+  EXPECT_EQ(worker["rows"][0]["events"][0]["self_samples"].get<uint64_t>(), named_samples);
+  EXPECT_GE(named_samples + 2, per_tid[worker_tid]);
   nlohmann::json by_tid = ReportJson({"-i", *path_, "--tid", tid, "--sort", "tid,sym"});
   uint64_t sum = 0;
   for (const auto& row : by_tid["rows"]) {
@@ -216,14 +228,20 @@ TEST_F(DemoReport, FiltersKeepOnlyMatchingRowsAndSharesStayAbsolute) {
 }
 
 TEST_F(DemoReport, PercentLimitAndLimitCutRows) {
-  // The five hot functions hold about 1/6 or 2/6 of the samples each; nothing else reaches 8%.
+  // The five hot functions hold about 1/6 or 2/6 of the samples each (a little less where the
+  // demo's set-up, 64 MiB zeroed and faulted in, takes up to 10% of a short run and may pass 8%
+  // itself): the cut keeps exactly the rows at 8% or more, those five among them.
   nlohmann::json all = ReportJson({"-i", *path_, "--sort", "sym"});
   nlohmann::json cut = ReportJson({"-i", *path_, "--sort", "sym", "--percent-limit", "8"});
   size_t expected = 0;
   for (const auto& row : all["rows"])
     expected += row["events"][0]["self_samples"].get<uint64_t>() * 100 >= 8 * raw_->samples.size();
   EXPECT_EQ(cut["rows"].size(), expected);
-  EXPECT_EQ(cut["rows"].size(), 5u);
+  EXPECT_GE(cut["rows"].size(), 5u);
+  EXPECT_LT(cut["rows"].size(), all["rows"].size());
+  for (const char* f :
+       {"compute_kernel", "pointer_chase", "branchy_loop", "child_spin", "inline_mix_loop"})
+    EXPECT_NE(RowWhere(cut, "sym", f), nullptr) << f;
   for (const auto& row : cut["rows"])
     EXPECT_GE(row["events"][0]["self_percent"].get<double>(), 8.0);
   nlohmann::json two = ReportJson({"-i", *path_, "--sort", "sym", "--limit", "2"});
