@@ -74,7 +74,11 @@ std::string DecodeRustEscapes(std::string_view s) {
 
 }  // namespace
 
-std::string Demangle(const std::string& symbol) {
+std::string Demangle(const std::string& versioned) {
+  // A shared library's symbol table names versioned symbols "name@@VERSION" (the default) or
+  // "name@VERSION"; the version is not part of the function's name (perf report and pprof show
+  // __libc_start_main, not __libc_start_main@@GLIBC_2.34).
+  const std::string symbol = versioned.substr(0, versioned.find('@'));
   if (symbol.size() < 2 || symbol[0] != '_' || symbol[1] != 'Z') return symbol;
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> out(

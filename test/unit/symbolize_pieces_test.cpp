@@ -36,6 +36,11 @@ TEST(Demangle, CppAndRust) {
   EXPECT_EQ(Demangle("_ZN12_GLOBAL__N_110mix_helperEm"),
             "(anonymous namespace)::mix_helper(unsigned long)");
   EXPECT_EQ(Demangle("main"), "main");
+  // Symbol versions are not part of the name.
+  EXPECT_EQ(Demangle("__libc_start_main@@GLIBC_2.34"), "__libc_start_main");
+  EXPECT_EQ(Demangle("clock_nanosleep@GLIBC_2.17"), "clock_nanosleep");
+  EXPECT_EQ(Demangle("_ZN12_GLOBAL__N_110mix_helperEm@@V1"),
+            "(anonymous namespace)::mix_helper(unsigned long)");
   EXPECT_EQ(Demangle("_Znotvalid"), "_Znotvalid");
   // Legacy Rust: the hash goes, escapes are decoded.
   EXPECT_EQ(Demangle("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
