@@ -382,6 +382,23 @@ TEST(ArmLabN1, DwarfCallchainsAreCompleteWithoutFramePointers) {
   EXPECT_DOUBLE_EQ((*main_row)["events"][0]["self_percent"].get<double>(), 0);
 }
 
+// The vdso has no file: its symbols come from the kernel's image (arm64 names its clock
+// __kernel_clock_gettime), and it sits in the unmapped tail of ld.so's reported span.
+TEST(ArmLabN1, VdsoSamplesAreNamed) {
+  json report = JsonOf("n1", "vdso_report");
+  ASSERT_FALSE(report.is_null());
+  double vdso = 0;
+  for (const json& row : report["rows"])
+    if (row["keys"]["dso"] == "[vdso]") {
+      EXPECT_EQ(row["keys"]["sym"].get<std::string>().find("[vdso+"), std::string::npos)
+          << "an unnamed vdso address: " << row.dump();
+      vdso += row["events"][0]["self_percent"].get<double>();
+    }
+  // Reading the clock is nearly all the workload does.
+  EXPECT_GT(vdso, 50.0) << report["rows"].dump();
+  EXPECT_TRUE(RowOf(report, "__kernel_clock_gettime")) << report["rows"].dump();
+}
+
 TEST(ArmLabN1, TopdownChoosesTheN1TableByMidrAndFollowsTheCounts) {
   for (const char* check : {"topdown", "topdown_pid", "topdown_system"}) {
     SCOPED_TRACE(check);

@@ -105,6 +105,8 @@ case $job in
     check topdown_system tprof topdown -M l1 -a --json -- "$fp" $rounds
     check record_system tprof record -a -e cycles -c $period -o p.tprof -- "$fp" $rounds
     check record_system_report tprof report -i ../record_system/p.tprof --json --sort comm,sym
+    check vdso tprof record -e cycles:u -c $period -o p.tprof -- "$fp" --clock 300000
+    check vdso_report tprof report -i ../vdso/p.tprof --json --sort dso,sym
     check list_cpus tprof list cpus
     # Linux perf on the same workload: its counts, and a recording the host imports.
     check perf_stat perf stat -x, -e cycles:u,instructions:u,cycles,instructions -- \

@@ -7,6 +7,7 @@
 //
 // `lab_loop ROUNDS [THREADS]` runs ROUNDS rounds in each of THREADS threads (default 1).
 // `lab_loop --wait ROUNDS` first waits for a line on stdin (for attaching with -p).
+// `lab_loop --clock CALLS` reads CLOCK_MONOTONIC CALLS times instead (in the vdso).
 // Built -O2 -g twice: with frame pointers (lab_loop_fp) and without (lab_loop_nofp, for DWARF
 // unwinding); every function below is a real frame (noinline, extern).
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ITERATIONS_PER_ROUND 30000
 
@@ -46,8 +48,24 @@ __attribute__((noinline)) void* run_rounds(void* arg) {
   return NULL;
 }
 
+// The vdso's clock_gettime does the work here: the kernel maps it, so its symbols come from
+// the kernel's image, not from a file.
+__attribute__((noinline)) void read_clock(long calls) {
+  struct timespec ts;
+  uint64_t acc = 0;
+  for (long i = 0; i < calls; ++i) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    acc += (uint64_t)ts.tv_nsec;
+  }
+  g_sink = acc;
+}
+
 int main(int argc, char** argv) {
   int arg = 1;
+  if (argc == 3 && strcmp(argv[1], "--clock") == 0) {
+    read_clock(atol(argv[2]));
+    return 0;
+  }
   if (argc > arg && strcmp(argv[arg], "--wait") == 0) {
     ++arg;
     char line[16];
