@@ -63,9 +63,36 @@ Result<std::vector<MetricResult>> EvaluateMetrics(const MetricTable& table,
           result.note = "the group never ran";
       }
     }
+    // Else each event from the group that counted it longest (perf's rule for such metrics).
+    std::map<std::string, std::optional<double>> pooled;
     if (!measured) {
-      result.note = "its events were not counted in one group";
-    } else {
+      std::string missing;
+      result.running_percent = 100;
+      for (const std::string& e : result.events) {
+        std::optional<size_t> best;
+        for (size_t i = 0; i < groups.size(); ++i) {
+          auto it = groups[i].find(e);
+          if (it == groups[i].end() || !it->second || counts.groups[i].run_time == 0) continue;
+          if (!best || counts.groups[i].running_percent > counts.groups[*best].running_percent)
+            best = i;
+        }
+        if (!best) {
+          missing += (missing.empty() ? "" : ", ") + e;
+          continue;
+        }
+        pooled[e] = groups[*best].at(e);
+        result.running_percent =
+            std::min(result.running_percent, counts.groups[*best].running_percent);
+      }
+      if (!missing.empty()) {
+        result.running_percent = 0;
+        result.note = "not counted: " + missing;
+      } else {
+        measured = &pooled;
+        result.cross_group = true;
+      }
+    }
+    if (measured) {
       result.value = expression->Evaluate([&](const std::string& name) -> std::optional<double> {
         if (name == "#slots") return static_cast<double>(table.slots);
         auto it = measured->find(name);

@@ -16,7 +16,11 @@ struct MetricResult {
   const Metric* metric = nullptr;
   std::optional<double> value;  // empty: n/a
   std::vector<std::string> events;
-  double running_percent = 0;
+  double running_percent = 0;  // of the group that counted the events (across groups: the least)
+  // No one group counted every event: each came from the group that counted it longest, as perf
+  // evaluates such a metric. The counts then cover different time slices, so the value is less
+  // exact than one from a single group.
+  bool cross_group = false;
   std::string note;  // why a value is n/a
 };
 

@@ -1,5 +1,6 @@
 #include "report/topdown_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,7 +26,8 @@ nlohmann::json MetricJson(const MetricResult& r) {
                       {"unit", r.metric->unit},
                       {"formula", r.metric->formula},
                       {"events", r.events},
-                      {"running_percent", r.running_percent}};
+                      {"running_percent", r.running_percent},
+                      {"cross_group", r.cross_group}};
   m["value"] = r.value ? nlohmann::json(*r.value) : nlohmann::json(nullptr);
   if (!r.note.empty()) m["note"] = r.note;
   return m;
@@ -34,17 +36,24 @@ nlohmann::json MetricJson(const MetricResult& r) {
 std::string CsvRow(const MetricResult& r) {
   std::ostringstream row;
   row << r.metric->name << ',' << (r.value ? FormatValue(r) : "") << ',' << r.metric->unit << ','
-      << r.running_percent << ',' << Join(r.events, ";");
+      << r.running_percent << ',' << Join(r.events, ";") << ',' << (r.cross_group ? 1 : 0);
   return row.str();
 }
+
+constexpr const char* kCsvColumns = "metric,value,unit,running_percent,events,cross_group";
+// Under the text table when a value is marked.
+constexpr const char* kCrossGroupNote =
+    "# *: computed across groups (no one group counted all its events; each came from the group "
+    "that counted it longest), so its counts cover different time slices";
 
 // One text row: metric, value, unit, running share, events (and why a value is n/a).
 std::string TextRow(const MetricResult& r) {
   char running[32];
   std::snprintf(running, sizeof running, "%.2f%%", r.running_percent);
   char line[512];
+  const std::string value = FormatValue(r) + (r.value && r.cross_group ? "*" : "");
   std::snprintf(line, sizeof line, "%-26s %10s %-8s %8s  %s%s", r.metric->name.c_str(),
-                FormatValue(r).c_str(), r.metric->unit.c_str(), r.value ? running : "",
+                value.c_str(), r.metric->unit.c_str(), r.value ? running : "",
                 Join(r.events, ",").c_str(), r.note.empty() ? "" : ("  (" + r.note + ")").c_str());
   return line;
 }
@@ -74,7 +83,7 @@ void RenderTopdown(const MetricTable& table, const std::string& input_descriptio
       return;
     }
     case TopdownFormat::kCsv:
-      out << "metric,value,unit,running_percent,events\n";
+      out << kCsvColumns << '\n';
       for (const MetricResult& r : results) out << CsvRow(r) << '\n';
       return;
     case TopdownFormat::kText: {
@@ -83,6 +92,9 @@ void RenderTopdown(const MetricTable& table, const std::string& input_descriptio
       out << "# counts: " << input_description << '\n';
       out << TextHeaderRow() << '\n';
       for (const MetricResult& r : results) out << TextRow(r) << '\n';
+      if (std::any_of(results.begin(), results.end(),
+                      [](const MetricResult& r) { return r.value && r.cross_group; }))
+        out << kCrossGroupNote << '\n';
       return;
     }
   }
@@ -95,7 +107,7 @@ void TopdownIntervalWriter::Header() {
     case TopdownFormat::kJson:
       return;  // every line describes itself
     case TopdownFormat::kCsv:
-      out_ << "time,metric,value,unit,running_percent,events\n";
+      out_ << "time," << kCsvColumns << '\n';
       return;
     case TopdownFormat::kText:
       out_ << "# tprof topdown: " << table_.title << " (" << table_.name << ")\n";

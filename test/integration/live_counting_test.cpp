@@ -356,7 +356,8 @@ TEST(LiveCountingTest, IntervalMetricsFromDeltasInEveryFormat) {
       EXPECT_NE(text.find("50.00%"), std::string::npos) << text;
       EXPECT_NE(text.find("whole run"), std::string::npos) << text;
     } else if (format == TopdownFormat::kCsv) {
-      EXPECT_EQ(text.rfind("time,metric,value,unit,running_percent,events\n", 0), 0u) << text;
+      EXPECT_EQ(text.rfind("time,metric,value,unit,running_percent,events,cross_group\n", 0), 0u)
+          << text;
       EXPECT_NE(text.find("0.100000000,faults_per_ms,100.00,per ms,100,"), std::string::npos);
       EXPECT_NE(text.find("0.200000000,faults_per_ms,100.00,per ms,50,"), std::string::npos);
       EXPECT_NE(text.find("\n,faults_per_ms,100.00"), std::string::npos) << text;

@@ -278,6 +278,75 @@ TEST(TopdownTest, IntelPerfMetrics) {
   EXPECT_EQ(table->event_groups[0][0], "slots");  // slots leads the topdown group
 }
 
+// perf stat puts the PERF_METRICS group ({slots, topdown-*}) apart from INT_MISC.UOP_DROPPING,
+// which cannot join it, and still prints frontend_bound and bad_speculation. With slots 1000, fe
+// 200, bad 100, retiring 500, be 200 in one group and 50 dropped uops, counted at 80%, in another:
+// frontend = 20% - 50/1000 = 15%, backend 20%, retiring 50%, bad = 100 - 85 = 15%, as perf
+// prints them (one decimal). The two cross groups and run at the lesser share, 80%.
+TEST(TopdownTest, MetricsWhoseEventsWereSplitAcrossGroupsAreEvaluatedAndMarked) {
+  std::string csv = Csv({{{{"slots", 1000},
+                           {"topdown-fe-bound", 200},
+                           {"topdown-bad-spec", 100},
+                           {"topdown-retiring", 500},
+                           {"topdown-be-bound", 200}},
+                          100},
+                         {{{"INT_MISC.UOP_DROPPING", 50}}, 80}});
+  auto table = FindMetricTable("sapphirerapids", BuiltinMetricTables()).value();
+  auto results =
+      EvaluateMetrics(*table, table->Select("l1").value(), ParseCounterReport(csv).value());
+  ASSERT_TRUE(results.ok());
+  std::map<std::string, MetricResult> m;
+  for (const MetricResult& r : results.value()) m[r.metric->name] = r;
+  const std::map<std::string, double> perf_printed = {{"frontend_bound", 15.0},
+                                                      {"backend_bound", 20.0},
+                                                      {"retiring", 50.0},
+                                                      {"bad_speculation", 15.0}};
+  for (const auto& [name, printed] : perf_printed) {
+    ASSERT_TRUE(m[name].value.has_value()) << name << ": " << m[name].note;
+    EXPECT_NEAR(*m[name].value, printed, 0.05) << name;
+  }
+  EXPECT_TRUE(m["frontend_bound"].cross_group);
+  EXPECT_TRUE(m["bad_speculation"].cross_group);
+  EXPECT_DOUBLE_EQ(m["frontend_bound"].running_percent, 80);
+  // Those whose events one group counted stay that group's, unmarked.
+  EXPECT_FALSE(m["backend_bound"].cross_group);
+  EXPECT_FALSE(m["retiring"].cross_group);
+  EXPECT_DOUBLE_EQ(m["retiring"].running_percent, 100);
+}
+
+// Zen 4 level 2 with the cmask event in a group of its own (perf schedules it apart from the
+// level-1 group): 1000 cycles = 6000 slots, 600 frontend slots, 50 cycles with no op from the
+// front end -> latency 6 * 50 / 6000 = 5%, bandwidth 10% - 5% = 5%. An event that no group
+// counted leaves its metrics n/a, named.
+TEST(TopdownTest, EventsFromTheGroupThatCountedThemLongestAndMissingOnesNamed) {
+  std::string csv = Csv({{{{"ls_not_halted_cyc", 1000},
+                           {"de_no_dispatch_per_slot.no_ops_from_frontend", 600},
+                           {"de_no_dispatch_per_slot.backend_stalls", 1800},
+                           {"de_src_op_disp.all", 4000},
+                           {"ex_ret_ops", 3000}},
+                          100},
+                         // The same event counted twice: the longer-running count is taken.
+                         {{{"de_no_dispatch_per_slot.no_ops_from_frontend.cmask", 70}}, 30},
+                         {{{"de_no_dispatch_per_slot.no_ops_from_frontend.cmask", 50}}, 60}});
+  auto table = FindMetricTable("zen4", BuiltinMetricTables()).value();
+  auto results =
+      EvaluateMetrics(*table, table->Select("l1,l2").value(), ParseCounterReport(csv).value());
+  ASSERT_TRUE(results.ok());
+  std::map<std::string, MetricResult> m;
+  for (const MetricResult& r : results.value()) m[r.metric->name] = r;
+  ASSERT_TRUE(m["frontend_bound_latency"].value.has_value()) << m["frontend_bound_latency"].note;
+  EXPECT_NEAR(*m["frontend_bound_latency"].value, 5, 1e-9);
+  EXPECT_NEAR(*m["frontend_bound_bandwidth"].value, 5, 1e-9);
+  EXPECT_TRUE(m["frontend_bound_latency"].cross_group);
+  EXPECT_DOUBLE_EQ(m["frontend_bound_latency"].running_percent, 60);
+  EXPECT_FALSE(m["frontend_bound"].cross_group);
+  // smt_contention's event was not counted anywhere.
+  EXPECT_FALSE(m["smt_contention"].value.has_value());
+  EXPECT_NE(m["smt_contention"].note.find("de_no_dispatch_per_slot.smt_contention"),
+            std::string::npos)
+      << m["smt_contention"].note;
+}
+
 // Skylake: 1000 unhalted cycles = 4000 slots. IDQ not delivered 800 -> 20%; retire slots 2000 ->
 // 50%; issued 2200, recovery 25 cycles -> bad = (2200 - 2000 + 100) / 4000 = 7.5%;
 // backend = 1 - 0.2 - (2200 + 100) / 4000 = 22.5%.
