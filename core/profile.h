@@ -197,7 +197,6 @@ inline SplitStack SplitLeaf(const Sample& sample) {
       kernel = a == kContextKernel;
       continue;
     }
-    if (a == 0) continue;  // not a frame (see ForEachCallerAddress)
     stack.has_leaf = true;
     stack.leaf = a;
     stack.leaf_kernel = kernel;
@@ -221,8 +220,12 @@ void ForEachCallerAddress(std::span<const uint64_t> callers, bool kernel, Visit 
       continue;
     }
     // A zero return address ends a frame-pointer walk (the outermost frame record); looked up
-    // at address - 1 it became [kernel.kallsyms+0xffffffffffffffff]. perf drops it too.
-    if (a == 0) continue;
+    // at address - 1 it became [kernel.kallsyms+0xffffffffffffffff]. perf drops it too. In a pc's
+    // place it takes the pc's turn: what follows is a return address.
+    if (a == 0) {
+      pc = false;
+      continue;
+    }
     if (!visit(pc ? a : a - 1, kernel)) return;
     pc = false;
   }

@@ -35,7 +35,7 @@ class WindowAttributor {
   // The group's leader was throttled or unthrottled. Before Linux 6.16 throttling stops only the
   // leader while the members go on counting, so a window spanning it has member deltas from a
   // longer stretch than its leader's: the next window of every counter instance is discarded
-  // (the throttle record names the event, not the instance).
+  // (a profile's throttle records keep the event, not the instance).
   void Interrupt();
 
   const std::map<std::string, FunctionCounters>& functions() const { return functions_; }

@@ -24,7 +24,7 @@ lab=${ARMLAB_DIR:-$root/build/armlab}
 build=${ARMLAB_BUILD:-$root/build/arm64}
 cache=$lab/cache
 triplet=aarch64-linux-gnu
-boot_timeout=${ARMLAB_TIMEOUT:-900}
+boot_timeout=${ARMLAB_TIMEOUT:-600}  # a boot; its checks take 5-50 s
 
 die() {
   echo "armlab: $*" >&2
@@ -35,47 +35,52 @@ setup() {
   "$root/scripts/setup.sh" --armlab
 }
 
-# The newest Debian cloud kernel for arm64 (CONFIG_ARM_PMU=y, PL011 console built in), and
-# busybox, unpacked into the cache; downloaded once.
+# Downloads Debian packages for arm64 (the first name that downloads, for alternatives given as
+# "a|b") and unpacks them all into DIR, which is made anew.
+unpack_packages() {
+  local dir=$1
+  shift
+  rm -rf "$dir" "$dir.debs" && mkdir -p "$dir" "$dir.debs"
+  local package choice
+  for package in "$@"; do
+    for choice in ${package//|/ }; do
+      (cd "$dir.debs" && apt-get download -q "$choice:arm64" >/dev/null 2>&1) && continue 2
+    done
+    die "cannot download $package for arm64 (run 'scripts/armlab.sh setup': it adds the arm64 architecture)"
+  done
+  for deb in "$dir.debs"/*.deb; do dpkg-deb -x "$deb" "$dir" || die "cannot unpack $deb"; done
+  rm -rf "$dir.debs"
+}
+
+# The newest Debian cloud kernel for arm64 (CONFIG_ARM_PMU=y, PL011 console built in), busybox,
+# and Linux perf with the libraries it needs (the reference the lab holds tprof to), unpacked
+# into the cache; downloaded once.
 fetch_guest_parts() {
   mkdir -p "$cache"
   if [ ! -f "$cache/vmlinuz" ]; then
     local kernel_package
     kernel_package=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
-      sed -n 's/^ *Depends: \(linux-image-[0-9.]*-[0-9]*-cloud-arm64\).*/\1/p' | head -n 1)
+      sed -n 's/^ *Depends: \(linux-image-[0-9.]*-[0-9]*-cloud-arm64\).*/\1/p' | head -n 1 || true)
     [ -n "$kernel_package" ] || die "cannot find Debian's linux-image-cloud-arm64 (run 'scripts/armlab.sh setup': it adds the arm64 architecture)"
-    rm -rf "$cache/kernel" && mkdir -p "$cache/kernel"
-    (cd "$cache/kernel" && apt-get download -q "$kernel_package-unsigned:arm64" >/dev/null 2>&1 ||
-      apt-get download -q "$kernel_package:arm64" >/dev/null 2>&1) ||
-      die "cannot download $kernel_package:arm64"
-    dpkg-deb -x "$cache"/kernel/*.deb "$cache/kernel/root"
-    cp "$cache"/kernel/root/boot/vmlinuz-* "$cache/vmlinuz.new"
-    grep -q '^CONFIG_ARM_PMU=y' "$cache"/kernel/root/boot/config-* ||
+    unpack_packages "$cache/kernel" "$kernel_package-unsigned|$kernel_package"
+    grep -q '^CONFIG_ARM_PMU=y' "$cache"/kernel/boot/config-* ||
       die "$kernel_package has no built-in Arm PMU driver (CONFIG_ARM_PMU)"
-    basename "$cache"/kernel/root/boot/vmlinuz-* >"$cache/kernel-version"
+    basename "$cache"/kernel/boot/vmlinuz-* >"$cache/kernel-version"
+    cp "$cache"/kernel/boot/vmlinuz-* "$cache/vmlinuz"
     rm -rf "$cache/kernel"
-    mv "$cache/vmlinuz.new" "$cache/vmlinuz"
   fi
-  # Linux perf for arm64 with the libraries it needs, the reference the lab holds tprof to.
   if [ ! -f "$cache/perf-root/usr/bin/perf" ]; then
-    rm -rf "$cache/perf-debs" "$cache/perf-root" "$cache/perf-root.new"
-    mkdir -p "$cache/perf-debs"
     local packages
     packages=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
       --no-breaks --no-replaces --no-enhances --no-pre-depends linux-perf:arm64 2>/dev/null |
-      grep -E '^(lib|linux-perf)' | grep ':arm64$' | sort -u)
-    (cd "$cache/perf-debs" && apt-get download -q $packages >/dev/null 2>&1) ||
-      die "cannot download linux-perf:arm64 and its libraries"
-    for deb in "$cache"/perf-debs/*.deb; do dpkg-deb -x "$deb" "$cache/perf-root.new"; done
-    mv "$cache/perf-root.new" "$cache/perf-root"
-    rm -rf "$cache/perf-debs"
+      sed -n 's/^\(lib.*\|linux-perf\):arm64$/\1/p' | sort -u || true)
+    [ -n "$packages" ] || die "cannot find linux-perf:arm64's dependencies (run 'scripts/armlab.sh setup')"
+    # shellcheck disable=SC2086 # one package a word
+    unpack_packages "$cache/perf-root" $packages
   fi
   if [ ! -f "$cache/busybox" ]; then
-    rm -rf "$cache/bb" && mkdir -p "$cache/bb"
-    (cd "$cache/bb" && apt-get download -q busybox-static:arm64 >/dev/null 2>&1) ||
-      die "cannot download busybox-static:arm64"
-    dpkg-deb -x "$cache"/bb/*.deb "$cache/bb/root"
-    cp "$cache/bb/root/bin/busybox" "$cache/busybox"
+    unpack_packages "$cache/bb" busybox-static
+    cp "$cache/bb/bin/busybox" "$cache/busybox"
     rm -rf "$cache/bb"
   fi
 }
@@ -93,10 +98,10 @@ build_all() {
   local src=$root/test/armlab/workloads
   local cc="$triplet-gcc -O2 -g -Wall -Wextra -Werror"
   $cc -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$bin/lab_loop_fp" \
-    "$src/lab_loop.c" -pthread
+    "$src/lab_loop.c" -pthread || die "cannot build lab_loop_fp"
   $cc -fomit-frame-pointer -fasynchronous-unwind-tables -o "$bin/lab_loop_nofp" \
-    "$src/lab_loop.c" -pthread
-  $cc -static -o "$bin/pmu_count" "$src/pmu_count.c"
+    "$src/lab_loop.c" -pthread || die "cannot build lab_loop_nofp"
+  $cc -static -o "$bin/pmu_count" "$src/pmu_count.c" || die "cannot build pmu_count"
   cp "$build/tprof" "$bin/tprof"
 }
 
@@ -138,10 +143,9 @@ pack_initramfs() {
   ln -s /lab/bin/tprof "$rootfs/usr/bin/tprof"
   # Arm's telemetry specifications (../shared/reference), for topdown --spec.
   local specs=$root/../shared/reference/arm-telemetry
-  if [ -d "$specs" ]; then
-    mkdir -p "$rootfs/lab/spec"
-    cp "$specs"/*.json "$rootfs/lab/spec/"
-  fi
+  [ -d "$specs" ] || die "no $specs: the multiplexing check reads Arm's telemetry specifications"
+  mkdir -p "$rootfs/lab/spec"
+  cp "$specs"/*.json "$rootfs/lab/spec/"
   cp -L /lib/$triplet/ld-linux-aarch64.so.1 "$rootfs/lib/ld-linux-aarch64.so.1"
   cp "$cache/perf-root/usr/bin/perf" "$rootfs/usr/bin/perf"
   copy_libraries "$rootfs" "$lab/bin/tprof" "$lab/bin/lab_loop_fp" "$rootfs/usr/bin/perf" \
@@ -150,7 +154,12 @@ pack_initramfs() {
   ln -s usr/lib "$rootfs/lib64"
   mkdir -p "$rootfs/lib/$triplet"
   # The workloads' debug info stays in the binaries; the guest's tprof symbolizes from them.
-  (cd "$rootfs" && find . | cpio -o -H newc --quiet | gzip -1 >"$lab/initrd.gz")
+  write_initrd
+}
+
+write_initrd() {
+  (cd "$lab/rootfs" && find . | cpio -o -H newc --quiet | gzip -1 >"$lab/initrd.gz") ||
+    die "cannot write $lab/initrd.gz"
 }
 
 # Boots one emulated CPU with the job named on the kernel command line; the guest prints its
@@ -166,7 +175,8 @@ boot() {
     -append "console=ttyAMA0 quiet loglevel=3 panic=-1 armlab.job=$job")
   [ "$icount" = yes ] && args+=(-icount shift=1)
   local started=$SECONDS status=0
-  timeout "$boot_timeout" qemu-system-aarch64 "${args[@]}" 2>"$out.qemu-stderr" || status=$?
+  timeout "$boot_timeout" qemu-system-aarch64 "${args[@]}" 2>"$out.qemu-stderr" 9>&- ||
+    status=$?
   if [ $status -eq 124 ]; then
     die "the guest ($cpu) did not power off within ${boot_timeout}s; its console is in $console"
   elif [ $status -ne 0 ]; then
@@ -195,7 +205,7 @@ check() {
   [ $# -gt 0 ] && shift
   local only=" $* "  # boots to run (all when none is named)
   fetch_guest_parts
-  build_all >/dev/null
+  build_all >&2
   pack_initramfs
   mkdir -p "$out"
   local name cpu smp icount started=$SECONDS
@@ -222,12 +232,12 @@ run() {
   done
   [ $# -gt 0 ] || die "give the command to run after --"
   fetch_guest_parts
-  build_all >/dev/null
+  build_all >&2
   pack_initramfs
   # The command goes in as a file of its own: the kernel command line is short.
   mkdir -p "$lab/rootfs/lab"
   printf '%q ' "$@" >"$lab/rootfs/lab/run-command"
-  (cd "$lab/rootfs" && find . | cpio -o -H newc --quiet | gzip -1 >"$lab/initrd.gz")
+  write_initrd
   boot "$cpu" "$smp" "$icount" run "$out"
   cat "$out/output"
   echo "armlab: exit status $(cat "$out/status"); files in $out/work" >&2
@@ -238,11 +248,15 @@ run() {
 if [ "${1:-}" != setup ]; then
   mkdir -p "$lab"
   exec 9>"$lab/lock"
-  flock 9
+  flock -w 900 9 || die "another lab has held $lab/lock for 15 minutes"
 fi
 case ${1:-} in
   setup) setup ;;
-  build) fetch_guest_parts && build_all && pack_initramfs ;;
+  build)
+    fetch_guest_parts
+    build_all
+    pack_initramfs
+    ;;
   check) shift; check "$@" ;;
   run) shift; run "$@" ;;
   *) sed -n '2,20p' "$0" >&2; exit 2 ;;

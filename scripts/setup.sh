@@ -5,7 +5,11 @@
 #                               cross compiler, tprof's libraries for arm64 and QEMU
 set -euo pipefail
 armlab=no
-[ "${1:-}" = --armlab ] && armlab=yes
+case ${1:-} in
+  "") ;;
+  --armlab) armlab=yes ;;
+  *) echo "setup: unknown option $1 (known: --armlab)" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format

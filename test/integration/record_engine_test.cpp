@@ -282,6 +282,9 @@ TEST(RecordEngineTest, SystemWideWhileACommandRuns) {
   std::map<uint32_t, size_t> per_pid;
   for (const Sample& s : samples) ++per_pid[s.pid];
   EXPECT_GE(per_pid.size(), 2u);
+  auto by_comm = RunCommand({kTprof, "report", "-i", path, "--sort", "comm"});
+  ASSERT_EQ(by_comm.exit_code, 0) << by_comm.err;
+  EXPECT_NE(by_comm.out.find(" sh\n"), std::string::npos) << by_comm.out;
   EXPECT_EQ(cpus.size(), static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)))
       << "an event on every CPU";
   std::remove(path.c_str());

@@ -59,13 +59,25 @@ TEST(StackTallyTest, ZeroCallchainEntriesAreNotFrames) {
       });
   EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, bool>>{
                       {0xffffffff81000130, true}, {0x10, false}, {0x20, false}}));
+  // A zero leaf is still the sampled pc (a call through a null pointer): the frames after it
+  // are return addresses either way, and a zero where the callers' pc would be is skipped.
   seen.clear();
   ForEachFrameAddress(Stack(7, 0, {kContextUser, 0, 0x10, 0x21}),
                       [&](uint64_t address, bool kernel) {
                         seen.emplace_back(address, kernel);
                         return true;
                       });
-  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, bool>>{{0x10, false}, {0x20, false}}));
+  EXPECT_EQ(seen,
+            (std::vector<std::pair<uint64_t, bool>>{{0, false}, {0xf, false}, {0x20, false}}));
+  seen.clear();
+  ForEachFrameAddress(
+      Stack(7, 0xffffffff81000130, {kContextKernel, 0xffffffff81000130, kContextUser, 0, 0x21}),
+      [&](uint64_t address, bool kernel) {
+        seen.emplace_back(address, kernel);
+        return true;
+      });
+  EXPECT_EQ(seen,
+            (std::vector<std::pair<uint64_t, bool>>{{0xffffffff81000130, true}, {0x20, false}}));
 }
 
 TEST(StackTallyTest, SplitLeafKeepsTheWalkOfForEachFrameAddress) {
