@@ -28,9 +28,9 @@ std::string Csv(const std::vector<std::pair<std::map<std::string, double>, doubl
   return out;
 }
 
-std::map<std::string, std::optional<double>> Evaluate(const std::string& cpu,
-                                                      const std::string& csv,
-                                                      const std::string& selection = "l1") {
+// Every metric's result, by name.
+std::map<std::string, MetricResult> EvaluateResults(const std::string& cpu, const std::string& csv,
+                                                    const std::string& selection = "l1") {
   auto table = FindMetricTable(cpu, BuiltinMetricTables());
   EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message());
   auto counts = ParseCounterReport(csv);
@@ -39,8 +39,16 @@ std::map<std::string, std::optional<double>> Evaluate(const std::string& cpu,
   EXPECT_TRUE(metrics.ok());
   auto results = EvaluateMetrics(*table.value(), metrics.value(), counts.value());
   EXPECT_TRUE(results.ok());
+  std::map<std::string, MetricResult> out;
+  for (const MetricResult& r : results.value()) out[r.metric->name] = r;
+  return out;
+}
+
+std::map<std::string, std::optional<double>> Evaluate(const std::string& cpu,
+                                                      const std::string& csv,
+                                                      const std::string& selection = "l1") {
   std::map<std::string, std::optional<double>> out;
-  for (const MetricResult& r : results.value()) out[r.metric->name] = r.value;
+  for (const auto& [name, r] : EvaluateResults(cpu, csv, selection)) out[name] = r.value;
   return out;
 }
 
@@ -291,12 +299,7 @@ TEST(TopdownTest, MetricsWhoseEventsWereSplitAcrossGroupsAreEvaluatedAndMarked) 
                            {"topdown-be-bound", 200}},
                           100},
                          {{{"INT_MISC.UOP_DROPPING", 50}}, 80}});
-  auto table = FindMetricTable("sapphirerapids", BuiltinMetricTables()).value();
-  auto results =
-      EvaluateMetrics(*table, table->Select("l1").value(), ParseCounterReport(csv).value());
-  ASSERT_TRUE(results.ok());
-  std::map<std::string, MetricResult> m;
-  for (const MetricResult& r : results.value()) m[r.metric->name] = r;
+  auto m = EvaluateResults("sapphirerapids", csv);
   const std::map<std::string, double> perf_printed = {{"frontend_bound", 15.0},
                                                       {"backend_bound", 20.0},
                                                       {"retiring", 50.0},
@@ -328,12 +331,7 @@ TEST(TopdownTest, EventsFromTheGroupThatCountedThemLongestAndMissingOnesNamed) {
                          // The same event counted twice: the longer-running count is taken.
                          {{{"de_no_dispatch_per_slot.no_ops_from_frontend.cmask", 70}}, 30},
                          {{{"de_no_dispatch_per_slot.no_ops_from_frontend.cmask", 50}}, 60}});
-  auto table = FindMetricTable("zen4", BuiltinMetricTables()).value();
-  auto results =
-      EvaluateMetrics(*table, table->Select("l1,l2").value(), ParseCounterReport(csv).value());
-  ASSERT_TRUE(results.ok());
-  std::map<std::string, MetricResult> m;
-  for (const MetricResult& r : results.value()) m[r.metric->name] = r;
+  auto m = EvaluateResults("zen4", csv, "l1,l2");
   ASSERT_TRUE(m["frontend_bound_latency"].value.has_value()) << m["frontend_bound_latency"].note;
   EXPECT_NEAR(*m["frontend_bound_latency"].value, 5, 1e-9);
   EXPECT_NEAR(*m["frontend_bound_bandwidth"].value, 5, 1e-9);
