@@ -122,6 +122,11 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   input.event = 0;
   const bool width_new = options.width == FlameWidthSide::kNew;
   input.event_name = event_name + ", widths " + (width_new ? "new" : "old");
+  // Nanoseconds only when both sides' events count them (cpu-clock vs task-clock, say).
+  const bool both_ns = UnitOfEvent(old_events[*old_event].name) == EventUnit::kNanoseconds &&
+                       UnitOfEvent(new_events[*new_event].name) == EventUnit::kNanoseconds;
+  input.unit = both_ns ? EventUnit::kNanoseconds : EventUnit::kCount;
+  input.value_name = event_name;
   input.title = "tprof differential flame graph";
   input.icicle = options.icicle;
   input.subtitle = "old " + options.old_path + " | new " + options.new_path + " | widths from " +

@@ -319,6 +319,7 @@ class ReportCommand : public Subcommand {
     input.root = &tree.root();
     input.event = event;
     input.event_name = events[event].name;
+    input.unit = UnitOfEvent(events[event].name);
     input.title = "tprof flame graph";
     input.icicle = icicle_;
     const Metadata& meta = source.metadata();

@@ -169,6 +169,18 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
   AppendJsonString(out, input.subtitle);
   out += ",\"event\":";
   AppendJsonString(out, input.event_name);
+  if (input.unit == EventUnit::kNanoseconds) out += ",\"unit\":\"ns\"";
+  out += ",\"valueName\":";
+  AppendJsonString(out, input.value_name.empty() ? input.event_name : input.value_name);
+  if (input.diff) {
+    out += ",\"diff\":{\"widthSide\":";
+    out += input.diff->widths_new ? "\"new\"" : "\"old\"";
+    out += ",\"oldTotal\":";
+    AppendNumber(out, input.diff->old_total);
+    out += ",\"newTotal\":";
+    AppendNumber(out, input.diff->new_total);
+    out.push_back('}');
+  }
   out += ",\"icicle\":";
   out += input.icicle ? "true" : "false";
   out += ",\"names\":";
@@ -363,6 +375,7 @@ void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, doubl
   input.mark_label = width_new ? "gone: in the old profile only, drawn with its old width"
                                : "new: in the new profile only, drawn with its new width";
   input.show_samples = false;
+  input.diff = FlameGraphInput::DiffTotals{width_new, tree.old_grand_total, tree.new_grand_total};
   input.detail_columns = {"old total",
                           "new total",
                           "delta total",

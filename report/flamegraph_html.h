@@ -20,6 +20,7 @@
 #include "core/call_tree.h"
 #include "core/diff_flame_tree.h"
 #include "core/frame_ratio.h"
+#include "report/event_units.h"
 
 namespace tprof {
 
@@ -46,6 +47,9 @@ struct FlameGraphInput {
   const CallNode* root = nullptr;
   size_t event = 0;        // which event's total sizes the frames
   std::string event_name;  // shown in the title and tooltips
+  // The frames' values are nanoseconds (shown as ns..s) or counts of `value_name` ("cycles").
+  EventUnit unit = EventUnit::kCount;
+  std::string value_name;  // empty: event_name
   std::string title = "Flame graph";
   std::string subtitle;  // e.g. the command line and host
   // Colour by value when set; by name otherwise.
@@ -59,6 +63,13 @@ struct FlameGraphInput {
   std::string color_mode_label, alt_color_mode_label;
   std::string mark_label;    // what a marked frame is, in its tooltip and the legend
   bool show_samples = true;  // false when the tree has no sample counts (self_samples all 0)
+  // A differential page (ColorFramesByDelta): which side gives the widths and both sides' grand
+  // totals, for tooltips that tell the drawn width apart from each side's values.
+  struct DiffTotals {
+    bool widths_new = true;
+    double old_total = 0, new_total = 0;
+  };
+  std::optional<DiffTotals> diff;
 };
 
 // The JSON the page draws (exposed for tests): {"names": [...], "name": [...], "depth": [...],

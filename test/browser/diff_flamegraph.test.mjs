@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { colouredShare, decodePng, rowsWhere } from './pixels.mjs';
 
 const [tprof, outDir, workload] = process.argv.slice(2);
 if (!outDir) {
@@ -82,9 +83,8 @@ async function openPage(file) {
 }
 async function pointAt(page, i) {
   return page.evaluate(i => {
-    const b = __flame.frameBox(i);
-    if (!b) return null;
-    window.scrollTo(0, Math.max(0, b.y - innerHeight / 2));
+    if (!__flame.frameBox(i)) return null;
+    __flame.reveal(i);
     const v = __flame.frameBox(i);
     return { x: v.clientX + v.w / 2, y: v.clientY + v.h / 2, w: v.w };
   }, i);
@@ -142,7 +142,8 @@ try {
     await page.waitForSelector('#tooltip', { state: 'visible' });
     const tip = await page.textContent('#tooltip');
     assert.match(tip, /status\s*gone/, tip);
-    assert.ok(tip.includes('delta total % of frame-100'), tip);
+    assert.ok(tip.includes('width150 samples = its old total'), tip);
+    assert.ok(tip.includes('delta total-150 samples (-100% of old'), tip);
   });
 
   await check('tooltip of compute: old, new, delta, % of frame, % of old total', async () => {
@@ -153,11 +154,12 @@ try {
     await page.waitForSelector('#tooltip', { state: 'visible' });
     const tip = await page.textContent('#tooltip');
     const fmt = v => v.toLocaleString('en-US', { maximumFractionDigits: 3 });
-    assert.ok(tip.includes('old total' + fmt(o)), tip);
-    assert.ok(tip.includes('new total' + fmt(n)), tip);
-    assert.ok(tip.includes('delta total' + fmt(n - o)), tip);
-    assert.ok(tip.includes('delta total % of frame' + fmt(100 * (n - o) / o)), tip);
-    assert.ok(tip.includes('delta total % of old total' + fmt(100 * (n - o) / oldTotal)), tip);
+    const share = (v, all) => (100 * v / all).toFixed(2) + '%';
+    assert.ok(tip.includes(`width${fmt(n)} samples = new total`), tip);
+    assert.ok(tip.includes(`old total${fmt(o)} samples (${share(o, oldTotal)} of old)`), tip);
+    assert.ok(tip.includes(`new total${fmt(n)} samples (${share(n, newTotal)} of new)`), tip);
+    assert.ok(tip.includes(`delta total+${fmt(n - o)} samples (+${fmt(100 * (n - o) / o)}% of old, ` +
+      `+${fmt(100 * (n - o) / oldTotal)} pt of old total)`), tip);
     assert.ok(!/status/.test(tip), 'compute is not gone');
     await page.screenshot({ path: path.join(outDir, 'diff-flamegraph.png'), fullPage: true });
   });
@@ -203,6 +205,74 @@ try {
     // A uniform 2x slowdown, normalized: every frame white.
     const colours = await p.evaluate(() => __flame.find('.').map(i => __flame.colorOf(i)));
     assert.ok(colours.every(c => c === 'rgb(255,255,255)'), colours.join(' '));
+    assert.deepEqual(pp, []);
+    await p.close();
+  });
+
+  // ---- What a user sees at 1400x900 on load, judged from screenshots: perf script text of
+  // task-clock samples of 1 ms; the new side has one 127-deep stack, compute grew by 800 ms and
+  // legacy_path (100 ms) is gone. ----
+  await check('diff page with one 127-deep stack: graph in view, tooltip in ms/s that adds up', async () => {
+    const OLD_MS = [['main;work;compute', 1000], ['main;work;parse', 600], ['main;legacy;legacy_path', 100],
+      ['main;io', 300]];
+    const NEW_MS = [['main;work;compute', 1800], ['main;work;parse', 600], ['main;io', 300],
+      ['main' + ';[unknown]'.repeat(126), 1]];
+    let time = 0;
+    const script = stacks => stacks.map(([s, n]) => {
+      const frames = s.split(';').reverse().map((f, k) => `\t${(0x400000 + 16 * k).toString(16)} ${f} (/usr/bin/app)\n`).join('');
+      let out = '';
+      for (let i = 0; i < n; i++) out += `app  77  ${(100 + (time++) / 1e4).toFixed(6)}:    1000000 task-clock: \n${frames}\n`;
+      return out;
+    }).join('');
+    const oldScript = path.join(work, 'old.script.txt'), newScript = path.join(work, 'new.script.txt');
+    fs.writeFileSync(oldScript, script(OLD_MS));
+    fs.writeFileSync(newScript, script(NEW_MS));
+    const out = path.join(outDir, 'diff-flamegraph-deep.html');
+    mustRun([tprof, 'diff', oldScript, newScript, '--flamegraph', out]);
+    const { page: p, problems: pp } = await openPage(out);
+    await p.setViewportSize({ width: 1400, height: 900 });
+    await p.waitForTimeout(100);
+    const png = await p.screenshot({ path: path.join(outDir, 'diff-flamegraph-deep.png') });
+    const img = decodePng(png);
+    // The root grew by +35 pt: the scale's full red (#b2182b), as wide as the chart, in view.
+    const c = await p.evaluate(() => {
+      const r = document.getElementById('canvas').getBoundingClientRect();
+      return { x0: Math.ceil(r.left) + 1, x1: Math.floor(r.right) - 2 };
+    });
+    const red = rowsWhere(img, c.x0, c.x1, ([r, g, b]) => Math.abs(r - 178) < 4 && g < 30 && Math.abs(b - 43) < 4);
+    assert.ok(red.length >= 12, `the root is not in the first 1400x900 (red rows ${red})`);
+    const band = colouredShare(img, { x: c.x0, y: red[0] - 2 * 17, w: c.x1 - c.x0, h: 2 * 17 });
+    assert.ok(band > 0.5, `the two levels above the root are ${(100 * band).toFixed(1)}% coloured`);
+    const legend = await p.locator('#legend').boundingBox();
+    assert.ok(legend.y + legend.height <= 900);
+    // The root's tooltip, without scrolling: width = new total + what is gone, each with a unit.
+    const box = await p.evaluate(() => __flame.frameBox(0));
+    assert.ok(box.clientY > 0 && box.clientY + box.h < 900, JSON.stringify(box));
+    await p.mouse.move(box.clientX + box.w / 2, box.clientY + box.h / 2);
+    await p.waitForSelector('#tooltip', { state: 'visible' });
+    const tip = await p.textContent('#tooltip');
+    await p.screenshot({ path: path.join(outDir, 'diff-flamegraph-deep-tooltip.png') });
+    const sum = st => st.reduce((a, [, n]) => a + n, 0);
+    const oldMs = sum(OLD_MS), newMs = sum(NEW_MS), goneMs = 100;  // 2000, 2701
+    const secs = ms => (ms / 1000).toFixed(3) + ' s';
+    assert.ok(tip.includes(`width${secs(newMs + goneMs)} (100.00% of the width)`), tip);
+    assert.ok(tip.includes(`= new total ${secs(newMs)} + gone below ${goneMs.toFixed(2)} ms`), tip);
+    assert.ok(tip.includes(`old total${secs(oldMs)} (100.00% of old)`), tip);
+    assert.ok(tip.includes(`new total${secs(newMs)} (100.00% of new)`), tip);
+    assert.ok(tip.includes(`delta total+${(newMs - oldMs).toFixed(2)} ms (+35.05% of old, +35.05 pt of old total)`), tip);
+    // Every number adds up: parse them back.
+    const ms = t => { const m = t.match(/([\d.]+) (s|ms)/); return m[2] === 's' ? 1000 * m[1] : Number(m[1]); };
+    const width = ms(tip.match(/width([\d.]+ m?s)/)[1]);
+    const parts = tip.match(/= new total ([\d.]+ m?s) \+ gone below ([\d.]+ m?s)/);
+    assert.ok(Math.abs(width - ms(parts[1]) - ms(parts[2])) < 1e-6, tip);
+    // compute: not widened by anything gone; its shares of each side's total.
+    const compute = await p.evaluate(() => __flame.find('^compute$')[0]);
+    const at = await pointAt(p, compute);
+    await p.mouse.move(at.x, at.y);
+    const ctip = await p.textContent('#tooltip');
+    assert.ok(ctip.includes(`width${secs(1800)} = new total`), ctip);
+    assert.ok(ctip.includes(`new total${secs(1800)} (${(100 * 1800 / newMs).toFixed(2)}% of new)`), ctip);
+    assert.ok(ctip.includes(`old total${secs(1000)} (${(100 * 1000 / oldMs).toFixed(2)}% of old)`), ctip);
     assert.deepEqual(pp, []);
     await p.close();
   });

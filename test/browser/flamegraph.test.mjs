@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { colouredShare, decodePng, rowsWhere } from './pixels.mjs';
 
 const [tprof, demo, throttle, outDir] = process.argv.slice(2);
 if (!outDir) {
@@ -75,15 +76,50 @@ const context = await chromium.launchPersistentContext(path.join(work, 'chromium
   viewport: { width: 1280, height: 800 },
 });
 
-// Scrolls frame i into view (deep stacks make tall pages) and returns where to point at it.
+// Scrolls frame i into view (the chart scrolls when stacks are deep) and returns where to point.
 async function pointAt(page, i) {
   return page.evaluate(i => {
-    const b = __flame.frameBox(i);
-    if (!b) return null;
-    window.scrollTo(0, Math.max(0, b.y - innerHeight / 2));
+    if (!__flame.frameBox(i)) return null;
+    __flame.reveal(i);
     const v = __flame.frameBox(i);
     return { x: v.clientX + v.w / 2, y: v.clientY + v.h / 2, w: v.w };
   }, i);
+}
+
+// perf script text (what tprof report -i reads) of a profile like the Python one that opened
+// blank: `shallow` task-clock samples of 1 ms with stacks 8 to 23 frames deep, and one sample
+// whose stack is 127 frames deep (126 of them [unknown]).
+function deepStackScript(shallow) {
+  let text = '', seed = 7, address = 0x400000;
+  const rand = n => { seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; return (seed >>> 0) % n; };
+  const frame = name => `\t${(address++).toString(16)} ${name}+0x1 (/usr/bin/python3.11)\n`;
+  for (let i = 0; i < shallow; i++) {
+    const depth = 8 + rand(16);
+    const names = ['main', 'Py_RunMain'];
+    for (let d = 2; d < depth; d++) names.push(`eval_${d}_${rand(d < 5 ? 2 : 6)}`);
+    text += `python3  4242  ${(100 + i / 1000).toFixed(6)}:    1000000 task-clock: \n`;
+    text += names.reverse().map(frame).join('') + '\n';
+  }
+  text += `python3  4242  200.000000:    1000000 task-clock: \n`;
+  for (let d = 0; d < 126; d++) text += `\t${(0x7f0000000000 + d * 64).toString(16)} [unknown] ([unknown])\n`;
+  text += frame('main') + '\n';
+  return text;
+}
+
+// A screenshot of the viewport as the page opened (no scrolling), decoded.
+async function viewportShot(page, name) {
+  const png = await page.screenshot({ path: path.join(outDir, name) });
+  return decodePng(png);
+}
+const near = (a, b, tolerance = 3) => a.every((v, k) => Math.abs(v - b[k]) <= tolerance);
+// The chart's horizontal extent on the screen, and the screen rows a frame of colour `rgb` as
+// wide as the chart covers: the root frame when it is in view.
+async function rootRows(page, img, rgb) {
+  const c = await page.evaluate(() => {
+    const r = document.getElementById('canvas').getBoundingClientRect();
+    return { x0: Math.ceil(r.left) + 1, x1: Math.floor(r.right) - 2 };
+  });
+  return { ...c, rows: rowsWhere(img, c.x0, c.x1, p => near(p, rgb), 0.9) };
 }
 
 async function openPage(file) {
@@ -315,6 +351,102 @@ try {
     assert.deepEqual(problems, []);
     await page.close();
   });
+  // ---- What a user sees at 1400x900 on load, judged from screenshots. ----
+  const deepScript = path.join(work, 'deep.perf-script.txt');
+  fs.writeFileSync(deepScript, deepStackScript(3000));
+  const deepHtml = path.join(outDir, 'flamegraph-deep.html');
+  mustRun([tprof, 'report', '-i', deepScript, '--flamegraph', deepHtml]);
+
+  await check('one 127-deep stack: the graph is in the first viewport, legend drawn, tooltip in ms/s', async () => {
+    const { page, problems } = await openPage(deepHtml);
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.waitForTimeout(100);
+    assert.equal(await page.evaluate(() => __flame.maxDepth), 127);  // all at 0, then 127 frames
+    const img = await viewportShot(page, 'flamegraph-deep.png');
+    // The root ("all", grey in name mode) spans the chart, on screen without scrolling.
+    const root = await rootRows(page, img, [208, 208, 200]);
+    assert.ok(root.rows.length >= 12, `the root frame is not in the first 1400x900 (rows ${root.rows})`);
+    // Above it, the common frames: 8 levels every stack has at least, mostly coloured pixels.
+    const top = root.rows[0];
+    const band = colouredShare(img, { x: root.x0, y: top - 8 * 17, w: root.x1 - root.x0, h: 8 * 17 });
+    assert.ok(band > 0.6, `only ${(100 * band).toFixed(1)}% of the 8 levels above the root are frames`);
+    // The legend: in view, and its swatches drawn in the kinds' colours.
+    assert.ok(await page.isVisible('#legend'));
+    const legend = await page.locator('#legend').boundingBox();
+    assert.ok(legend.y >= 0 && legend.y + legend.height <= 900, JSON.stringify(legend));
+    assert.match(await page.textContent('#legend'), /user code.*kernel.*inlined.*root/);
+    const swatch = async kind => {
+      const b = await page.locator(`#legend .kind-${kind} .swatch`).boundingBox();
+      return img.pixel(Math.round(b.x + b.width / 2), Math.round(b.y + b.height / 2));
+    };
+    const [user, kernel, inlined, rootSwatch] = await Promise.all(['u', 'k', 'i', 'r'].map(swatch));
+    assert.ok(user[0] > user[2] + 80, `user swatch ${user}`);
+    assert.ok(kernel[2] > kernel[0] + 40, `kernel swatch ${kernel}`);
+    assert.ok(inlined[1] > inlined[0] + 40 && inlined[1] > inlined[2] + 40, `inlined swatch ${inlined}`);
+    assert.ok(near(rootSwatch, [208, 208, 200]), `root swatch ${rootSwatch}`);
+    // Hovering main (3,001 samples of 1 ms, counted here) without scrolling: a time, not 3001000000.
+    const main = await page.evaluate(() => __flame.find('^main$')[0]);
+    const box = await page.evaluate(i => __flame.frameBox(i), main);
+    assert.ok(box.clientY > 0 && box.clientY + box.h < 900, `main is off screen: ${JSON.stringify(box)}`);
+    await page.mouse.move(box.clientX + box.w / 2, box.clientY + box.h / 2);
+    await page.waitForSelector('#tooltip', { state: 'visible' });
+    const tip = await page.textContent('#tooltip');
+    assert.match(tip, /task-clock3\.001 s/, tip);
+    assert.match(tip, /self0 ns \(0\.00%\)/, tip);  // every stack goes on below main
+    assert.ok(!tip.includes('3,001,000,000'), tip);
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-deep-tooltip.png') });
+    // The tall tower is reachable: revealing its top frame scrolls it into view.
+    const deepest = await page.evaluate(() => {
+      const d = __flame.data; let best = 0;
+      for (let i = 0; i < d.depth.length; i++) if (d.depth[i] > d.depth[best]) best = i;
+      let base = best;  // one sample of 3,001 is too narrow to draw: zoom to the tower first
+      while (d.depth[base] > 2) base = __flame.parentOf(base);
+      __flame.zoom(base);
+      __flame.reveal(best);
+      return __flame.frameBox(best);
+    });
+    assert.ok(deepest.clientY >= 0 && deepest.clientY + deepest.h <= 900, JSON.stringify(deepest));
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-deep-tower.png') });
+    // Icicle: the root at the top of the chart, in view.
+    await page.evaluate(() => __flame.reset());
+    await page.click('#icicle');
+    const icicle = await viewportShot(page, 'flamegraph-deep-icicle.png');
+    const iroot = await rootRows(page, icicle, [208, 208, 200]);
+    const chartTop = await page.evaluate(() => document.getElementById('chart').getBoundingClientRect().top);
+    assert.ok(iroot.rows.length >= 12 && Math.abs(iroot.rows[0] - chartTop) <= 2,
+      `icicle root rows ${iroot.rows.slice(0, 3)}, chart top ${chartTop}`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  await check('ipc page at 1400x900: frames and legend in view, tooltip counts name their event', async () => {
+    const { page, problems } = await openPage(ipcHtml);
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.waitForTimeout(100);
+    const img = await viewportShot(page, 'flamegraph-ipc-viewport.png');
+    const chart = await page.evaluate(() => {
+      const r = document.getElementById('chart').getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width, h: Math.min(r.bottom, innerHeight) - r.top };
+    });
+    const levels = Math.min(10, 1 + await page.evaluate(() => __flame.maxDepth));
+    assert.ok(chart.y >= 0 && chart.h >= levels * 17, JSON.stringify(chart));
+    // The bottom levels of the chart (the roots and their callees) are drawn frames.
+    const share = colouredShare(img, { x: chart.x, y: chart.y + chart.h - levels * 17, w: chart.w, h: levels * 17 });
+    assert.ok(share > 0.3, `${(100 * share).toFixed(1)}% coloured`);
+    const legend = await page.locator('#legend .bar').boundingBox();
+    assert.ok(legend && legend.y + legend.height <= 900);
+    const mid = img.pixel(Math.round(legend.x + legend.width / 8), Math.round(legend.y + legend.height / 2));
+    assert.ok(mid[0] > mid[2] + 60, `the legend's low-IPC end is not red: ${mid}`);
+    const busiest = await page.evaluate(() => __flame.find('-\\d+$').filter(i => __flame.parentOf(i) === 0)
+      .sort((a, b) => __flame.data.total[b] - __flame.data.total[a])[0]);
+    const at = await pointAt(page, busiest);
+    await page.mouse.move(at.x, at.y);
+    await page.waitForSelector('#tooltip', { state: 'visible' });
+    assert.match(await page.textContent('#tooltip'), /cycles[\d,]+ cycles/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   await check('100,000 frames: loads, zooms and searches without freezing', async () => {
     // 6,000 distinct 20-frame stacks sharing only their first few frames: ~100,000 frames.
     let folded = '', seed = 1;
