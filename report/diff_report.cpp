@@ -1,8 +1,10 @@
 #include "report/diff_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "report/event_units.h"
 #include "report/printf.h"
 
 namespace tprof {
@@ -70,18 +72,25 @@ bool Assessed(const ProfileDiff& diff) { return diff.old_runs >= 2 && diff.new_r
 void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffReportOptions& options,
                  std::ostream& out) {
   const bool stats = Assessed(diff);
-  out << "#\n# event: " << event.name
-      << Printf(": old total %.0f, new total %.0f, delta %+.0f (%s of the old total)",
-                event.old_total, event.new_total, event.delta,
-                OptionalPercent(event.delta_pct, 1).c_str())
-      << '\n';
+  // Time events in ms (or s), counts as they are: one unit for the whole table, in its header.
+  const ValueScale scale =
+      ScaleForEvent(event.name, std::max(std::fabs(event.old_total), std::fabs(event.new_total)));
+  const bool counts = UnitOfEvent(event.name) == EventUnit::kCount;
+  const std::string unit = counts ? "" : " " + scale.unit;
+  out << "#\n# event: " << event.name << ": old total " << FormatScaled(scale, event.old_total)
+      << unit << ", new total " << FormatScaled(scale, event.new_total) << unit << ", delta "
+      << FormatScaled(scale, event.delta, true) << unit << " ("
+      << OptionalPercent(event.delta_pct, 1) << " of the old total)"
+      << (counts ? "; values are counts of " + event.name : "; values are " + scale.unit) << '\n';
   if (stats) {
     const RunStatistics& t = event.total_runs;
     out << Printf("# total over runs: CV-old %.2f%%, CV-new %.2f%%, p %.3g, %s\n", 100 * t.old_cv,
                   100 * t.new_cv, t.test ? t.test->p_value : 1.0, SignificanceName(t.significance));
   }
-  std::string header = Printf("# %15s %15s %15s %9s %9s  %-6s", "Old", "New", "Delta", "Delta%",
-                              "DeltaPt", "Status");
+  const std::string suffix = counts ? "" : " (" + scale.unit + ")";
+  std::string header =
+      Printf("# %15s %15s %15s %9s %9s  %-6s", ("Old" + suffix).c_str(), ("New" + suffix).c_str(),
+             ("Delta" + suffix).c_str(), "Delta%", "DeltaPt", "Status");
   if (stats) header += Printf(" %8s %3s %7s %7s", "p", "Sig", "CV-old", "CV-new");
   out << header << "  Function [module]\n";
   size_t shown = 0;
@@ -91,7 +100,8 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
       break;
     }
     std::string line =
-        Printf("  %15.0f %15.0f %+15.0f %9s %+8.2fpt  %-6s", f.old_value, f.new_value, f.delta,
+        Printf("  %15s %15s %15s %9s %+8.2fpt  %-6s", FormatScaled(scale, f.old_value).c_str(),
+               FormatScaled(scale, f.new_value).c_str(), FormatScaled(scale, f.delta, true).c_str(),
                OptionalPercent(f.delta_pct, 9).c_str(), f.delta_pt, FunctionStatusName(f.status));
     if (stats)
       line += Printf(" %8.3g %3s %6.1f%% %6.1f%%", f.runs.test ? f.runs.test->p_value : 1.0,
@@ -192,15 +202,10 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
            "--old/--new, at least "
         << diff.runs_needed << " each)\n";
   }
-  out << "# columns:\n";
-  std::string help = kDiffColumnHelp;
-  size_t pos = 0;
-  while (pos < help.size()) {
-    size_t end = help.find('\n', pos);
-    if (end == std::string::npos) end = help.size();
-    out << "#   " << help.substr(pos, end - pos) << '\n';
-    pos = end + 1;
-  }
+  // The glossary is in --help; every run gets a pointer to it, not the whole of it.
+  out << "# columns: Old/New/Delta per function (sums of sample periods; ms for time events), "
+         "Delta% of its old value, DeltaPt points of the old total; 'tprof diff --help' has "
+         "every column's formula\n";
   for (const EventDiff& event : diff.events) RenderEvent(diff, event, options, out);
   if (diff.metrics) RenderMetrics(*diff.metrics, options, out);
   if (!verdict.checks.empty()) {
