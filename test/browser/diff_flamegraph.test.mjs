@@ -227,6 +227,13 @@ try {
     const oldScript = path.join(work, 'old.script.txt'), newScript = path.join(work, 'new.script.txt');
     fs.writeFileSync(oldScript, script(OLD_MS));
     fs.writeFileSync(newScript, script(NEW_MS));
+    // The text diff of the same files: ms with the unit in the header, the glossary only pointed at.
+    const text = mustRun([tprof, 'diff', oldScript, newScript]).stdout;
+    assert.match(text, /Old \(ms\)\s+New \(ms\)\s+Delta \(ms\)/, text);
+    assert.match(text, /^\s+1000\.000\s+1800\.000\s+\+800\.000\s+\+80\.00%.*compute/m, text);
+    assert.match(text, /old total 2000\.000 ms, new total 2701\.000 ms/, text);
+    assert.ok(!text.includes('the change relative to'), 'the column glossary is printed on a run');
+    assert.equal(text.split('\n').filter(l => /columns/.test(l)).length, 1, text);
     const out = path.join(outDir, 'diff-flamegraph-deep.html');
     mustRun([tprof, 'diff', oldScript, newScript, '--flamegraph', out]);
     const { page: p, problems: pp } = await openPage(out);
