@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "core/profile.h"
+
 namespace tprof {
 namespace {
 
@@ -87,6 +89,18 @@ struct Frame {
 };
 
 // "ip sym+0xoff (dso)", "ip [unknown] ([unknown])", "sym (dso)", "ip (dso)".
+// A frame line whose address is a callchain context marker or end marker (PERF_CONTEXT_*, -1 at
+// or above -4095): not code. perf prints "ffffffffffffffff [unknown]" for such entries; as a
+// frame it became the outermost "[unknown]" of every stack.
+bool IsMarkerFrame(std::string_view text) {
+  text = Trim(text);
+  std::string_view first = text.substr(0, text.find_first_of(" \t"));
+  uint64_t address = 0;
+  auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), address, 16);
+  return ec == std::errc() && end == first.data() + first.size() && !first.empty() &&
+         IsContextMarker(address);
+}
+
 Frame ParseFrame(std::string_view text) {
   Frame f;
   text = Trim(text);
@@ -238,6 +252,7 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
       continue;
     }
     if (line.front() == '\t') {  // a callchain frame
+      if (open && IsMarkerFrame(line)) continue;
       if (open) {
         Frame f = ParseFrame(line);
         frames.push_back(p.frames.Intern(f.module, f.function));

@@ -48,6 +48,33 @@ TEST(PerfScriptParser, DefaultOutputWithCallchains) {
   EXPECT_EQ(p->comms[p->sample_comm[1]], "Web Content");
 }
 
+// perf script prints callchain end and context markers (-1, PERF_CONTEXT_USER = -512) as
+// "ffffffffffffffff [unknown]" lines; they are not frames (they read as an outermost [unknown]).
+TEST(PerfScriptParser, MarkerAddressesAreNotFrames) {
+  const char* text =
+      "python3  4242  100.000001:     250000 task-clock: \n"
+      "\t    7f00000010a0 PyEval_EvalFrameDefault+0x20 (/usr/bin/python3.11)\n"
+      "\tfffffffffffffe00 [unknown] ([unknown])\n"
+      "\t    7f00000020b0 main+0x10 (/usr/bin/python3.11)\n"
+      "\tffffffffffffffff [unknown] ([unknown])\n"
+      "\n"
+      "python3  4242  100.000002:     250000 task-clock: \n"
+      "\tfffffffffffff001 [unknown] ([unknown])\n"
+      "\tffffffffffffefff not_a_marker (/usr/bin/python3.11)\n"
+      "\n";
+  auto p = ParsePerfScript(text);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->samples.size(), 2u);
+  const Sample& a = p->samples[0];
+  ASSERT_EQ(a.callchain.size(), 2u);
+  EXPECT_EQ(Fn(*p, a.callchain[0]), "python3.11:PyEval_EvalFrameDefault");
+  EXPECT_EQ(Fn(*p, a.callchain[1]), "python3.11:main");
+  // -4095 (0x...f001) is the lowest marker value; one below it is an address like any other.
+  const Sample& b = p->samples[1];
+  ASSERT_EQ(b.callchain.size(), 1u);
+  EXPECT_EQ(Fn(*p, b.callchain[0]), "python3.11:not_a_marker");
+}
+
 TEST(PerfScriptParser, SingleLineSamplesWithoutPeriodOrEvent) {
   const char* text =
       "      tprof_demo  9393  ffffffff821f64aa __pi_memcpy+0xa ([kernel.kallsyms])\n"

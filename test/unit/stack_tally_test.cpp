@@ -80,6 +80,31 @@ TEST(StackTallyTest, ZeroCallchainEntriesAreNotFrames) {
             (std::vector<std::pair<uint64_t, bool>>{{0xffffffff81000130, true}, {0x20, false}}));
 }
 
+// The other values perf reserves in a callchain (at or above -4095): the -1 end marker and the
+// context markers (PERF_CONTEXT_HV -32, GUEST -2048, GUEST_KERNEL -2176, GUEST_USER -2560, MAX
+// -4095) are never frames, wherever they sit; -4096 is an address.
+TEST(StackTallyTest, EndAndContextMarkersAreNotFrames) {
+  const uint64_t end = ~0ull, hv = -32ull, guest = -2048ull, guest_kernel = -2176ull,
+                 guest_user = -2560ull, max = -4095ull, below = -4096ull;
+  std::vector<uint64_t> seen;
+  auto collect = [&](uint64_t address, bool) {
+    seen.push_back(address);
+    return true;
+  };
+  ForEachFrameAddress(Stack(7, 0x10, {kContextUser, 0x10, 0x21, end}), collect);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{0x10, 0x20}));
+  seen.clear();
+  ForEachFrameAddress(
+      Stack(7, 0x10,
+            {hv, guest, 0x10, guest_kernel, 0x31, guest_user, 0x41, max, 0x51, below, end}),
+      collect);
+  // After each marker the next entry is a pc (no - 1); -4096 is a return address.
+  EXPECT_EQ(seen, (std::vector<uint64_t>{0x10, 0x31, 0x41, 0x51, below - 1}));
+  seen.clear();
+  ForEachFrameAddress(Stack(7, 0x10, {end, end}), collect);
+  EXPECT_TRUE(seen.empty());
+}
+
 TEST(StackTallyTest, SplitLeafKeepsTheWalkOfForEachFrameAddress) {
   // A kernel leaf, its kernel caller, then the user part after a marker.
   Sample s =
