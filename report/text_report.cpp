@@ -11,7 +11,23 @@
 #include "report/printf.h"
 
 namespace tprof {
-namespace {}  // namespace
+namespace {
+
+// "# host: name, arch, cpu, kernel release" with only what the profile knows: perf script text
+// and folded stacks carry none of it, and then there is no line.
+void WriteHostLine(const Metadata& metadata, std::ostream& out) {
+  std::string line;
+  auto add = [&line](const std::string& part) {
+    if (!part.empty()) line += (line.empty() ? "" : ", ") + part;
+  };
+  add(metadata.hostname);
+  add(metadata.architecture);
+  add(metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name);
+  if (!metadata.kernel_release.empty()) add("kernel " + metadata.kernel_release);
+  if (!line.empty()) out << "# host: " << line << '\n';
+}
+
+}  // namespace
 
 void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profile,
                          const TextReportOptions& options, std::ostream& out) {
@@ -21,9 +37,7 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
     for (const std::string& arg : metadata.command_line) out << ' ' << arg;
     out << '\n';
   }
-  out << "# host: " << metadata.hostname << ", " << metadata.architecture << ", "
-      << (metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name)
-      << ", kernel " << metadata.kernel_release << '\n';
+  WriteHostLine(metadata, out);
   if (metadata.duration_ns)
     out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (profile.lost) out << "# lost samples: " << profile.lost << '\n';
@@ -114,12 +128,11 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     for (const std::string& arg : metadata.command_line) out << ' ' << arg;
     out << '\n';
   }
-  out << "# host: " << metadata.hostname << ", " << metadata.architecture << ", "
-      << (metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name)
-      << ", kernel " << metadata.kernel_release << '\n';
+  WriteHostLine(metadata, out);
   if (metadata.duration_ns)
     out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (table.lost) out << "# lost samples: " << table.lost << '\n';
+  if (!view.stack_hint.empty()) out << "# note: " << view.stack_hint << '\n';
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];
     if (!table.IsSampled(e)) {
