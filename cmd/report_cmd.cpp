@@ -14,6 +14,7 @@
 #include "core/frame_ratio.h"
 #include "core/profile_source.h"
 #include "core/report_table.h"
+#include "core/short_stack_census.h"
 #include "pmu/recorded_metrics.h"
 #include "report/csv_report.h"
 #include "report/flamegraph_html.h"
@@ -217,7 +218,9 @@ class ReportCommand : public Subcommand {
     }
     auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start);
     if (!builder.ok()) return Usage(builder.error().message());
-    auto summary = source.ReadRecords(**builder);
+    ShortStackCensus census(resolver);
+    RecordTee both(**builder, census);
+    auto summary = source.ReadRecords(both);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
     WarnIfAny(*summary);
     ReportTable table = (*builder)->Finish();
@@ -235,6 +238,9 @@ class ReportCommand : public Subcommand {
     view.metric_table = recorded ? recorded->how : "";
     view.filter = *filter;
     view.filter_summary = FilterSummary();
+    // A DWARF-unwound profile's short stacks have other causes than missing frame pointers.
+    if (!RecordedStackCopies(source.events()))
+      view.stack_hint = ShortStackHint(census).value_or("");
     view.children = children_;
     view.percent_limit = options_.percent_limit;
     view.max_rows = options_.max_rows;
@@ -245,6 +251,12 @@ class ReportCommand : public Subcommand {
     else
       RenderReportTable(view, std::cout);
     return kExitOk;
+  }
+
+  static bool RecordedStackCopies(const std::vector<EventDesc>& events) {
+    for (const EventDesc& e : events)
+      if (e.sample_stack_user) return true;
+    return false;
   }
 
   void WarnIfAny(const SourceSummary& summary) const {

@@ -21,6 +21,7 @@ struct ReportTableView {
   std::string input;           // the file read
   std::string metric_table;    // how a metric table was recognised; empty: none
   std::string filter_summary;  // the filters given, one line; empty: none
+  std::string stack_hint;      // why stacks are short (ShortStackHint), one line; empty: none
   SampleFilter filter;
   bool children = false;       // show Total% and order by it
   double percent_limit = 0.0;  // hide rows whose share of every event is below this
