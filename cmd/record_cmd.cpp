@@ -10,9 +10,11 @@
 #include <sstream>
 
 #include "cmd/cli_support.h"
+#include "cmd/opened_profile.h"
 #include "core/metric_expression.h"
 #include "core/profile_reader.h"
 #include "core/profile_writer.h"
+#include "core/short_stack_census.h"
 #include "core/symbol_section.h"
 #include "core/unwind_pass.h"
 #include "pmu/host_info.h"
@@ -88,6 +90,9 @@ class RecordCommand : public Subcommand {
                              "Record every CPU (system-wide; with -- ./prog, while it runs)");
     pids->excludes(tids)->excludes(all);
     tids->excludes(all);
+    app.add_flag("-q,--quiet", quiet_,
+                 "No notices (the event fallback, notes) and no summary; warnings and errors "
+                 "still print");
     app.add_option("--duration", duration_, "Stop after SECONDS (a launched command gets SIGTERM)");
     app.add_option("command", command_, "The command to profile, after --");
     app.prefix_command();
@@ -116,16 +121,17 @@ class RecordCommand : public Subcommand {
       const EventSpec& cycles = options->groups[0].events[0];
       if (cycles.exclude_kernel && !cycles.exclude_user) fallback += ":u";
       if (cycles.exclude_user && !cycles.exclude_kernel) fallback += ":k";
-      std::cerr << "tprof record: " << events.error().message() << "; sampling '" << fallback
-                << "' instead\n";
+      if (!quiet_)
+        std::cerr << "tprof record: " << OneLine(events.error().message()) << "; sampling '"
+                  << fallback << "' instead (-q: quiet)\n";
       options->groups = ParseEventList(fallback).value();
       recorder = std::make_unique<Recorder>(options.value());
       events = recorder->Open(pid);
     }
     if (!events.ok()) return ReportError(name(), events.error().message());
     for (const std::string& note : recorder->notes())
-      std::cerr << "tprof record: note: " << note << '\n';
-    if (recorder->burst_mode() == "kernel")
+      if (!quiet_) std::cerr << "tprof record: note: " << note << '\n';
+    if (recorder->burst_mode() == "kernel" && !quiet_)
       std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
 
     Metadata metadata;
@@ -159,7 +165,10 @@ class RecordCommand : public Subcommand {
       if (!unwound.ok()) return ReportError(name(), unwound.error().message());
       bytes = unwound.value();
     }
-    PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
+    if (!quiet_)
+      PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
+    PrintWarnings(stats.value());
+    if (options->sampling.call_graph == CallGraphMode::kFramePointer && !quiet_) PrintStackHint();
     return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
   }
 
@@ -320,6 +329,14 @@ class RecordCommand : public Subcommand {
            modifiers.find_first_not_of("uk") == std::string::npos;
   }
 
+  // A notice stays on one line however the kernel's reason was worded.
+  static std::string OneLine(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    for (char& c : text)
+      if (c == '\n') c = ' ';
+    return text;
+  }
+
   int Usage(const std::string& message) {
     std::cerr << "tprof record: " << message << '\n';
     return kExitUsage;
@@ -352,6 +369,19 @@ class RecordCommand : public Subcommand {
         stats.interrupted        ? "; interrupted"
         : stats.duration_reached ? "; --duration reached"
                                  : "");
+  }
+
+  // Frame-pointer stacks that stop after a frame or two: said once, with the remedy. Reads the
+  // profile just written (its embedded symbols name the modules).
+  void PrintStackHint() const {
+    auto opened = OpenedProfile::Open(output_, {});
+    if (!opened.ok()) return;
+    ShortStackCensus census((*opened)->resolver());
+    if (!(*opened)->source().ReadRecords(census).ok()) return;
+    if (auto hint = ShortStackHint(census)) std::cerr << "tprof record: note: " << *hint << '\n';
+  }
+
+  static void PrintWarnings(const RecordStats& stats) {
     if (stats.lost_samples)
       std::fprintf(stderr,
                    "tprof record: samples were lost: raise -m (ring buffer pages) or lower -F\n");
@@ -392,6 +422,7 @@ class RecordCommand : public Subcommand {
   std::string pids_;
   std::string tids_;
   bool system_wide_ = false;
+  bool quiet_ = false;
   double duration_ = 0;
   std::vector<std::string> command_;
 };

@@ -235,6 +235,15 @@ try {
   await check('tprof record of the demo: thread roots, screenshot', async () => {
     const profile = path.join(work, 'demo.tprof');
     mustRun([tprof, 'record', '-e', 'cpu-clock', '-F', '2000', '-g', '-o', profile, '--', demo, '0.15']);
+    // The default event: where it falls back (a VM) that is one line, and -q silences it and the
+    // summary; the demo is built with frame pointers, so no short-stack note.
+    const loud = mustRun([tprof, 'record', '-g', '-o', path.join(work, 'loud.tprof'), '--', demo, '0.05']);
+    const ours = loud.stderr.split('\n').filter(l => /tprof record/.test(l));
+    assert.ok(ours.some(l => l.startsWith('[ tprof record:')), loud.stderr);
+    assert.ok(ours.filter(l => /instead/.test(l)).length <= 1, loud.stderr);
+    assert.ok(!/frame pointers/.test(loud.stderr), loud.stderr);
+    const quiet = mustRun([tprof, 'record', '-q', '-g', '-o', path.join(work, 'quiet.tprof'), '--', demo, '0.05']);
+    assert.ok(!/tprof record/.test(quiet.stderr), quiet.stderr);
     const html = path.join(outDir, 'demo-threads.html');
     mustRun([tprof, 'report', '-i', profile, '--flamegraph', html, '--flame-roots', 'thread']);
     const { page, problems } = await openPage(html);
