@@ -84,8 +84,9 @@ std::string_view BaseName(std::string_view path) {
 }
 
 struct Frame {
-  std::string_view module;
+  std::string_view module;  // base name, as tprof names modules
   std::string_view function;
+  PrintedFrame printed;
 };
 
 // "ip sym+0xoff (dso)", "ip [unknown] ([unknown])", "sym (dso)", "ip (dso)".
@@ -101,15 +102,18 @@ bool IsMarkerFrame(std::string_view text) {
          IsContextMarker(address);
 }
 
-Frame ParseFrame(std::string_view text) {
+Frame ParseFrame(std::string_view text, PrintedFrame::Origin origin) {
   Frame f;
+  f.printed.origin = origin;
   text = Trim(text);
   if (!text.empty() && text.back() == ')') {
     int depth = 0;
     for (size_t i = text.size(); i-- > 0;) {
       if (text[i] == ')') ++depth;
       if (text[i] == '(' && --depth == 0) {
-        f.module = BaseName(text.substr(i + 1, text.size() - i - 2));
+        std::string_view path = text.substr(i + 1, text.size() - i - 2);
+        f.printed.module_path = std::string(path);
+        f.module = BaseName(path);
         text = Trim(text.substr(0, i));
         break;
       }
@@ -117,14 +121,38 @@ Frame ParseFrame(std::string_view text) {
   }
   size_t space = text.find_first_of(" \t");
   std::string_view first = text.substr(0, space);
-  if (IsHex(first)) text = space == std::string_view::npos ? "" : Trim(text.substr(space));
+  if (IsHex(first)) {
+    f.printed.address = ParseU64(first, 16);
+    f.printed.has_address = true;
+    text = space == std::string_view::npos ? "" : Trim(text.substr(space));
+  }
   // "func+0x1f" -> "func"; perf prints the offset only with symoff.
   size_t plus = text.rfind("+0x");
   if (plus != std::string_view::npos && plus > 0 && IsHex(text.substr(plus + 3)))
     text = text.substr(0, plus);
   f.function = text.empty() ? std::string_view("[unknown]") : text;
   if (f.module.empty()) f.module = "[unknown]";
+  f.printed.symbol = std::string(f.function);
+  if (f.printed.module_path.empty()) f.printed.module_path = "[unknown]";
+  f.printed.kernel =
+      IsKernelModule(f.printed.module_path, f.printed.address, f.printed.has_address);
   return f;
+}
+
+// A callchain line that is not indented with a tab: "  7f00 func (mod)" or "400577 f (mod)".
+// Its address comes first, where a sample line has its comm.
+bool LooksLikeFrameLine(std::string_view line) {
+  std::string_view t = Trim(line);
+  if (t.empty() || t.back() != ')' || t.find(" (") == std::string_view::npos) return false;
+  size_t space = t.find_first_of(" \t");
+  return space != std::string_view::npos && IsHex(t.substr(0, space));
+}
+
+// The line that starts at `pos`, without its newline.
+std::string_view LineAt(std::string_view text, size_t pos) {
+  if (pos >= text.size()) return {};
+  size_t end = text.find('\n', pos);
+  return text.substr(pos, end == std::string_view::npos ? end : end - pos);
 }
 
 struct Header {
@@ -133,8 +161,12 @@ struct Header {
   uint64_t time = 0, period = 1;
   std::string_view event = "samples";
   std::string_view rest;  // the frame on the sample line itself, when there is one
+  bool has_pid = false;   // "pid/tid"; a lone number is the tid
 };
 
+// A sample line: true when it says so by itself (a cpu, time, event, "pid/tid", or a frame of its
+// own). "comm tid" alone (perf script -F comm,tid) fills `h` and returns false: it is a sample
+// line only when a frame line follows (FollowedByFrame).
 bool ParseHeader(std::string_view line, Header* h) {
   std::vector<Token> t = Tokenize(line);
   size_t i = 0;
@@ -147,6 +179,7 @@ bool ParseHeader(std::string_view line, Header* h) {
   h->pid = static_cast<uint32_t>(ParseU64(pid.substr(0, slash)));
   h->tid = slash == std::string_view::npos ? h->pid
                                            : static_cast<uint32_t>(ParseU64(pid.substr(slash + 1)));
+  h->has_pid = slash != std::string_view::npos;
   size_t j = i + 1;
   bool structured = false;  // a cpu, time or event token proves this is a sample line
   if (j < t.size() && IsCpuToken(t[j].text)) {
@@ -188,17 +221,26 @@ bool ParseHeader(std::string_view line, Header* h) {
   return structured || !h->rest.empty() || slash != std::string_view::npos;
 }
 
+// Whether `next` is a callchain line, which makes a bare "comm tid" line before it a sample line.
+bool IsFrameLine(std::string_view next) {
+  return (!next.empty() && next.front() == '\t') || LooksLikeFrameLine(next);
+}
+
 }  // namespace
 
 bool LooksLikePerfScript(std::string_view head) {
   size_t pos = 0;
-  for (int lines = 0; lines < 8 && pos < head.size(); ++lines) {
+  // Comment lines do not count: `perf script --header` starts with a block of 17-21 of them.
+  for (int lines = 0; lines < 8 && pos < head.size();) {
     size_t end = head.find('\n', pos);
     std::string_view line = head.substr(pos, end == std::string_view::npos ? end : end - pos);
     pos = end == std::string_view::npos ? head.size() : end + 1;
-    if (Trim(line).empty() || line.front() == '\t' || line.front() == '#') continue;
+    if (!line.empty() && line.front() == '#') continue;
+    ++lines;
+    if (Trim(line).empty() || line.front() == '\t') continue;
     Header h;
-    return ParseHeader(line, &h) && (!h.rest.empty() || h.time || h.event != "samples");
+    if (ParseHeader(line, &h)) return !h.rest.empty() || h.time || h.event != "samples";
+    return !h.comm.empty() && IsFrameLine(LineAt(head, pos));
   }
   return false;
 }
@@ -206,12 +248,22 @@ bool LooksLikePerfScript(std::string_view head) {
 Result<TextProfile> ParsePerfScript(std::string_view text) {
   TextProfile p;
   std::map<std::string, uint32_t, std::less<>> event_index, comm_index;
-  std::vector<uint64_t> frames;
+  struct ChainEntry {
+    uint64_t address;
+    bool kernel;
+  };
+  std::vector<ChainEntry> frames;
   Header header;
   bool open = false;
+  bool any_pid = false;
   uint32_t max_cpu = 0;
   size_t first_bad_line = 0;
 
+  auto add_frame = [&](std::string_view line, PrintedFrame::Origin origin) {
+    if (IsMarkerFrame(line)) return;
+    Frame f = ParseFrame(line, origin);
+    frames.push_back({p.frames.InternPrinted(f.printed, f.module, f.function), f.printed.kernel});
+  };
   auto close = [&]() {
     if (!open) return;
     open = false;
@@ -221,6 +273,7 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
     s.cpu = header.cpu;
     s.time = header.time;
     s.period = header.period;
+    any_pid |= header.has_pid;
     auto [ev, new_event] = event_index.try_emplace(std::string(header.event), p.events.size());
     if (new_event) {
       EventDesc e;
@@ -228,9 +281,20 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
       p.events.push_back(std::move(e));
     }
     s.event = ev->second;
-    if (frames.empty()) frames.push_back(p.frames.Intern("[unknown]", "[unknown]"));
-    s.ip = frames.front();
-    s.callchain = frames;
+    if (frames.empty()) {
+      PrintedFrame none;
+      none.origin = PrintedFrame::Origin::kNone;
+      none.symbol = none.module_path = "[unknown]";
+      frames.push_back({p.frames.InternPrinted(none, "[unknown]", "[unknown]"), false});
+    }
+    // The module tells kernel frames from user ones; context markers carry that into the
+    // callchain, as they do in perf.data, wherever the context changes.
+    s.ip = frames.front().address;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i == 0 ? frames[i].kernel : frames[i].kernel != frames[i - 1].kernel)
+        s.callchain.push_back(frames[i].kernel ? kContextKernel : kContextUser);
+      s.callchain.push_back(frames[i].address);
+    }
     frames.clear();
     std::string_view comm = header.comm.empty() ? std::string_view("[unknown]") : header.comm;
     auto [c, new_comm] = comm_index.try_emplace(std::string(comm), p.comms.size());
@@ -251,25 +315,28 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
       close();
       continue;
     }
-    if (line.front() == '\t') {  // a callchain frame
-      if (open && IsMarkerFrame(line)) continue;
-      if (open) {
-        Frame f = ParseFrame(line);
-        frames.push_back(p.frames.Intern(f.module, f.function));
-      } else {
+    if (line.front() == '#') continue;  // perf script --header's block and other comments
+    if (line.front() == '\t') {         // a callchain frame
+      if (open)
+        add_frame(line, PrintedFrame::Origin::kCallchainLine);
+      else
         ++p.skipped_lines;
-      }
       continue;
     }
     Header next;
-    if (line.front() != '#' && ParseHeader(line, &next)) {
+    const bool sample_line =
+        ParseHeader(line, &next) || (!next.comm.empty() && IsFrameLine(LineAt(text, pos)));
+    // Frames indented with spaces, or not at all: an address first, where a sample line has
+    // its comm.
+    if (open && LooksLikeFrameLine(line) && (!sample_line || next.comm.empty())) {
+      add_frame(line, PrintedFrame::Origin::kCallchainLine);
+      continue;
+    }
+    if (sample_line) {
       close();
       header = next;
       open = true;
-      if (!header.rest.empty()) {
-        Frame f = ParseFrame(header.rest);
-        frames.push_back(p.frames.Intern(f.module, f.function));
-      }
+      if (!header.rest.empty()) add_frame(header.rest, PrintedFrame::Origin::kSampleLine);
       continue;
     }
     ++p.skipped_lines;  // srcline, warnings, --show-*-events records
@@ -283,7 +350,25 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
   p.metadata.source = "perf script import";
   p.metadata.cpu_count = max_cpu + 1;
   p.metadata.clock = "perf_clock";
+  p.metadata.pids_unknown = !any_pid;
   return p;
+}
+
+bool IsKernelModule(std::string_view module_path, uint64_t address, bool has_address) {
+  if (module_path == "[unknown]") return has_address && IsKernelAddress(address);
+  if (module_path.starts_with("[kernel.kallsyms]")) return true;
+  std::string_view base = BaseName(module_path);
+  if (base == "vmlinux" || base.starts_with("vmlinux-")) return true;
+  for (std::string_view ko : {".ko", ".ko.xz", ".ko.gz", ".ko.zst"})
+    if (base.ends_with(ko)) return true;
+  if (module_path.size() > 2 && module_path.front() == '[' && module_path.back() == ']') {
+    std::string_view name = module_path.substr(1, module_path.size() - 2);
+    for (std::string_view user : {"vdso", "vsyscall", "vvar", "heap", "stack", "anon", "uprobes",
+                                  "jit", "unknown", "guest"})
+      if (name.starts_with(user)) return false;
+    return true;  // a loaded kernel module: "[nf_conntrack_ipv4]"
+  }
+  return false;
 }
 
 }  // namespace tprof

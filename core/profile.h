@@ -40,6 +40,9 @@ struct Metadata {
   uint64_t start_timestamp = 0;         // the same instant on the record clock
   uint64_t duration_ns = 0;             // 0 until the recording ends (set from the trailer)
   std::string source = "tprof record";  // or "perf.data import", ...
+  // perf script text that printed one number per sample (its default: the thread id): each
+  // sample's pid then repeats its tid, and the process is not known.
+  bool pids_unknown = false;
 };
 
 // One event as opened with perf_event_open: the attribute fields that define what it counts and

@@ -12,8 +12,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!profile.ok()) return 0;
   uint64_t sum = 0;
   for (const tprof::Sample& s : profile->samples) {
-    for (uint64_t frame : s.callchain)
+    for (uint64_t frame : s.callchain) {
       sum += profile->frames.Resolve(nullptr, frame).function.size();
+      if (const tprof::PrintedFrame* printed = profile->frames.Printed(frame))
+        sum += printed->module_path.size() + printed->symbol.size();
+    }
     sum += s.period + s.event;
   }
   volatile uint64_t sink = sum;  // keeps the reads
