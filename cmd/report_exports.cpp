@@ -10,6 +10,7 @@
 #include "core/stack_profile.h"
 #include "report/pprof_exporter.h"
 #include "report/speedscope_exporter.h"
+#include "report/stackcollapse_folded.h"
 
 namespace tprof {
 namespace {
@@ -69,9 +70,22 @@ void AddReportExportOptions(CLI::App& app, ReportExportOptions& options) {
   app.add_option("--event", options.event,
                  "The event --folded counts and --flamegraph sizes frames by (default: the "
                  "first; cycles with --color ipc/cpi/stall)");
+  app.add_option("--folded-style", options.folded_style,
+                 "tprof (default: full names, _[k]/_[i] marks, periods as counts) or "
+                 "stackcollapse (stackcollapse-perf.pl's output, byte for byte: one count per "
+                 "sample of the first event)")
+      ->check(CLI::IsMember({"tprof", "stackcollapse"}));
   app.add_option("--folded-prefix", options.folded_prefix,
-                 "Root each folded stack at its process name, name-PID or name-PID/TID")
+                 "Root each folded stack at its process name, name-PID or name-PID/TID "
+                 "(default: none; comm with --folded-style stackcollapse, whose --pid and --tid "
+                 "are pid and tid)")
       ->check(CLI::IsMember({"none", "comm", "pid", "tid"}));
+  app.add_option("--folded-marks", options.folded_marks,
+                 "With --folded-style stackcollapse: its --kernel (_[k]), --jit (_[j]) or --all")
+      ->check(CLI::IsMember({"kernel", "jit", "all"}));
+  app.add_flag("--folded-addrs", options.folded_addrs,
+               "With --folded-style stackcollapse: its --addrs ([module <address>] for unknown "
+               "symbols)");
   app.add_flag("--no-marks", options.no_marks, "Folded stacks without the _[k] and _[i] marks");
   app.add_flag("--no-inline", options.no_inline,
                "Folded stacks without inlined calls as frames of their own");
@@ -93,6 +107,19 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
 
   size_t folded_event = 0;
   std::unique_ptr<CallTreeBuilder> tree;
+  std::unique_ptr<StackcollapseFolder> stackcollapse;
+  const bool stackcollapse_style = options.folded_style == "stackcollapse";
+  if (options.folded && !stackcollapse_style &&
+      (!options.folded_marks.empty() || options.folded_addrs)) {
+    std::cerr << "tprof report: --folded-marks and --folded-addrs go with --folded-style "
+                 "stackcollapse\n";
+    return kExitUsage;
+  }
+  if (options.folded && stackcollapse_style && options.folded_prefix == "none") {
+    std::cerr << "tprof report: --folded-style stackcollapse always roots stacks at the process "
+                 "name (--folded-prefix comm, pid or tid)\n";
+    return kExitUsage;
+  }
   if (options.folded) {
     if (!options.event.empty()) {
       int e = FindEvent(events, options.event);
@@ -108,6 +135,21 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
       std::cerr << "tprof report: note: folding event '" << events[0].name
                 << "'; --event chooses another\n";
     }
+  }
+  if (options.folded && stackcollapse_style) {
+    StackcollapseOptions sc;
+    if (options.folded_prefix == "pid") sc.root = StackcollapseOptions::Root::kPid;
+    if (options.folded_prefix == "tid") sc.root = StackcollapseOptions::Root::kTid;
+    sc.mark_kernel = options.folded_marks == "kernel" || options.folded_marks == "all";
+    sc.mark_jit = options.folded_marks == "jit" || options.folded_marks == "all";
+    sc.addresses = options.folded_addrs;
+    sc.event = static_cast<uint32_t>(folded_event);
+    sc.pids_unknown = source.metadata().pids_unknown;
+    sc.expand_inlined = !options.no_inline;
+    stackcollapse = std::make_unique<StackcollapseFolder>(
+        resolver, dynamic_cast<const NamedFrameTable*>(source.embedded_frames()), sc);
+    fan_out.Add(stackcollapse.get());
+  } else if (options.folded) {
     CallTreeOptions tree_options;
     tree_options.expand_inlined = !options.no_inline;
     if (options.folded_prefix == "comm") tree_options.roots = CallTreeOptions::Roots::kProcess;
@@ -138,6 +180,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     folded_options.annotate = !options.no_marks;
     std::cout << RenderFolded(tree->root(), folded_options);
   }
+  if (stackcollapse) std::cout << stackcollapse->Render();
   if (stacks) {
     StackProfile profile = stacks->Finish();
     if (!options.pprof_path.empty()) {

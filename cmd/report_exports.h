@@ -14,10 +14,15 @@ namespace tprof {
 
 struct ReportExportOptions {
   bool folded = false;
-  std::string event;                   // the event folded; default: the first
-  std::string folded_prefix = "none";  // none|comm|pid|tid
-  bool no_marks = false;               // no "_[k]" / "_[i]" suffixes
-  bool no_inline = false;              // inlined calls are not frames of their own
+  std::string event;  // the event folded; default: the first
+  // tprof: tprof's own names (full C++ signatures, "_[k]"/"_[i]" marks, periods as counts);
+  // stackcollapse: stackcollapse-perf.pl's names, byte for byte (report/stackcollapse_folded.h).
+  std::string folded_style = "tprof";
+  std::string folded_prefix;  // none|comm|pid|tid; empty: the style's default (none, comm)
+  std::string folded_marks;   // stackcollapse style: kernel|jit|all (its --kernel, --jit, --all)
+  bool folded_addrs = false;  // stackcollapse style: its --addrs
+  bool no_marks = false;      // no "_[k]" / "_[i]" suffixes
+  bool no_inline = false;     // inlined calls are not frames of their own
   std::string pprof_path;
   std::string speedscope_path;
   std::string annotate;  // function to annotate

@@ -1,0 +1,139 @@
+#include "report/stackcollapse_folded.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <vector>
+
+#include "core/profile.h"
+
+namespace tprof {
+namespace {
+
+std::string_view AfterLastSlash(std::string_view path) {  // Perl's s/.*\///
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// m/\.\(.*\)\./: a Go method such as "net/http.(*Client).Do", whose parentheses are the name's.
+bool LooksLikeGoMethod(std::string_view f) {
+  size_t open = f.find(".(");
+  if (open == std::string_view::npos) return false;
+  size_t close = f.rfind(").");
+  return close != std::string_view::npos && close >= open + 2;
+}
+
+// s/\((?!anonymous namespace\)).*//: everything from the first '(' that does not open
+// "(anonymous namespace)".
+void CutParameters(std::string& f) {
+  for (size_t open = f.find('('); open != std::string::npos; open = f.find('(', open + 1)) {
+    if (std::string_view(f).substr(open + 1).starts_with("anonymous namespace)")) continue;
+    f.resize(open);
+    return;
+  }
+}
+
+// m:/tmp/perf-\d+\.map:
+bool IsPerfMap(std::string_view module) {
+  for (size_t at = module.find("/tmp/perf-"); at != std::string_view::npos;
+       at = module.find("/tmp/perf-", at + 1)) {
+    size_t i = at + 10, digits = i;
+    while (i < module.size() && std::isdigit(static_cast<unsigned char>(module[i]))) ++i;
+    if (i > digits && module.substr(i).starts_with(".map")) return true;
+  }
+  return false;
+}
+
+// m/(^\[|vmlinux$)/ && !~ /unknown/
+bool IsKernelByName(std::string_view module) {
+  return (module.starts_with("[") || module.ends_with("vmlinux")) &&
+         module.find("unknown") == std::string_view::npos;
+}
+
+std::string Hex(uint64_t address) {  // as perf script prints addresses: lower case, no 0x
+  char text[24];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(address));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> StackcollapseNames(std::string_view symbol, std::string_view module_path,
+                                            std::string_view address, std::string_view root,
+                                            const StackcollapseOptions& options) {
+  std::vector<std::string> names;
+  if (symbol.starts_with("(")) return names;  // process names in some perf versions
+  size_t pos = 0;
+  while (true) {
+    size_t arrow = symbol.find("->", pos);
+    std::string f(symbol.substr(pos, arrow == std::string_view::npos ? arrow : arrow - pos));
+    if (f == "[unknown]") {
+      f = module_path != "[unknown]" ? std::string(AfterLastSlash(module_path)) : "unknown";
+      f = options.addresses ? "[" + f + " <" + std::string(address) + ">]" : "[" + f + "]";
+    }
+    std::replace(f.begin(), f.end(), ';', ':');
+    if (!LooksLikeGoMethod(f)) CutParameters(f);
+    std::erase_if(f, [](char c) { return c == '"' || c == '\''; });
+    // Java frames "Lorg/pkg/Class;.method" (';' is ':' by now) lose their 'L' when the root is
+    // exactly "java": not under --pid or --tid ("java-?"), as stackcollapse-perf.pl tests
+    // $pname eq "java" (its test results at commit 2b0ba56 show it).
+    if (root == "java" && f.find('/') != std::string::npos && f.starts_with("L")) f.erase(0, 1);
+    if (!names.empty())
+      f += "_[i]";
+    else if (options.mark_kernel && IsKernelByName(module_path))
+      f += "_[k]";
+    else if (options.mark_jit && IsPerfMap(module_path))
+      f += "_[j]";
+    names.push_back(std::move(f));
+    if (arrow == std::string_view::npos) break;
+    pos = arrow + 2;
+  }
+  return names;
+}
+
+void StackcollapseFolder::OnSample(const Sample& sample) {
+  if (sample.event != options_.event) return;
+  std::string root = space().ThreadName(sample.pid, sample.tid);
+  const std::string pid = options_.pids_unknown ? "?" : std::to_string(sample.pid);
+  if (options_.root == StackcollapseOptions::Root::kPid) root += "-" + pid;
+  if (options_.root == StackcollapseOptions::Root::kTid)
+    root += "-" + pid + "/" + std::to_string(sample.tid);
+  std::replace(root.begin(), root.end(), ' ', '_');
+  std::vector<std::vector<std::string>> frames;  // leaf first
+  ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
+    const PrintedFrame* printed = printed_ ? printed_->Printed(address) : nullptr;
+    if (printed) {
+      // stackcollapse-perf reads callchain lines only: a frame on the sample line is not one.
+      if (printed->origin == PrintedFrame::Origin::kCallchainLine)
+        frames.push_back(StackcollapseNames(printed->symbol, printed->module_path,
+                                            Hex(printed->address), root, options_));
+      return true;
+    }
+    // A frame tprof resolved itself (perf.data, .tprof): its module's name stands for the path,
+    // bracketed for kernel code so that --kernel marks it.
+    ResolvedFrame resolved =
+        resolver_.ResolveInProcess(sample.pid, space().Find(sample.pid, address), address);
+    std::string module = resolved.module.empty() ? "[unknown]" : resolved.module;
+    if (kernel && !module.starts_with("[")) module = "[" + module + "]";
+    std::string symbol = resolved.resolved ? resolved.function : "[unknown]";
+    if (options_.expand_inlined && resolved.resolved && resolved.frames.size() > 1) {
+      symbol.clear();
+      for (auto f = resolved.frames.rbegin(); f != resolved.frames.rend(); ++f)
+        symbol += (symbol.empty() ? "" : "->") + f->function;
+    }
+    frames.push_back(StackcollapseNames(symbol, module, Hex(address), root, options_));
+    return true;
+  });
+  std::string stack = root;
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame)
+    for (const std::string& name : *frame) stack += ";" + name;
+  ++stacks_[stack];
+}
+
+std::string StackcollapseFolder::Render() const {
+  std::string out;
+  for (const auto& [stack, count] : stacks_) out += stack + " " + std::to_string(count) + "\n";
+  return out;
+}
+
+}  // namespace tprof
