@@ -14,6 +14,14 @@ std::string Fn(TextProfile& p, uint64_t address) {
   return f.module + ":" + f.function;
 }
 
+// Text that the sniffer must take for perf script, parsed.
+Result<TextProfile> SniffedAndParsed(const std::string& text) {
+  auto f = SniffProfileFormat(text);
+  EXPECT_TRUE(f.ok() && *f == ProfileFormat::kPerfScript)
+      << (f.ok() ? ProfileFormatName(*f) : f.error().message());
+  return ParsePerfScript(text);
+}
+
 // A sample's frames leaf first, as every analysis walks them: "k:" or "u:" for the context.
 std::string Frames(TextProfile& p, const Sample& sample) {
   std::string out;
@@ -136,10 +144,7 @@ TEST(PerfScriptParser, HeaderBlockBeforeTheFirstSample) {
       "calc 2201 5021.310442: cpu-clock: \n"
       "\t          401136 work_b (/opt/calc/bin/calc)\n"
       "\n";
-  auto f = SniffProfileFormat(text);
-  ASSERT_TRUE(f.ok()) << f.error().message();
-  EXPECT_EQ(*f, ProfileFormat::kPerfScript);
-  auto p = ParsePerfScript(text);
+  auto p = SniffedAndParsed(text);
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->samples.size(), 1u);
   EXPECT_EQ(p->skipped_lines, 0u);
@@ -220,10 +225,7 @@ TEST(PerfScriptParser, CommAndTidAloneBeforeFrames) {
       "spin 31407 \n"
       "\tffffffff8a35c0d4 read_zero+0x3b ([kernel.kallsyms])\n"
       "\n";
-  auto f = SniffProfileFormat(text);
-  ASSERT_TRUE(f.ok()) << f.error().message();
-  EXPECT_EQ(*f, ProfileFormat::kPerfScript);
-  auto p = ParsePerfScript(text);
+  auto p = SniffedAndParsed(text);
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->samples.size(), 2u);
   EXPECT_EQ(p->comms[p->sample_comm[0]], "spin");
