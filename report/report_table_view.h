@@ -26,6 +26,9 @@ struct ReportTableView {
   bool children = false;       // show Total% and order by it
   double percent_limit = 0.0;  // hide rows whose share of every event is below this
   size_t max_rows = 0;         // 0: no limit
+  // How the stack copies of a --call-graph dwarf recording were unwound (DescribeUnwinding's
+  // lines); empty when the input had none.
+  std::vector<std::string> unwinding;
 };
 
 // The rows to show, ordered by the first sampled event's self (or, with children, total)
