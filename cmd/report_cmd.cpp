@@ -244,7 +244,7 @@ class ReportCommand : public Subcommand {
     view.children = children_;
     view.percent_limit = options_.percent_limit;
     view.max_rows = options_.max_rows;
-    view.unwinding = DescribeUnwinding(summary->unwinding);
+    view.unwinding = summary->unwinding;
     if (json_)
       RenderReportJson(view, std::cout);
     else if (csv_)

@@ -122,7 +122,8 @@ std::string MetricTitle(const MetricColumn& c) {
 // The unwinding statistics of a --call-graph dwarf input, so that stacks cut short show in the
 // report itself and not only on the terminal that made it.
 void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
-  for (const std::string& line : view.unwinding) out << "# unwinding: " << line << '\n';
+  for (const std::string& line : DescribeUnwinding(view.unwinding))
+    out << "# unwinding: " << line << '\n';
 }
 
 void WriteHeader(const ReportTableView& view, std::ostream& out) {

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -340,6 +341,19 @@ TEST_F(DwarfImport, ShortStackCopiesAreCounted) {
   EXPECT_GE(StoppedFor(r.err, "stack copy too short") * 100, line.samples * 90) << r.err;
   EXPECT_NE(r.out.find("# unwinding: "), std::string::npos);
   EXPECT_LT(TotalPercent(r.out, "main"), 10.0);
+  // The same figures in --json.
+  CommandResult json = Tprof({"report", "-i", data, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json unwinding = nlohmann::json::parse(json.out)["unwinding"];
+  ASSERT_TRUE(unwinding.is_object()) << json.out.substr(0, 2000);
+  EXPECT_EQ(unwinding["samples"].get<uint64_t>(), line.samples);
+  EXPECT_EQ(unwinding["complete"].get<uint64_t>(), line.complete);
+  ASSERT_FALSE(unwinding["stopped"].empty());
+  bool short_copy = false;
+  for (const auto& s : unwinding["stopped"])
+    short_copy = short_copy || (s["cause"] == "stack copy too short" &&
+                                s["samples"].get<uint64_t>() * 100 >= line.samples * 90);
+  EXPECT_TRUE(short_copy) << unwinding.dump();
 }
 
 // hotspot's recording from another machine (an AMD Threadripper, Arch Linux): none of its
