@@ -598,6 +598,10 @@ Status PerfDataReader::Finalize() {
     e.exclude_user = a.flags & pd::attr::kFlagExcludeUser;
     e.exclude_kernel = a.flags & pd::attr::kFlagExcludeKernel;
     e.precise_ip = static_cast<uint32_t>((a.flags >> pd::attr::kPreciseIpShift) & 3);
+    // --call-graph dwarf: what each sample copied, so that readers know the stacks came from
+    // copies (report's short-stack note is not for them).
+    e.sample_regs_user = a.sample_regs_user;
+    e.sample_stack_user = a.sample_stack_user;
     events_.push_back(std::move(e));
   }
   for (const PerfGroupDesc& g : features_.groups) {
