@@ -25,7 +25,7 @@ struct SideTree {
 };
 
 Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& options) {
-  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr});
+  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");

@@ -6,7 +6,7 @@ namespace tprof {
 
 Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
                                                   const ProfileLoadOptions& options) {
-  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr});
+  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   FunctionProfileBuilder builder(source.events(), (*opened)->resolver());

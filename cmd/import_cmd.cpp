@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
+#include "cmd/unwind_summary.h"
 #include "core/perf_data_symfs.h"
 #include "core/profile_source.h"
 #include "core/profile_writer.h"
@@ -78,9 +79,17 @@ class ImportCommand : public Subcommand {
   }
 
   int Run() override {
-    // --call-graph dwarf recordings: user stacks are unwound while the records are read.
+    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
+                             auto symbols = ElfSymbols::Load(path);
+                             return symbols.ok() ? symbols->build_id() : std::string();
+                           }});
+    // --call-graph dwarf recordings: user stacks are unwound while the records are read, with
+    // the binaries found as the symbols are.
     DwarfUnwinderOptions unwind_options;
     unwind_options.symfs = symfs_;
+    unwind_options.locate = [&locator](const std::string& recorded, const std::string& build_id) {
+      return locator.Locate(recorded, build_id);
+    };
     DwarfUnwinder unwinder(unwind_options);
     SourceOptions source_options;
     source_options.unwinder = &unwinder;
@@ -92,10 +101,6 @@ class ImportCommand : public Subcommand {
                                      " carries function names, which .tprof cannot hold yet; "
                                      "use 'tprof report " +
                                      input_ + "' directly");
-    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
-                             auto symbols = ElfSymbols::Load(path);
-                             return symbols.ok() ? symbols->build_id() : std::string();
-                           }});
     Metadata metadata = (*source)->metadata();
     PartialOutputRemover remover(output_ + ".partial");  // after the writer closes it
     WriterOptions writer_options;
@@ -127,6 +132,7 @@ class ImportCommand : public Subcommand {
               << " records from " << ProfileFormatName(format) << " " << input_ << "; "
               << copier.relocated() << " mappings pointed at local binaries; wrote " << output_
               << " ]\n";
+    PrintUnwinding(name(), input_, summary->unwinding, std::cerr);
     return kExitOk;
   }
 

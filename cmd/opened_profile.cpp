@@ -1,15 +1,49 @@
 #include "cmd/opened_profile.h"
 
+#include <iostream>
+
+#include "cmd/unwind_summary.h"
 #include "symbolize/elf_symbols.h"
 
 namespace tprof {
 namespace {
 
-DwarfUnwinderOptions UnwinderOptions(const ProfileOpenOptions& options) {
+DwarfUnwinderOptions UnwinderOptions(const ProfileOpenOptions& options, BinaryLocator& locator) {
   DwarfUnwinderOptions unwind;
   unwind.symfs = options.symfs;
+  unwind.locate = [&locator](const std::string& recorded, const std::string& build_id) {
+    return locator.Locate(recorded, build_id);
+  };
   return unwind;
 }
+
+// Passes everything through; prints the unwinding statistics of the first read that has any.
+class UnwindReportingSource : public ProfileSource {
+ public:
+  UnwindReportingSource(ProfileSource& inner, std::string command, std::string input)
+      : inner_(inner), command_(std::move(command)), input_(std::move(input)) {}
+  ProfileFormat format() const override { return inner_.format(); }
+  const Metadata& metadata() const override { return inner_.metadata(); }
+  const std::vector<EventDesc>& events() const override { return inner_.events(); }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    auto summary = inner_.ReadRecords(visitor);
+    if (summary.ok() && !reported_ && summary->unwinding.samples) {
+      PrintUnwinding(command_, input_, summary->unwinding, std::cerr);
+      reported_ = true;
+    }
+    return summary;
+  }
+  FrameResolver* embedded_frames() override { return inner_.embedded_frames(); }
+  std::string RecordedBuildId(const std::string& path) const override {
+    return inner_.RecordedBuildId(path);
+  }
+
+ private:
+  ProfileSource& inner_;
+  std::string command_;
+  std::string input_;
+  bool reported_ = false;
+};
 
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options) {
   SymbolizerOptions symbolizer;
@@ -26,9 +60,9 @@ std::string BuildIdOfFile(const std::string& path) {
 }  // namespace
 
 OpenedProfile::OpenedProfile(const ProfileOpenOptions& options)
-    : unwinder_(UnwinderOptions(options)),
+    : locator_({options.symfs, options.binaries, BuildIdOfFile}),
+      unwinder_(UnwinderOptions(options, locator_)),
       symbolizer_(SymbolizerOptionsFor(options)),
-      locator_({options.symfs, options.binaries, BuildIdOfFile}),
       located_(symbolizer_, locator_) {}
 
 FrameResolver& OpenedProfile::live_resolver() {
@@ -57,6 +91,8 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   auto source = ProfileSource::OpenFile(path, source_options);
   if (!source.ok()) return source.error();
   opened->source_ = std::move(source).value();
+  opened->reporting_ =
+      std::make_unique<UnwindReportingSource>(*opened->source_, options.command, path);
   return opened;
 }
 

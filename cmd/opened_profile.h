@@ -22,6 +22,7 @@ struct ProfileOpenOptions {
   std::string symfs;
   std::vector<std::string> binaries;
   std::function<void(const std::string&)> on_note;  // symbolizer notes; null: the default
+  std::string command = "report";                   // names the command in the unwinding statistics
 };
 
 // Owns the source and the resolvers it reads through; they refer to each other, so the object
@@ -33,7 +34,8 @@ class OpenedProfile {
   OpenedProfile(const OpenedProfile&) = delete;
   OpenedProfile& operator=(const OpenedProfile&) = delete;
 
-  ProfileSource& source() { return *source_; }
+  // The input; the first read that unwinds stack copies prints its statistics on stderr.
+  ProfileSource& source() { return *reporting_; }
   // Embedded symbols when the profile has them, else the live symbolizer.
   FrameResolver& resolver();
   // The live symbolizer (through --binary/--symfs when given), for disassembly and such.
@@ -45,11 +47,12 @@ class OpenedProfile {
  private:
   explicit OpenedProfile(const ProfileOpenOptions& options);
 
+  BinaryLocator locator_;  // first: the unwinder asks it for --binary files
   DwarfUnwinder unwinder_;
   Symbolizer symbolizer_;
-  BinaryLocator locator_;
   LocatingResolver located_;
   std::unique_ptr<ProfileSource> source_;
+  std::unique_ptr<ProfileSource> reporting_;  // source_ seen through the statistics printer
 };
 
 }  // namespace tprof

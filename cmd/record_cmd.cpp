@@ -11,6 +11,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
+#include "cmd/unwind_summary.h"
 #include "core/metric_expression.h"
 #include "core/profile_reader.h"
 #include "core/profile_writer.h"
@@ -274,15 +275,10 @@ class RecordCommand : public Subcommand {
     if (!embedded.ok()) return embedded.error();
     std::remove(stacks.c_str());
     std::remove((stacks + ".old").c_str());
-    std::fprintf(stderr,
-                 "tprof record: unwound %llu of %llu samples with stack copies (%.1f user frames "
-                 "on average)%s\n",
-                 static_cast<unsigned long long>(stats->unwound),
-                 static_cast<unsigned long long>(stats->samples_with_stacks),
-                 stats->unwound ? static_cast<double>(stats->total_user_frames) /
-                                      static_cast<double>(stats->unwound)
-                                : 0.0,
-                 keep_stacks_ ? "; stack copies kept" : "");
+    // Stacks cut short are a warning, which -q keeps; complete ones are part of the summary.
+    if (!quiet_ || stats->incomplete()) PrintUnwinding(name(), output_, stats.value(), std::cerr);
+    if (keep_stacks_ && !quiet_)
+      std::fprintf(stderr, "tprof record: stack copies kept in %s\n", output_.c_str());
     struct stat st {};
     ::stat(output_.c_str(), &st);
     return static_cast<uint64_t>(st.st_size);

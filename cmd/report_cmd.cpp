@@ -247,6 +247,7 @@ class ReportCommand : public Subcommand {
     view.children = children_;
     view.percent_limit = options_.percent_limit;
     view.max_rows = options_.max_rows;
+    view.unwinding = summary->unwinding;
     if (json_)
       RenderReportJson(view, std::cout);
     else if (csv_)

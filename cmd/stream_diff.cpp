@@ -13,10 +13,12 @@ namespace tprof {
 
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
                                         const std::string& command) {
-  auto opened = OpenedProfile::Open(
-      path, {options.symfs, options.binaries, [&command](const std::string& note) {
-               std::cerr << "tprof " << command << ": note: " << note << '\n';
-             }});
+  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries,
+                                           [&command](const std::string& note) {
+                                             std::cerr << "tprof " << command << ": note: " << note
+                                                       << '\n';
+                                           },
+                                           command});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);

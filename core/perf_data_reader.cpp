@@ -107,7 +107,10 @@ class PerfDataRecordPump {
     CommRecord idle;
     idle.comm = "swapper";
     visitor_.OnComm(idle);
-    if (unwinder_) unwinder_->OnComm(idle);
+    if (unwinder_) {
+      unwinder_->OnArchitecture(r_.metadata_.architecture);
+      unwinder_->OnComm(idle);
+    }
     const uint8_t* base = reinterpret_cast<const uint8_t*>(r_.bytes_.data());
     uint64_t pos = r_.data_begin_;
     while (pos < r_.data_end_) {
@@ -350,7 +353,10 @@ class PerfDataRecordPump {
     s.event = static_cast<uint32_t>(event);
     // Without PERF_SAMPLE_PERIOD every sample stands for the attribute's fixed period.
     if (!(info.layout.sample_type & PERF_SAMPLE_PERIOD)) s.period = info.attr.sample_period;
-    if (unwinder_ && !parsed_.stack_user.empty() && !parsed_.regs_user.empty()) {
+    // Every sample with user registers and a stack copy is walked (or counted as not walked):
+    // kernel threads' samples carry neither, and a copy of 0 bytes is too short to walk.
+    if (unwinder_ && !parsed_.regs_user.empty() &&
+        (info.layout.sample_type & PERF_SAMPLE_STACK_USER)) {
       UserStackSample u;
       u.pid = s.pid;
       u.tid = s.tid;
@@ -359,15 +365,7 @@ class PerfDataRecordPump {
       u.regs_mask = info.attr.sample_regs_user;
       u.regs = parsed_.regs_user;
       u.stack = parsed_.stack_user;
-      frames_.clear();
-      if (unwinder_->Unwind(u, &frames_)) {
-        if (s.callchain.empty() || s.callchain.back() != kContextUser) {
-          s.callchain.push_back(kContextUser);
-          s.callchain.push_back(s.ip);
-        }
-        s.callchain.insert(s.callchain.end(), frames_.begin(), frames_.end());
-        ++summary_.unwound_samples;
-      }
+      UnwindUserStack(u, *unwinder_, &s, &summary_.unwinding);
     }
     ++summary_.samples;
     visitor_.OnSample(s);
@@ -391,7 +389,6 @@ class PerfDataRecordPump {
   ParsedPerfSample parsed_;
   ParsedPerfRecord other_;
   std::vector<uint8_t> scratch_;
-  std::vector<uint64_t> frames_;
 };
 
 bool PerfDataReader::LooksLikePerfData(std::string_view first_bytes) {
@@ -601,6 +598,10 @@ Status PerfDataReader::Finalize() {
     e.exclude_user = a.flags & pd::attr::kFlagExcludeUser;
     e.exclude_kernel = a.flags & pd::attr::kFlagExcludeKernel;
     e.precise_ip = static_cast<uint32_t>((a.flags >> pd::attr::kPreciseIpShift) & 3);
+    // --call-graph dwarf: what each sample copied, so that readers know the stacks came from
+    // copies (report's short-stack note is not for them).
+    e.sample_regs_user = a.sample_regs_user;
+    e.sample_stack_user = a.sample_stack_user;
     events_.push_back(std::move(e));
   }
   for (const PerfGroupDesc& g : features_.groups) {

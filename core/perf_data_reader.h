@@ -27,7 +27,7 @@ struct PerfDataReadSummary {
   uint64_t unknown_id_samples = 0;  // samples whose id names no event; dropped, as perf does
   uint64_t skipped_records = 0;     // records of types the model has no place for
   uint64_t compressed_records = 0;  // COMPRESSED/COMPRESSED2 records expanded
-  uint64_t unwound_samples = 0;     // samples given user frames by the unwinder
+  UnwindStatistics unwinding;       // samples with stack copies, by how far they were walked
 };
 
 class PerfDataReader {

@@ -64,7 +64,7 @@ class PerfDataSource : public ProfileSource {
     SourceSummary s;
     s.records = read->records;
     s.samples = read->samples;
-    s.unwound_samples = read->unwound_samples;
+    s.unwinding = read->unwinding;
     if (read->unknown_id_samples)
       s.warning = std::to_string(read->unknown_id_samples) +
                   " samples name an event id the file does not describe; skipped, as perf does";

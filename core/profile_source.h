@@ -28,8 +28,9 @@ struct SourceSummary {
   bool complete = true;  // false: the input was cut short and only part of it was read
   uint64_t records = 0;
   uint64_t samples = 0;
-  uint64_t unwound_samples = 0;  // samples given user frames by SourceOptions::unwinder
-  std::string warning;           // one line, when there is something the user should know
+  // Samples with stack copies, by how far SourceOptions::unwinder walked them (perf.data).
+  UnwindStatistics unwinding;
+  std::string warning;  // one line, when there is something the user should know
 };
 
 struct SourceOptions {

@@ -14,16 +14,10 @@
 
 namespace tprof {
 
-struct UnwindStats {
-  uint64_t samples_with_stacks = 0;
-  uint64_t unwound = 0;  // the unwinder found at least one caller
-  uint64_t total_user_frames = 0;
-};
-
 class UnwindPass : public RecordVisitor {
  public:
   UnwindPass(const std::vector<EventDesc>& events, UserStackUnwinder& unwinder,
-             ProfileWriter& output, bool keep_stacks);
+             ProfileWriter& output, bool keep_stacks, const std::string& architecture = "");
 
   void OnSample(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override;
@@ -34,7 +28,7 @@ class UnwindPass : public RecordVisitor {
 
   // The first write error, if any.
   const Status& status() const { return status_; }
-  const UnwindStats& stats() const { return stats_; }
+  const UnwindStatistics& stats() const { return stats_; }
 
  private:
   template <typename RecordT>
@@ -47,14 +41,9 @@ class UnwindPass : public RecordVisitor {
   ProfileWriter& output_;
   bool keep_stacks_;
   Sample sample_;
-  std::vector<uint64_t> frames_;
   Status status_;
-  UnwindStats stats_;
+  UnwindStatistics stats_;
 };
-
-// The user-mode pc of a sample: the sampled ip when it is in user space, else the instruction
-// pointer among the copied user registers (where the thread entered the kernel).
-uint64_t UserPc(const Sample& sample, uint64_t regs_mask);
 
 }  // namespace tprof
 
@@ -62,7 +51,7 @@ namespace tprof {
 
 // Reads a finished recording whose samples carry stack copies and writes `output` with unwound
 // callchains (and the copies too when `keep_stacks`). The metadata and events are carried over.
-Result<UnwindStats> UnwindProfile(const std::string& input, const std::string& output,
-                                  UserStackUnwinder& unwinder, bool keep_stacks);
+Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::string& output,
+                                       UserStackUnwinder& unwinder, bool keep_stacks);
 
 }  // namespace tprof

@@ -13,6 +13,24 @@ nlohmann::json OptionalSeconds(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// The stack copies of a --call-graph dwarf input, by how far they were walked; null without.
+nlohmann::json UnwindingJson(const UnwindStatistics& stats) {
+  if (stats.samples == 0) return nullptr;
+  nlohmann::json stopped = nlohmann::json::array();
+  for (size_t i = 0; i < kUnwindEndCount; ++i) {
+    const UnwindStatistics::Stopped& s = stats.stopped[i];
+    if (s.samples == 0) continue;
+    stopped.push_back({{"cause", UnwindEndName(static_cast<UnwindEnd>(i))},
+                       {"samples", s.samples},
+                       {"leaf_only", s.leaf_only},
+                       {"module", s.module}});
+  }
+  return {{"samples", stats.samples},
+          {"complete", stats.complete},
+          {"user_frames", stats.user_frames},
+          {"stopped", stopped}};
+}
+
 }  // namespace
 
 void RenderReportJson(const ReportTableView& view, std::ostream& out) {
@@ -47,6 +65,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   j["start_timestamp"] = table.start_timestamp;
   j["lost"] = table.lost;
   j["samples_outside_time"] = table.samples_outside_time;
+  j["unwinding"] = UnwindingJson(view.unwinding);
   nlohmann::json events = nlohmann::json::array();
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& d = table.events[e];

@@ -9,6 +9,7 @@
 
 #include "core/call_relations.h"
 #include "core/derived_metrics.h"
+#include "core/perf_data_unwinder.h"
 #include "core/profile.h"
 #include "core/report_table.h"
 
@@ -26,6 +27,9 @@ struct ReportTableView {
   bool children = false;       // show Total% and order by it
   double percent_limit = 0.0;  // hide rows whose share of every event is below this
   size_t max_rows = 0;         // 0: no limit
+  // How the stack copies of a --call-graph dwarf recording were unwound; no samples when the
+  // input had none.
+  UnwindStatistics unwinding;
 };
 
 // The rows to show, ordered by the first sampled event's self (or, with children, total)

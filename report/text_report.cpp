@@ -119,6 +119,13 @@ std::string MetricTitle(const MetricColumn& c) {
   return c.name + (c.source == MetricSource::kSampledPeriods ? "[s]" : "[g]");
 }
 
+// The unwinding statistics of a --call-graph dwarf input, so that stacks cut short show in the
+// report itself and not only on the terminal that made it.
+void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
+  for (const std::string& line : DescribeUnwinding(view.unwinding))
+    out << "# unwinding: " << line << '\n';
+}
+
 void WriteHeader(const ReportTableView& view, std::ostream& out) {
   const Metadata& metadata = *view.metadata;
   const ReportTable& table = *view.table;
@@ -133,6 +140,7 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (table.lost) out << "# lost samples: " << table.lost << '\n';
   if (!view.stack_hint.empty()) out << "# note: " << view.stack_hint << '\n';
+  WriteUnwinding(view, out);
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];
     if (!table.IsSampled(e)) {

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "core/build_id.h"
@@ -22,22 +24,13 @@
 namespace tprof {
 namespace {
 
-// DWARF register number -> perf_regs number, for the registers the CFI uses.
-#if defined(__aarch64__)
-constexpr int kDwarfRegCount = 32;  // x0..x30, sp; the pc is passed separately
-constexpr int kPerfPc = 32;
-constexpr int kPerfSp = 31;
-int PerfRegOfDwarf(int dwarf) { return dwarf; }
-#else
-constexpr int kDwarfRegCount = 17;  // rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip
-constexpr int kPerfPc = 8;          // PERF_REG_X86_IP
-constexpr int kPerfSp = 7;          // PERF_REG_X86_SP
-int PerfRegOfDwarf(int dwarf) {
-  static constexpr int kMap[kDwarfRegCount] = {0,  3,  2,  1,  4,  5,  6,  7, 16,
-                                               17, 18, 19, 20, 21, 22, 23, 8};
-  return kMap[dwarf];
-}
-#endif
+// x86-64: DWARF registers rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip (the return
+// address column) in perf_regs numbering (PERF_REG_X86_*).
+constexpr int kX86_64PerfOfDwarf[] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
+// arm64: DWARF x0..x30 and sp are perf's 0..31; the pc (perf 32) is passed on its own.
+constexpr int kArm64PerfOfDwarf[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                     11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                     22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 
 std::string_view OwnVdsoImage() {
   auto base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
@@ -49,13 +42,34 @@ std::string_view OwnVdsoImage() {
   return {base, ehdr.e_shoff + size_t{ehdr.e_shnum} * ehdr.e_shentsize};
 }
 
+}  // namespace
+
+// How the recorded architecture's perf registers map to its DWARF registers.
+struct DwarfUnwinder::RegisterSet {
+  uint16_t elf_machine;  // e_machine of the binaries it runs
+  std::span<const int> perf_of_dwarf;
+  int perf_pc, perf_sp;
+};
+
+namespace {
+
+constexpr uint16_t kHostMachine =
+#if defined(__aarch64__)
+    EM_AARCH64;
+#else
+    EM_X86_64;
+#endif
+
 // One sample's registers and stack, read by libdwfl's callbacks during an unwind.
 struct SampleState {
   pid_t tid = 0;
+  const std::span<const int>* perf_of_dwarf = nullptr;
   uint64_t regs_by_perf_number[64] = {};
   uint64_t present = 0;  // bit n: perf register n is known
+  uint64_t pc = 0;
   std::string_view stack;
   uint64_t sp = 0;
+  bool read_past_copy = false;  // the walk wanted a word above the copied bytes
 };
 
 pid_t NextThread(Dwfl*, void* arg, void** thread_arg) {
@@ -70,22 +84,28 @@ bool GetThread(Dwfl*, pid_t, void* arg, void** thread_arg) {
 }
 
 bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* arg) {
-  const SampleState& state = *static_cast<const SampleState*>(arg);
+  SampleState& state = *static_cast<SampleState*>(arg);
   // Only the copied stack is readable; anything else ends the walk at that frame.
-  if (address < state.sp || address - state.sp + 8 > state.stack.size()) return false;
+  if (address < state.sp || address - state.sp + 8 > state.stack.size()) {
+    // Above the copy, but where the stack goes on: the copy was too short for this frame.
+    if (address >= state.sp && address - state.sp < (uint64_t{1} << 24))
+      state.read_past_copy = true;
+    return false;
+  }
   std::memcpy(result, state.stack.data() + (address - state.sp), 8);
   return true;
 }
 
 bool SetInitialRegisters(Dwfl_Thread* thread, void* arg) {
   const SampleState& state = *static_cast<const SampleState*>(arg);
-  for (int dwarf = 0; dwarf < kDwarfRegCount; ++dwarf) {
-    int perf = PerfRegOfDwarf(dwarf);
+  const std::span<const int>& perf_of_dwarf = *state.perf_of_dwarf;
+  for (size_t dwarf = 0; dwarf < perf_of_dwarf.size(); ++dwarf) {
+    int perf = perf_of_dwarf[dwarf];
     if (!(state.present & (uint64_t{1} << perf))) continue;
     Dwarf_Word value = state.regs_by_perf_number[perf];
-    if (!dwfl_thread_state_registers(thread, dwarf, 1, &value)) return false;
+    if (!dwfl_thread_state_registers(thread, static_cast<int>(dwarf), 1, &value)) return false;
   }
-  dwfl_thread_state_register_pc(thread, state.regs_by_perf_number[kPerfPc]);
+  dwfl_thread_state_register_pc(thread, state.pc);
   return true;
 }
 
@@ -93,28 +113,86 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     NextThread, GetThread, MemoryRead, SetInitialRegisters, nullptr, nullptr,
 };
 
+// True when the module holding `address` has CFI (.eh_frame or .debug_frame) covering it.
+bool HasCfiFor(Dwfl* dwfl, uint64_t address) {
+  Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+  if (!module) return false;
+  for (int debug = 0; debug < 2; ++debug) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi =
+        debug ? dwfl_module_dwarf_cfi(module, &bias) : dwfl_module_eh_cfi(module, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (cfi && dwarf_cfi_addrframe(cfi, address - bias, &frame) == 0) {
+      std::free(frame);
+      return true;
+    }
+  }
+  return false;
+}
+
 struct FrameCollector {
+  Dwfl* dwfl;
+  SampleState* state;
   std::vector<uint64_t>* frames;
+  size_t first;  // frames before this one are not the sample's
   size_t max_frames;
+  std::optional<UnwindEnd> end;  // set when the collector itself ended the walk
+  bool outside = false;          // the last frame is in no binary of the session
 };
 
 int CollectFrame(Dwfl_Frame* frame, void* arg) {
   auto& collector = *static_cast<FrameCollector*>(arg);
+  std::vector<uint64_t>& frames = *collector.frames;
+  // libdwfl takes an unreadable return address for the end of the stack; only the reads made
+  // while unwinding the last frame delivered tell whether the copy ended it. They start here:
+  // asked whether a frame is an activation, dwfl_frame_pc unwinds it.
+  collector.state->read_past_copy = false;
   Dwarf_Addr pc;
   bool activation;
-  if (!dwfl_frame_pc(frame, &pc, &activation) || pc == 0) return DWARF_CB_ABORT;
-  // A frame that repeats its caller means the CFI went in circles.
-  if (collector.frames->size() >= 2 && collector.frames->back() == pc &&
-      (*collector.frames)[collector.frames->size() - 2] == pc)
+  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_OK;  // libdwfl says why next
+  // A zero return address marks the outermost frame on arm64 (x30 cleared in _start).
+  if (pc == 0) {
+    collector.end = UnwindEnd::kOutermostFrame;
     return DWARF_CB_ABORT;
-  collector.frames->push_back(pc);
-  return collector.frames->size() < collector.max_frames ? DWARF_CB_OK : DWARF_CB_ABORT;
+  }
+  // A frame that repeats its caller means the CFI went in circles.
+  if (frames.size() >= collector.first + 2 && frames.back() == pc &&
+      frames[frames.size() - 2] == pc) {
+    collector.end = UnwindEnd::kUnwinderError;
+    return DWARF_CB_ABORT;
+  }
+  frames.push_back(pc);
+  if (frames.size() - collector.first >= collector.max_frames) {
+    collector.end = UnwindEnd::kFrameLimit;
+    return DWARF_CB_ABORT;
+  }
+  // The walk goes on only from frames whose binary's CFI covers them: from anywhere else libdwfl
+  // falls back to guessing from the frame pointer, which code built without one does not keep,
+  // and the guesses would show as callers. A return address points after its call.
+  const uint64_t address = pc - (activation ? 0 : 1);
+  if (!dwfl_addrmodule(collector.dwfl, address)) {
+    collector.outside = true;
+    return DWARF_CB_ABORT;
+  }
+  if (!HasCfiFor(collector.dwfl, address)) {
+    collector.end = UnwindEnd::kNoCfi;
+    return DWARF_CB_ABORT;
+  }
+  return DWARF_CB_OK;
+}
+
+bool IsFileless(const std::string& filename) {
+  return filename.empty() || (filename[0] != '/' && filename != "[vdso]");
 }
 
 }  // namespace
 
 struct DwarfUnwinder::ElfLayout {
+  // Why no file stands for the recorded one: kNoBinary, kBuildIdMismatch; kOutermostFrame when
+  // one does.
+  UnwindEnd unusable = UnwindEnd::kOutermostFrame;
   std::string path;  // local file to open; empty for the vdso image
+  uint16_t machine = 0;
   struct Segment {
     uint64_t offset, vaddr, filesz, memsz;
   };
@@ -139,7 +217,17 @@ struct DwarfUnwinder::Process {
   }
 };
 
-DwarfUnwinder::DwarfUnwinder(DwarfUnwinderOptions options) : options_(std::move(options)) {
+const DwarfUnwinder::RegisterSet* DwarfUnwinder::FindRegisterSet(const std::string& machine) {
+  static const DwarfUnwinder::RegisterSet kX86_64{EM_X86_64, kX86_64PerfOfDwarf, 8, 7};
+  static const DwarfUnwinder::RegisterSet kArm64{EM_AARCH64, kArm64PerfOfDwarf, 32, 31};
+  if (machine == "x86_64" || machine == "amd64") return &kX86_64;
+  if (machine == "aarch64" || machine == "arm64") return &kArm64;
+  if (machine.empty()) return kHostMachine == EM_AARCH64 ? &kArm64 : &kX86_64;
+  return nullptr;
+}
+
+DwarfUnwinder::DwarfUnwinder(DwarfUnwinderOptions options)
+    : options_(std::move(options)), registers_(FindRegisterSet("")) {
   search_ = {DebugSearchPath(options_.symfs, options_.debug_dirs), options_.cache_dir};
   debuginfo_path_ptr_ = search_.path.data();
   vdso_image_ = std::string(OwnVdsoImage());
@@ -147,29 +235,42 @@ DwarfUnwinder::DwarfUnwinder(DwarfUnwinderOptions options) : options_(std::move(
 
 DwarfUnwinder::~DwarfUnwinder() = default;
 
+void DwarfUnwinder::OnArchitecture(const std::string& machine) {
+  registers_ = FindRegisterSet(machine);
+  if (!registers_) Note("no register layout for " + machine + " recordings; stacks not unwound");
+}
+
 void DwarfUnwinder::Note(const std::string& message) {
   if (std::find(notes_.begin(), notes_.end(), message) == notes_.end()) notes_.push_back(message);
 }
 
-const DwarfUnwinder::ElfLayout* DwarfUnwinder::LayoutOf(const std::string& recorded_path,
+const DwarfUnwinder::ElfLayout& DwarfUnwinder::LayoutOf(const std::string& recorded_path,
                                                         const std::string& build_id) {
   std::string key = recorded_path + '\0' + build_id;
   auto it = layouts_.find(key);
-  if (it != layouts_.end()) return it->second.get();
+  if (it != layouts_.end()) return *it->second;
   auto layout = std::make_unique<ElfLayout>();
-  bool usable = false;
+  layout->unusable = UnwindEnd::kNoBinary;
   std::vector<std::string> candidates;
   std::string path = StripDeleted(recorded_path);
   if (recorded_path == "[vdso]") {
     candidates.push_back("");
   } else if (!path.empty() && path[0] == '/') {
+    if (options_.locate) {
+      if (std::string local = options_.locate(recorded_path, build_id); !local.empty())
+        candidates.push_back(local);
+    }
     if (options_.symfs.empty()) {
       candidates.push_back(path);
     } else {
       candidates.push_back(options_.symfs + path);
       candidates.push_back(options_.symfs + "/" + BaseName(path));
     }
+    if (std::string cached = BuildIdCacheCopy(options_.build_id_dir, path, build_id);
+        !cached.empty())
+      candidates.push_back(cached);
   }
+  const uint16_t machine = registers_ ? registers_->elf_machine : kHostMachine;
   for (const std::string& candidate : candidates) {
     int fd = -1;
     Elf* elf = nullptr;
@@ -182,16 +283,25 @@ const DwarfUnwinder::ElfLayout* DwarfUnwinder::LayoutOf(const std::string& recor
       elf_version(EV_CURRENT);
       elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
     }
-    if (elf && elf_kind(elf) == ELF_K_ELF) {
+    GElf_Ehdr ehdr;
+    if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr)) {
       const void* id = nullptr;
       ssize_t id_size = dwelf_elf_gnu_build_id(elf, &id);
       std::string file_id =
           id_size > 0 ? std::string(static_cast<const char*>(id), static_cast<size_t>(id_size))
                       : std::string();
+      const std::string shown = candidate.empty() ? recorded_path : candidate;
       if (!build_id.empty() && !file_id.empty() && !SameBuildId(build_id, file_id)) {
-        Note((candidate.empty() ? recorded_path : candidate) + ": build-id " + BuildIdHex(file_id) +
-             " differs from the recorded " + BuildIdHex(build_id) + "; not used for unwinding");
+        Note(shown + ": build-id " + BuildIdHex(file_id) + " differs from the recorded " +
+             BuildIdHex(build_id) + "; not used for unwinding");
+        layout->unusable = UnwindEnd::kBuildIdMismatch;
+      } else if (ehdr.e_machine != machine) {
+        // This machine's vdso, or a file of the same name, for a recording made elsewhere.
+        Note(shown + " is for another machine (ELF machine " + std::to_string(ehdr.e_machine) +
+             "); not used for unwinding");
+        layout->unusable = UnwindEnd::kBuildIdMismatch;
       } else {
+        layout->segments.clear();
         size_t phnum = 0;
         elf_getphdrnum(elf, &phnum);
         bool first = true;
@@ -204,21 +314,18 @@ const DwarfUnwinder::ElfLayout* DwarfUnwinder::LayoutOf(const std::string& recor
           first = false;
         }
         layout->path = candidate;
-        usable = !layout->segments.empty();
+        layout->machine = ehdr.e_machine;
+        if (!layout->segments.empty()) layout->unusable = UnwindEnd::kOutermostFrame;
       }
     }
     if (elf) elf_end(elf);
     if (fd >= 0) ::close(fd);
-    if (usable) break;
+    if (layout->unusable == UnwindEnd::kOutermostFrame) break;
   }
-  if (!usable) {
-    if (!candidates.empty())
-      Note("no usable file for " + recorded_path + "; stacks through it end there");
-    layout.reset();
-  }
-  return layouts_.emplace(std::move(key), std::move(layout)).first->second.get();
+  if (layout->unusable == UnwindEnd::kNoBinary && !candidates.empty())
+    Note("no usable file for " + recorded_path + "; stacks through it end there");
+  return *layouts_.emplace(std::move(key), std::move(layout)).first->second;
 }
-
 DwarfUnwinder::Process& DwarfUnwinder::SessionFor(uint32_t pid) {
   auto& process = processes_[pid];
   if (!process) {
@@ -234,8 +341,8 @@ DwarfUnwinder::Process& DwarfUnwinder::SessionFor(uint32_t pid) {
 }
 
 DwarfUnwinder::ReportResult DwarfUnwinder::Report(Process& process, const Mapping& mapping) {
-  const ElfLayout* layout = LayoutOf(mapping.filename, mapping.build_id);
-  if (!layout) return ReportResult::kUnusable;
+  const ElfLayout* layout = &LayoutOf(mapping.filename, mapping.build_id);
+  if (layout->unusable != UnwindEnd::kOutermostFrame) return ReportResult::kUnusable;
   // The segment this mapping holds gives the load bias: runtime address - file address.
   const ElfLayout::Segment* segment = nullptr;
   for (const auto& s : layout->segments) {
@@ -277,35 +384,45 @@ DwarfUnwinder::ReportResult DwarfUnwinder::Report(Process& process, const Mappin
   return ReportResult::kOk;
 }
 
-Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, uint32_t pid,
-                                                    uint64_t regs_mask,
-                                                    std::span<const uint64_t> regs,
-                                                    std::string_view stack) {
+UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
+                                  std::span<const uint64_t> regs, std::string_view stack,
+                                  std::vector<uint64_t>* frames) {
   ++stats_.samples;
+  if (!registers_) return {UnwindEnd::kNoRegisters, ""};
   SampleState state;
   state.tid = static_cast<pid_t>(pid);
+  state.perf_of_dwarf = &registers_->perf_of_dwarf;
   size_t index = 0;
   for (int bit = 0; bit < 64 && index < regs.size(); ++bit) {
     if (!(regs_mask & (uint64_t{1} << bit))) continue;
     state.regs_by_perf_number[bit] = regs[index++];
     state.present |= uint64_t{1} << bit;
   }
-  if (!(state.present & (uint64_t{1} << kPerfPc)) || !(state.present & (uint64_t{1} << kPerfSp)))
-    return Error("the sample has no copy of the pc and stack pointer");
-  const uint64_t pc = state.regs_by_perf_number[kPerfPc];
-  state.sp = state.regs_by_perf_number[kPerfSp];
+  const uint64_t pc_bit = uint64_t{1} << registers_->perf_pc;
+  const uint64_t sp_bit = uint64_t{1} << registers_->perf_sp;
+  if (!(state.present & pc_bit) || !(state.present & sp_bit)) return {UnwindEnd::kNoRegisters, ""};
+  const uint64_t pc = state.regs_by_perf_number[registers_->perf_pc];
+  state.pc = pc;
+  state.sp = state.regs_by_perf_number[registers_->perf_sp];
   state.stack = stack;
 
+  const size_t first = frames->size();
   // Every binary the walk can enter holds the pc or a word on the stack (return addresses are
   // read from the stack), so those are reported to the session before the walk starts.
   std::vector<const Mapping*> needed;
   std::set<const Mapping*> seen;
   auto consider = [&](uint64_t address) {
     const Mapping* mapping = space.Find(pid, address);
-    if (mapping && seen.insert(mapping).second) needed.push_back(mapping);
+    if (mapping && !IsFileless(mapping->filename) && seen.insert(mapping).second)
+      needed.push_back(mapping);
   };
   consider(pc);
-  if (needed.empty()) return Error("no recorded mapping holds the pc");
+  if (needed.empty()) {
+    if (pc) frames->push_back(pc);
+    const Mapping* mapping = space.Find(pid, pc);
+    return {UnwindEnd::kUnknownAddress, mapping ? mapping->filename : ""};
+  }
+  frames->push_back(pc);
   for (size_t at = 0; at + 8 <= stack.size(); at += 8) {
     uint64_t word;
     std::memcpy(&word, stack.data() + at, 8);
@@ -314,8 +431,12 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
   Process* process = &SessionFor(pid);
   for (size_t i = 0; i < needed.size(); ++i) {
     ReportResult result = Report(*process, *needed[i]);
-    if (i == 0 && result == ReportResult::kUnusable)
-      return Error("the binary of the pc cannot be read: " + needed[0]->filename);
+    if (i == 0 && result == ReportResult::kUnusable) {
+      const ElfLayout& layout = LayoutOf(needed[0]->filename, needed[0]->build_id);
+      UnwindEnd end =
+          layout.unusable == UnwindEnd::kOutermostFrame ? UnwindEnd::kNoBinary : layout.unusable;
+      return {end, needed[0]->filename};
+    }
     if (result != ReportResult::kConflict) continue;
     processes_.erase(pid);
     process = &SessionFor(pid);
@@ -324,25 +445,59 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
   process->state = state;
   if (!process->attached) {
     if (!dwfl_attach_state(process->dwfl, nullptr, static_cast<pid_t>(pid), &kThreadCallbacks,
-                           &process->state))
-      return Error(std::string("dwfl_attach_state: ") + dwfl_errmsg(-1));
+                           &process->state)) {
+      Note(std::string("dwfl_attach_state: ") + dwfl_errmsg(-1));
+      return {UnwindEnd::kUnwinderError, needed[0]->filename};
+    }
     process->attached = true;
   }
+  frames->pop_back();  // the walk gives the pc again as its first frame
+  FrameCollector collector{process->dwfl, &process->state,     frames,
+                           first,         options_.max_frames, std::nullopt};
+  int walked =
+      dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
+  if (frames->size() == first) frames->push_back(pc);
+  stats_.frames += frames->size() - first;
+  if (collector.end) {
+    const Mapping* last = space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
+    return {*collector.end, last ? last->filename : ""};
+  }
+  if (walked == 0 && !collector.outside && !process->state.read_past_copy)
+    return {UnwindEnd::kOutermostFrame, ""};
+  return WhyStopped(space, pid, *process, *frames, first);
+}
+
+UnwindOutcome DwarfUnwinder::WhyStopped(const AddressSpace& space, uint32_t pid, Process& process,
+                                        const std::vector<uint64_t>& frames, size_t first) {
+  // The frame the walk could not leave: a return address points after its call.
+  const uint64_t address = frames.back() - (frames.size() - first > 1 ? 1 : 0);
+  const Mapping* mapping = space.Find(pid, address);
+  if (!mapping || IsFileless(mapping->filename))
+    return {UnwindEnd::kUnknownAddress, mapping ? mapping->filename : ""};
+  const ElfLayout& layout = LayoutOf(mapping->filename, mapping->build_id);
+  if (layout.unusable != UnwindEnd::kOutermostFrame) return {layout.unusable, mapping->filename};
+  if (process.state.read_past_copy) return {UnwindEnd::kStackCopyTooShort, mapping->filename};
+  if (!HasCfiFor(process.dwfl, address)) return {UnwindEnd::kNoCfi, mapping->filename};
+  return {UnwindEnd::kUnwinderError, mapping->filename};
+}
+
+Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, uint32_t pid,
+                                                    uint64_t regs_mask,
+                                                    std::span<const uint64_t> regs,
+                                                    std::string_view stack) {
   std::vector<uint64_t> frames;
-  FrameCollector collector{&frames, options_.max_frames};
-  // The end of the stack shows as an error on some architectures; the frames found count.
-  dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
-  if (frames.empty()) frames.push_back(pc);
-  stats_.frames += frames.size();
+  UnwindOutcome outcome = Walk(space, pid, regs_mask, regs, stack, &frames);
+  const bool pc_binary_unknown =
+      outcome.end == UnwindEnd::kNoRegisters || outcome.end == UnwindEnd::kUnknownAddress ||
+      outcome.end == UnwindEnd::kNoBinary || outcome.end == UnwindEnd::kBuildIdMismatch;
+  if (frames.size() <= 1 && pc_binary_unknown)
+    return Error(std::string("not unwound: ") + UnwindEndName(outcome.end) +
+                 (outcome.module.empty() ? "" : " (" + outcome.module + ")"));
   return frames;
 }
 
-bool DwarfUnwinder::Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) {
-  auto chain = Unwind(space_, sample.pid, sample.regs_mask, sample.regs, sample.stack);
-  if (!chain.ok()) return false;
-  // The caller already has the sampled pc; it wants the callers.
-  frames->insert(frames->end(), chain->begin() + 1, chain->end());
-  return true;
+UnwindOutcome DwarfUnwinder::Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) {
+  return Walk(space_, sample.pid, sample.regs_mask, sample.regs, sample.stack, frames);
 }
 
 }  // namespace tprof

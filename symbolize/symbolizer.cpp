@@ -146,20 +146,24 @@ ResolvedFrame Symbolizer::ResolveInProcess(uint32_t pid, const Mapping* mapping,
   return ResolveFile(*mapping, address);
 }
 
-std::string Symbolizer::CachedCopy(const std::string& recorded_path,
-                                   const std::string& build_id) const {
-  if (options_.build_id_dir.empty() || build_id.empty()) return "";
+std::string BuildIdCacheCopy(const std::string& build_id_dir, const std::string& recorded_path,
+                             const std::string& build_id) {
+  if (build_id_dir.empty() || build_id.empty()) return "";
   // DIR/.build-id/xx/yyyy links to the directory of the copy: "elf", or the kernel's "kallsyms".
   const char* file = IsKernelMappingName(recorded_path) ? "/kallsyms" : "/elf";
   std::string hex = BuildIdHex(build_id);
   for (;;) {
-    std::string path =
-        options_.build_id_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + file;
+    std::string path = build_id_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + file;
     if (IsFile(path)) return path;
     // perf pads short ids with zeros; the cache names them unpadded.
     if (hex.size() <= 2 || !hex.ends_with("00")) return "";
     while (hex.size() > 2 && hex.ends_with("00")) hex.resize(hex.size() - 2);
   }
+}
+
+std::string Symbolizer::CachedCopy(const std::string& recorded_path,
+                                   const std::string& build_id) const {
+  return BuildIdCacheCopy(options_.build_id_dir, recorded_path, build_id);
 }
 
 Symbolizer::KernelSymbolsFile Symbolizer::KernelSymbolsFor(

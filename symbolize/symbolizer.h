@@ -27,6 +27,11 @@ namespace tprof {
 // Where perf keeps its build-id cache: $PERF_BUILDID_DIR, else $HOME/.debug.
 std::string DefaultBuildIdDir();
 
+// The copy of a recorded file in a perf build-id cache: DIR/.build-id/xx/yyyy/elf (kallsyms for
+// the kernel); "" when the cache has none.
+std::string BuildIdCacheCopy(const std::string& build_id_dir, const std::string& recorded_path,
+                             const std::string& build_id);
+
 struct SymbolizerOptions {
   // Root under which recorded paths are looked up (perf's --symfs): /usr/bin/x is read from
   // SYMFS/usr/bin/x, else SYMFS/x. Empty: recorded paths are used as they are.

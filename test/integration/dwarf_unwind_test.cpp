@@ -194,19 +194,23 @@ TEST(DwarfUnwind, ThroughTheUserStackUnwinderInterface) {
   sample.regs = capture.samples[0].regs_user;
   sample.stack = capture.samples[0].stack_user;
   std::vector<uint64_t> frames;
-  EXPECT_FALSE(unwinder.Unwind(sample, &frames));                // no mappings known yet
+  // No mappings known yet: the pc alone, in no known mapping.
+  EXPECT_EQ(unwinder.Unwind(sample, &frames).end, UnwindEnd::kUnknownAddress);
+  EXPECT_LE(frames.size(), 1u);
   for (const MmapRecord& r : capture.mmaps) unwinder.OnMmap(r);  // as UnwindPass does
-  size_t unwound = 0;
+  size_t unwound = 0, complete = 0;
   for (const ParsedPerfSample& s : capture.samples) {
     sample.ip = s.sample.ip;
     sample.regs = s.regs_user;
     sample.stack = s.stack_user;
     frames.clear();
-    // Callers only, leaf first: at least mid, top, main and libc's start code.
-    if (unwinder.Unwind(sample, &frames) && frames.size() >= 3 && frames[0] != s.sample.ip)
-      ++unwound;
+    // Leaf first: the pc, then at least mid, top, main and libc's start code.
+    UnwindOutcome outcome = unwinder.Unwind(sample, &frames);
+    if (frames.size() >= 4) ++unwound;
+    if (outcome.end == UnwindEnd::kOutermostFrame) ++complete;
   }
   EXPECT_GE(unwound, capture.samples.size() * 9 / 10);
+  EXPECT_GE(complete, capture.samples.size() * 9 / 10);
 }
 
 TEST(DwarfUnwind, GarbageInputIsAnErrorOrAShortChain) {

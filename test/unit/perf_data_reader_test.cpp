@@ -548,6 +548,7 @@ std::string DataRecords(bool be) {
 
 void PutFeatures(Bytes& b, uint32_t feature) {
   if (feature == perf_data::kFeatHostname) b.HeaderString("synthetic-host");
+  if (feature == perf_data::kFeatArch) b.HeaderString("aarch64");
   if (feature == perf_data::kFeatEventDesc) {
     b.U32(2);
     b.U32(136);
@@ -566,8 +567,8 @@ void PutFeatures(Bytes& b, uint32_t feature) {
   }
 }
 
-constexpr uint32_t kFeatures[] = {perf_data::kFeatHostname, perf_data::kFeatEventDesc,
-                                  perf_data::kFeatGroupDesc};
+constexpr uint32_t kFeatures[] = {perf_data::kFeatHostname, perf_data::kFeatArch,
+                                  perf_data::kFeatEventDesc, perf_data::kFeatGroupDesc};
 
 // File mode: header, attrs (one 64-byte ABI entry stride with a 136-byte attribute would not
 // fit, so both use 136 + the ids section), ids, data, feature table.
@@ -753,6 +754,42 @@ TEST(PerfDataReader, SyntheticFileModeBothByteOrders) {
     Collected c = ReadAll(FileMode(be, DataRecords(be)));
     ExpectSyntheticContent(c);
   }
+}
+
+// With an unwinder, every sample with user registers and a stack copy gets the unwinder's frames
+// after the recorded kernel part (the user part perf recorded replaced), the unwinder learns the
+// recorded architecture first, and the outcomes are counted.
+TEST(PerfDataReader, StackCopiesGoToTheUnwinderWithTheRecordedArchitecture) {
+  struct Unwinder : UserStackUnwinder {
+    std::string architecture;
+    std::vector<size_t> stack_sizes;
+    void OnArchitecture(const std::string& machine) override { architecture = machine; }
+    void OnMmap(const MmapRecord&) override {}
+    UnwindOutcome Unwind(const UserStackSample& s, std::vector<uint64_t>* frames) override {
+      stack_sizes.push_back(s.stack.size());
+      if (s.regs.size() != 2 || s.regs_mask != 0x5) return {UnwindEnd::kNoRegisters, ""};
+      frames->insert(frames->end(), {s.ip, 0x402222, 0x403333});
+      return {UnwindEnd::kStackCopyTooShort, "/bin/prog"};
+    }
+  } unwinder;
+  std::string bytes = FileMode(false, DataRecords(false));
+  auto reader = PerfDataReader::Open(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  EXPECT_EQ(reader->metadata().architecture, "aarch64");
+  Collected c;
+  auto summary = reader->ReadRecords(c, &unwinder);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(unwinder.architecture, "aarch64");
+  ASSERT_FALSE(c.samples.empty());
+  EXPECT_EQ(unwinder.stack_sizes, std::vector<size_t>(c.samples.size(), 16));
+  for (const Sample& s : c.samples)
+    EXPECT_EQ(s.callchain, (std::vector<uint64_t>{kContextUser, s.ip, 0x402222, 0x403333}));
+  EXPECT_EQ(summary->unwinding.samples, c.samples.size());
+  EXPECT_EQ(summary->unwinding.complete, 0u);
+  const auto& stopped =
+      summary->unwinding.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)];
+  EXPECT_EQ(stopped.samples, c.samples.size());
+  EXPECT_EQ(stopped.module, "/bin/prog");
 }
 
 // A round holds one run of time-ordered records per CPU ring buffer perf drained; delivery is

@@ -1,6 +1,6 @@
-// Callchain assembly around the unwinder: kernel part as recorded, then the user context marker,
-// the user pc (from the sample or, for kernel samples, from the copied registers) and the frames
-// the unwinder returns; stack copies dropped unless kept.
+// Callchain assembly around the unwinder: kernel part as recorded, then the user context marker
+// and the frames the unwinder returns (the user pc first); the sampled ip when it returns none;
+// stack copies dropped unless kept; outcomes counted by the reason a walk ended.
 #include "core/unwind_pass.h"
 
 #include <gtest/gtest.h>
@@ -11,17 +11,20 @@
 namespace tprof {
 namespace {
 
-// Returns fixed frames and records what it was given.
+// Gives the pc (the last register: the highest bit of the masks below) and fixed return
+// addresses; without a stack, nothing. Records what it was given.
 class FakeUnwinder : public UserStackUnwinder {
  public:
+  void OnArchitecture(const std::string& machine) override { architecture = machine; }
   void OnMmap(const MmapRecord& r) override { mmaps.push_back(r.filename); }
-  bool Unwind(const UserStackSample& s, std::vector<uint64_t>* frames) override {
-    seen_pcs.push_back(s.ip);
+  UnwindOutcome Unwind(const UserStackSample& s, std::vector<uint64_t>* frames) override {
+    seen_pcs.push_back(s.regs.back());
     seen_stack_sizes.push_back(s.stack.size());
-    if (s.stack.empty()) return false;
-    frames->insert(frames->end(), {0x401100, 0x401200, 0x401300});
-    return true;
+    if (s.stack.empty()) return {UnwindEnd::kStackCopyTooShort, ""};
+    frames->insert(frames->end(), {s.regs.back(), 0x401100, 0x401200, 0x401300});
+    return {};
   }
+  std::string architecture = "unset";
   std::vector<std::string> mmaps;
   std::vector<uint64_t> seen_pcs;
   std::vector<size_t> seen_stack_sizes;
@@ -34,14 +37,14 @@ constexpr uint64_t kMask = (1ull << 32) | (1ull << 31) | (1ull << 29);  // PC, S
 #endif
 
 std::string UnwindToBytes(const std::vector<Sample>& input, bool keep, FakeUnwinder& unwinder,
-                          UnwindStats* stats) {
+                          UnwindStatistics* stats) {
   std::vector<EventDesc> events(1);
   events[0].name = "task-clock";
   events[0].sample_regs_user = kMask;
   std::string bytes;
   auto writer = ProfileWriter::Create(std::make_unique<StringSink>(bytes), Metadata{}, events);
   EXPECT_TRUE(writer.ok());
-  UnwindPass pass(events, unwinder, *writer.value(), keep);
+  UnwindPass pass(events, unwinder, *writer.value(), keep, "aarch64");
   MmapRecord m;
   m.filename = "/bin/prog";
   pass.OnMmap(m);
@@ -69,19 +72,21 @@ TEST(UnwindPassTest, UserSampleGetsPcThenUnwoundFrames) {
   s.user_regs = {0x7ffd0000, 0x7ffc0000, 0x401050};  // mask order: lowest bit first
   s.user_stack = std::string(64, 'x');
   FakeUnwinder unwinder;
-  UnwindStats stats;
+  UnwindStatistics stats;
   auto out = ReadSamples(UnwindToBytes({s}, false, unwinder, &stats));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].callchain,
             (std::vector<uint64_t>{kContextUser, 0x401050, 0x401100, 0x401200, 0x401300}));
   EXPECT_TRUE(out[0].user_stack.empty());
   EXPECT_TRUE(out[0].user_regs.empty());
-  EXPECT_EQ(stats.unwound, 1u);
-  EXPECT_EQ(stats.total_user_frames, 3u);
+  EXPECT_EQ(stats.samples, 1u);
+  EXPECT_EQ(stats.complete, 1u);
+  EXPECT_EQ(stats.user_frames, 4u);
   EXPECT_EQ(unwinder.mmaps, std::vector<std::string>{"/bin/prog"});
+  EXPECT_EQ(unwinder.architecture, "aarch64");
 }
 
-TEST(UnwindPassTest, KernelSampleTakesTheUserPcFromTheRegisters) {
+TEST(UnwindPassTest, KernelSampleKeepsItsKernelPartBeforeTheUserFrames) {
   Sample s;
   s.ip = 0xffffffff81001234;
   s.callchain = {kContextKernel, 0xffffffff81001234, 0xffffffff81005678};
@@ -89,7 +94,7 @@ TEST(UnwindPassTest, KernelSampleTakesTheUserPcFromTheRegisters) {
   s.user_regs = {0x7ffd0000, 0x7ffc0000, 0x401777};
   s.user_stack = std::string(64, 'x');
   FakeUnwinder unwinder;
-  UnwindStats stats;
+  UnwindStatistics stats;
   auto out = ReadSamples(UnwindToBytes({s}, true, unwinder, &stats));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(unwinder.seen_pcs, std::vector<uint64_t>{0x401777});
@@ -108,13 +113,57 @@ TEST(UnwindPassTest, SamplesWithoutStacksPassThroughAndFailuresKeepTheLeaf) {
   no_stack.user_regs_abi = 2;
   no_stack.user_regs = {1, 2, 0x401050};
   FakeUnwinder unwinder;
-  UnwindStats stats;
+  UnwindStatistics stats;
   auto out = ReadSamples(UnwindToBytes({plain, no_stack}, false, unwinder, &stats));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].callchain, plain.callchain);
   EXPECT_EQ(out[1].callchain, (std::vector<uint64_t>{kContextUser, 0x401050}));
-  EXPECT_EQ(stats.samples_with_stacks, 1u);
-  EXPECT_EQ(stats.unwound, 0u);
+  EXPECT_EQ(stats.samples, 1u);
+  EXPECT_EQ(stats.complete, 0u);
+  const auto& short_copy = stats.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)];
+  EXPECT_EQ(short_copy.samples, 1u);
+  EXPECT_EQ(short_copy.leaf_only, 1u);
+}
+
+// A kernel sample the unwinder gives nothing for keeps its kernel part alone: its ip is no user
+// address to stand for the leaf.
+TEST(UnwindPassTest, KernelSampleWithoutUserFramesKeepsTheKernelPart) {
+  Sample s;
+  s.ip = 0xffffffff81001234;
+  s.callchain = {kContextKernel, 0xffffffff81001234};
+  s.user_regs_abi = 2;
+  s.user_regs = {1, 2, 0x401777};
+  FakeUnwinder unwinder;
+  UnwindStatistics stats;
+  auto out = ReadSamples(UnwindToBytes({s}, false, unwinder, &stats));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].callchain, s.callchain);
+}
+
+TEST(UnwindStatisticsTest, OneLinePerReasonWithTheModuleAndTheRemedy) {
+  UnwindStatistics stats;
+  EXPECT_TRUE(DescribeUnwinding(stats).empty());
+  for (int i = 0; i < 6; ++i) stats.Add({UnwindEnd::kOutermostFrame, ""}, 5);
+  stats.Add({UnwindEnd::kNoBinary, "/opt/app/prog"}, 1);
+  stats.Add({UnwindEnd::kNoBinary, "/usr/lib/libc.so.6"}, 3);
+  stats.Add({UnwindEnd::kStackCopyTooShort, "/opt/app/prog"}, 2);
+  stats.Add({UnwindEnd::kFrameLimit, ""}, 256);
+  EXPECT_EQ(stats.samples, 10u);
+  EXPECT_EQ(stats.complete, 7u);
+  EXPECT_EQ(stats.incomplete(), 3u);
+  auto lines = DescribeUnwinding(stats);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "7 of 10 user stacks (70.0%) unwound from their DWARF stack copies to the outermost "
+            "frame, 29.2 user frames on average");
+  EXPECT_EQ(lines[1],
+            "2 not unwound to the end (20.0%, 1 of them leaf only): no binary: /opt/app/prog was "
+            "not found here; name it with --binary FILE or --symfs DIR");
+  EXPECT_NE(lines[2].find("1 not unwound to the end (10.0%, 0 of them leaf only): stack copy "
+                          "too short: "),
+            std::string::npos)
+      << lines[2];
+  EXPECT_NE(lines[2].find("--call-graph dwarf,SIZE"), std::string::npos);
 }
 
 }  // namespace

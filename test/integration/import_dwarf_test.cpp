@@ -1,0 +1,452 @@
+// perf.data recorded with `perf record --call-graph dwarf` of programs the test builds without
+// frame pointers (static and PIE, C and C++ with an inlined call), read by every command that
+// reads perf.data: their user stacks must be complete (main, __libc_start_main and _start under
+// every sample, callers in the proportions the source sets), with the binaries given by
+// --binary after the recorded path is gone; and samples that cannot be unwound must be counted
+// by cause (no binary, build-id mismatch, stack copy too short) on stderr and in the report.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/perf_data_unwinder.h"
+#include "symbolize/dwarf_unwinder.h"
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+
+const std::string kTprof = TPROF_BINARY;
+const std::string kPerf = "/usr/bin/perf";
+const std::string kWorkloads = DWARF_WORKLOADS_DIR;
+const std::string kTestdata = TPROF_TESTDATA_DIR;
+
+// Folded stacks of one recording: each stack's frames, root first, and its weight.
+struct Folded {
+  std::vector<std::pair<std::vector<std::string>, double>> stacks;
+  double total = 0;
+  // The weight share of the stacks for which `match` holds.
+  template <typename Predicate>
+  double Share(Predicate match) const {
+    double part = 0;
+    for (const auto& [frames, weight] : stacks)
+      if (match(frames)) part += weight;
+    return total > 0 ? part / total : 0;
+  }
+};
+
+Folded ParseFolded(const std::string& text) {
+  Folded folded;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    std::vector<std::string> frames;
+    std::string stack = line.substr(0, space);
+    for (size_t at = 0;;) {
+      size_t semi = stack.find(';', at);
+      frames.push_back(stack.substr(at, semi - at));
+      if (semi == std::string::npos) break;
+      at = semi + 1;
+    }
+    double weight = std::stod(line.substr(space + 1));
+    folded.stacks.push_back({frames, weight});
+    folded.total += weight;
+  }
+  return folded;
+}
+
+// A frame's function name without parameters or marks: "work::Run(std::vector<...>&)_[i]" ->
+// "work::Run".
+std::string Bare(const std::string& frame) {
+  std::string name = frame.substr(0, frame.find('('));
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, "_[i]") == 0)
+    name.resize(name.size() - 4);
+  return name;
+}
+
+bool Has(const std::vector<std::string>& frames, const std::string& function) {
+  for (const std::string& f : frames)
+    if (Bare(f) == function) return true;
+  return false;
+}
+
+// glibc's __libc_start_main shares its address with __libc_start_main_impl, the name perf shows.
+bool HasLibcStart(const std::vector<std::string>& frames) {
+  for (const std::string& f : frames)
+    if (Bare(f).starts_with("__libc_start_main")) return true;
+  return false;
+}
+
+// The user frames, root first (kernel frames, "_[k]", dropped).
+std::vector<std::string> UserFrames(const std::vector<std::string>& frames) {
+  std::vector<std::string> user;
+  for (const std::string& f : frames)
+    if (f.size() < 4 || f.compare(f.size() - 4, 4, "_[k]") != 0) user.push_back(f);
+  return user;
+}
+
+// The "N of M user stacks (P%)" figures of the unwinding summary in `text`.
+struct UnwoundLine {
+  bool found = false;
+  uint64_t complete = 0, samples = 0;
+};
+
+UnwoundLine ParseUnwound(const std::string& text) {
+  std::smatch m;
+  static const std::regex kLine(R"(unwinding: (\d+) of (\d+) user stacks)");
+  UnwoundLine line;
+  if (std::regex_search(text, m, kLine)) {
+    line.found = true;
+    line.complete = std::stoull(m[1]);
+    line.samples = std::stoull(m[2]);
+  }
+  return line;
+}
+
+// Samples not unwound to the end for `cause`, from its line ("N not unwound ...: CAUSE: ...").
+uint64_t StoppedFor(const std::string& text, const std::string& cause) {
+  std::smatch m;
+  std::regex line(R"(unwinding: (\d+) not unwound to the end \([^)]*\): )" + cause + ":");
+  return std::regex_search(text, m, line) ? std::stoull(m[1]) : 0;
+}
+
+// The Total% of `function` in a `report --children` table.
+double TotalPercent(const std::string& table, const std::string& function) {
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string total, self, samples, comm, module, name;
+    words >> total >> self >> samples >> comm >> module;
+    std::getline(words, name);
+    name.erase(0, name.find_first_not_of(' '));
+    if (Bare(name) == function) return std::stod(total);
+  }
+  return -1;
+}
+
+class DwarfImport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(kPerf.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+    // As the kernel records it (no "//"): the test looks for the recorded path in messages.
+    dir_ = (std::filesystem::path(::testing::TempDir()) /
+            ("tprof_dwarf_import_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .lexically_normal()
+               .string();
+    std::filesystem::create_directories(dir_ + "/buildids");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Builds a workload from test/workloads/dwarf_import without frame pointers.
+  std::string Build(const std::string& source, const std::string& name, bool is_static,
+                    const std::vector<std::string>& flags = {}) {
+    const bool cpp = source.ends_with(".cpp");
+    std::vector<std::string> argv = {cpp ? "/usr/bin/g++" : "/usr/bin/gcc",
+                                     "-O2",
+                                     "-g",
+                                     "-fomit-frame-pointer",
+                                     "-o",
+                                     dir_ + "/" + name,
+                                     kWorkloads + "/" + source};
+    argv.push_back(is_static ? "-static" : "-pie");
+    if (!is_static) argv.push_back("-fPIE");
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir_ + "/" + name;
+  }
+
+  // perf record --call-graph dwarf[,SIZE] of `binary` for 0.4 s of CPU time; without perf's
+  // build-id cache, so that a binary moved away is really gone.
+  std::string Record(const std::string& binary, const std::string& call_graph = "dwarf") {
+    std::string data = binary + ".data";
+    CommandResult r = RunCommand({kPerf, "record", "-q", "-N", "-e", "cpu-clock", "-F", "2000",
+                                  "--call-graph", call_graph, "-o", data, "--", binary, "0.4"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return data;
+  }
+
+  // tprof with an empty build-id cache (perf's own may hold copies of the test's binaries).
+  CommandResult Tprof(std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/env", "PERF_BUILDID_DIR=" + dir_ + "/buildids", kTprof});
+    return RunCommand(args);
+  }
+
+  std::string dir_;
+};
+
+// The stacks of split.c: spin under heavy (3/4) and light (1/4), under main, under libc's start.
+void ExpectSplitStacks(const Folded& folded) {
+  EXPECT_GT(folded.total, 0);
+  auto user_root = [](const std::vector<std::string>& f) {
+    auto user = UserFrames(f);
+    return user.empty() ? std::string() : Bare(user[0]);
+  };
+  EXPECT_GT(folded.Share([&](const auto& f) { return Has(f, "main"); }), 0.95);
+  EXPECT_GT(folded.Share([&](const auto& f) { return user_root(f) == "_start"; }), 0.95);
+  EXPECT_GT(folded.Share([&](const auto& f) { return HasLibcStart(f); }), 0.95);
+  // A leaf in spin: its callers as the source has them.
+  auto in_spin = [](const auto& f) {
+    auto user = UserFrames(f);
+    return !user.empty() && Bare(user.back()) == "spin";
+  };
+  auto chain = [&](const std::string& caller) {
+    return [&, caller](const std::vector<std::string>& f) {
+      auto user = UserFrames(f);
+      size_t n = user.size();
+      return in_spin(f) && n >= 5 && Bare(user[n - 2]) == caller && Bare(user[n - 3]) == "main";
+    };
+  };
+  const double spin = folded.Share(in_spin);
+  const double heavy = folded.Share(chain("heavy"));
+  const double light = folded.Share(chain("light"));
+  EXPECT_GT(spin, 0.9);
+  EXPECT_GT(heavy + light, spin * 0.98) << heavy << " + " << light << " of " << spin;
+  EXPECT_NEAR(heavy / (heavy + light), 0.75, 0.08);
+}
+
+void ExpectAllUnwound(const std::string& err) {
+  UnwoundLine line = ParseUnwound(err);
+  ASSERT_TRUE(line.found) << err;
+  EXPECT_GT(line.samples, 300u);
+  EXPECT_GE(line.complete * 100, line.samples * 97) << err;
+}
+
+TEST_F(DwarfImport, StaticCProgramGivenByBinaryAfterItMoved) {
+  std::string binary = Build("split.c", "split", /*is_static=*/true);
+  std::string data = Record(binary);
+  std::string moved = binary + ".moved";
+  std::filesystem::rename(binary, moved);
+
+  CommandResult folded = Tprof({"report", "-i", data, "--binary", moved, "--folded"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  ExpectAllUnwound(folded.err);
+  ExpectSplitStacks(ParseFolded(folded.out));
+
+  CommandResult children = Tprof({"report", "-i", data, "--binary", moved, "--children"});
+  ASSERT_EQ(children.exit_code, 0) << children.err;
+  EXPECT_GT(TotalPercent(children.out, "main"), 95.0) << children.out;
+  EXPECT_GT(TotalPercent(children.out, "_start"), 95.0);
+  EXPECT_NEAR(TotalPercent(children.out, "heavy") / TotalPercent(children.out, "spin"), 0.75, 0.08);
+  EXPECT_NE(children.out.find("# unwinding: "), std::string::npos) << children.out;
+
+  // Without the binary: every sample counted under "no binary", naming the recorded file.
+  CommandResult missing = Tprof({"report", "-i", data, "--children"});
+  ASSERT_EQ(missing.exit_code, 0) << missing.err;
+  UnwoundLine line = ParseUnwound(missing.err);
+  ASSERT_TRUE(line.found) << missing.err;
+  EXPECT_EQ(line.complete, 0u);
+  EXPECT_GE(StoppedFor(missing.err, "no binary") * 100, line.samples * 97) << missing.err;
+  EXPECT_NE(missing.err.find(binary + " was not found here"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.out.find("# unwinding: "), std::string::npos);
+  // The stacks are short for want of the binary, not of frame pointers: no -g advice.
+  EXPECT_EQ(missing.out.find("# note: "), std::string::npos) << missing.out;
+}
+
+TEST_F(DwarfImport, PieCProgramAgreesWithPerf) {
+  std::string binary = Build("split.c", "split", /*is_static=*/false);
+  std::string data = Record(binary);
+  CommandResult folded = Tprof({"report", "-i", data, "--folded"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  ExpectAllUnwound(folded.err);
+  ExpectSplitStacks(ParseFolded(folded.out));
+  // perf's own DWARF unwinding of the same file (it unwinds PIE programs) as the reference.
+  CommandResult perf = RunCommand(
+      {kPerf, "report", "-i", data, "--children", "--stdio", "-g", "none", "--sort", "sym"});
+  ASSERT_EQ(perf.exit_code, 0) << perf.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(perf.out, m, std::regex(R"(([\d.]+)%\s+[\d.]+%\s+\[\.\] main\n)")))
+      << perf.out;
+  CommandResult children = Tprof({"report", "-i", data, "--children"});
+  EXPECT_NEAR(TotalPercent(children.out, "main"), std::stod(m[1]), 0.5) << children.out;
+}
+
+// C++ with an inlined call (work::Twice inside work::Run), static and PIE; through report,
+// import and report of the import.
+TEST_F(DwarfImport, CppInlinedCallersStaticAndPie) {
+  for (bool is_static : {true, false}) {
+    SCOPED_TRACE(is_static ? "static" : "pie");
+    std::string name = is_static ? "chain_static" : "chain_pie";
+    std::string binary = Build("inline_chain.cpp", name, is_static);
+    std::string data = Record(binary);
+    std::string moved = binary + ".moved";
+    std::filesystem::rename(binary, moved);
+    std::string imported = binary + ".tprof";
+    CommandResult import = Tprof({"import", data, "--binary", moved, "-o", imported});
+    ASSERT_EQ(import.exit_code, 0) << import.err;
+    ExpectAllUnwound(import.err);
+    for (const std::string& input : {data, imported}) {
+      CommandResult folded = Tprof({"report", "-i", input, "--binary", moved, "--folded"});
+      ASSERT_EQ(folded.exit_code, 0) << folded.err;
+      Folded stacks = ParseFolded(folded.out);
+      auto complete = [](const std::vector<std::string>& f) {
+        auto user = UserFrames(f);
+        size_t n = user.size();
+        return n >= 6 && Bare(user[0]) == "_start" && Bare(user[n - 1]) == "work::Hash" &&
+               Bare(user[n - 2]) == "work::Twice" && user[n - 2].ends_with("_[i]") &&
+               Bare(user[n - 3]) == "work::Run" && Bare(user[n - 4]) == "main" && HasLibcStart(f);
+      };
+      EXPECT_GT(stacks.Share(complete), 0.9) << folded.out.substr(0, 2000);
+      CommandResult children = Tprof({"report", "-i", input, "--binary", moved, "--children"});
+      EXPECT_GT(TotalPercent(children.out, "main"), 95.0) << children.out;
+    }
+  }
+}
+
+// diff and stream read perf.data through the same unwinding, and say how it went.
+TEST_F(DwarfImport, DiffAndStreamUnwindToo) {
+  std::string binary = Build("split.c", "split", /*is_static=*/true);
+  std::string data = Record(binary);
+  CommandResult diff = Tprof({"diff", data, data});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  ExpectAllUnwound(diff.err);
+  CommandResult stream = Tprof({"stream", data, "--depth", "6"});
+  ASSERT_EQ(stream.exit_code, 0) << stream.err;
+  ExpectAllUnwound(stream.err);
+  EXPECT_NE(stream.out.find("main"), std::string::npos) << stream.out;
+}
+
+TEST_F(DwarfImport, AnotherBuildAtTheRecordedPathIsABuildIdMismatch) {
+  std::string binary = Build("split.c", "split", /*is_static=*/false);
+  std::string data = Record(binary);
+  Build("split.c", "split", /*is_static=*/false, {"-DVARIANT=2"});
+  CommandResult r = Tprof({"report", "-i", data});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  UnwoundLine line = ParseUnwound(r.err);
+  ASSERT_TRUE(line.found) << r.err;
+  EXPECT_GE(StoppedFor(r.err, "build-id mismatch") * 100, line.samples * 90) << r.err;
+  EXPECT_NE(r.err.find("the file found for " + binary + " is another build"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(DwarfImport, ShortStackCopiesAreCounted) {
+  std::string binary = Build("split.c", "split", /*is_static=*/true);
+  // 64 bytes hold spin's frame but not heavy's or light's (their locals alone take 64 and 128).
+  std::string data = Record(binary, "dwarf,64");
+  CommandResult r = Tprof({"report", "-i", data, "--children"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  UnwoundLine line = ParseUnwound(r.err);
+  ASSERT_TRUE(line.found) << r.err;
+  EXPECT_LT(line.complete * 10, line.samples);
+  EXPECT_GE(StoppedFor(r.err, "stack copy too short") * 100, line.samples * 90) << r.err;
+  EXPECT_NE(r.out.find("# unwinding: "), std::string::npos);
+  EXPECT_LT(TotalPercent(r.out, "main"), 10.0);
+  // The same figures in --json.
+  CommandResult json = Tprof({"report", "-i", data, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json unwinding = nlohmann::json::parse(json.out)["unwinding"];
+  ASSERT_TRUE(unwinding.is_object()) << json.out.substr(0, 2000);
+  EXPECT_EQ(unwinding["samples"].get<uint64_t>(), line.samples);
+  EXPECT_EQ(unwinding["complete"].get<uint64_t>(), line.complete);
+  ASSERT_FALSE(unwinding["stopped"].empty());
+  bool short_copy = false;
+  for (const auto& s : unwinding["stopped"])
+    short_copy = short_copy || (s["cause"] == "stack copy too short" &&
+                                s["samples"].get<uint64_t>() * 100 >= line.samples * 90);
+  EXPECT_TRUE(short_copy) << unwinding.dump();
+}
+
+// hotspot's recording from another machine (an AMD Threadripper, Arch Linux): none of its
+// binaries are here, so none of its 34 stack copies can be walked, and the report says why.
+TEST(DwarfImportTestdata, HotspotRecordingWithoutBinariesSaysNoBinary) {
+  CommandResult r =
+      RunCommand({kTprof, "report", "-i", kTestdata + "/perf/hotspot-perf.data.PerfFormatLost"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  UnwoundLine line = ParseUnwound(r.err);
+  ASSERT_TRUE(line.found) << r.err;
+  // Every sample carries a copy: as many as the file has (34, which perf_data_reader_test counts
+  // from the records themselves).
+  EXPECT_EQ(line.samples, 34u);
+  EXPECT_NE(r.out.find("# event: cycles, 34 samples"), std::string::npos) << r.out;
+  EXPECT_EQ(line.complete, 0u);
+  const uint64_t no_binary = StoppedFor(r.err, "no binary");
+  EXPECT_GT(no_binary, 0u) << r.err;
+  EXPECT_EQ(no_binary + StoppedFor(r.err, "unknown address"), 34u) << r.err;
+}
+
+// arm64 register sets unwind on any host: libdwfl takes its unwinding rules from the binary's ELF
+// machine and tprof lays the registers out as the recorded architecture numbers them. The sample
+// is made by hand from arm64_chain.S's frame layout (no arm64 CPU needed): pc in leaf, x30 its
+// return address into mid, mid's frame (x30 at +40) then main's (x30 at +24) on the stack.
+TEST(DwarfImportArm64, ARecordedArm64StackUnwindsToStart) {
+  const std::string cc = "/usr/bin/aarch64-linux-gnu-gcc";
+  if (::access(cc.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no arm64 cross compiler (scripts/setup.sh --armlab installs it)";
+  const std::string dir = ::testing::TempDir() + "/tprof_arm64_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string binary = dir + "/chain";
+  CommandResult built = RunCommand(
+      {cc, "-nostdlib", "-static", "-Wl,--build-id", "-o", binary, kWorkloads + "/arm64_chain.S"});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  CommandResult nm = RunCommand({"/usr/bin/aarch64-linux-gnu-nm", binary});
+  ASSERT_EQ(nm.exit_code, 0) << nm.err;
+  std::map<std::string, uint64_t> symbol;
+  std::istringstream lines(nm.out);
+  for (std::string address, type, name; lines >> address >> type >> name;)
+    symbol[name] = std::stoull(address, nullptr, 16);
+  for (const char* name : {"leaf_pc", "mid_ret", "main_ret", "start_ret"})
+    ASSERT_TRUE(symbol.count(name)) << name << " in\n" << nm.out;
+
+  constexpr uint64_t kSp = 0x7ffffff000;
+  std::vector<uint64_t> regs(33, 0);  // x0..x30, sp, pc: perf's arm64 numbering
+  regs[30] = symbol["mid_ret"];
+  regs[31] = kSp;
+  regs[32] = symbol["leaf_pc"];
+  std::vector<uint64_t> words(16, 0);  // the stack from sp up
+  words[40 / 8] = symbol["main_ret"];
+  words[(48 + 24) / 8] = symbol["start_ret"];
+  std::string stack(reinterpret_cast<const char*>(words.data()), words.size() * 8);
+
+  DwarfUnwinder unwinder;
+  unwinder.OnArchitecture("aarch64");
+  MmapRecord m;
+  m.pid = m.tid = 42;
+  m.start = 0x400000;  // the binary's only PT_LOAD: file offset 0 at 0x400000
+  m.length = 0x10000;
+  m.filename = binary;
+  unwinder.OnMmap(m);
+  UserStackSample sample;
+  sample.pid = sample.tid = 42;
+  sample.ip = regs[32];
+  sample.regs_abi = 2;                  // PERF_SAMPLE_REGS_ABI_64
+  sample.regs_mask = (1ull << 33) - 1;  // perf's PERF_REGS_MASK for arm64
+  sample.regs = regs;
+  sample.stack = stack;
+  std::vector<uint64_t> frames;
+  UnwindOutcome outcome = unwinder.Unwind(sample, &frames);
+  EXPECT_EQ(outcome.end, UnwindEnd::kOutermostFrame) << UnwindEndName(outcome.end);
+  EXPECT_EQ(frames, (std::vector<uint64_t>{symbol["leaf_pc"], symbol["mid_ret"], symbol["main_ret"],
+                                           symbol["start_ret"]}));
+
+  // The same sample with a copy that ends inside main's frame.
+  sample.stack = std::string_view(stack).substr(0, 64);
+  frames.clear();
+  outcome = unwinder.Unwind(sample, &frames);
+  EXPECT_EQ(outcome.end, UnwindEnd::kStackCopyTooShort) << UnwindEndName(outcome.end);
+  EXPECT_EQ(frames,
+            (std::vector<uint64_t>{symbol["leaf_pc"], symbol["mid_ret"], symbol["main_ret"]}));
+
+  // Read as x86-64 registers, the same bytes name no usable pc: not a silent leaf.
+  DwarfUnwinder as_x86;
+  as_x86.OnArchitecture("x86_64");
+  as_x86.OnMmap(m);
+  sample.stack = stack;
+  frames.clear();
+  EXPECT_NE(as_x86.Unwind(sample, &frames).end, UnwindEnd::kOutermostFrame);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tprof
