@@ -236,12 +236,13 @@ TEST(RecordTest, ReportIsIdenticalAfterTheBinaryIsMoved) {
   std::string path = TempPath("moved.tprof");
   auto r = RunCommand({kTprof, "record", "-g", "-e", "cpu-clock", "-o", path, "--", binary, "0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto before = RunCommand({kTprof, "report", "-i", path});
+  auto before = RunCommand({kTprof, "report", "-i", path, "--no-inline"});
   ASSERT_EQ(before.exit_code, 0) << before.err;
   ASSERT_EQ(std::rename(binary.c_str(), moved.c_str()), 0);
-  auto after = RunCommand({kTprof, "report", "-i", path});
+  auto after = RunCommand({kTprof, "report", "-i", path, "--no-inline"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(before.out, after.out);
+  // compute_kernel's loop is a lambda inlined into it: --no-inline makes it compute_kernel's row.
   EXPECT_NE(after.out.find("compute_kernel"), std::string::npos);
   std::remove(moved.c_str());
   std::remove(path.c_str());
