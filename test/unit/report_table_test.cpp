@@ -334,6 +334,30 @@ TEST(ReportTableTest, InlinedFunctionsAreRowsAndCountOncePerStackInTotals) {
   EXPECT_EQ(r.callees[0].function, "outer");
 }
 
+// Per-row metrics follow the rows: an inlined function's IPC is its own samples'.
+TEST(ReportTableTest, InlinedFunctionsHaveTheirOwnSampledPeriodMetrics) {
+  InlineResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  for (int i = 0; i < 20; ++i) (*builder)->OnSample(At(0, 0x4000 + i, 1000));  // helper
+  for (int i = 0; i < 10; ++i) (*builder)->OnSample(At(1, 0x4000 + i, 1000));
+  for (int i = 0; i < 10; ++i) (*builder)->OnSample(At(0, 0x5000 + i, 1000));  // outer's own
+  for (int i = 0; i < 30; ++i) (*builder)->OnSample(At(1, 0x5000 + i, 1000));
+  ReportTable table = (*builder)->Finish();
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  size_t ipc = metrics->columns().size();
+  for (size_t c = 0; c < metrics->columns().size(); ++c)
+    if (metrics->columns()[c].name == "IPC") ipc = c;
+  ASSERT_LT(ipc, metrics->columns().size());
+  std::map<std::string, double> by_row;
+  for (const ReportRow& row : table.rows)
+    by_row[row.keys[0]] = metrics->Evaluate(ipc, table, row).value.value_or(-1);
+  EXPECT_DOUBLE_EQ(by_row["helper"], 0.5);
+  EXPECT_DOUBLE_EQ(by_row["outer"], 3.0);
+}
+
 // A `record -M l1 --cpu neoverse-n2*` recording: CPU_CYCLES leads a group reading the level-1
 // events as raw codes. Two windows in f, one in g, one straddling f -> g.
 class MetricTableRecording : public ::testing::Test {
