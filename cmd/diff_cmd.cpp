@@ -55,7 +55,9 @@ class DiffCommand : public Subcommand {
             "Each side is one profile or several runs of the same thing (any format "
             "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
             "Functions are matched by name and\nmodule file name (--ignore-module: by name alone); "
-            "events by name. Columns:\n") +
+            "events by name. A sample counts toward\nthe innermost function at its address: an "
+            "inlined function is a function of its own\n(--no-inline: the out-of-line function "
+            "holding the address). Columns:\n") +
         kDiffColumnHelp +
         "\nWith several runs per side, values are means over runs and each change "
         "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
@@ -98,6 +100,9 @@ class DiffCommand : public Subcommand {
                    "Look for recorded binaries under this directory");
     app.add_option("--binary", load_options_.binaries,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
+    app.add_flag("--no-inline", no_inline_,
+                 "Compare out-of-line functions: inlined code counts toward the function it was "
+                 "inlined into (default: an inlined function is a function of its own)");
     app.add_flag("--ignore-module", ignore_module_,
                  "Match functions by name alone (e.g. when the binary was renamed)");
     app.add_flag("--stream", stream_,
@@ -194,6 +199,7 @@ class DiffCommand : public Subcommand {
     }
 
     std::vector<FunctionTotals> old_side, new_side;
+    load_options_.inline_mode = no_inline_ ? InlineMode::kPhysical : InlineMode::kInnermost;
     for (auto [files, side] : {std::pair{&old_files, &old_side}, std::pair{&new_files, &new_side}})
       for (const std::string& path : *files) {
         auto loaded = LoadFunctionProfile(path, load_options_);
@@ -238,6 +244,7 @@ class DiffCommand : public Subcommand {
   bool json_ = false;
   bool stream_ = false;
   bool ignore_module_ = false;
+  bool no_inline_ = false;
   ProfileDiffOptions diff_options_;
   DiffReportOptions report_options_;
   ProfileLoadOptions load_options_;

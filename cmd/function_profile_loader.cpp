@@ -9,7 +9,7 @@ Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
   auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
-  FunctionProfileBuilder builder(source.events(), (*opened)->resolver());
+  FunctionProfileBuilder builder(source.events(), (*opened)->resolver(), options.inline_mode);
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext(path);
   LoadedFunctionProfile loaded;

@@ -15,6 +15,7 @@ namespace tprof {
 struct ProfileLoadOptions {
   std::string symfs;
   std::vector<std::string> binaries;
+  InlineMode inline_mode = InlineMode::kInnermost;
 };
 
 struct LoadedFunctionProfile {

@@ -63,7 +63,11 @@ class ReportCommand : public Subcommand {
         "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
         "`perf script` output or folded stacks; the format is recognised by content.\n"
         "\n"
-        "Rows: --sort KEYS (comm,dso,sym by default; also pid, tid, srcline). Per sampled event:\n"
+        "Rows: --sort KEYS (comm,dso,sym by default; also pid, tid, srcline). sym is the\n"
+        "innermost function at the sample's address: a function inlined into another is a row\n"
+        "of its own, and the function it was inlined into is its caller (--children,\n"
+        "--callers); --no-inline makes sym the out-of-line function holding the address.\n"
+        "Per sampled event:\n"
         "Self% (samples whose leaf is in the row) and, with --children, Total% (the row anywhere\n"
         "on the callchain), as shares of the event's total period, and sample counts.\n"
         "Derived metrics (IPC, CPI, branch-miss%, cache-miss%, MPKI; with `record -M`, the CPU\n"
@@ -204,8 +208,8 @@ class ReportCommand : public Subcommand {
       const std::string function = callers_.empty() ? callees_ : callers_;
       if (!callers_.empty() && !callees_.empty() && callers_ != callees_)
         return Usage("--callers and --callees name one function");
-      auto builder =
-          CallRelationsBuilder::Create(source.events(), resolver, function, *filter, start);
+      auto builder = CallRelationsBuilder::Create(source.events(), resolver, function, *filter,
+                                                  start, InlineModeOf());
       if (!builder.ok()) return Usage(builder.error().message());
       auto summary = source.ReadRecords(**builder);
       if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
@@ -219,7 +223,8 @@ class ReportCommand : public Subcommand {
         RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), std::cout);
       return kExitOk;
     }
-    auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start);
+    auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start,
+                                              InlineModeOf());
     if (!builder.ok()) return Usage(builder.error().message());
     ShortStackCensus census(resolver);
     RecordTee both(**builder, census);
@@ -255,6 +260,10 @@ class ReportCommand : public Subcommand {
     else
       RenderReportTable(view, std::cout);
     return kExitOk;
+  }
+
+  InlineMode InlineModeOf() const {
+    return exports_.no_inline ? InlineMode::kPhysical : InlineMode::kInnermost;
   }
 
   static bool RecordedStackCopies(const std::vector<EventDesc>& events) {

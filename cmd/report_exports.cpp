@@ -88,7 +88,9 @@ void AddReportExportOptions(CLI::App& app, ReportExportOptions& options) {
                "symbols)");
   app.add_flag("--no-marks", options.no_marks, "Folded stacks without the _[k] and _[i] marks");
   app.add_flag("--no-inline", options.no_inline,
-               "Folded stacks without inlined calls as frames of their own");
+               "Inlined calls are not functions of their own: table rows, --children, "
+               "--callers/--callees, --annotate and folded stacks count them toward the "
+               "out-of-line function they were inlined into");
   app.add_option("--pprof", options.pprof_path,
                  "Write a gzipped pprof profile (profile.proto) to this file");
   app.add_option("--speedscope", options.speedscope_path,
@@ -165,7 +167,9 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   }
   std::unique_ptr<InstructionProfileBuilder> instructions;
   if (!options.annotate.empty()) {
-    instructions = std::make_unique<InstructionProfileBuilder>(events, resolver, options.annotate);
+    instructions = std::make_unique<InstructionProfileBuilder>(
+        events, resolver, options.annotate,
+        options.no_inline ? InlineMode::kPhysical : InlineMode::kInnermost);
     fan_out.Add(instructions.get());
   }
 

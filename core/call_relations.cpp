@@ -30,16 +30,20 @@ bool FunctionNameMatches(const std::string& full_name, const std::string& wanted
 
 Result<std::unique_ptr<CallRelationsBuilder>> CallRelationsBuilder::Create(
     std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
-    const SampleFilter& filter, uint64_t start_timestamp) {
+    const SampleFilter& filter, uint64_t start_timestamp, InlineMode inline_mode) {
   auto selector = SampleSelector::Create(filter, start_timestamp);
   if (!selector.ok()) return selector.error();
   return std::unique_ptr<CallRelationsBuilder>(new CallRelationsBuilder(
-      std::move(events), resolver, std::move(function), std::move(selector).value()));
+      std::move(events), resolver, std::move(function), std::move(selector).value(), inline_mode));
 }
 
 CallRelationsBuilder::CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                                           std::string function, SampleSelector selector)
-    : frames_(resolver, space()), selector_(std::move(selector)), tally_(events.size()) {
+                                           std::string function, SampleSelector selector,
+                                           InlineMode inline_mode)
+    : attribution_(inline_mode),
+      frames_(resolver, space()),
+      selector_(std::move(selector)),
+      tally_(events.size()) {
   result_.events = std::move(events);
   result_.wanted = std::move(function);
   const size_t n = result_.events.size();
@@ -50,19 +54,21 @@ CallRelationsBuilder::CallRelationsBuilder(std::vector<EventDesc> events, FrameR
   result_.no_caller_period.assign(n, 0);
 }
 
-bool CallRelationsBuilder::Matches(const ResolvedFrame& frame) {
-  auto [it, inserted] = matches_.try_emplace(&frame, false);
+bool CallRelationsBuilder::Matches(FunctionRef function) {
+  auto [it, inserted] = matches_.try_emplace(function, false);
   if (inserted) {
-    it->second = FunctionNameMatches(frame.function, result_.wanted);
-    if (it->second) matched_.insert(frame.function);
+    const std::string& name = attribution_.Name(*function.first, function.second);
+    it->second = FunctionNameMatches(name, result_.wanted);
+    if (it->second) matched_.insert(name);
   }
   return it->second;
 }
 
-uint32_t CallRelationsBuilder::NeighbourOf(const ResolvedFrame& frame) {
-  auto [it, inserted] = frame_neighbours_.try_emplace(&frame, 0);
+uint32_t CallRelationsBuilder::NeighbourOf(FunctionRef function) {
+  auto [it, inserted] = frame_neighbours_.try_emplace(function, 0);
   if (inserted) {
-    auto [index, added] = neighbour_index_.try_emplace({frame.module, frame.function},
+    const std::string& name = attribution_.Name(*function.first, function.second);
+    auto [index, added] = neighbour_index_.try_emplace({function.first->module, name},
                                                        static_cast<uint32_t>(neighbours_.size()));
     if (added) neighbours_.push_back(index->first);
     it->second = index->second;
@@ -71,7 +77,12 @@ uint32_t CallRelationsBuilder::NeighbourOf(const ResolvedFrame& frame) {
 }
 
 void CallRelationsBuilder::ResolveStack(const Sample& sample) {
-  const auto& chain = frames_.Chain(sample);  // leaf first
+  // Every function on the chain, leaf first: an inlined function's caller is the function it
+  // was inlined into.
+  std::vector<FunctionRef>& chain = functions_;
+  chain.clear();
+  for (const ResolvedFrame* frame : frames_.Chain(sample))
+    attribution_.ForEachLevel(*frame, [&](uint32_t level) { chain.emplace_back(frame, level); });
   StackRelations stack;
   // Each caller or callee once per stack (recursion does not inflate shares).
   auto add_once = [&](uint32_t begin, uint32_t id) {
@@ -80,18 +91,18 @@ void CallRelationsBuilder::ResolveStack(const Sample& sample) {
   };
   stack.callers_begin = static_cast<uint32_t>(neighbour_ids_.size());
   for (size_t i = 0; i < chain.size(); ++i) {
-    if (!Matches(*chain[i])) continue;
+    if (!Matches(chain[i])) continue;
     stack.through = true;
     if (i + 1 < chain.size())
-      add_once(stack.callers_begin, NeighbourOf(*chain[i + 1]));
+      add_once(stack.callers_begin, NeighbourOf(chain[i + 1]));
     else
       stack.no_caller = true;
   }
   stack.callers_end = stack.callees_begin = static_cast<uint32_t>(neighbour_ids_.size());
   for (size_t i = 1; i < chain.size(); ++i)
-    if (Matches(*chain[i])) add_once(stack.callees_begin, NeighbourOf(*chain[i - 1]));
+    if (Matches(chain[i])) add_once(stack.callees_begin, NeighbourOf(chain[i - 1]));
   stack.callees_end = static_cast<uint32_t>(neighbour_ids_.size());
-  stack.self = stack.through && Matches(*chain[0]);
+  stack.self = stack.through && Matches(chain[0]);
   stacks_.push_back(stack);
 }
 

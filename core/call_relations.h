@@ -1,7 +1,8 @@
 // Callers and callees of one function, from callchains: of the period of the samples whose chain
 // passes through the function, how much came through each caller (the frame just outside it)
 // and went to each callee (the frame just inside it). Each caller or callee counts once per
-// sample, so recursion does not inflate shares.
+// sample, so recursion does not inflate shares. Functions are as FunctionAttribution says: by
+// default an inlined function is a function of its own, called by the one it was inlined into.
 #pragma once
 
 #include <cstdint>
@@ -46,11 +47,10 @@ struct CallRelations {
 // once, at its first sample.
 class CallRelationsBuilder : public ProcessTrackingVisitor {
  public:
-  static Result<std::unique_ptr<CallRelationsBuilder>> Create(std::vector<EventDesc> events,
-                                                              FrameResolver& resolver,
-                                                              std::string function,
-                                                              const SampleFilter& filter,
-                                                              uint64_t start_timestamp);
+  static Result<std::unique_ptr<CallRelationsBuilder>> Create(
+      std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
+      const SampleFilter& filter, uint64_t start_timestamp,
+      InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
 
@@ -59,9 +59,11 @@ class CallRelationsBuilder : public ProcessTrackingVisitor {
  private:
   void OnThreadsChanged() override { thread_matches_.clear(); }  // names may have changed
   CallRelationsBuilder(std::vector<EventDesc> events, FrameResolver& resolver, std::string function,
-                       SampleSelector selector);
-  bool Matches(const ResolvedFrame& frame);
-  uint32_t NeighbourOf(const ResolvedFrame& frame);
+                       SampleSelector selector, InlineMode inline_mode);
+  // One function of a frame: the frame and the level FunctionAttribution gives it.
+  using FunctionRef = std::pair<const ResolvedFrame*, uint32_t>;
+  bool Matches(FunctionRef function);
+  uint32_t NeighbourOf(FunctionRef function);
   void ResolveStack(const Sample& sample);
 
   // What one distinct stack contributes.
@@ -74,14 +76,16 @@ class CallRelationsBuilder : public ProcessTrackingVisitor {
   };
 
   CallRelations result_;
+  FunctionAttribution attribution_;
   SampleFrames frames_;
   SampleSelector selector_;
   StackTally tally_;
   std::vector<StackRelations> stacks_;  // by stack id
   std::vector<uint32_t> neighbour_ids_;
   absl::flat_hash_map<uint64_t, bool> thread_matches_;  // pid << 32 | tid
-  absl::flat_hash_map<const ResolvedFrame*, bool> matches_;
-  absl::flat_hash_map<const ResolvedFrame*, uint32_t> frame_neighbours_;
+  absl::flat_hash_map<FunctionRef, bool> matches_;
+  absl::flat_hash_map<FunctionRef, uint32_t> frame_neighbours_;
+  std::vector<FunctionRef> functions_;  // of the stack being resolved, leaf first
   std::map<std::pair<std::string, std::string>, uint32_t> neighbour_index_;  // (module, function)
   std::vector<std::pair<std::string, std::string>> neighbours_;              // by id
   std::set<std::string> matched_;

@@ -49,13 +49,12 @@ const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pi
   }
   std::vector<Frame>& frames = it->second;
   const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
-  if (options_.expand_inlined && resolved->frames.size() > 1) {
-    // resolved->frames is innermost first; the tree wants the outermost (out-of-line) first.
-    for (auto f = resolved->frames.rbegin(); f != resolved->frames.rend(); ++f)
-      frames.push_back({f->function, resolved->module, f->inlined ? FrameKind::kInlined : base});
-  } else {
-    frames.push_back({resolved->function, resolved->module, base});
-  }
+  const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
+                                                                : InlineMode::kPhysical);
+  // Levels are innermost first; the tree wants the outermost (out-of-line) first.
+  for (uint32_t level = attribution.Depth(*resolved); level-- > 0;)
+    frames.push_back({attribution.Name(*resolved, level), resolved->module,
+                      attribution.Inlined(*resolved, level) ? FrameKind::kInlined : base});
   return frames;
 }
 

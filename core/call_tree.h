@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/address_space.h"
 #include "core/frame_resolver.h"
+#include "core/function_attribution.h"
 #include "core/profile.h"
 #include "core/stack_tally.h"
 
@@ -53,7 +54,7 @@ struct CallNode {
 struct CallTreeOptions {
   enum class Roots { kNone, kProcess, kPid, kThread } roots = Roots::kNone;
   bool include_kernel = true;
-  bool expand_inlined = true;
+  bool expand_inlined = true;  // inlined calls are frames of their own (FunctionAttribution)
 };
 
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the

@@ -5,9 +5,10 @@
 namespace tprof {
 
 FunctionProfileBuilder::FunctionProfileBuilder(std::vector<EventDesc> events,
-                                               FrameResolver& resolver)
-    : resolver_(resolver) {
+                                               FrameResolver& resolver, InlineMode inline_mode)
+    : resolver_(resolver), attribution_(inline_mode) {
   profile_.events = std::move(events);
+  profile_.inline_mode = inline_mode;
   profile_.total_period.assign(profile_.events.size(), 0);
   profile_.total_samples.assign(profile_.events.size(), 0);
 }
@@ -60,9 +61,10 @@ uint32_t FunctionProfileBuilder::CommandId(uint32_t pid, uint32_t tid) {
 }
 
 uint32_t FunctionProfileBuilder::FunctionId(const ResolvedFrame& frame) {
-  auto [id, inserted] = function_ids_.try_emplace({frame.module, frame.function},
-                                                  static_cast<uint32_t>(functions_.size()));
-  if (inserted) functions_.emplace_back(frame.module, frame.function);
+  const std::string& function = attribution_.LeafName(frame);
+  auto [id, inserted] =
+      function_ids_.try_emplace({frame.module, function}, static_cast<uint32_t>(functions_.size()));
+  if (inserted) functions_.emplace_back(frame.module, function);
   return id->second;
 }
 

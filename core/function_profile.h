@@ -1,5 +1,6 @@
 // Aggregation of samples by function: self share per event, sample counts, and the process that
-// ran it. The walking skeleton of `tprof report`.
+// ran it. The walking skeleton of `tprof report`, and what `tprof diff` compares. A sample counts
+// toward the function FunctionAttribution names (by default an inlined function itself).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "core/address_space.h"
 #include "core/frame_resolver.h"
+#include "core/function_attribution.h"
 #include "core/profile.h"
 
 namespace tprof {
@@ -28,11 +30,13 @@ struct FunctionProfile {
   std::vector<uint64_t> total_period;
   std::vector<uint64_t> total_samples;
   uint64_t lost = 0;
+  InlineMode inline_mode = InlineMode::kInnermost;  // what a row's function is
 };
 
 class FunctionProfileBuilder : public ProcessTrackingVisitor {
  public:
-  FunctionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver);
+  FunctionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                         InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
   void OnLost(const LostRecord& r) override { profile_.lost += r.lost; }
@@ -53,6 +57,7 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   };
 
   FrameResolver& resolver_;
+  FunctionAttribution attribution_;
   FunctionProfile profile_;
   // The function id of each distinct address (see FunctionId).
   std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_cache_;

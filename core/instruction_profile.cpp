@@ -33,16 +33,18 @@ std::string Unqualified(const std::string& name) {
 
 }  // namespace
 
-bool FunctionMatches(const ResolvedFrame& frame, const std::string& query) {
-  if (query.empty() || !frame.resolved) return false;
-  if (frame.function == query || frame.mangled == query) return true;
-  std::string bare = WithoutParameters(frame.function);
+bool FunctionMatches(const std::string& function, const std::string& mangled,
+                     const std::string& query) {
+  if (query.empty()) return false;
+  if (function == query || mangled == query) return true;
+  std::string bare = WithoutParameters(function);
   return bare == query || Unqualified(bare) == query;
 }
 
 InstructionProfileBuilder::InstructionProfileBuilder(std::vector<EventDesc> events,
-                                                     FrameResolver& resolver, std::string query)
-    : resolver_(resolver), query_(std::move(query)) {
+                                                     FrameResolver& resolver, std::string query,
+                                                     InlineMode inline_mode)
+    : resolver_(resolver), attribution_(inline_mode), query_(std::move(query)) {
   profile_.events = std::move(events);
   profile_.total_period.assign(profile_.events.size(), 0);
   profile_.total_samples.assign(profile_.events.size(), 0);
@@ -58,16 +60,24 @@ void InstructionProfileBuilder::OnSample(const Sample& sample) {
   auto [it, inserted] = cache_.try_emplace({mapping, sample.ip});
   if (inserted) {
     ResolvedFrame frame = resolver_.ResolveInProcess(sample.pid, mapping, sample.ip);
-    if (FunctionMatches(frame, query_)) {
+    const std::string& name = attribution_.LeafName(frame);
+    const std::string& mangled = attribution_.Mangled(frame, 0);
+    if (frame.resolved && FunctionMatches(name, mangled, query_)) {
       // The recorded path, which opens the binary (the frame's module may be a short name).
       const std::string& module = mapping ? mapping->filename : frame.module;
       const std::string& build_id = mapping ? mapping->build_id : frame.build_id;
-      auto [f, added] = function_index_.try_emplace({module, build_id, frame.function},
+      const bool inlined = attribution_.Inlined(frame, 0);
+      const std::string& inlined_into = inlined ? frame.function : std::string();
+      auto [f, added] = function_index_.try_emplace({module, build_id, name, inlined_into},
                                                     static_cast<int>(profile_.functions.size()));
       if (added) {
         FunctionSamples function;
-        function.function = frame.function;
-        function.mangled = frame.mangled;
+        function.function = name;
+        function.mangled = mangled;
+        if (inlined) {
+          function.inlined_into = frame.function;
+          function.inlined_into_mangled = frame.mangled;
+        }
         function.module = module;
         function.build_id = build_id;
         function.file_offsets = mapping && !IsKernelAddress(sample.ip);

@@ -11,18 +11,28 @@
 
 #include "core/address_space.h"
 #include "core/frame_resolver.h"
+#include "core/function_attribution.h"
 #include "core/profile.h"
 
 namespace tprof {
 
-// True when `frame`'s function is what `query` names: its demangled or mangled name, the
-// demangled name without its parameter list, or that without its namespaces and classes
-// ("compute_kernel" names "(anonymous namespace)::compute_kernel(unsigned long)").
-bool FunctionMatches(const ResolvedFrame& frame, const std::string& query);
+// True when the function named `function` (demangled) or `mangled` is what `query` names: its
+// demangled or mangled name, the demangled name without its parameter list, or that without its
+// namespaces and classes ("compute_kernel" names
+// "(anonymous namespace)::compute_kernel(unsigned long)").
+bool FunctionMatches(const std::string& function, const std::string& mangled,
+                     const std::string& query);
 
+// The samples whose function (as FunctionAttribution names it, by default the innermost inlined
+// function) is one asked for. An inlined function is annotated within each function it was
+// inlined into: the listing is that function's, with the inlined function's samples.
 struct FunctionSamples {
   std::string function;  // demangled, as resolved
   std::string mangled;
+  // The out-of-line function whose code holds the samples, when `function` was inlined into
+  // it; empty otherwise.
+  std::string inlined_into;
+  std::string inlined_into_mangled;
   std::string module;         // the mapping's file; "[kernel.kallsyms]", "[unknown]", ...
   std::string build_id;       // raw bytes; empty when unknown
   bool file_offsets = false;  // keys of `by_offset` are file offsets (else addresses)
@@ -42,7 +52,7 @@ struct InstructionProfile {
 class InstructionProfileBuilder : public ProcessTrackingVisitor {
  public:
   InstructionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                            std::string query);
+                            std::string query, InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
 
@@ -60,9 +70,11 @@ class InstructionProfileBuilder : public ProcessTrackingVisitor {
   };
 
   FrameResolver& resolver_;
+  FunctionAttribution attribution_;
   std::string query_;
   InstructionProfile profile_;
-  std::map<std::tuple<std::string, std::string, std::string>, int> function_index_;
+  // (module, build-id, function, inlined into) -> index into profile_.functions
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, int> function_index_;
   std::unordered_map<std::pair<const Mapping*, uint64_t>, Resolved, KeyHash> cache_;
 };
 

@@ -158,31 +158,36 @@ bool SampleSelector::ThreadMatches(const Sample& sample, const std::string& comm
   return true;
 }
 
-bool SampleSelector::FrameMatches(const ResolvedFrame& frame) const {
+bool SampleSelector::FrameMatches(const ResolvedFrame& frame, const std::string& function) const {
   if (!filter_.dsos.empty()) {
     bool any = false;
     for (const std::string& d : filter_.dsos)
       any |= frame.module == d || BaseName(frame.module) == d;
     if (!any) return false;
   }
-  if (symbol_ && !std::regex_search(frame.function, *symbol_)) return false;
+  if (symbol_ && !std::regex_search(function, *symbol_)) return false;
   return true;
 }
 
 Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
     std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
-    const SampleFilter& filter, uint64_t start_timestamp) {
+    const SampleFilter& filter, uint64_t start_timestamp, InlineMode inline_mode) {
   auto selector = SampleSelector::Create(filter, start_timestamp);
   if (!selector.ok()) return selector.error();
   return std::unique_ptr<ReportTableBuilder>(new ReportTableBuilder(
-      std::move(events), resolver, std::move(sort), std::move(selector).value()));
+      std::move(events), resolver, std::move(sort), std::move(selector).value(), inline_mode));
 }
 
 ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                                       std::vector<SortKey> sort, SampleSelector selector)
-    : frames_(resolver, space()), selector_(std::move(selector)), tally_(events.size()) {
+                                       std::vector<SortKey> sort, SampleSelector selector,
+                                       InlineMode inline_mode)
+    : attribution_(inline_mode),
+      frames_(resolver, space()),
+      selector_(std::move(selector)),
+      tally_(events.size()) {
   table_.events = std::move(events);
   table_.sort = std::move(sort);
+  table_.inline_mode = inline_mode;
   table_.total_period.assign(table_.events.size(), 0);
   table_.total_samples.assign(table_.events.size(), 0);
   group_of_leader_.assign(table_.events.size(), -1);
@@ -204,12 +209,14 @@ bool IsThreadKey(SortKey k) {
   return k == SortKey::kComm || k == SortKey::kPid || k == SortKey::kTid;
 }
 
-// A sort key's value for a sample of thread `comm` whose frame is `frame`.
+// A sort key's value for a sample of thread `comm` whose function is the one at `level` of
+// `frame`.
 std::string SortValue(SortKey k, const Sample& sample, const std::string& comm,
-                      const ResolvedFrame& frame) {
+                      const FunctionAttribution& attribution, const ResolvedFrame& frame,
+                      uint32_t level) {
   switch (k) {
     case SortKey::kSymbol:
-      return frame.function;
+      return attribution.Name(frame, level);
     case SortKey::kDso:
       return frame.module;
     case SortKey::kComm:
@@ -219,7 +226,7 @@ std::string SortValue(SortKey k, const Sample& sample, const std::string& comm,
     case SortKey::kTid:
       return std::to_string(sample.tid);
     case SortKey::kSrcline:
-      return SourceLineOf(frame);
+      return attribution.SourceLine(frame, level);
   }
   return {};
 }
@@ -235,7 +242,7 @@ const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sam
   static const ResolvedFrame kNoFrame;  // thread keys do not look at the frame
   std::string part;
   for (SortKey k : table_.sort) {
-    if (IsThreadKey(k)) part += SortValue(k, sample, thread.comm, kNoFrame);
+    if (IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, kNoFrame, 0);
     part.push_back('\x1f');
   }
   thread.part =
@@ -244,12 +251,12 @@ const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sam
 }
 
 uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
-                                   const ResolvedFrame& frame) {
-  auto [part_it, new_frame] = frame_parts_.try_emplace(&frame, 0);
+                                   const ResolvedFrame& frame, uint32_t level) {
+  auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level}, 0);
   if (new_frame) {
     std::string part;
     for (SortKey k : table_.sort) {
-      if (!IsThreadKey(k)) part += SortValue(k, sample, thread.comm, frame);
+      if (!IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, frame, level);
       part.push_back('\x1f');
     }
     part_it->second =
@@ -261,7 +268,7 @@ uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
   if (new_key) {
     Key key;
     for (SortKey k : table_.sort) {
-      key.values.push_back(SortValue(k, sample, thread.comm, frame));
+      key.values.push_back(SortValue(k, sample, thread.comm, attribution_, frame, level));
       key.joined += key.values.back();
       key.joined.push_back('\x1f');
     }
@@ -275,8 +282,8 @@ void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread
                                       AddressSpace::Generation generation) {
   StackKeys stack;
   const ResolvedFrame& leaf = frames_.Leaf(sample);
-  stack.leaf = KeyOf(sample, thread, leaf);
-  stack.leaf_matches = selector_.FrameMatches(leaf);
+  stack.leaf = KeyOf(sample, thread, leaf, 0);
+  stack.leaf_matches = selector_.FrameMatches(leaf, attribution_.LeafName(leaf));
   const SplitStack split = SplitLeaf(sample);
   const auto callers = caller_ids_.Intern(
       {thread.part, sample.pid, generation.process, generation.kernel, split.callers_kernel},
@@ -287,12 +294,15 @@ void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread
     range.begin = static_cast<uint32_t>(caller_keys_.size());
     ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
       const ResolvedFrame& frame = frames_.At(sample.pid, address);
-      if (!selector_.FrameMatches(frame)) return true;
-      const uint32_t key = KeyOf(sample, thread, frame);
-      // Every distinct row once per stack: a recursive function is not counted twice.
-      if (std::find(caller_keys_.begin() + range.begin, caller_keys_.end(), key) ==
-          caller_keys_.end())
-        caller_keys_.push_back(key);
+      attribution_.ForEachLevel(frame, [&](uint32_t level) {
+        if (!selector_.FrameMatches(frame, attribution_.Name(frame, level))) return;
+        const uint32_t key = KeyOf(sample, thread, frame, level);
+        // Every distinct row once per stack: a recursive function, or one both inlined and
+        // called out of line on one stack, is not counted twice.
+        if (std::find(caller_keys_.begin() + range.begin, caller_keys_.end(), key) ==
+            caller_keys_.end())
+          caller_keys_.push_back(key);
+      });
       return true;
     });
     range.end = static_cast<uint32_t>(caller_keys_.size());
@@ -300,13 +310,19 @@ void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread
   }
   const ResolvedFrame& first =
       split.has_leaf ? frames_.At(sample.pid, split.leaf) : frames_.Leaf(sample);
-  if (selector_.FrameMatches(first)) {
-    const uint32_t key = KeyOf(sample, thread, first);
-    const KeyRange range = callers_[stack.callers];
-    if (std::find(caller_keys_.begin() + range.begin, caller_keys_.begin() + range.end, key) ==
-        caller_keys_.begin() + range.end)
-      stack.chain_first = key;
-  }
+  const KeyRange callers_range = callers_[stack.callers];
+  stack.first.begin = static_cast<uint32_t>(first_keys_.size());
+  attribution_.ForEachLevel(first, [&](uint32_t level) {
+    if (!selector_.FrameMatches(first, attribution_.Name(first, level))) return;
+    const uint32_t key = KeyOf(sample, thread, first, level);
+    if (std::find(caller_keys_.begin() + callers_range.begin,
+                  caller_keys_.begin() + callers_range.end,
+                  key) == caller_keys_.begin() + callers_range.end &&
+        std::find(first_keys_.begin() + stack.first.begin, first_keys_.end(), key) ==
+            first_keys_.end())
+      first_keys_.push_back(key);
+  });
+  stack.first.end = static_cast<uint32_t>(first_keys_.size());
   stack_keys_.push_back(stack);
 }
 
@@ -345,7 +361,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
     // filtered-out sample between two samples of one row still ends a window.
     if (group_of_leader_[e] >= 0)
       attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
-          sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample))].joined);
+          sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample), 0)].joined);
     return;
   }
   const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
@@ -384,7 +400,7 @@ ReportTable ReportTableBuilder::Finish() {
       };
       const KeyRange callers = callers_[stack.callers];
       for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys_[k]);
-      if (stack.chain_first != kNoKey) add_total(stack.chain_first);
+      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) add_total(first_keys_[k]);
     }
   }
   std::unordered_map<std::string, uint32_t> key_of_joined;

@@ -20,6 +20,7 @@
 #include "core/address_space.h"
 #include "core/error.h"
 #include "core/frame_resolver.h"
+#include "core/function_attribution.h"
 #include "core/profile.h"
 #include "core/stack_tally.h"
 #include "core/window_attribution.h"
@@ -81,6 +82,7 @@ struct ReportRow {
 struct ReportTable {
   std::vector<EventDesc> events;
   std::vector<SortKey> sort;
+  InlineMode inline_mode = InlineMode::kInnermost;  // what the sym key names
   std::vector<ReportRow> rows;  // by self period of the first sampled event, descending
   // Per event, every sample in the time range (the denominators of the shares).
   std::vector<uint64_t> total_period;
@@ -140,8 +142,8 @@ class SampleSelector {
   bool InTimeRange(const Sample& sample);
   // comm/pid/tid.
   bool ThreadMatches(const Sample& sample, const std::string& comm) const;
-  // dso/symbol, for one frame.
-  bool FrameMatches(const ResolvedFrame& frame) const;
+  // dso/symbol, for one function of a frame (`function`: its name, see FunctionAttribution).
+  bool FrameMatches(const ResolvedFrame& frame, const std::string& function) const;
   uint64_t start_timestamp() const { return start_; }
 
  private:
@@ -154,11 +156,10 @@ class SampleSelector {
 class ReportTableBuilder : public ProcessTrackingVisitor {
  public:
   // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
-  static Result<std::unique_ptr<ReportTableBuilder>> Create(std::vector<EventDesc> events,
-                                                            FrameResolver& resolver,
-                                                            std::vector<SortKey> sort,
-                                                            const SampleFilter& filter,
-                                                            uint64_t start_timestamp);
+  static Result<std::unique_ptr<ReportTableBuilder>> Create(
+      std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
+      const SampleFilter& filter, uint64_t start_timestamp,
+      InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
@@ -169,7 +170,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
  private:
   void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
   ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                     std::vector<SortKey> sort, SampleSelector selector);
+                     std::vector<SortKey> sort, SampleSelector selector, InlineMode inline_mode);
 
   // What rows a thread's samples go to: the sort keys' thread-dependent values (comm, pid, tid)
   // as one id, and whether the thread filters keep its samples.
@@ -184,26 +185,29 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
     std::string joined;  // values joined, as WindowAttributor names rows
   };
   // What a distinct stack counts toward (see StackTally): its leaf's key for Self% and, for
-  // Total%, the distinct keys of the frames on its chain that the filters keep: its callers'
-  // (shared by every stack with the same callers) and its first frame's unless already there.
-  static constexpr uint32_t kNoKey = UINT32_MAX;
+  // Total%, the distinct keys of the functions on its chain that the filters keep (every
+  // function of each frame, inlined ones included, each once): its callers' (shared by every
+  // stack with the same callers) and its first frame's that are not already there.
+  struct KeyRange {
+    uint32_t begin = 0, end = 0;  // into caller_keys_ or first_keys_
+  };
   struct StackKeys {
     uint32_t leaf = 0;
     bool leaf_matches = false;
-    uint32_t chain_first = kNoKey;
+    KeyRange first;        // into first_keys_
     uint32_t callers = 0;  // index into callers_
-  };
-  struct KeyRange {
-    uint32_t begin = 0, end = 0;  // into caller_keys_
   };
 
   const Thread& ThreadOf(const Sample& sample);
-  uint32_t KeyOf(const Sample& sample, const Thread& thread, const ResolvedFrame& frame);
+  // The key of the function at `level` of `frame` (see FunctionAttribution).
+  uint32_t KeyOf(const Sample& sample, const Thread& thread, const ResolvedFrame& frame,
+                 uint32_t level);
   void ResolveStack(const Sample& sample, const Thread& thread,
                     AddressSpace::Generation generation);
   ReportRow& RowOf(uint32_t key);
 
   ReportTable table_;
+  FunctionAttribution attribution_;
   SampleFrames frames_;
   SampleSelector selector_;
   StackTally tally_;
@@ -211,9 +215,10 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   StackInterner caller_ids_;
   std::vector<KeyRange> callers_;  // by caller id
   std::vector<uint32_t> caller_keys_;
+  std::vector<uint32_t> first_keys_;
   absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
-  absl::flat_hash_map<const ResolvedFrame*, uint32_t> frame_parts_;
+  absl::flat_hash_map<std::pair<const ResolvedFrame*, uint32_t>, uint32_t> frame_parts_;
   absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
   absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
   std::vector<Key> keys_;

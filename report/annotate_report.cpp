@@ -62,6 +62,9 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
                  const ModuleOpener& open_module, SourceFiles& sources, std::ostream& out) {
   const std::vector<size_t> shown = ShownEvents(function);
   out << "# function: " << function.function << '\n';
+  if (!function.inlined_into.empty())
+    out << "# inlined into: " << function.inlined_into
+        << " (its instructions are listed; shares are those of the inlined code)\n";
   out << "# module: " << function.module;
   if (!function.build_id.empty()) out << " (build-id " << Hex(function.build_id) << ')';
   out << '\n';
@@ -84,8 +87,11 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
     why = "no file behind these addresses (kernel or anonymous memory)";
   } else if (!module) {
     why = "the binary was not found or its build-id differs (try --symfs or --binary)";
-  } else if (!module->FindFunction(function.mangled, &start, &end) &&
-             !module->FindFunction(function.function, &start, &end)) {
+  } else if (!function.inlined_into.empty()
+                 ? !module->FindFunction(function.inlined_into_mangled, &start, &end) &&
+                       !module->FindFunction(function.inlined_into, &start, &end)
+                 : !module->FindFunction(function.mangled, &start, &end) &&
+                       !module->FindFunction(function.function, &start, &end)) {
     why = "the binary has no symbol for it";
   } else {
     auto decoded = DisassembleRange(*module, start, end);

@@ -51,6 +51,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   nlohmann::json sort = nlohmann::json::array();
   for (SortKey k : table.sort) sort.push_back(SortKeyName(k));
   j["sort"] = sort;
+  j["functions"] = InlineModeName(table.inline_mode);
   j["children"] = view.children;
   j["has_callchains"] = table.has_callchains;
   j["filters"] = {{"comm", view.filter.comms},

@@ -8,6 +8,7 @@
 
 #include "core/build_id.h"
 #include "core/file_paths.h"
+#include "core/function_attribution.h"
 #include "core/version.h"
 #include "report/protobuf_writer.h"
 
@@ -135,6 +136,7 @@ std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
     if (inserted) functions.emplace_back(name, mangled, file);
     return it->second;
   };
+  const FunctionAttribution attribution(InlineMode::kInnermost);
   std::vector<MappingFacts> facts(profile.mappings.size());
   // Mapping ids: the main binary's is 1, the others follow in their order.
   const size_t main_mapping = MainMapping(metadata, profile);
@@ -158,18 +160,17 @@ std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
       f.inlines |= frame.frames.size() > 1;
     }
     message.Varint(field::location::kAddress, location.address);
-    if (frame.frames.empty()) {
-      sub.Clear();
-      sub.Varint(field::line::kFunctionId, function_id(frame.function, frame.mangled, ""));
-      message.Message(field::location::kLine, sub);
-    }
-    for (const SourceFrame& source : frame.frames) {  // innermost first, as Location.line wants
+    // One line per function at the address, innermost first as Location.line wants, named as
+    // every other view names them.
+    attribution.ForEachLevel(frame, [&](uint32_t level) {
+      const SourceFrame* source = level < frame.frames.size() ? &frame.frames[level] : nullptr;
       sub.Clear();
       sub.Varint(field::line::kFunctionId,
-                 function_id(source.function, source.mangled, source.file));
-      sub.Varint(field::line::kLine, source.line);
+                 function_id(attribution.Name(frame, level), attribution.Mangled(frame, level),
+                             source ? source->file : std::string()));
+      if (source) sub.Varint(field::line::kLine, source->line);
       message.Message(field::location::kLine, sub);
-    }
+    });
     out.Message(field::profile::kLocation, message);
   }
   for (size_t i = 0; i < functions.size(); ++i) {

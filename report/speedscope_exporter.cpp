@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/function_attribution.h"
 #include "core/version.h"
 #include "report/pprof_exporter.h"
 
@@ -23,17 +24,18 @@ std::string ExportSpeedscope(const Metadata& metadata, const StackProfile& profi
     }
     return it->second;
   };
-  // The frames of each location, outermost first (inlined callers before their inlinees).
+  // The functions of each location, outermost first (inlined callers before their inlinees),
+  // named as every other view names them.
+  const FunctionAttribution attribution(InlineMode::kInnermost);
   std::vector<std::vector<size_t>> location_frames(profile.locations.size());
   for (size_t i = 0; i < profile.locations.size(); ++i) {
     const ResolvedFrame& resolved = profile.locations[i].frame;
-    if (resolved.frames.empty()) {
-      location_frames[i].push_back(frame_of(resolved.function, resolved.module));
-      continue;
+    for (uint32_t level = attribution.Depth(resolved); level-- > 0;) {
+      const std::string* file =
+          level < resolved.frames.size() ? &resolved.frames[level].file : nullptr;
+      location_frames[i].push_back(frame_of(attribution.Name(resolved, level),
+                                            file && !file->empty() ? *file : resolved.module));
     }
-    for (auto f = resolved.frames.rbegin(); f != resolved.frames.rend(); ++f)
-      location_frames[i].push_back(
-          frame_of(f->function, f->file.empty() ? resolved.module : f->file));
   }
 
   json profiles = json::array();

@@ -165,6 +165,7 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
   for (size_t i = 0; i < table.sort.size(); ++i)
     out << (i ? "," : "") << SortKeyName(table.sort[i]);
   out << '\n';
+  out << "# functions: " << InlineModeDescription(table.inline_mode) << '\n';
   if (!view.filter_summary.empty())
     out << "# filters: " << view.filter_summary << " (shares stay relative to every sample"
         << (view.filter.time_start || view.filter.time_end ? " in the time range" : "") << ")\n";

@@ -278,6 +278,86 @@ TEST(ReportTableTest, CallersAndCalleesComeFromTheChain) {
   EXPECT_FALSE(FunctionNameMatches("compute_kernel_2(double)", "compute_kernel"));
 }
 
+// 0x4000..: helper inlined into outer; 0x5000..: outer's own code; 0x6000..: main.
+class InlineResolver : public FrameResolver {
+ public:
+  ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+    ResolvedFrame r;
+    r.module = "/bin/prog";
+    r.resolved = true;
+    r.function = address < 0x6000 ? "outer" : "main";
+    if (address < 0x5000) r.frames.push_back({"helper", "", "h.h", 3, 0, true});
+    r.frames.push_back({r.function, "", "prog.c", 9, 0, false});
+    return r;
+  }
+};
+
+// A stack main -> outer -> (outer's inlined helper) -> outer -> helper: outer is on it both as
+// the function helper was inlined into and physically, and helper twice. Each counts once.
+TEST(ReportTableTest, InlinedFunctionsAreRowsAndCountOncePerStackInTotals) {
+  InlineResolver resolver;
+  Sample recursive = At(0, 0x4010, 10);
+  recursive.callchain = {0x4010, 0x5021, 0x4031, 0x6001};
+  Sample plain = At(0, 0x5000, 5);
+  plain.callchain = {0x5000, 0x6001};
+  for (InlineMode mode : {InlineMode::kInnermost, InlineMode::kPhysical}) {
+    auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                              {}, 0, mode);
+    ASSERT_TRUE(builder.ok());
+    (*builder)->OnSample(recursive);
+    (*builder)->OnSample(plain);
+    ReportTable table = (*builder)->Finish();
+    EXPECT_EQ(table.inline_mode, mode);
+    std::map<std::string, std::pair<uint64_t, uint64_t>> rows;  // self, total
+    for (const ReportRow& row : table.rows)
+      rows[row.keys[0]] = {row.self_period[0], row.total_period[0]};
+    if (mode == InlineMode::kInnermost) {
+      EXPECT_EQ(rows["helper"], std::make_pair(uint64_t{10}, uint64_t{10}));
+      EXPECT_EQ(rows["outer"], std::make_pair(uint64_t{5}, uint64_t{15}));
+    } else {
+      EXPECT_EQ(rows.count("helper"), 0u);
+      EXPECT_EQ(rows["outer"], std::make_pair(uint64_t{15}, uint64_t{15}));
+    }
+    EXPECT_EQ(rows["main"], std::make_pair(uint64_t{0}, uint64_t{15}));
+  }
+  auto relations = CallRelationsBuilder::Create({Sampled("cpu-clock")}, resolver, "helper", {}, 0);
+  ASSERT_TRUE(relations.ok());
+  (*relations)->OnSample(recursive);
+  (*relations)->OnSample(plain);
+  CallRelations r = (*relations)->Finish();
+  EXPECT_EQ(r.through_period[0], 10u);
+  EXPECT_EQ(r.self_period[0], 10u);
+  ASSERT_EQ(r.callers.size(), 1u);
+  EXPECT_EQ(r.callers[0].function, "outer");
+  EXPECT_EQ(r.callers[0].period[0], 10u);  // once, though helper has outer as caller twice
+  ASSERT_EQ(r.callees.size(), 1u);  // the outer helper calls outer (whose code holds the leaf)
+  EXPECT_EQ(r.callees[0].function, "outer");
+}
+
+// Per-row metrics follow the rows: an inlined function's IPC is its own samples'.
+TEST(ReportTableTest, InlinedFunctionsHaveTheirOwnSampledPeriodMetrics) {
+  InlineResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  for (int i = 0; i < 20; ++i) (*builder)->OnSample(At(0, 0x4000 + i, 1000));  // helper
+  for (int i = 0; i < 10; ++i) (*builder)->OnSample(At(1, 0x4000 + i, 1000));
+  for (int i = 0; i < 10; ++i) (*builder)->OnSample(At(0, 0x5000 + i, 1000));  // outer's own
+  for (int i = 0; i < 30; ++i) (*builder)->OnSample(At(1, 0x5000 + i, 1000));
+  ReportTable table = (*builder)->Finish();
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  size_t ipc = metrics->columns().size();
+  for (size_t c = 0; c < metrics->columns().size(); ++c)
+    if (metrics->columns()[c].name == "IPC") ipc = c;
+  ASSERT_LT(ipc, metrics->columns().size());
+  std::map<std::string, double> by_row;
+  for (const ReportRow& row : table.rows)
+    by_row[row.keys[0]] = metrics->Evaluate(ipc, table, row).value.value_or(-1);
+  EXPECT_DOUBLE_EQ(by_row["helper"], 0.5);
+  EXPECT_DOUBLE_EQ(by_row["outer"], 3.0);
+}
+
 // A `record -M l1 --cpu neoverse-n2*` recording: CPU_CYCLES leads a group reading the level-1
 // events as raw codes. Two windows in f, one in g, one straddling f -> g.
 class MetricTableRecording : public ::testing::Test {
