@@ -32,6 +32,28 @@ const char* LinkageName(Dwarf_Die* die) {
   return nullptr;
 }
 
+// The DIE that declares a function: an inlined call or a concrete instance points at its
+// abstract instance, which may point at the declaration inside a class.
+Dwarf_Die DeclarationOf(Dwarf_Die* die) {
+  Dwarf_Die decl = *die;
+  for (int hops = 0; hops < 4; ++hops) {
+    Dwarf_Attribute attr;
+    Dwarf_Die next;
+    if ((dwarf_attr(&decl, DW_AT_abstract_origin, &attr) ||
+         dwarf_attr(&decl, DW_AT_specification, &attr)) &&
+        dwarf_formref_die(&attr, &next)) {
+      decl = next;
+    } else {
+      break;
+    }
+  }
+  return decl;
+}
+
+bool IsTypeScope(int tag) {
+  return tag == DW_TAG_class_type || tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+}
+
 bool IsCodeScope(int tag) {
   return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
          tag == DW_TAG_try_block || tag == DW_TAG_catch_block || tag == DW_TAG_subprogram ||
@@ -251,6 +273,59 @@ const DwarfModule::LineRow* DwarfModule::RowAt(const CuIndex& index, uint64_t pc
   return pc < it->high ? &*it : nullptr;
 }
 
+// GCC gives a lambda's operator() (and any member of a class local to a function) no linkage
+// name, so its DWARF name alone is a bare "operator()" that every inlined lambda would share.
+// Such a function declared inside another function is named by its scopes up to that
+// function, an unnamed class shown by where it is declared ("Run(int)::{lambda at
+// demo.cpp:45}::operator()"); any other keeps its DWARF name, as addr2line gives it.
+const std::string& DwarfModule::ScopedName(Dwarf_Die* die) {
+  static const std::string kNone;
+  Dwarf_Die decl = DeclarationOf(die);
+  const char* name = dwarf_diename(&decl);
+  if (!name) return kNone;
+  auto [it, inserted] = scoped_names_.try_emplace(dwarf_dieoffset(&decl));
+  if (!inserted) return it->second;
+  std::string qualified = name;
+  bool local = false;  // declared inside a function
+  Dwarf_Die* scopes = nullptr;
+  int count = dwarf_getscopes_die(&decl, &scopes);
+  for (int i = 1; i < count; ++i) {
+    Dwarf_Die* scope = &scopes[i];
+    int tag = dwarf_tag(scope);
+    std::string part;
+    if (tag == DW_TAG_subprogram) {
+      if (const char* linkage = LinkageName(scope)) {
+        part = DemangledName(linkage);
+      } else {
+        part = ScopedName(scope);
+      }
+      if (!part.empty()) qualified = part + "::" + qualified;
+      local = true;
+      break;  // the enclosing function's name carries its own scopes
+    }
+    if (tag == DW_TAG_namespace) {
+      const char* ns = dwarf_diename(scope);
+      part = ns ? ns : "(anonymous namespace)";
+    } else if (IsTypeScope(tag)) {
+      if (const char* type = dwarf_diename(scope)) {
+        part = type;
+      } else {
+        int line = 0;
+        const char* file = dwarf_decl_file(scope);
+        dwarf_decl_line(scope, &line);
+        const char* base = file ? std::strrchr(file, '/') : nullptr;
+        part = std::string("{") + (std::string_view(name) == "operator()" ? "lambda" : "unnamed") +
+               " at " + (base ? base + 1 : (file ? file : "?")) + ":" + std::to_string(line) + "}";
+      }
+    } else {
+      continue;  // lexical blocks and the unit add nothing to a name
+    }
+    qualified = part + "::" + qualified;
+  }
+  free(scopes);
+  return it->second = local ? std::move(qualified) : std::string(name);
+}
+
 const std::string& DwarfModule::DemangledName(const char* mangled) {
   auto it = demangled_.find(mangled);
   if (it == demangled_.end()) it = demangled_.emplace(mangled, Demangle(mangled)).first;
@@ -389,7 +464,7 @@ bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
       // names it with its scope and parameters, as binutils does.
       frame.function = DemangledName(symbol->name);
       if (frame.function != symbol->name) frame.mangled = symbol->name;
-    } else if (const char* name = dwarf_diename(die)) {
+    } else if (const std::string& name = ScopedName(die); !name.empty()) {
       frame.function = name;
     }
     frame.file = file;

@@ -86,6 +86,8 @@ class DwarfModule {
   static const LineRow* RowAt(const CuIndex& index, uint64_t pc);
   bool DwarfChain(uint64_t address, const Symbol* symbol, std::vector<SourceFrame>* frames);
   const std::string& DemangledName(const char* mangled);
+  // A function without a linkage name, qualified by the scopes it is declared in.
+  const std::string& ScopedName(Dwarf_Die* die);
 
   std::string path_;
   DebugFileSearch search_;
@@ -97,8 +99,9 @@ class DwarfModule {
   std::string build_id_;
   uint16_t machine_ = 0;
   std::vector<Segment> segments_;
-  std::vector<Symbol> symbols_;                     // functions, sorted by address
-  std::unordered_map<uint64_t, CuIndex> cu_index_;  // by CU DIE offset
+  std::unordered_map<uint64_t, std::string> scoped_names_;  // by declaration DIE offset
+  std::vector<Symbol> symbols_;                             // functions, sorted by address
+  std::unordered_map<uint64_t, CuIndex> cu_index_;          // by CU DIE offset
   std::unordered_map<std::string, std::string> demangled_;
   int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
 };
