@@ -220,7 +220,7 @@ class DiffCommand : public Subcommand {
     auto verdict = EvaluateGate(*diff, thresholds);
     if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
 
-    DiffReportInputs inputs{old_files, new_files};
+    DiffReportInputs inputs{old_files, new_files, load_options_.inline_mode};
     if (json_)
       std::cout << DiffToJson(*diff, *verdict, inputs).dump(2) << '\n';
     else

@@ -174,6 +174,7 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
       << (diff.old_runs == 1 ? "" : "s") << ")\n";
   out << "# new: " << Join(inputs.new_files) << " (" << diff.new_runs << " run"
       << (diff.new_runs == 1 ? "" : "s") << ")\n";
+  out << "# functions: " << InlineModeDescription(inputs.functions) << "\n";
   out << "# normalize: " << NormalizeName(diff.options);
   switch (diff.options.normalize) {
     case Normalization::kNone:
@@ -223,6 +224,7 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
   j["old"] = {{"files", inputs.old_files}, {"runs", diff.old_runs}};
   j["new"] = {{"files", inputs.new_files}, {"runs", diff.new_runs}};
   j["normalize"] = NormalizeName(diff.options);
+  j["functions"] = InlineModeName(inputs.functions);
   j["significance"] = {{"assessed", Assessed(diff)},
                        {"test", "mann-whitney-u two-sided"},
                        {"alpha", diff.options.alpha},

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/function_attribution.h"
 #include "core/profile_diff.h"
 #include "core/regression_gate.h"
 
@@ -14,6 +15,7 @@ namespace tprof {
 
 struct DiffReportInputs {
   std::vector<std::string> old_files, new_files;
+  InlineMode functions = InlineMode::kInnermost;  // what a row is (--no-inline: physical)
 };
 
 struct DiffReportOptions {

@@ -519,6 +519,7 @@ TEST_F(InlineRows, DiffAndGateNameTheInlinedHelperThatGotSlower) {
                        "func(hot_helper) > +50%"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["functions"], "innermost");
   std::map<std::string, std::pair<double, double>> functions;  // old, new
   for (const auto& f : j["events"][0]["functions"])
     functions[f["function"].get<std::string>()] = {f["old"].get<double>(), f["new"].get<double>()};
@@ -536,11 +537,13 @@ TEST_F(InlineRows, DiffAndGateNameTheInlinedHelperThatGotSlower) {
   auto unchanged = RunCommand(
       {kTprof, "diff", old_run->data, new_run->data, "--fail-if", "func(shared_helper) > +50%"});
   EXPECT_EQ(unchanged.exit_code, 0) << unchanged.out << unchanged.err;
+  EXPECT_NE(unchanged.out.find("# functions: innermost"), std::string::npos) << unchanged.out;
   // With --no-inline the change belongs to outer, and hot_helper is no function at all.
   auto physical = RunCommand({kTprof, "diff", old_run->data, new_run->data, "--json", "--no-inline",
                               "--fail-if", "func(outer) > +50%"});
   EXPECT_EQ(physical.exit_code, 3) << physical.err;
   EXPECT_EQ(physical.out.find("\"hot_helper\""), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(physical.out)["functions"], "physical");
 }
 
 }  // namespace
