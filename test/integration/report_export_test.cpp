@@ -328,7 +328,10 @@ DecodedPprof ParseDecoded(const std::string& text) {
   std::regex field(R"(^\s*(\w+): (.*)$)");
   for (const std::string& line : Lines(text)) {
     std::smatch m;
-    if (line.find('{') != std::string::npos) {
+    // Only a line "name {" opens a message and "}" closes one: string values may hold braces
+    // (a lambda's name: "f::{lambda at x.cpp:4}::operator()").
+    const size_t last = line.find_last_not_of(' ');
+    if (last != std::string::npos && line[last] == '{' && line.find(": ") == std::string::npos) {
       std::string name = line.substr(line.find_first_not_of(' '));
       name = name.substr(0, name.find(' '));
       path.push_back(name);
@@ -343,7 +346,7 @@ DecodedPprof ParseDecoded(const std::string& text) {
         ++d.lines_per_location.back();
       continue;
     }
-    if (line.find('}') != std::string::npos) {
+    if (last != std::string::npos && line[last] == '}' && line.find_first_not_of(' ') == last) {
       if (!path.empty()) path.pop_back();
       continue;
     }
