@@ -649,4 +649,30 @@ TEST(ArmLabHost, TheHostImportsPerfsArm64Recording) {
         "%, light " + std::to_string(perf_shares["light"]) + "% in perf report");
 }
 
+// perf's own --call-graph dwarf recording of the binary without frame pointers, unwound on the
+// x86-64 host from the arm64 registers and stack copies perf saved (the register layout comes
+// from the file's recorded architecture, not the host's): every stack reaches main.
+TEST(ArmLabHost, TheHostUnwindsPerfsArm64DwarfRecording) {
+  const fs::path dir = Results() / "n1/perf_dwarf";
+  ASSERT_EQ(Ran("n1", "perf_dwarf").status, 0) << Ran("n1", "perf_dwarf").Describe();
+  auto report =
+      tprof::testing::RunCommand({TPROF_BINARY, "report", "-i", dir / "perf.data", "--binary",
+                                  dir / "lab_loop_nofp", "--folded", "--no-marks"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  uint64_t complete = 0, total = 0;
+  for (const auto& [stack, period] : Folded(report.out)) {
+    total += period;
+    if (stack.find("main;run_rounds;middle;heavy") != std::string::npos ||
+        stack.find("main;run_rounds;middle;light") != std::string::npos)
+      complete += period;
+  }
+  ASSERT_GT(total, 0u) << report.err;
+  EXPECT_GT(static_cast<double>(complete), 0.95 * static_cast<double>(total)) << report.out;
+  // The unwinding statistics are printed: how many stacks were complete.
+  EXPECT_NE(report.err.find("unwinding"), std::string::npos) << report.err;
+  Print("host unwinding of perf's arm64 --call-graph dwarf recording: " +
+        std::to_string(100.0 * static_cast<double>(complete) / static_cast<double>(total)) +
+        "% of the period reaches main; " + report.err.substr(0, report.err.find('\n')));
+}
+
 }  // namespace

@@ -119,6 +119,12 @@ case $job in
     check perf_record perf record -e cycles:u -c $period -o perf.data -- "$fp" $rounds
     cp "$fp" "$out/perf_record/"
     check perf_report perf report -i ../perf_record/perf.data --stdio --sort sym
+    # perf's own --call-graph dwarf recording (arm64 user registers and stack copies) of the
+    # binary without frame pointers, for the host to unwind; a longer period and 4 KiB copies
+    # keep the file small for the serial console.
+    check perf_dwarf perf record --call-graph dwarf,4096 -e cycles:u -c $((period * 20)) \
+      -o perf.data -- "$nofp" $rounds
+    cp "$nofp" "$out/perf_dwarf/"
     ;;
   n1-smp2)
     check oracle pmu_count -- "$fp" $rounds 2
