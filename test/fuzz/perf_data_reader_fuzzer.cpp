@@ -31,12 +31,15 @@ struct TouchingVisitor : tprof::RecordVisitor {
 struct TouchingUnwinder : tprof::UserStackUnwinder {
   uint64_t sum = 0;
   void OnMmap(const tprof::MmapRecord& m) override { sum += m.length; }
-  bool Unwind(const tprof::UserStackSample& s, std::vector<uint64_t>* frames) override {
+  tprof::UnwindOutcome Unwind(const tprof::UserStackSample& s,
+                              std::vector<uint64_t>* frames) override {
     for (char c : s.stack) sum += static_cast<uint8_t>(c);
     for (uint64_t r : s.regs) sum += r;
     frames->push_back(sum);
     frames->push_back(s.ip);
-    return true;
+    // Every other sample stops early, so the statistics' per-cause paths are exercised too.
+    if (sum & 1) return {tprof::UnwindEnd::kStackCopyTooShort, "fuzz"};
+    return {};
   }
 };
 
