@@ -26,22 +26,6 @@ namespace {
 
 enum class FlameColor { kName, kIpc, kCpi, kStall };
 
-// Feeds one pass over the records to two consumers.
-class TeeVisitor : public RecordVisitor {
- public:
-  TeeVisitor(RecordVisitor& a, RecordVisitor& b) : a_(a), b_(b) {}
-  void OnSample(const Sample& s) override { a_.OnSample(s), b_.OnSample(s); }
-  void OnMmap(const MmapRecord& r) override { a_.OnMmap(r), b_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { a_.OnComm(r), b_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { a_.OnTask(r), b_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { a_.OnLost(r), b_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { a_.OnThrottle(r), b_.OnThrottle(r); }
-
- private:
-  RecordVisitor& a_;
-  RecordVisitor& b_;
-};
-
 class ReportCommand : public Subcommand {
  public:
   const char* name() const override { return "report"; }

@@ -35,19 +35,4 @@ class ShortStackCensus : public ProcessTrackingVisitor {
 // the share, the module most of them end in, and the remedy. None otherwise.
 std::optional<std::string> ShortStackHint(const ShortStackCensus& census);
 
-// Forwards every record to two visitors, so that one pass over a profile feeds both.
-class RecordTee : public RecordVisitor {
- public:
-  RecordTee(RecordVisitor& a, RecordVisitor& b) : a_(a), b_(b) {}
-  void OnSample(const Sample& s) override { a_.OnSample(s), b_.OnSample(s); }
-  void OnMmap(const MmapRecord& r) override { a_.OnMmap(r), b_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { a_.OnComm(r), b_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { a_.OnTask(r), b_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { a_.OnLost(r), b_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { a_.OnThrottle(r), b_.OnThrottle(r); }
-
- private:
-  RecordVisitor &a_, &b_;
-};
-
 }  // namespace tprof

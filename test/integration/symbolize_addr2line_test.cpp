@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -208,19 +209,27 @@ TEST(SymbolizeAddr2Line, FirstAnswersForTheRecord) {
   Compare(INLINE_BINARY, /*every_byte=*/false, /*settled=*/false);
 }
 
-TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
-  // mix_helper is always inlined into inline_mix_loop's lambda: some address of that function
-  // must show the helper as an inlined frame with a call-site line in its caller.
+// Looks up every byte address of the demo's .text with the DWARF module, in order, until
+// `visit` returns false.
+void LookUpEveryDemoAddress(const std::function<bool(const ResolvedFrame&)>& visit) {
   SymbolizerOptions options;
   options.on_note = [](const std::string&) {};
   Symbolizer symbolizer(options);
   DwarfModule* module = symbolizer.ModuleFor(DEMO_BINARY, "");
   ASSERT_NE(module, nullptr);
   TextSection text = ReadText(DEMO_BINARY);
-  bool found = false;
-  for (uint64_t a = text.address; a < text.address + text.bytes.size() && !found; ++a) {
+  for (uint64_t a = text.address; a < text.address + text.bytes.size(); ++a) {
     ResolvedFrame frame;
     module->Lookup(a, &frame);
+    if (!visit(frame)) return;
+  }
+}
+
+TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
+  // mix_helper is always inlined into inline_mix_loop's lambda: some address of that function
+  // must show the helper as an inlined frame with a call-site line in its caller.
+  bool found = false;
+  LookUpEveryDemoAddress([&](const ResolvedFrame& frame) {
     if (frame.frames.size() >= 2 &&
         frame.frames[0].function.find("mix_helper") != std::string::npos) {
       EXPECT_TRUE(frame.frames[0].inlined);
@@ -230,7 +239,8 @@ TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
       EXPECT_FALSE(frame.mangled.empty());
       found = true;
     }
-  }
+    return !found;
+  });
   EXPECT_TRUE(found);
 }
 
@@ -252,19 +262,12 @@ TEST(SymbolizeAddr2Line, InlinedLambdasAreNamedByTheFunctionTheyAreWrittenIn) {
   }
   ASSERT_EQ(expected.size(), 5u);
 
-  SymbolizerOptions options;
-  options.on_note = [](const std::string&) {};
-  Symbolizer symbolizer(options);
-  DwarfModule* module = symbolizer.ModuleFor(DEMO_BINARY, "");
-  ASSERT_NE(module, nullptr);
-  TextSection text = ReadText(DEMO_BINARY);
   std::set<std::string> named;
-  for (uint64_t a = text.address; a < text.address + text.bytes.size(); ++a) {
-    ResolvedFrame frame;
-    module->Lookup(a, &frame);
+  LookUpEveryDemoAddress([&](const ResolvedFrame& frame) {
     for (const SourceFrame& f : frame.frames)
       if (f.function.find("{lambda at ") != std::string::npos) named.insert(f.function);
-  }
+    return true;
+  });
   for (const std::string& name : expected) EXPECT_TRUE(named.contains(name)) << name;
 }
 
