@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/profile_reader.h"
-#include "core/profile_writer.h"
+#include "core/format/profile_reader.h"
+#include "core/format/profile_writer.h"
 
 namespace {
 
@@ -91,8 +91,10 @@ int main(int argc, char** argv) {
   std::printf("tprof bytes/sample: %.2f (%llu bytes)\n",
               static_cast<double>(bytes) / static_cast<double>(count),
               static_cast<unsigned long long>(bytes));
-  std::printf("raw perf.data bytes/sample for the same fields: %d (header 8, ip, pid/tid, time, "
-              "id, cpu, period, nr, 16 frames)\n", 8 + 6 * 8 + 8 + 16 * 8);
+  std::printf(
+      "raw perf.data bytes/sample for the same fields: %d (header 8, ip, pid/tid, time, "
+      "id, cpu, period, nr, 16 frames)\n",
+      8 + 6 * 8 + 8 + 16 * 8);
   std::remove(path.c_str());
   return 0;
 }

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/profile_source.h"
-#include "core/profile_writer.h"
+#include "core/format/profile_writer.h"
+#include "core/source/profile_source.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/profile_writer.h"
+#include "core/format/profile_writer.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // tprof diff: function diffs of two profiles (or two sets of repeated runs) and a regression
-// gate for CI. Loading is cmd/function_profile_loader, the analysis core/profile_diff and
-// core/regression_gate, the rendering report/diff_report.
+// gate for CI. Loading is cmd/function_profile_loader, the analysis core/analysis/profile_diff and
+// core/analysis/regression_gate, the rendering report/diff_report.
 #include <sys/stat.h>
 
 #include <iostream>
@@ -9,8 +9,8 @@
 #include "cmd/diff_flamegraph.h"
 #include "cmd/function_profile_loader.h"
 #include "cmd/stream_diff.h"
-#include "core/profile_diff.h"
-#include "core/regression_gate.h"
+#include "core/analysis/profile_diff.h"
+#include "core/analysis/regression_gate.h"
 #include "report/diff_report.h"
 
 namespace tprof {

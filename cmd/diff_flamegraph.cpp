@@ -9,7 +9,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
-#include "core/call_tree.h"
+#include "core/analysis/call_tree.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {

@@ -1,14 +1,14 @@
 // `tprof diff OLD NEW --flamegraph OUT.html`: the differential flame graph, kept apart from the
 // function diff so that cmd/diff_cmd.cpp only hands over to it. Loading is OpenedProfile and
-// CallTreeBuilder (as report's flame graph), the analysis core/diff_flame_tree, the rendering
-// report/flamegraph_html.
+// CallTreeBuilder (as report's flame graph), the analysis core/analysis/diff_flame_tree, the
+// rendering report/flamegraph_html.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "core/diff_flame_tree.h"
-#include "core/profile_diff.h"
+#include "core/analysis/diff_flame_tree.h"
+#include "core/analysis/profile_diff.h"
 
 namespace tprof {
 

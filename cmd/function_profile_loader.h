@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/function_profile.h"
-#include "core/profile.h"
+#include "core/analysis/function_profile.h"
+#include "core/base/error.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
-#include "core/version.h"
+#include "core/base/version.h"
 #include "pmu/event_spec.h"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/frame_resolver.h"
-#include "core/perf_data_symfs.h"
-#include "core/profile_source.h"
+#include "core/base/error.h"
+#include "core/model/frame_resolver.h"
+#include "core/perfdata/perf_data_symfs.h"
+#include "core/source/profile_source.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
 

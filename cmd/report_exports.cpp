@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "cmd/cli_support.h"
-#include "core/call_tree.h"
-#include "core/instruction_profile.h"
-#include "core/stack_profile.h"
+#include "core/analysis/call_tree.h"
+#include "core/analysis/instruction_profile.h"
+#include "core/analysis/stack_profile.h"
 #include "report/pprof_exporter.h"
 #include "report/speedscope_exporter.h"
 #include "report/stackcollapse_folded.h"

@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "core/frame_resolver.h"
-#include "core/profile_source.h"
+#include "core/model/frame_resolver.h"
+#include "core/source/profile_source.h"
 #include "report/annotate_report.h"
 
 namespace tprof {

@@ -4,9 +4,9 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
-#include "core/profile_source.h"
-#include "core/source_line_map.h"
-#include "core/stream_matcher.h"
+#include "core/analysis/source_line_map.h"
+#include "core/analysis/stream_matcher.h"
+#include "core/source/profile_source.h"
 #include "report/stream_report.h"
 
 namespace tprof {

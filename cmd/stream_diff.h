@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/hot_streams.h"
+#include "core/analysis/hot_streams.h"
+#include "core/base/error.h"
 
 namespace tprof {
 

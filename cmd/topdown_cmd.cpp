@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "cmd/cli_support.h"
-#include "core/counter_report.h"
+#include "core/format/saved_counts.h"
+#include "core/model/counter_report.h"
+#include "core/source/counter_report_source.h"
 #include "pmu/counting_run.h"
 #include "pmu/counting_session.h"
 #include "pmu/group_scheduler.h"

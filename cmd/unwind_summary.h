@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/perf_data_unwinder.h"
+#include "core/model/user_stack_unwinder.h"
 
 namespace tprof {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/counter_report.h"
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/model/counter_report.h"
 #include "pmu/counting_session.h"
 #include "pmu/counting_watch.h"
 

@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "pmu/workload.h"
 
 namespace tprof {

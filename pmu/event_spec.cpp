@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/shared_library.h"
+#include "core/base/shared_library.h"
 
 namespace tprof {
 namespace {
@@ -201,7 +201,7 @@ Status ApplyPmuTerms(const std::string& pmu, const std::string& terms, EventSpec
   return Status::Ok();
 }
 
-// libpfm4's functions, from the library loaded on first use (see core/shared_library.h).
+// libpfm4's functions, from the library loaded on first use (see core/base/shared_library.h).
 struct Libpfm {
   decltype(&pfm_initialize) initialize;
   decltype(&pfm_strerror) strerror;

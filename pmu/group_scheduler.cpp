@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/metric_expression.h"
+#include "core/model/metric_expression.h"
 
 namespace tprof {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace tprof {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/profile.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 

@@ -4,8 +4,8 @@
 // The deltas are kept raw: they add up exactly to the total.
 #pragma once
 
-#include "core/counter_report.h"
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/model/counter_report.h"
 #include "pmu/counting_session.h"
 
 namespace tprof {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/profile.h"
+#include "core/base/error.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 
@@ -18,7 +18,7 @@ struct MetricEvent {
 
 struct Metric {
   std::string name;
-  std::string formula;              // core/metric_expression syntax
+  std::string formula;              // core/model/metric_expression syntax
   std::string unit;                 // "%", "per 1k instructions", "ratio", ...
   std::vector<std::string> groups;  // metric groups it belongs to: "l1", "TLB", ...
 };

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/profile.h"
+#include "core/base/error.h"
+#include "core/model/profile.h"
 #include "pmu/event_spec.h"
 
 namespace tprof {

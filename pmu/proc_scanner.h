@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "core/error.h"
-#include "core/profile.h"
+#include "core/base/error.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/metric_expression.h"
+#include "core/model/metric_expression.h"
 
 namespace tprof {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/derived_metrics.h"
-#include "core/profile.h"
+#include "core/model/metric_expression.h"
+#include "core/model/profile.h"
 #include "pmu/metric_table.h"
 
 namespace tprof {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/perf_record_parser.h"
-#include "core/profile.h"
-#include "core/profile_writer.h"
+#include "core/base/error.h"
+#include "core/format/profile_writer.h"
+#include "core/model/profile.h"
+#include "core/perfdata/perf_record_parser.h"
 #include "pmu/event_spec.h"
 #include "pmu/perf_event.h"
 #include "pmu/ring_buffer.h"

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace tprof {
 

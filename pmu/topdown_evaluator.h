@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/counter_report.h"
+#include "core/model/counter_report.h"
 #include "pmu/metric_table.h"
 
 namespace tprof {

@@ -7,8 +7,8 @@
 #include <ostream>
 #include <string>
 
-#include "core/error.h"
-#include "core/instruction_profile.h"
+#include "core/analysis/instruction_profile.h"
+#include "core/base/error.h"
 
 namespace tprof {
 

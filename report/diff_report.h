@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/function_attribution.h"
-#include "core/profile_diff.h"
-#include "core/regression_gate.h"
+#include "core/analysis/function_attribution.h"
+#include "core/analysis/profile_diff.h"
+#include "core/analysis/regression_gate.h"
 
 namespace tprof {
 

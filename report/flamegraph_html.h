@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/call_tree.h"
-#include "core/diff_flame_tree.h"
-#include "core/frame_ratio.h"
+#include "core/analysis/call_tree.h"
+#include "core/analysis/diff_flame_tree.h"
+#include "core/analysis/frame_ratio.h"
 #include "report/event_units.h"
 
 namespace tprof {
@@ -96,8 +96,9 @@ void ColorFramesByRatio(FlameGraphInput& input,
 // The fixed symmetric scale of differential flame graphs: -points..+points of the old total.
 FlameColorScale DeltaColorScale(double points);
 
-// Colours a differential flame graph (core/diff_flame_tree.h): frames by total delta in points
-// of the old total, or by self delta at the switch of a button, on a fixed symmetric scale of
+// Colours a differential flame graph (core/analysis/diff_flame_tree.h): frames by total delta in
+// points of the old total, or by self delta at the switch of a button, on a fixed symmetric scale
+// of
 // +-`points` (blue shrank, white unchanged, red grew); tooltip columns with old, new, delta,
 // delta % of the frame and of the old total, for total and self; frames the width side lacks
 // marked. `input.root` must be `tree.root`.

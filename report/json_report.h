@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "core/call_relations.h"
+#include "core/analysis/call_relations.h"
 #include "report/report_table_view.h"
 
 namespace tprof {

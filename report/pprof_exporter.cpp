@@ -6,10 +6,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/build_id.h"
-#include "core/file_paths.h"
-#include "core/function_attribution.h"
-#include "core/version.h"
+#include "core/analysis/function_attribution.h"
+#include "core/base/build_id.h"
+#include "core/base/file_paths.h"
+#include "core/base/version.h"
 #include "report/protobuf_writer.h"
 
 namespace tprof {

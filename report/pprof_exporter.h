@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "core/error.h"
-#include "core/profile.h"
-#include "core/stack_profile.h"
+#include "core/analysis/stack_profile.h"
+#include "core/base/error.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/call_relations.h"
-#include "core/derived_metrics.h"
-#include "core/perf_data_unwinder.h"
-#include "core/profile.h"
-#include "core/report_table.h"
+#include "core/analysis/call_relations.h"
+#include "core/analysis/derived_metrics.h"
+#include "core/analysis/report_table.h"
+#include "core/model/profile.h"
+#include "core/model/user_stack_unwinder.h"
 
 namespace tprof {
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/function_attribution.h"
-#include "core/version.h"
+#include "core/analysis/function_attribution.h"
+#include "core/base/version.h"
 #include "report/pprof_exporter.h"
 
 namespace tprof {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "core/profile.h"
-#include "core/stack_profile.h"
+#include "core/analysis/stack_profile.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 

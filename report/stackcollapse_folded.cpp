@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/profile.h"
+#include "core/model/profile.h"
 
 namespace tprof {
 namespace {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/address_space.h"
-#include "core/frame_resolver.h"
-#include "core/perf_script_symbols.h"
+#include "core/model/address_space.h"
+#include "core/model/frame_resolver.h"
+#include "core/model/named_frames.h"
 
 namespace tprof {
 

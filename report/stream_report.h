@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "core/hot_streams.h"
-#include "core/stream_matcher.h"
+#include "core/analysis/hot_streams.h"
+#include "core/analysis/stream_matcher.h"
 
 namespace tprof {
 

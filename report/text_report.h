@@ -3,9 +3,9 @@
 
 #include <ostream>
 
-#include "core/call_relations.h"
-#include "core/function_profile.h"
-#include "core/profile.h"
+#include "core/analysis/call_relations.h"
+#include "core/analysis/function_profile.h"
+#include "core/model/profile.h"
 #include "report/report_table_view.h"
 
 namespace tprof {

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/build_id.h"
+#include "core/base/build_id.h"
 
 namespace tprof {
 namespace {

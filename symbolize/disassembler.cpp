@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "core/shared_library.h"
+#include "core/base/shared_library.h"
 #include "symbolize/dwarf_module.h"
 
 namespace tprof {
@@ -21,7 +21,7 @@ Result<Architecture> ArchitectureOfMachine(uint16_t e_machine) {
   }
 }
 
-// capstone's functions, from the library loaded on first use (see core/shared_library.h).
+// capstone's functions, from the library loaded on first use (see core/base/shared_library.h).
 struct Disassembler::Capstone {
   decltype(&cs_open) open;
   decltype(&cs_option) option;

@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/error.h"
-#include "core/frame_resolver.h"
+#include "core/base/error.h"
+#include "core/model/frame_resolver.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {

@@ -16,9 +16,9 @@
 #include <optional>
 #include <set>
 
-#include "core/build_id.h"
-#include "core/file_paths.h"
-#include "core/frame_resolver.h"
+#include "core/base/build_id.h"
+#include "core/base/file_paths.h"
+#include "core/model/frame_resolver.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {

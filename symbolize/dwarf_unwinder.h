@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/address_space.h"
-#include "core/error.h"
-#include "core/perf_data_unwinder.h"
+#include "core/base/error.h"
+#include "core/model/address_space.h"
+#include "core/model/user_stack_unwinder.h"
 #include "symbolize/debug_file.h"
 #include "symbolize/symbolizer.h"
 
@@ -67,7 +67,7 @@ class DwarfUnwinder : public UserStackUnwinder {
   Result<std::vector<uint64_t>> Unwind(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
                                        std::span<const uint64_t> regs, std::string_view stack);
 
-  // UserStackUnwinder (core/perf_data_unwinder.h), for UnwindPass / UnwindProfile and the
+  // UserStackUnwinder (core/model/user_stack_unwinder.h), for UnwindPass / UnwindProfile and the
   // perf.data importer: tracks the mappings itself. An architecture it has no register layout
   // for leaves every sample at "no registers".
   void OnArchitecture(const std::string& machine) override;

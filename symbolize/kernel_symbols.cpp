@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/file_bytes.h"
+#include "core/base/file_bytes.h"
 
 namespace tprof {
 

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <iostream>
 
-#include "core/build_id.h"
-#include "core/file_paths.h"
-#include "core/symbol_section.h"
+#include "core/base/build_id.h"
+#include "core/base/file_paths.h"
+#include "core/format/symbol_section.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {

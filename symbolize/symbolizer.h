@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/frame_resolver.h"
+#include "core/model/frame_resolver.h"
 #include "symbolize/dwarf_module.h"
 #include "symbolize/kernel_symbols.h"
 #include "symbolize/perf_map.h"

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/profile_writer.h"
+#include "core/format/profile_writer.h"
 #include "test/support/record_generator.h"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/perf_data_reader.h"
+#include "core/perfdata/perf_data_reader.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/profile_reader.h"
+#include "core/format/profile_reader.h"
 
 namespace {
 

@@ -25,7 +25,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/build_id.h"
+#include "core/base/build_id.h"
 #include "symbolize/dwarf_module.h"
 #include "test/support/run_command.h"
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/profile_reader.h"
+#include "core/format/profile_reader.h"
 #include "symbolize/elf_symbols.h"
 #include "test/support/run_command.h"
 

@@ -18,8 +18,8 @@
 #include <sstream>
 #include <thread>
 
-#include "core/address_space.h"
-#include "core/perf_record_parser.h"
+#include "core/model/address_space.h"
+#include "core/perfdata/perf_record_parser.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/perf_data_unwinder.h"
+#include "core/model/user_stack_unwinder.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "test/support/run_command.h"
 

@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "core/address_space.h"
-#include "core/function_profile.h"
-#include "core/perf_data_symfs.h"
-#include "core/profile_source.h"
+#include "core/analysis/function_profile.h"
+#include "core/model/address_space.h"
+#include "core/perfdata/perf_data_symfs.h"
+#include "core/source/profile_source.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"

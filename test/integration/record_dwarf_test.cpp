@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "core/address_space.h"
-#include "core/profile_reader.h"
+#include "core/format/profile_reader.h"
+#include "core/model/address_space.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
 

@@ -12,9 +12,9 @@
 #include <set>
 #include <thread>
 
-#include "core/function_profile.h"
-#include "core/profile_reader.h"
-#include "core/window_attribution.h"
+#include "core/analysis/function_profile.h"
+#include "core/analysis/window_attribution.h"
+#include "core/format/profile_reader.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/record_generator.h"
 #include "test/support/run_command.h"

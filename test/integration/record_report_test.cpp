@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "core/function_profile.h"
-#include "core/profile_reader.h"
+#include "core/analysis/function_profile.h"
+#include "core/format/profile_reader.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/record_generator.h"
 #include "test/support/run_command.h"

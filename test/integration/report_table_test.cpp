@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/profile_reader.h"
-#include "core/profile_source.h"
+#include "core/format/profile_reader.h"
+#include "core/source/profile_source.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
 

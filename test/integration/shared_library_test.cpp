@@ -1,7 +1,7 @@
-// Libraries opened when first used (core/shared_library.h): what a missing library or function
+// Libraries opened when first used (core/base/shared_library.h): what a missing library or function
 // says, and that tprof starts without capstone and libpfm4, which it opens only to disassemble
 // and to encode vendor event names.
-#include "core/shared_library.h"
+#include "core/base/shared_library.h"
 
 #include <gtest/gtest.h>
 

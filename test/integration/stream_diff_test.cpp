@@ -19,9 +19,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/address_space.h"
-#include "core/profile_source.h"
-#include "core/profile_writer.h"
+#include "core/format/profile_writer.h"
+#include "core/model/address_space.h"
+#include "core/source/profile_source.h"
 #include "symbolize/elf_symbols.h"
 #include "test/support/run_command.h"
 

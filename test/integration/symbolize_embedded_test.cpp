@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/build_id.h"
-#include "core/function_profile.h"
-#include "core/profile_reader.h"
-#include "core/symbol_section.h"
+#include "core/analysis/function_profile.h"
+#include "core/base/build_id.h"
+#include "core/format/profile_reader.h"
+#include "core/format/symbol_section.h"
 #include "report/text_report.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"

@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/profile.h"
+#include "core/model/profile.h"
 
 namespace tprof::testing {
 

@@ -1,5 +1,5 @@
 // Process address spaces built from MMAP records, overlaps as the kernel leaves them.
-#include "core/address_space.h"
+#include "core/model/address_space.h"
 
 #include <gtest/gtest.h>
 

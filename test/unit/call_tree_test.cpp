@@ -1,5 +1,5 @@
 // Call trees and folded stacks from constructed samples, with a resolver that names addresses.
-#include "core/call_tree.h"
+#include "core/analysis/call_tree.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The differential flame graph's model (core/diff_flame_tree) and its page data
+// The differential flame graph's model (core/analysis/diff_flame_tree) and its page data
 // (report/flamegraph_html's ColorFramesByDelta) on folded stacks written here, so that every
 // expected width and delta is worked out by hand from the input in the test.
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/call_tree.h"
-#include "core/diff_flame_tree.h"
-#include "core/profile_source.h"
+#include "core/analysis/call_tree.h"
+#include "core/analysis/diff_flame_tree.h"
+#include "core/source/profile_source.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {

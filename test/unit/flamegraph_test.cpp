@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/call_tree.h"
-#include "core/frame_ratio.h"
-#include "core/profile_source.h"
+#include "core/analysis/call_tree.h"
+#include "core/analysis/frame_ratio.h"
+#include "core/source/profile_source.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {

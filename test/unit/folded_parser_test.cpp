@@ -1,9 +1,9 @@
 // Folded stacks, single and differential, with flamegraph annotations.
-#include "core/folded_parser.h"
+#include "core/perfdata/folded_parser.h"
 
 #include <gtest/gtest.h>
 
-#include "core/profile_source.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {

@@ -9,10 +9,10 @@
 #include <random>
 #include <variant>
 
-#include "core/chunk.h"
-#include "core/format_spec.h"
-#include "core/profile_reader.h"
-#include "core/profile_writer.h"
+#include "core/format/chunk.h"
+#include "core/format/format_spec.h"
+#include "core/format/profile_reader.h"
+#include "core/format/profile_writer.h"
 #include "test/support/record_generator.h"
 
 namespace tprof {

@@ -1,12 +1,12 @@
 // Stream extraction and matching on hand-made samples: the blocks of a branch stack, stream
 // depth and cycles, callchain frames at the call line, and the matcher's sections.
-#include "core/hot_streams.h"
+#include "core/analysis/hot_streams.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "core/stream_matcher.h"
+#include "core/analysis/stream_matcher.h"
 
 namespace tprof {
 namespace {

@@ -1,5 +1,5 @@
 // Formula evaluation, checked on counts worked out by hand from the formulas' definitions.
-#include "core/metric_expression.h"
+#include "core/model/metric_expression.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The perf.data reader against perf's own figures on real files, against an independent count
 // of records where perf 6.1 refuses the file, and on synthetic files that cover both byte
 // orders, every sample_type field, compression, ordering and corruption.
-#include "core/perf_data_reader.h"
+#include "core/perfdata/perf_data_reader.h"
 
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
@@ -14,8 +14,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/perf_data_format.h"
-#include "core/perf_data_swap.h"
+#include "core/perfdata/perf_data_format.h"
+#include "core/perfdata/perf_data_swap.h"
 
 namespace tprof {
 namespace {

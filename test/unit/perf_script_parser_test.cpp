@@ -1,10 +1,10 @@
 // perf script text: the default layout and the common -F variants, checked field by field and
 // against perf's own sample counts for a file recorded here.
-#include "core/perf_script_parser.h"
+#include "core/perfdata/perf_script_parser.h"
 
 #include <gtest/gtest.h>
 
-#include "core/profile_source.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/stack_profile.h"
+#include "core/analysis/stack_profile.h"
 #include "report/protobuf_writer.h"
 #include "report/speedscope_exporter.h"
 #include "test/support/run_command.h"

@@ -1,13 +1,13 @@
 // The diff model on constructed inputs (folded stacks and perf script text written here), so
 // that every expected number is worked out by hand from the input in the test.
-#include "core/profile_diff.h"
+#include "core/analysis/profile_diff.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
-#include "core/profile_source.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {

@@ -1,9 +1,9 @@
 // The gate's syntax and its verdicts on diffs of constructed folded stacks (numbers by hand).
-#include "core/regression_gate.h"
+#include "core/analysis/regression_gate.h"
 
 #include <gtest/gtest.h>
 
-#include "core/profile_source.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {

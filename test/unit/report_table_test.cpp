@@ -1,7 +1,7 @@
 // The report table's pieces on constructed samples: sort keys, time ranges, event-name folding,
 // metrics from sampled periods and from group deltas, the low-confidence rule, and recognising
 // a `record -M l1` recording's metric table. Expected values are worked out here by hand.
-#include "core/report_table.h"
+#include "core/analysis/report_table.h"
 
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include "core/call_relations.h"
-#include "core/derived_metrics.h"
-#include "core/profile_source.h"
+#include "core/analysis/call_relations.h"
+#include "core/analysis/derived_metrics.h"
+#include "core/source/profile_source.h"
 #include "pmu/recorded_metrics.h"
 #include "report/report_table_view.h"
 #include "report/text_report.h"

@@ -1,6 +1,6 @@
 // The census behind the "stacks stop after one or two frames" hint: which samples count as
 // short, which module they end in, and when the hint is given.
-#include "core/short_stack_census.h"
+#include "core/analysis/short_stack_census.h"
 
 #include <gtest/gtest.h>
 

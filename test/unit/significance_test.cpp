@@ -9,7 +9,7 @@
 //    to each case. The values were computed once by hand-run scipy, not by tprof.
 //  - Textbook exact tails: two completely separated samples of n and n have a two-sided exact p
 //    of 2 / C(2n, n): 2/20 = 0.1 (n = 3), 2/70 = 0.02857 (n = 4), 2/252 = 0.0079365 (n = 5).
-#include "core/significance.h"
+#include "core/analysis/significance.h"
 
 #include <gtest/gtest.h>
 

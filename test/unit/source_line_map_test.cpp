@@ -1,5 +1,5 @@
 // The new-to-old line map of two versions of a file, and its use over two source trees.
-#include "core/source_line_map.h"
+#include "core/analysis/source_line_map.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Stack tallies: which samples count as one stack, and the split of a chain into leaf and
 // callers that aggregations resolve once per distinct callers.
-#include "core/stack_tally.h"
+#include "core/model/stack_tally.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/profile_source.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {

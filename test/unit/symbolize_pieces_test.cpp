@@ -10,11 +10,11 @@
 #include <thread>
 #include <variant>
 
-#include "core/format_spec.h"
-#include "core/output_file.h"
-#include "core/profile_reader.h"
-#include "core/profile_writer.h"
-#include "core/symbol_section.h"
+#include "core/format/format_spec.h"
+#include "core/format/output_file.h"
+#include "core/format/profile_reader.h"
+#include "core/format/profile_writer.h"
+#include "core/format/symbol_section.h"
 #include "symbolize/demangle.h"
 #include "symbolize/disassembler.h"
 #include "symbolize/kernel_symbols.h"

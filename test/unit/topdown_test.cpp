@@ -6,7 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/counter_report.h"
+#include "core/model/counter_report.h"
+#include "core/source/counter_report_source.h"
 #include "pmu/metric_table.h"
 #include "pmu/topdown_evaluator.h"
 

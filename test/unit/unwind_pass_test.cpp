@@ -1,11 +1,11 @@
 // Callchain assembly around the unwinder: kernel part as recorded, then the user context marker
 // and the frames the unwinder returns (the user pc first); the sampled ip when it returns none;
 // stack copies dropped unless kept; outcomes counted by the reason a walk ended.
-#include "core/unwind_pass.h"
+#include "core/format/unwind_pass.h"
 
 #include <gtest/gtest.h>
 
-#include "core/profile_reader.h"
+#include "core/format/profile_reader.h"
 #include "test/support/record_generator.h"
 
 namespace tprof {

@@ -1,5 +1,5 @@
 // The start-and-end-in-the-same-function filter on constructed sample sequences.
-#include "core/window_attribution.h"
+#include "core/analysis/window_attribution.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,189 @@
+#include "core/analysis/call_tree.h"
+
+#include <algorithm>
+
+namespace tprof {
+
+CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
+                          FrameKind child_kind, size_t events) {
+  if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind});
+      it != child_index_.end())
+    return it->second;
+  auto node = std::make_unique<CallNode>();
+  node->name = child_name;
+  node->module = child_module;
+  node->kind = child_kind;
+  node->self.assign(events, 0);
+  node->total.assign(events, 0);
+  node->self_samples.assign(events, 0);
+  return Adopt(std::move(node));
+}
+
+CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {
+  CallNode* raw = child.get();
+  children.push_back(std::move(child));
+  child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind}, raw);
+  return raw;
+}
+
+CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                                 CallTreeOptions options)
+    : events_(std::move(events)), resolver_(resolver), options_(options), tally_(events_.size()) {
+  root_.name = "all";
+  root_.kind = FrameKind::kRoot;
+  root_.self.assign(events_.size(), 0);
+  root_.total.assign(events_.size(), 0);
+  root_.self_samples.assign(events_.size(), 0);
+}
+
+const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pid, uint64_t address,
+                                                                     bool kernel) {
+  const Mapping* mapping = space().Find(pid, address);
+  auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel});
+  if (!inserted) return it->second;
+  const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
+  if (!resolved) {
+    owned_.push_back(
+        std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
+    resolved = owned_.back().get();
+  }
+  std::vector<Frame>& frames = it->second;
+  const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
+  const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
+                                                                : InlineMode::kPhysical);
+  // Levels are innermost first; the tree wants the outermost (out-of-line) first.
+  for (uint32_t level = attribution.Depth(*resolved); level-- > 0;)
+    frames.push_back({attribution.Name(*resolved, level), resolved->module,
+                      attribution.Inlined(*resolved, level) ? FrameKind::kInlined : base});
+  return frames;
+}
+
+CallNode* CallTreeBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
+  if (kernel && !options_.include_kernel) return node;
+  for (const Frame& f : FramesAt(pid, address, kernel))
+    node = node->Child(f.name, f.module, f.kind, events_.size());
+  return node;
+}
+
+CallNode* CallTreeBuilder::RootOf(const Sample& sample) {
+  if (options_.roots == CallTreeOptions::Roots::kNone) return &root_;
+  auto [it, inserted] = thread_roots_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  if (!inserted) return it->second;
+  std::string name;
+  switch (options_.roots) {
+    case CallTreeOptions::Roots::kNone:
+      break;
+    case CallTreeOptions::Roots::kProcess:
+      name = space().ThreadName(sample.pid, sample.pid);
+      break;
+    case CallTreeOptions::Roots::kPid:
+      name = space().ThreadName(sample.pid, sample.pid) + "-" + std::to_string(sample.pid);
+      break;
+    case CallTreeOptions::Roots::kThread:
+      name = space().ThreadName(sample.pid, sample.tid) + "-" + std::to_string(sample.pid) + "/" +
+             std::to_string(sample.tid);
+      break;
+  }
+  it->second = root_.Child(name, "", FrameKind::kRoot, events_.size());
+  return it->second;
+}
+
+void CallTreeBuilder::OnSample(const Sample& sample) {
+  if (sample.event >= events_.size()) return;
+  CallNode* top = RootOf(sample);
+  // Nodes never move, so the top node's address tells roots apart.
+  const uint64_t top_id = reinterpret_cast<uintptr_t>(top);
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
+  const auto stack = tally_.Add(sample, top_id, generation);
+  ++samples_;
+  if (!stack.first) return;
+  // The path of a new stack: its callers' part, root first, is shared by every stack with the
+  // same callers; then the leaf's frames.
+  const SplitStack split = SplitLeaf(sample);
+  const auto callers = caller_ids_.Intern(
+      {top_id, sample.pid, generation.process, generation.kernel, split.callers_kernel},
+      split.callers);
+  if (callers.first) {
+    std::vector<std::pair<uint64_t, bool>> addresses;  // leaf side first
+    ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool kernel) {
+      addresses.push_back({address, kernel});
+      return true;
+    });
+    CallNode* node = top;
+    for (auto it = addresses.rbegin(); it != addresses.rend(); ++it)
+      node = Descend(node, sample.pid, it->first, it->second);
+    callers_node_.push_back(node);
+  }
+  CallNode* leaf = callers_node_[callers.id];
+  if (split.has_leaf) leaf = Descend(leaf, sample.pid, split.leaf, split.leaf_kernel);
+  leaf_of_stack_.push_back(leaf);
+}
+
+const CallNode& CallTreeBuilder::root() {
+  if (samples_in_tree_ == samples_) return root_;
+  // Breadth-first order: reversed, every node comes after all of its children.
+  std::vector<CallNode*> order;
+  order.push_back(&root_);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const auto& child : order[i]->children) order.push_back(child.get());
+  for (CallNode* node : order) {
+    std::fill(node->self.begin(), node->self.end(), 0);
+    std::fill(node->self_samples.begin(), node->self_samples.end(), 0);
+  }
+  for (uint32_t s = 0; s < leaf_of_stack_.size(); ++s) {
+    CallNode* leaf = leaf_of_stack_[s];
+    for (size_t e = 0; e < events_.size(); ++e) {
+      leaf->self[e] += tally_.period(s, e);
+      leaf->self_samples[e] += tally_.samples(s, e);
+    }
+  }
+  // A node's total is its self plus its children's totals: every sample's path is one chain
+  // that ends where its self is counted.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    CallNode* node = *it;
+    node->total = node->self;
+    for (const auto& child : node->children)
+      for (size_t e = 0; e < events_.size(); ++e) node->total[e] += child->total[e];
+  }
+  samples_in_tree_ = samples_;
+  return root_;
+}
+
+CallNode CallTreeBuilder::TakeRoot() {
+  root();
+  return std::move(root_);
+}
+
+namespace {
+
+void Fold(const CallNode& node, std::string& prefix, const FoldedOptions& options,
+          std::vector<std::pair<std::string, uint64_t>>& out) {
+  const size_t mark = prefix.size();
+  if (node.kind != FrameKind::kRoot || !node.module.empty() || node.name != "all") {
+    if (!prefix.empty()) prefix.push_back(';');
+    std::string name = node.name;
+    // ';' separates frames and a trailing number is the count: keep names from containing them.
+    std::replace(name.begin(), name.end(), ';', ':');
+    prefix += name;
+    if (options.annotate && node.kind == FrameKind::kKernel) prefix += "_[k]";
+    if (options.annotate && node.kind == FrameKind::kInlined) prefix += "_[i]";
+  }
+  uint64_t self = options.use_period ? node.self[options.event] : node.self_samples[options.event];
+  if (self && !prefix.empty()) out.push_back({prefix, self});
+  for (const auto& child : node.children) Fold(*child, prefix, options, out);
+  prefix.resize(mark);
+}
+
+}  // namespace
+
+std::string RenderFolded(const CallNode& root, const FoldedOptions& options) {
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  std::string prefix;
+  Fold(root, prefix, options, lines);
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& [stack, count] : lines) out += stack + " " + std::to_string(count) + "\n";
+  return out;
+}
+
+}  // namespace tprof

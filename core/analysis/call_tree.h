@@ -1,0 +1,122 @@
+// Samples aggregated into a tree of calls, root first: every distinct path of functions from a
+// root (optionally a process or thread) to a leaf is one node chain, with the period each event
+// spent exactly there (self) and below (total). Inlined calls are frames of their own. The tree
+// is what folded stacks, flame graphs and exporters render.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/analysis/function_attribution.h"
+#include "core/model/address_space.h"
+#include "core/model/frame_resolver.h"
+#include "core/model/profile.h"
+#include "core/model/stack_tally.h"
+
+namespace tprof {
+
+enum class FrameKind : uint8_t { kUser, kKernel, kInlined, kRoot };
+
+struct CallNode {
+  std::string name;
+  std::string module;
+  FrameKind kind = FrameKind::kUser;
+  std::vector<uint64_t> self;   // per event: period of samples whose leaf is this node
+  std::vector<uint64_t> total;  // per event: period of samples through this node
+  std::vector<uint64_t> self_samples;
+  std::vector<std::unique_ptr<CallNode>> children;
+
+  // The child with this name, module and kind; a new one with zero counts for `events` events
+  // when there is none.
+  CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t events);
+  // Appends a child built elsewhere (its name, module and kind set); returns it.
+  CallNode* Adopt(std::unique_ptr<CallNode> child);
+
+ private:
+  struct ChildKey {
+    std::string_view name, module;  // the child's own strings: children never move
+    FrameKind kind;
+    bool operator==(const ChildKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const ChildKey& k) {
+      return H::combine(std::move(h), k.name, k.module, k.kind);
+    }
+  };
+  absl::flat_hash_map<ChildKey, CallNode*> child_index_;
+};
+
+struct CallTreeOptions {
+  enum class Roots { kNone, kProcess, kPid, kThread } roots = Roots::kNone;
+  bool include_kernel = true;
+  bool expand_inlined = true;  // inlined calls are frames of their own (FunctionAttribution)
+};
+
+// Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the
+// nodes' counts are filled in from the tallies when the tree is asked for.
+class CallTreeBuilder : public ProcessTrackingVisitor {
+ public:
+  CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
+
+  void OnSample(const Sample& sample) override;
+
+  // The tree of every sample so far.
+  const CallNode& root();
+  // The tree, moved out: for callers that keep the tree but not the builder's caches (or the
+  // resolver they borrow from). The builder takes no more samples after.
+  CallNode TakeRoot();
+  const std::vector<EventDesc>& events() const { return events_; }
+
+ private:
+  void OnThreadsChanged() override { thread_roots_.clear(); }  // names may have changed
+  struct Frame {
+    std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
+    FrameKind kind;
+  };
+  // The frames of one address, outermost first (inlined callers before their inlinees).
+  const std::vector<Frame>& FramesAt(uint32_t pid, uint64_t address, bool kernel);
+  CallNode* RootOf(const Sample& sample);
+  // Extends the tree by `node`'s callee path for the frames at `address`.
+  CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
+
+  std::vector<EventDesc> events_;
+  FrameResolver& resolver_;
+  CallTreeOptions options_;
+  CallNode root_;
+  struct FrameKey {
+    const Mapping* mapping;
+    uint64_t address;
+    bool kernel;
+    bool operator==(const FrameKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const FrameKey& k) {
+      return H::combine(std::move(h), k.mapping, k.address, k.kernel);
+    }
+  };
+  absl::flat_hash_map<FrameKey, std::vector<Frame>> frame_cache_;
+  std::vector<std::unique_ptr<ResolvedFrame>> owned_;      // frames the resolver does not hold
+  absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
+  StackTally tally_;
+  std::vector<CallNode*> leaf_of_stack_;  // by stack id
+  StackInterner caller_ids_;
+  std::vector<CallNode*> callers_node_;  // by caller id: the node the callers lead to
+  uint64_t samples_ = 0;
+  uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
+};
+
+// FlameGraph's folded format: one line per distinct stack, root first, frames joined by ';',
+// then a space and the count. Kernel frames end in "_[k]" and inlined ones in "_[i]" when
+// `annotate`, as FlameGraph's colour palettes expect.
+struct FoldedOptions {
+  size_t event = 0;
+  bool annotate = true;
+  bool use_period = true;  // counts are periods (as perf script's default); else sample counts
+};
+std::string RenderFolded(const CallNode& root, const FoldedOptions& options);
+
+}  // namespace tprof

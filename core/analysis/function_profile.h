@@ -1,0 +1,79 @@
+// Aggregation of samples by function: self share per event, sample counts, and the process that
+// ran it. The walking skeleton of `tprof report`, and what `tprof diff` compares. A sample counts
+// toward the function FunctionAttribution names (by default an inlined function itself).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/analysis/function_attribution.h"
+#include "core/model/address_space.h"
+#include "core/model/frame_resolver.h"
+#include "core/model/profile.h"
+
+namespace tprof {
+
+struct FunctionRow {
+  std::string function;
+  std::string module;
+  std::string command;                 // process name
+  std::vector<uint64_t> self_period;   // per event
+  std::vector<uint64_t> self_samples;  // per event
+};
+
+struct FunctionProfile {
+  std::vector<EventDesc> events;
+  std::vector<FunctionRow> rows;  // sorted by self period of the first event, descending
+  std::vector<uint64_t> total_period;
+  std::vector<uint64_t> total_samples;
+  uint64_t lost = 0;
+  InlineMode inline_mode = InlineMode::kInnermost;  // what a row's function is
+};
+
+class FunctionProfileBuilder : public ProcessTrackingVisitor {
+ public:
+  FunctionProfileBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                         InlineMode inline_mode = InlineMode::kInnermost);
+
+  void OnSample(const Sample& sample) override;
+  void OnLost(const LostRecord& r) override { profile_.lost += r.lost; }
+
+  FunctionProfile Finish();
+
+ private:
+  void OnThreadsChanged() override { command_of_thread_.clear(); }  // names may have changed
+  struct FrameKey {
+    const Mapping* mapping;
+    uint64_t address;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    size_t operator()(const FrameKey& k) const {
+      return std::hash<const void*>()(k.mapping) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+
+  FrameResolver& resolver_;
+  FunctionAttribution attribution_;
+  FunctionProfile profile_;
+  // The function id of each distinct address (see FunctionId).
+  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_cache_;
+  // (command, module, function) -> row index
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> row_index_;
+
+  // The per-sample path without strings: the row of a (command, function) pair by small ids,
+  // so that a sample costs a few hash lookups rather than building and comparing names.
+  uint32_t CommandId(uint32_t pid, uint32_t tid);
+  uint32_t FunctionId(const ResolvedFrame& frame);
+  std::unordered_map<uint64_t, uint32_t> command_of_thread_;  // pid << 32 | tid -> command id
+  std::unordered_map<std::string, uint32_t> command_ids_;
+  std::vector<std::string> commands_;
+  std::map<std::pair<std::string, std::string>, uint32_t> function_ids_;  // (module, function)
+  std::vector<std::pair<std::string, std::string>> functions_;            // by id
+  std::unordered_map<uint64_t, size_t> row_of_ids_;  // command id << 32 | function id -> row
+};
+
+}  // namespace tprof

@@ -1,0 +1,393 @@
+#include "core/analysis/profile_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "core/base/file_paths.h"
+
+namespace tprof {
+namespace {
+
+// A module's file name; "[kernel.kallsyms]", "[vdso]" and the like are names, not paths.
+std::string ModuleFileName(const std::string& path) {
+  if (path.empty() || path.front() == '[') return path;
+  return BaseName(path);
+}
+
+// "cycles:u" -> "cycles": the event a name counts, whatever its modifiers.
+std::string EventBase(const std::string& name) { return name.substr(0, name.find(':')); }
+
+// Which event of one run stands for each paired event.
+struct EventPairing {
+  std::vector<std::string> names;                         // as shown
+  std::vector<std::vector<size_t>> old_index, new_index;  // [run][paired event] -> run's event
+  std::vector<std::string> unpaired;
+  std::string note;
+};
+
+std::optional<size_t> IndexOf(const std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<size_t>(it - names.begin());
+}
+
+Result<EventPairing> PairEvents(const std::vector<FunctionTotals>& old_side,
+                                const std::vector<FunctionTotals>& new_side) {
+  EventPairing pairing;
+  std::vector<const FunctionTotals*> all;
+  for (const FunctionTotals& t : old_side) all.push_back(&t);
+  for (const FunctionTotals& t : new_side) all.push_back(&t);
+  std::set<std::string> seen;
+  for (const FunctionTotals* run : all)
+    for (const std::string& name : run->events) {
+      if (!seen.insert(name).second) continue;
+      bool everywhere = std::all_of(all.begin(), all.end(), [&](const FunctionTotals* r) {
+        return IndexOf(r->events, name).has_value();
+      });
+      (everywhere ? pairing.names : pairing.unpaired).push_back(name);
+    }
+  auto index_runs = [&](const std::vector<FunctionTotals>& side,
+                        std::vector<std::vector<size_t>>& out) {
+    for (const FunctionTotals& run : side) {
+      std::vector<size_t> indexes;
+      for (const std::string& name : pairing.names) indexes.push_back(*IndexOf(run.events, name));
+      out.push_back(std::move(indexes));
+    }
+  };
+  if (pairing.names.empty()) {
+    // Two lone events of different names (cpu-clock against task-clock, or a folded file's
+    // "samples"): compare them, and say so.
+    auto lone = [](const std::vector<FunctionTotals>& side) -> std::optional<std::string> {
+      for (const FunctionTotals& run : side)
+        if (run.events.size() != 1 || run.events[0] != side.front().events[0]) return std::nullopt;
+      return side.front().events[0];
+    };
+    std::optional<std::string> old_name = lone(old_side), new_name = lone(new_side);
+    if (!old_name || !new_name) {
+      auto list = [](const std::vector<FunctionTotals>& side) {
+        std::string s;
+        for (const std::string& n : side.front().events) s += (s.empty() ? "" : ", ") + n;
+        return s.empty() ? std::string("none") : s;
+      };
+      return Error("the two sides have no event in common (old: " + list(old_side) +
+                   "; new: " + list(new_side) + ")");
+    }
+    pairing.names.push_back(*old_name + " vs " + *new_name);
+    pairing.unpaired.clear();
+    pairing.note = "compared the only event of each side: old " + *old_name + ", new " + *new_name;
+    for (size_t r = 0; r < old_side.size(); ++r) pairing.old_index.push_back({0});
+    for (size_t r = 0; r < new_side.size(); ++r) pairing.new_index.push_back({0});
+    return pairing;
+  }
+  index_runs(old_side, pairing.old_index);
+  index_runs(new_side, pairing.new_index);
+  return pairing;
+}
+
+// Per run and paired event: the factor every value of that run and event is multiplied by.
+Result<std::vector<std::vector<double>>> ScaleFactors(
+    const std::vector<FunctionTotals>& side, const std::vector<std::vector<size_t>>& index,
+    const std::vector<FunctionTotals>& old_side, const std::vector<std::vector<size_t>>& old_index,
+    const EventPairing& pairing, const ProfileDiffOptions& options) {
+  const size_t events = pairing.names.size();
+  std::vector<std::vector<double>> factors(side.size(), std::vector<double>(events, 1.0));
+  if (options.normalize == Normalization::kNone) return factors;
+  std::optional<size_t> fixed;
+  if (options.normalize == Normalization::kEvent) {
+    fixed = IndexOf(pairing.names, options.normalize_event);
+    if (!fixed)
+      return Error("--normalize " + options.normalize_event +
+                   ": not an event of both sides (they share: " +
+                   [&] {
+                     std::string s;
+                     for (const std::string& n : pairing.names) s += (s.empty() ? "" : ", ") + n;
+                     return s;
+                   }() +
+                   ")");
+  }
+  for (size_t e = 0; e < events; ++e) {
+    const size_t by = fixed ? *fixed : e;
+    double reference = 0;
+    for (size_t r = 0; r < old_side.size(); ++r) reference += old_side[r].totals[old_index[r][by]];
+    reference /= static_cast<double>(old_side.size());
+    if (reference == 0) continue;  // the old side has none of it: nothing to scale to
+    for (size_t r = 0; r < side.size(); ++r) {
+      const double total = side[r].totals[index[r][by]];
+      if (total == 0) {
+        if (fixed)
+          return Error("--normalize " + options.normalize_event + ": a run has no samples of it");
+        continue;  // nothing of this event in this run: nothing to scale
+      }
+      factors[r][e] = reference / total;
+    }
+  }
+  return factors;
+}
+
+void FillStatistics(RunStatistics& stats, const ProfileDiffOptions& options,
+                    std::optional<double> delta_pct) {
+  stats.old_cv = CoefficientOfVariation(stats.old_runs);
+  stats.new_cv = CoefficientOfVariation(stats.new_runs);
+  if (stats.old_runs.size() < 2 || stats.new_runs.size() < 2) return;
+  stats.test = MannWhitneyU(stats.old_runs, stats.new_runs);
+  const double effect = delta_pct ? std::fabs(*delta_pct) : std::numeric_limits<double>::infinity();
+  stats.significance = stats.test->p_value < options.alpha && effect >= options.min_effect_percent
+                           ? Significance::kSignificant
+                           : Significance::kNotSignificant;
+}
+
+// new - old, with the rounding of scaled sums (normalization) that leaves "-0.0000001" for
+// equal values made exactly 0.
+double Difference(double new_value, double old_value) {
+  const double delta = new_value - old_value;
+  const double scale = std::max(std::fabs(new_value), std::fabs(old_value));
+  return std::fabs(delta) <= 1e-12 * scale ? 0.0 : delta;
+}
+
+std::optional<double> Percent(double part, double whole) {
+  if (whole == 0) return std::nullopt;
+  return 100.0 * part / whole;
+}
+
+bool IsCycles(const std::string& name) {
+  std::string base = EventBase(name);
+  return base == "cycles" || base == "cpu-cycles";
+}
+bool IsInstructions(const std::string& name) { return EventBase(name) == "instructions"; }
+
+RatioPair Ratio(double old_num, double old_den, double new_num, double new_den) {
+  RatioPair r;
+  if (old_den != 0) r.old_value = old_num / old_den;
+  if (new_den != 0) r.new_value = new_num / new_den;
+  return r;
+}
+
+// IPC and CPI from the raw (never normalized) sums over all runs of each side: normalizing
+// scales the two events differently and would change the ratio.
+std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals>& old_side,
+                                                const std::vector<FunctionTotals>& new_side,
+                                                const EventPairing& pairing,
+                                                const std::vector<EventDiff>& events) {
+  std::optional<size_t> cycles, instructions;
+  for (size_t e = 0; e < pairing.names.size(); ++e) {
+    if (!cycles && IsCycles(pairing.names[e])) cycles = e;
+    if (!instructions && IsInstructions(pairing.names[e])) instructions = e;
+  }
+  if (!cycles || !instructions) return std::nullopt;
+  auto sum = [](const std::vector<FunctionTotals>& side,
+                const std::vector<std::vector<size_t>>& index, size_t e, const FunctionKey* key) {
+    double s = 0;
+    for (size_t r = 0; r < side.size(); ++r) {
+      const size_t i = index[r][e];
+      if (!key) {
+        s += side[r].totals[i];
+        continue;
+      }
+      auto it = side[r].self.find(*key);
+      if (it != side[r].self.end()) s += it->second[i];
+    }
+    return s;
+  };
+  if (sum(old_side, pairing.old_index, *cycles, nullptr) == 0 ||
+      sum(new_side, pairing.new_index, *cycles, nullptr) == 0 ||
+      sum(old_side, pairing.old_index, *instructions, nullptr) == 0 ||
+      sum(new_side, pairing.new_index, *instructions, nullptr) == 0)
+    return std::nullopt;  // e.g. instructions only read in the cycles leader's samples
+  DerivedMetricsDiff m;
+  m.cycles_event = pairing.names[*cycles];
+  m.instructions_event = pairing.names[*instructions];
+  auto ratios = [&](const FunctionKey* key, RatioPair* ipc, RatioPair* cpi) {
+    double oc = sum(old_side, pairing.old_index, *cycles, key);
+    double oi = sum(old_side, pairing.old_index, *instructions, key);
+    double nc = sum(new_side, pairing.new_index, *cycles, key);
+    double ni = sum(new_side, pairing.new_index, *instructions, key);
+    *ipc = Ratio(oi, oc, ni, nc);
+    *cpi = Ratio(oc, oi, nc, ni);
+  };
+  ratios(nullptr, &m.total_ipc, &m.total_cpi);
+  for (const FunctionDiff& f : events[*cycles].functions) {
+    FunctionRatios row;
+    row.key = f.key;
+    ratios(&f.key, &row.ipc, &row.cpi);
+    m.functions.push_back(std::move(row));
+  }
+  return m;
+}
+
+void MergeInto(DiffCallNode& out, const CallNode* old_node, const CallNode* new_node,
+               size_t events) {
+  const CallNode& some = old_node ? *old_node : *new_node;
+  out.name = some.name;
+  out.module = some.module;
+  out.kind = some.kind;
+  auto copy = [events](const CallNode* node, const std::vector<uint64_t> CallNode::*field) {
+    std::vector<uint64_t> v(events, 0);
+    if (node)
+      for (size_t e = 0; e < events && e < (node->*field).size(); ++e) v[e] = (node->*field)[e];
+    return v;
+  };
+  out.old_self = copy(old_node, &CallNode::self);
+  out.new_self = copy(new_node, &CallNode::self);
+  out.old_total = copy(old_node, &CallNode::total);
+  out.new_total = copy(new_node, &CallNode::total);
+  auto same = [](const CallNode& a, const CallNode& b) {
+    return a.kind == b.kind && a.module == b.module && a.name == b.name;
+  };
+  std::vector<const CallNode*> new_matched;
+  if (old_node) {
+    for (const auto& child : old_node->children) {
+      const CallNode* partner = nullptr;
+      if (new_node)
+        for (const auto& candidate : new_node->children)
+          if (same(*child, *candidate)) partner = candidate.get();
+      if (partner) new_matched.push_back(partner);
+      auto merged = std::make_unique<DiffCallNode>();
+      MergeInto(*merged, child.get(), partner, events);
+      out.children.push_back(std::move(merged));
+    }
+  }
+  if (new_node) {
+    for (const auto& child : new_node->children) {
+      if (std::find(new_matched.begin(), new_matched.end(), child.get()) != new_matched.end())
+        continue;
+      auto merged = std::make_unique<DiffCallNode>();
+      MergeInto(*merged, nullptr, child.get(), events);
+      out.children.push_back(std::move(merged));
+    }
+  }
+}
+
+}  // namespace
+
+const char* FunctionStatusName(FunctionStatus status) {
+  switch (status) {
+    case FunctionStatus::kBoth:
+      return "";
+    case FunctionStatus::kGone:
+      return "gone";
+    case FunctionStatus::kNew:
+      return "new";
+  }
+  return "";
+}
+
+const char* SignificanceName(Significance significance) {
+  switch (significance) {
+    case Significance::kNotAssessed:
+      return "not-assessed";
+    case Significance::kSignificant:
+      return "significant";
+    case Significance::kNotSignificant:
+      return "not-significant";
+  }
+  return "";
+}
+
+FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) {
+  FunctionTotals t;
+  const size_t events = profile.events.size();
+  for (const EventDesc& e : profile.events) t.events.push_back(e.name);
+  t.totals.assign(events, 0.0);
+  for (size_t e = 0; e < events && e < profile.total_period.size(); ++e)
+    t.totals[e] = static_cast<double>(profile.total_period[e]);
+  for (const FunctionRow& row : profile.rows) {
+    auto [it, inserted] = t.self.try_emplace(
+        FunctionKey{match_module ? ModuleFileName(row.module) : std::string(), row.function},
+        events, 0.0);
+    for (size_t e = 0; e < events && e < row.self_period.size(); ++e)
+      it->second[e] += static_cast<double>(row.self_period[e]);
+  }
+  return t;
+}
+
+Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
+                                 const std::vector<FunctionTotals>& new_side,
+                                 const ProfileDiffOptions& options) {
+  if (old_side.empty() || new_side.empty()) return Error("each side needs at least one profile");
+  auto pairing = PairEvents(old_side, new_side);
+  if (!pairing.ok()) return pairing.error();
+  auto old_scale =
+      ScaleFactors(old_side, pairing->old_index, old_side, pairing->old_index, *pairing, options);
+  if (!old_scale.ok()) return old_scale.error();
+  auto new_scale =
+      ScaleFactors(new_side, pairing->new_index, old_side, pairing->old_index, *pairing, options);
+  if (!new_scale.ok()) return new_scale.error();
+
+  ProfileDiff diff;
+  diff.options = options;
+  diff.old_runs = old_side.size();
+  diff.new_runs = new_side.size();
+  diff.unpaired_events = pairing->unpaired;
+  diff.note = pairing->note;
+  diff.runs_needed = MinimumRunsPerSide(options.alpha);
+
+  for (size_t e = 0; e < pairing->names.size(); ++e) {
+    EventDiff event;
+    event.name = pairing->names[e];
+    // Per-run values of every function of this event, on either side.
+    std::map<FunctionKey, RunStatistics> values;
+    auto collect = [&](const std::vector<FunctionTotals>& side,
+                       const std::vector<std::vector<size_t>>& index,
+                       const std::vector<std::vector<double>>& scale, bool is_old) {
+      for (size_t r = 0; r < side.size(); ++r) {
+        const size_t i = index[r][e];
+        const double factor = scale[r][e];
+        (is_old ? event.total_runs.old_runs : event.total_runs.new_runs)
+            .push_back(side[r].totals[i] * factor);
+        for (const auto& [key, self] : side[r].self) {
+          if (self[i] == 0) continue;
+          RunStatistics& stats = values[key];
+          std::vector<double>& runs = is_old ? stats.old_runs : stats.new_runs;
+          runs.resize(side.size(), 0.0);  // runs without the function count 0
+          runs[r] = self[i] * factor;
+        }
+      }
+    };
+    collect(old_side, pairing->old_index, *old_scale, true);
+    collect(new_side, pairing->new_index, *new_scale, false);
+    event.old_total = Mean(event.total_runs.old_runs);
+    event.new_total = Mean(event.total_runs.new_runs);
+    event.delta = Difference(event.new_total, event.old_total);
+    event.delta_pct = Percent(event.delta, event.old_total);
+    FillStatistics(event.total_runs, options, event.delta_pct);
+
+    for (auto& [key, stats] : values) {
+      stats.old_runs.resize(old_side.size(), 0.0);
+      stats.new_runs.resize(new_side.size(), 0.0);
+      FunctionDiff f;
+      f.key = key;
+      f.old_value = Mean(stats.old_runs);
+      f.new_value = Mean(stats.new_runs);
+      f.status = f.old_value == 0   ? FunctionStatus::kNew
+                 : f.new_value == 0 ? FunctionStatus::kGone
+                                    : FunctionStatus::kBoth;
+      f.delta = Difference(f.new_value, f.old_value);
+      f.delta_pct = Percent(f.delta, f.old_value);
+      f.delta_pt = Percent(f.delta, event.old_total).value_or(0);
+      f.old_share = Percent(f.old_value, event.old_total).value_or(0);
+      f.new_share = Percent(f.new_value, event.new_total).value_or(0);
+      f.runs = std::move(stats);
+      FillStatistics(f.runs, options, f.delta_pct);
+      event.functions.push_back(std::move(f));
+    }
+    std::sort(event.functions.begin(), event.functions.end(),
+              [](const FunctionDiff& a, const FunctionDiff& b) {
+                if (std::fabs(a.delta) != std::fabs(b.delta))
+                  return std::fabs(a.delta) > std::fabs(b.delta);
+                return a.key < b.key;
+              });
+    diff.events.push_back(std::move(event));
+  }
+  diff.metrics = DeriveMetrics(old_side, new_side, *pairing, diff.events);
+  return diff;
+}
+
+DiffCallNode MergeCallTrees(const CallNode& old_root, const CallNode& new_root, size_t events) {
+  DiffCallNode root;
+  MergeInto(root, &old_root, &new_root, events);
+  return root;
+}
+
+}  // namespace tprof

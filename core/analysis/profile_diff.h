@@ -1,0 +1,152 @@
+// Function-level differences between two sides of profiles (old and new), each side one run or
+// several repeated runs of the same thing. Every number has one stated meaning:
+//
+//   old, new     the function's self period (sum of its samples' periods) on that side; the mean
+//                over runs when a side has several; scaled per run when normalizing (below)
+//   delta        new - old
+//   delta_pct    100 * delta / old: the change relative to the function's own old value
+//                (absent when old is 0: a new function)
+//   delta_pt     100 * delta / old total of the event: the change in points of the old total,
+//                so the rows' delta_pt add up to the total's change in percent
+//   old_share,   100 * value / that side's total: the function's share of its own side
+//   new_share
+//
+// Normalization (applied to each run before anything else):
+//   none    raw period sums; a uniform slowdown shows as growth of every function and the total
+//   total   each run's values of an event scaled so that its total equals the old side's mean
+//           total: shows shifts in the mix and hides a uniform slowdown (every delta is ~0)
+//   EVENT   each run's values of every event scaled by (old mean total of EVENT) / (this run's
+//           total of EVENT): e.g. cycles per instruction retired when EVENT is instructions
+//
+// Nothing here reads files or renders: the command builds FunctionTotals from each profile and
+// a renderer prints the ProfileDiff.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/call_tree.h"
+#include "core/analysis/function_profile.h"
+#include "core/analysis/significance.h"
+#include "core/base/error.h"
+
+namespace tprof {
+
+// A function as the diff identifies it across runs and builds: its name and the base name of
+// its module (paths and process ids differ between runs; names do not).
+struct FunctionKey {
+  std::string module;
+  std::string function;
+  auto operator<=>(const FunctionKey&) const = default;
+};
+
+// One profile reduced to what a diff needs: per event, the self period of each function and the
+// total. Functions of every process and thread of the profile are summed.
+struct FunctionTotals {
+  std::vector<std::string> events;
+  std::map<FunctionKey, std::vector<double>> self;  // per event
+  std::vector<double> totals;                       // per event
+};
+
+// `match_module` false: functions are matched by name alone (module left empty), for builds
+// whose binary was renamed between the two sides.
+FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module = true);
+
+enum class Normalization { kNone, kTotal, kEvent };
+
+struct ProfileDiffOptions {
+  Normalization normalize = Normalization::kNone;
+  std::string normalize_event;  // for kEvent
+  double alpha = 0.05;          // significance level of the Mann-Whitney test
+  // Changes smaller than this (|delta_pct|, in percent) are never called significant, however
+  // small their p-value: with quiet enough runs any difference is "significant".
+  double min_effect_percent = 5.0;
+};
+
+enum class FunctionStatus { kBoth, kGone, kNew };  // gone: old only (new = 0); new: new only
+const char* FunctionStatusName(FunctionStatus status);
+
+// Only when both sides have at least two runs is significance assessed.
+enum class Significance { kNotAssessed, kSignificant, kNotSignificant };
+const char* SignificanceName(Significance significance);
+
+// Repeated-run statistics of one quantity (a function's value or an event's total).
+struct RunStatistics {
+  std::vector<double> old_runs, new_runs;  // per-run values, normalized
+  double old_cv = 0, new_cv = 0;           // coefficient of variation per side (stddev / mean)
+  std::optional<MannWhitneyResult> test;   // both sides have two runs or more
+  Significance significance = Significance::kNotAssessed;
+};
+
+struct FunctionDiff {
+  FunctionKey key;
+  FunctionStatus status = FunctionStatus::kBoth;
+  double old_value = 0, new_value = 0;
+  double delta = 0;
+  std::optional<double> delta_pct;  // absent when old_value is 0
+  double delta_pt = 0;
+  double old_share = 0, new_share = 0;
+  RunStatistics runs;
+};
+
+struct EventDiff {
+  std::string name;  // "cycles"; "OLD vs NEW" when two differently named lone events are paired
+  double old_total = 0, new_total = 0;
+  double delta = 0;
+  std::optional<double> delta_pct;  // 100 * delta / old_total
+  RunStatistics total_runs;
+  std::vector<FunctionDiff> functions;  // by |delta| descending, then by name
+};
+
+// A ratio of two events (IPC = instructions / cycles, CPI = cycles / instructions), old and new.
+struct RatioPair {
+  std::optional<double> old_value, new_value;  // absent when the denominator is 0
+};
+struct FunctionRatios {
+  FunctionKey key;
+  RatioPair ipc, cpi;
+};
+// Present when both sides sampled a cycles event and an instructions event on their own (each
+// with its own samples; counts read in a group leader's samples are not attributed here).
+struct DerivedMetricsDiff {
+  std::string cycles_event, instructions_event;
+  RatioPair total_ipc, total_cpi;
+  std::vector<FunctionRatios> functions;  // in the order of the cycles event's functions
+};
+
+struct ProfileDiff {
+  ProfileDiffOptions options;
+  size_t old_runs = 0, new_runs = 0;
+  std::vector<EventDiff> events;             // events present in every run of both sides
+  std::vector<std::string> unpaired_events;  // events some run lacks: not compared
+  std::optional<DerivedMetricsDiff> metrics;
+  std::string note;  // one line the reader should know (e.g. how lone events were paired)
+  // Fewest runs per side with which the Mann-Whitney test can reach options.alpha at all.
+  size_t runs_needed = 0;
+};
+
+// Compares the runs of the old side with those of the new side. Errors: a side without runs, no
+// event common to both sides, an unknown normalization event or one with a zero total.
+Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
+                                 const std::vector<FunctionTotals>& new_side,
+                                 const ProfileDiffOptions& options);
+
+// Per call path: the seam for differential flame graphs. The union of two call trees (as
+// CallTreeBuilder makes them), each node with both sides' self and total periods per event; a
+// path present on one side only has zeros on the other, so vanished stacks stay visible.
+struct DiffCallNode {
+  std::string name;
+  std::string module;
+  FrameKind kind = FrameKind::kUser;
+  std::vector<uint64_t> old_self, new_self;    // per event
+  std::vector<uint64_t> old_total, new_total;  // per event
+  std::vector<std::unique_ptr<DiffCallNode>> children;
+};
+// `events` is the number of events of both trees (already paired by the caller, same order).
+DiffCallNode MergeCallTrees(const CallNode& old_root, const CallNode& new_root, size_t events);
+
+}  // namespace tprof

@@ -1,0 +1,294 @@
+#include "core/analysis/regression_gate.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <regex>
+
+namespace tprof {
+namespace {
+
+constexpr const char* kShape =
+    "expected 'total[.EVENT] OP N%', 'func(PATTERN)[.EVENT] OP N%|Npt|N' or "
+    "'share(PATTERN)[.EVENT] OP Npt', OP one of > >= < <=";
+
+bool IsMetric(const std::string& event) { return event == "ipc" || event == "cpi"; }
+
+std::string FormatNumber(double v, const char* unit) {
+  char buf[64];
+  if (std::isinf(v))
+    std::snprintf(buf, sizeof buf, "%sinf%s", v > 0 ? "+" : "-", unit);
+  else if (unit[0] == '\0')
+    std::snprintf(buf, sizeof buf, "%+.6g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%+.2f%s", v, unit);
+  return buf;
+}
+
+const char* UnitSuffix(Threshold::Unit unit) {
+  switch (unit) {
+    case Threshold::Unit::kPercent:
+      return "%";
+    case Threshold::Unit::kPoints:
+      return "pt";
+    case Threshold::Unit::kRaw:
+      return "";
+  }
+  return "";
+}
+
+bool Crosses(double observed, const Threshold& t) {
+  switch (t.op) {
+    case Threshold::Op::kGreater:
+      return observed > t.value;
+    case Threshold::Op::kGreaterEqual:
+      return observed >= t.value;
+    case Threshold::Op::kLess:
+      return observed < t.value;
+    case Threshold::Op::kLessEqual:
+      return observed <= t.value;
+  }
+  return false;
+}
+
+// How far past the threshold (positive: crossed), in the direction the operator looks.
+double Excess(double observed, const Threshold& t) {
+  bool upward = t.op == Threshold::Op::kGreater || t.op == Threshold::Op::kGreaterEqual;
+  return upward ? observed - t.value : t.value - observed;
+}
+
+bool NameMatches(const std::string& pattern, const std::string& function) {
+  if (::fnmatch(pattern.c_str(), function.c_str(), 0) == 0) return true;
+  size_t paren = function.find('(');
+  if (paren == std::string::npos || paren == 0) return false;
+  return ::fnmatch(pattern.c_str(), function.substr(0, paren).c_str(), 0) == 0;
+}
+
+struct Candidate {
+  GateFinding finding;
+  Significance significance = Significance::kNotAssessed;
+};
+
+void Judge(GateCheck& check, std::vector<Candidate> candidates) {
+  const Threshold& t = check.threshold;
+  check.matched = candidates.size();
+  std::optional<GateFinding> closest;
+  for (Candidate& c : candidates) {
+    if (c.significance == Significance::kNotSignificant) {
+      ++check.not_significant;
+      continue;
+    }
+    if (Crosses(c.finding.observed, t))
+      check.crossed.push_back(c.finding);
+    else if (!closest || Excess(c.finding.observed, t) > Excess(closest->observed, t))
+      closest = c.finding;
+  }
+  std::sort(check.crossed.begin(), check.crossed.end(),
+            [&](const GateFinding& a, const GateFinding& b) {
+              return Excess(a.observed, t) > Excess(b.observed, t);
+            });
+  check.tripped = !check.crossed.empty();
+  const char* unit = UnitSuffix(t.unit);
+  auto describe = [&](const GateFinding& f) {
+    char values[96];
+    std::snprintf(values, sizeof values, " (old %.6g, new %.6g", f.old_value, f.new_value);
+    std::string s = f.subject + " " + FormatNumber(f.observed, unit) + values;
+    if (f.p_value) {
+      char p[32];
+      std::snprintf(p, sizeof p, ", p=%.3g", *f.p_value);
+      s += p;
+    }
+    return s + ")";
+  };
+  std::string line = "'" + t.text + "': ";
+  if (check.tripped) {
+    line += "TRIPPED by " + describe(check.crossed.front());
+    if (check.crossed.size() > 1)
+      line += " and " + std::to_string(check.crossed.size() - 1) + " more";
+  } else if (check.matched == 0) {
+    line += "ok: matched no function";
+  } else if (closest) {
+    check.closest = closest;
+    line += "ok: nearest " + describe(*closest);
+  } else {
+    line += "ok";
+  }
+  if (check.not_significant)
+    line += "; " + std::to_string(check.not_significant) + " change(s) not significant, ignored";
+  check.explanation = line;
+}
+
+std::optional<double> RelativePercent(const RatioPair& r) {
+  if (!r.old_value || !r.new_value || *r.old_value == 0) return std::nullopt;
+  return 100.0 * (*r.new_value - *r.old_value) / *r.old_value;
+}
+
+}  // namespace
+
+const char* const kThresholdSyntaxHelp =
+    "Regression gate (--fail-if, repeatable; exit status 3 when any threshold trips):\n"
+    "  total[.EVENT] OP N%          the event's total: 100 * delta / old total (or N raw units)\n"
+    "  func(PATTERN)[.EVENT] OP N%  any matching function: 100 * delta / its own old value\n"
+    "  func(PATTERN)[.EVENT] OP Npt   ... or 100 * delta / old total (points), or N raw units\n"
+    "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
+    "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
+    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions.\n"
+    "  PATTERN is a shell glob over function names, with or without their parameter list.\n"
+    "  A new function counts as +inf %, a gone one as -100 %. With several runs per side only\n"
+    "  significant changes trip. Examples:\n"
+    "    --fail-if 'total.cpu-clock > +5%'  --fail-if 'func(parse_*) > +10%'\n"
+    "    --fail-if 'share(*) > +2pt'";
+
+Result<Threshold> ParseThreshold(std::string_view text) {
+  Threshold t;
+  t.text = std::string(text);
+  std::smatch m;
+  std::string s(text);
+  // The operator is the last one followed by a number, so that function names may hold '<'.
+  std::string subject;
+  {
+    static const std::regex kTail(
+        R"(\s*(>=|<=|>|<)\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(%|pt)?\s*$)");
+    if (!std::regex_search(s, m, kTail)) return Error("threshold '" + t.text + "': " + kShape);
+    subject = s.substr(0, static_cast<size_t>(m.position(0)));
+    const std::string op = m[1].str();
+    t.op = op == ">"    ? Threshold::Op::kGreater
+           : op == ">=" ? Threshold::Op::kGreaterEqual
+           : op == "<"  ? Threshold::Op::kLess
+                        : Threshold::Op::kLessEqual;
+    t.value = std::stod(m[2].str());
+    const std::string unit = m[3].str();
+    t.unit = unit == "%"    ? Threshold::Unit::kPercent
+             : unit == "pt" ? Threshold::Unit::kPoints
+                            : Threshold::Unit::kRaw;
+  }
+  while (!subject.empty() && std::isspace(static_cast<unsigned char>(subject.front())))
+    subject.erase(0, 1);
+  std::string rest;  // "" or ".EVENT"
+  if (subject.rfind("total", 0) == 0) {
+    t.subject = Threshold::Subject::kTotal;
+    rest = subject.substr(5);
+  } else if (subject.rfind("func(", 0) == 0 || subject.rfind("share(", 0) == 0) {
+    t.subject = subject[0] == 'f' ? Threshold::Subject::kFunction : Threshold::Subject::kShare;
+    size_t open = subject.find('(');
+    size_t close = subject.rfind(')');
+    if (close == std::string::npos || close <= open + 1)
+      return Error("threshold '" + t.text + "': " + subject.substr(0, open) +
+                   "(...) needs a function name or pattern");
+    t.pattern = subject.substr(open + 1, close - open - 1);
+    rest = subject.substr(close + 1);
+  } else {
+    return Error("threshold '" + t.text + "': unknown subject '" + subject + "'; " + kShape);
+  }
+  if (!rest.empty()) {
+    if (rest[0] != '.' || rest.size() == 1)
+      return Error("threshold '" + t.text + "': after the subject expected '.EVENT', got '" + rest +
+                   "'");
+    t.event = rest.substr(1);
+  }
+  // Units each subject takes (see the header).
+  auto refuse = [&](const char* why) -> Error {
+    return Error("threshold '" + t.text + "': " + why);
+  };
+  if (IsMetric(t.event)) {
+    if (t.subject == Threshold::Subject::kShare) return refuse("share() takes events, not ipc/cpi");
+    if (t.unit == Threshold::Unit::kPoints) return refuse("ipc/cpi thresholds are in % or raw");
+  } else if (t.subject == Threshold::Subject::kTotal && t.unit == Threshold::Unit::kPoints) {
+    return refuse("a total's change is in % (of the old total) or raw units, not pt");
+  } else if (t.subject == Threshold::Subject::kShare && t.unit != Threshold::Unit::kPoints) {
+    return refuse("a share's change is in points: write e.g. '> +2pt'");
+  }
+  return t;
+}
+
+bool GateVerdict::tripped() const {
+  return std::any_of(checks.begin(), checks.end(), [](const GateCheck& c) { return c.tripped; });
+}
+
+Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
+                                 const std::vector<Threshold>& thresholds) {
+  GateVerdict verdict;
+  for (const Threshold& t : thresholds) {
+    GateCheck check;
+    check.threshold = t;
+    std::vector<Candidate> candidates;
+    if (IsMetric(t.event)) {
+      if (!diff.metrics)
+        return Error("threshold '" + t.text +
+                     "': ipc/cpi need a cycles and an instructions event sampled on both sides");
+      const bool ipc = t.event == "ipc";
+      auto add = [&](const std::string& subject, const RatioPair& r) {
+        if (!r.old_value || !r.new_value) return;
+        Candidate c;
+        c.finding.subject = subject;
+        c.finding.old_value = *r.old_value;
+        c.finding.new_value = *r.new_value;
+        c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
+                                                                 : *r.new_value - *r.old_value;
+        candidates.push_back(std::move(c));
+      };
+      if (t.subject == Threshold::Subject::kTotal) {
+        add("total." + t.event, ipc ? diff.metrics->total_ipc : diff.metrics->total_cpi);
+      } else {
+        for (const FunctionRatios& f : diff.metrics->functions)
+          if (NameMatches(t.pattern, f.key.function))
+            add("func(" + f.key.function + ")." + t.event, ipc ? f.ipc : f.cpi);
+      }
+      Judge(check, std::move(candidates));
+      verdict.checks.push_back(std::move(check));
+      continue;
+    }
+    const EventDiff* event = diff.events.empty() ? nullptr : &diff.events.front();
+    if (!t.event.empty()) {
+      event = nullptr;
+      for (const EventDiff& e : diff.events)
+        if (e.name == t.event) event = &e;
+    }
+    if (!event) {
+      std::string names;
+      for (const EventDiff& e : diff.events) names += (names.empty() ? "" : ", ") + e.name;
+      return Error("threshold '" + t.text + "': no event '" + t.event +
+                   "' in the diff (it has: " + names + ")");
+    }
+    if (t.subject == Threshold::Subject::kTotal) {
+      Candidate c;
+      c.finding.subject = "total." + event->name;
+      c.finding.old_value = event->old_total;
+      c.finding.new_value = event->new_total;
+      c.finding.observed =
+          t.unit == Threshold::Unit::kPercent ? event->delta_pct.value_or(0) : event->delta;
+      if (event->total_runs.test) c.finding.p_value = event->total_runs.test->p_value;
+      c.significance = event->total_runs.significance;
+      candidates.push_back(std::move(c));
+    } else {
+      for (const FunctionDiff& f : event->functions) {
+        if (!NameMatches(t.pattern, f.key.function)) continue;
+        Candidate c;
+        const bool share = t.subject == Threshold::Subject::kShare;
+        c.finding.subject =
+            std::string(share ? "share(" : "func(") + f.key.function + ")." + event->name;
+        c.finding.old_value = share ? f.old_share : f.old_value;
+        c.finding.new_value = share ? f.new_share : f.new_value;
+        if (share)
+          c.finding.observed = f.new_share - f.old_share;
+        else if (t.unit == Threshold::Unit::kPercent)
+          c.finding.observed = f.delta_pct.value_or(std::numeric_limits<double>::infinity());
+        else if (t.unit == Threshold::Unit::kPoints)
+          c.finding.observed = f.delta_pt;
+        else
+          c.finding.observed = f.delta;
+        if (f.runs.test) c.finding.p_value = f.runs.test->p_value;
+        c.significance = f.runs.significance;
+        candidates.push_back(std::move(c));
+      }
+    }
+    Judge(check, std::move(candidates));
+    verdict.checks.push_back(std::move(check));
+  }
+  return verdict;
+}
+
+}  // namespace tprof

@@ -1,0 +1,438 @@
+#include "core/analysis/report_table.h"
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/base/file_paths.h"
+
+namespace tprof {
+namespace {
+
+constexpr struct {
+  SortKey key;
+  const char* name;
+} kSortKeyNames[] = {
+    {SortKey::kSymbol, "sym"}, {SortKey::kDso, "dso"}, {SortKey::kComm, "comm"},
+    {SortKey::kPid, "pid"},    {SortKey::kTid, "tid"}, {SortKey::kSrcline, "srcline"},
+};
+
+// Reads a read group's layout from the leader's attribute: PERF_SAMPLE_READ with
+// PERF_FORMAT_GROUP means every sample of the leader carries every member's running count.
+bool IsReadGroupLeader(const std::vector<EventDesc>& events, size_t e) {
+  const EventDesc& event = events[e];
+  return (event.sample_type & PERF_SAMPLE_READ) && (event.read_format & PERF_FORMAT_GROUP) &&
+         event.group_members.size() > 1 &&
+         (event.group_leader < 0 || event.group_leader == static_cast<int32_t>(e));
+}
+
+}  // namespace
+
+const char* SortKeyName(SortKey key) {
+  for (const auto& k : kSortKeyNames)
+    if (k.key == key) return k.name;
+  return "?";
+}
+
+Result<std::vector<SortKey>> ParseSortKeys(const std::string& text) {
+  std::vector<SortKey> keys;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "symbol") item = "sym";
+    if (item == "thread") item = "tid";
+    if (item == "process") item = "comm";
+    bool found = false;
+    for (const auto& k : kSortKeyNames)
+      if (item == k.name) {
+        if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+        found = true;
+      }
+    if (!found)
+      return Error("unknown sort key '" + item + "' (known: sym, dso, comm, pid, tid, srcline)");
+  }
+  if (keys.empty())
+    return Error("--sort needs at least one key (sym, dso, comm, pid, tid, srcline)");
+  return keys;
+}
+
+Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
+    const std::string& text) {
+  size_t comma = text.find(',');
+  if (comma == std::string::npos)
+    return Error("--time wants START,END in seconds from the profile start, not '" + text + "'");
+  auto parse = [](const std::string& s) -> Result<std::optional<double>> {
+    if (s.empty()) return std::optional<double>();
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (*end != '\0' || v < 0) return Error("bad time '" + s + "' (seconds, not negative)");
+    return std::optional<double>(v);
+  };
+  auto start = parse(text.substr(0, comma));
+  if (!start.ok()) return start.error();
+  auto end = parse(text.substr(comma + 1));
+  if (!end.ok()) return end.error();
+  if (*start && *end && **end < **start) return Error("--time: END is before START");
+  return std::make_pair(*start, *end);
+}
+
+bool ReportTable::IsSampled(size_t event) const {
+  const EventDesc& e = events[event];
+  if (e.group_leader < 0 || e.group_leader == static_cast<int32_t>(event)) return true;
+  // A member of a leader-sampled group: its counts travel in the leader's samples.
+  return !(events[static_cast<size_t>(e.group_leader)].sample_type & PERF_SAMPLE_READ);
+}
+
+size_t ReportTable::FirstSampledEvent() const {
+  for (size_t e = 0; e < events.size(); ++e)
+    if (IsSampled(e) && total_samples[e] != 0) return e;
+  return 0;
+}
+
+std::string SourceLineOf(const ResolvedFrame& frame) {
+  if (frame.file().empty()) return "??:0";
+  return frame.file() + ":" + std::to_string(frame.line());
+}
+
+const ResolvedFrame& SampleFrames::At(uint32_t pid, uint64_t address) {
+  const Mapping* mapping = space_.Find(pid, address);
+  Key key{mapping, address};
+  auto [it, inserted] = cache_.try_emplace(key, nullptr);
+  if (inserted) {
+    it->second = resolver_.FindHeld(pid, mapping, address);
+    if (!it->second) {
+      owned_.push_back(
+          std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
+      it->second = owned_.back().get();
+    }
+  }
+  return *it->second;
+}
+
+const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
+
+const std::vector<const ResolvedFrame*>& SampleFrames::Chain(const Sample& sample) {
+  chain_.clear();
+  ForEachFrameAddress(sample, [&](uint64_t address, bool) {
+    chain_.push_back(&At(sample.pid, address));
+    return true;
+  });
+  if (chain_.empty()) chain_.push_back(&Leaf(sample));
+  return chain_;
+}
+
+Result<SampleSelector> SampleSelector::Create(const SampleFilter& filter,
+                                              uint64_t start_timestamp) {
+  SampleSelector s;
+  s.filter_ = filter;
+  if (!filter.symbol_pattern.empty()) {
+    try {
+      s.symbol_.emplace(filter.symbol_pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return Error("bad --symbol regular expression '" + filter.symbol_pattern + "': " + e.what());
+    }
+  }
+  s.start_ = start_timestamp;
+  s.start_known_ = start_timestamp != 0;
+  return s;
+}
+
+bool SampleSelector::InTimeRange(const Sample& sample) {
+  if (!start_known_) {
+    start_ = sample.time;
+    start_known_ = true;
+  }
+  if (!filter_.time_start && !filter_.time_end) return true;
+  double t = sample.time >= start_ ? static_cast<double>(sample.time - start_) / 1e9
+                                   : -static_cast<double>(start_ - sample.time) / 1e9;
+  if (filter_.time_start && t < *filter_.time_start) return false;
+  if (filter_.time_end && t >= *filter_.time_end) return false;
+  return true;
+}
+
+bool SampleSelector::ThreadMatches(const Sample& sample, const std::string& comm) const {
+  if (!filter_.comms.empty() && !filter_.comms.count(comm)) return false;
+  if (!filter_.pids.empty() && !filter_.pids.count(sample.pid)) return false;
+  if (!filter_.tids.empty() && !filter_.tids.count(sample.tid)) return false;
+  return true;
+}
+
+bool SampleSelector::FrameMatches(const ResolvedFrame& frame, const std::string& function) const {
+  if (!filter_.dsos.empty()) {
+    bool any = false;
+    for (const std::string& d : filter_.dsos)
+      any |= frame.module == d || BaseName(frame.module) == d;
+    if (!any) return false;
+  }
+  if (symbol_ && !std::regex_search(function, *symbol_)) return false;
+  return true;
+}
+
+Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
+    std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
+    const SampleFilter& filter, uint64_t start_timestamp, InlineMode inline_mode) {
+  auto selector = SampleSelector::Create(filter, start_timestamp);
+  if (!selector.ok()) return selector.error();
+  return std::unique_ptr<ReportTableBuilder>(new ReportTableBuilder(
+      std::move(events), resolver, std::move(sort), std::move(selector).value(), inline_mode));
+}
+
+ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                                       std::vector<SortKey> sort, SampleSelector selector,
+                                       InlineMode inline_mode)
+    : attribution_(inline_mode),
+      frames_(resolver, space()),
+      selector_(std::move(selector)),
+      tally_(events.size()) {
+  table_.events = std::move(events);
+  table_.sort = std::move(sort);
+  table_.inline_mode = inline_mode;
+  table_.total_period.assign(table_.events.size(), 0);
+  table_.total_samples.assign(table_.events.size(), 0);
+  group_of_leader_.assign(table_.events.size(), -1);
+  for (size_t e = 0; e < table_.events.size(); ++e) {
+    if (!IsReadGroupLeader(table_.events, e)) continue;
+    ReadGroup group;
+    group.leader = static_cast<uint32_t>(e);
+    group.members = table_.events[e].group_members;
+    group_of_leader_[e] = static_cast<int>(table_.groups.size());
+    table_.groups.push_back(std::move(group));
+    attributors_.push_back(
+        std::make_unique<WindowAttributor>(table_.events[e].group_members.size()));
+  }
+}
+
+namespace {
+
+bool IsThreadKey(SortKey k) {
+  return k == SortKey::kComm || k == SortKey::kPid || k == SortKey::kTid;
+}
+
+// A sort key's value for a sample of thread `comm` whose function is the one at `level` of
+// `frame`.
+std::string SortValue(SortKey k, const Sample& sample, const std::string& comm,
+                      const FunctionAttribution& attribution, const ResolvedFrame& frame,
+                      uint32_t level) {
+  switch (k) {
+    case SortKey::kSymbol:
+      return attribution.Name(frame, level);
+    case SortKey::kDso:
+      return frame.module;
+    case SortKey::kComm:
+      return comm;
+    case SortKey::kPid:
+      return std::to_string(sample.pid);
+    case SortKey::kTid:
+      return std::to_string(sample.tid);
+    case SortKey::kSrcline:
+      return attribution.SourceLine(frame, level);
+  }
+  return {};
+}
+
+}  // namespace
+
+const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
+  auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  Thread& thread = it->second;
+  if (!inserted) return thread;
+  thread.comm = space().ThreadName(sample.pid, sample.tid);
+  thread.matches = selector_.ThreadMatches(sample, thread.comm);
+  static const ResolvedFrame kNoFrame;  // thread keys do not look at the frame
+  std::string part;
+  for (SortKey k : table_.sort) {
+    if (IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, kNoFrame, 0);
+    part.push_back('\x1f');
+  }
+  thread.part =
+      thread_parts_.try_emplace(part, static_cast<uint32_t>(thread_parts_.size())).first->second;
+  return thread;
+}
+
+uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
+                                   const ResolvedFrame& frame, uint32_t level) {
+  auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level}, 0);
+  if (new_frame) {
+    std::string part;
+    for (SortKey k : table_.sort) {
+      if (!IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, frame, level);
+      part.push_back('\x1f');
+    }
+    part_it->second =
+        frame_part_ids_.try_emplace(part, static_cast<uint32_t>(frame_part_ids_.size()))
+            .first->second;
+  }
+  auto [key_it, new_key] = key_ids_.try_emplace(uint64_t{thread.part} << 32 | part_it->second,
+                                                static_cast<uint32_t>(keys_.size()));
+  if (new_key) {
+    Key key;
+    for (SortKey k : table_.sort) {
+      key.values.push_back(SortValue(k, sample, thread.comm, attribution_, frame, level));
+      key.joined += key.values.back();
+      key.joined.push_back('\x1f');
+    }
+    keys_.push_back(std::move(key));
+    row_of_key_.push_back(-1);
+  }
+  return key_it->second;
+}
+
+void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread,
+                                      AddressSpace::Generation generation) {
+  StackKeys stack;
+  const ResolvedFrame& leaf = frames_.Leaf(sample);
+  stack.leaf = KeyOf(sample, thread, leaf, 0);
+  stack.leaf_matches = selector_.FrameMatches(leaf, attribution_.LeafName(leaf));
+  const SplitStack split = SplitLeaf(sample);
+  const auto callers = caller_ids_.Intern(
+      {thread.part, sample.pid, generation.process, generation.kernel, split.callers_kernel},
+      split.callers);
+  stack.callers = callers.id;
+  if (callers.first) {
+    KeyRange range;
+    range.begin = static_cast<uint32_t>(caller_keys_.size());
+    ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
+      const ResolvedFrame& frame = frames_.At(sample.pid, address);
+      attribution_.ForEachLevel(frame, [&](uint32_t level) {
+        if (!selector_.FrameMatches(frame, attribution_.Name(frame, level))) return;
+        const uint32_t key = KeyOf(sample, thread, frame, level);
+        // Every distinct row once per stack: a recursive function, or one both inlined and
+        // called out of line on one stack, is not counted twice.
+        if (std::find(caller_keys_.begin() + range.begin, caller_keys_.end(), key) ==
+            caller_keys_.end())
+          caller_keys_.push_back(key);
+      });
+      return true;
+    });
+    range.end = static_cast<uint32_t>(caller_keys_.size());
+    callers_.push_back(range);
+  }
+  const ResolvedFrame& first =
+      split.has_leaf ? frames_.At(sample.pid, split.leaf) : frames_.Leaf(sample);
+  const KeyRange callers_range = callers_[stack.callers];
+  stack.first.begin = static_cast<uint32_t>(first_keys_.size());
+  attribution_.ForEachLevel(first, [&](uint32_t level) {
+    if (!selector_.FrameMatches(first, attribution_.Name(first, level))) return;
+    const uint32_t key = KeyOf(sample, thread, first, level);
+    if (std::find(caller_keys_.begin() + callers_range.begin,
+                  caller_keys_.begin() + callers_range.end,
+                  key) == caller_keys_.begin() + callers_range.end &&
+        std::find(first_keys_.begin() + stack.first.begin, first_keys_.end(), key) ==
+            first_keys_.end())
+      first_keys_.push_back(key);
+  });
+  stack.first.end = static_cast<uint32_t>(first_keys_.size());
+  stack_keys_.push_back(stack);
+}
+
+ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
+  if (row_of_key_[key] < 0) {
+    row_of_key_[key] = static_cast<int64_t>(table_.rows.size());
+    ReportRow row;
+    row.keys = keys_[key].values;
+    const size_t n = table_.events.size();
+    row.self_period.assign(n, 0);
+    row.self_samples.assign(n, 0);
+    row.total_period.assign(n, 0);
+    row.total_samples.assign(n, 0);
+    row.groups.resize(table_.groups.size());
+    for (size_t g = 0; g < table_.groups.size(); ++g)
+      row.groups[g].deltas.assign(table_.groups[g].members.size(), 0);
+    table_.rows.push_back(std::move(row));
+  }
+  return table_.rows[static_cast<size_t>(row_of_key_[key])];
+}
+
+void ReportTableBuilder::OnSample(const Sample& sample) {
+  if (sample.event >= table_.events.size()) return;
+  if (!selector_.InTimeRange(sample)) {
+    ++table_.samples_outside_time;
+    return;
+  }
+  const size_t e = sample.event;
+  table_.total_period[e] += sample.period;
+  table_.total_samples[e] += 1;
+  if (!sample.callchain.empty()) table_.has_callchains = true;
+  const Thread& thread = ThreadOf(sample);
+  if (!thread.matches) {
+    ++table_.samples_filtered;
+    // Windows are credited by row over every sample in the time range, filtered or not: a
+    // filtered-out sample between two samples of one row still ends a window.
+    if (group_of_leader_[e] >= 0)
+      attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
+          sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample), 0)].joined);
+    return;
+  }
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
+  auto [stack, first] = tally_.Add(sample, thread.part, generation);
+  if (first) ResolveStack(sample, thread, generation);
+  if (group_of_leader_[e] >= 0)
+    attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
+        sample, keys_[stack_keys_[stack].leaf].joined);
+}
+
+void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
+  if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)
+    attributors_[static_cast<size_t>(group_of_leader_[r.event])]->Interrupt();
+}
+
+ReportTable ReportTableBuilder::Finish() {
+  // Each distinct stack's tallies go to its leaf's row (self) and to every row on its chain
+  // (total).
+  for (uint32_t s = 0; s < stack_keys_.size(); ++s) {
+    const StackKeys& stack = stack_keys_[s];
+    for (size_t e = 0; e < table_.events.size(); ++e) {
+      const uint64_t samples = tally_.samples(s, e);
+      if (samples == 0) continue;
+      const uint64_t period = tally_.period(s, e);
+      if (stack.leaf_matches) {
+        ReportRow& row = RowOf(stack.leaf);
+        row.self_period[e] += period;
+        row.self_samples[e] += samples;
+      } else {
+        table_.samples_filtered += samples;
+      }
+      auto add_total = [&](uint32_t key) {
+        ReportRow& row = RowOf(key);
+        row.total_period[e] += period;
+        row.total_samples[e] += samples;
+      };
+      const KeyRange callers = callers_[stack.callers];
+      for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys_[k]);
+      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) add_total(first_keys_[k]);
+    }
+  }
+  std::unordered_map<std::string, uint32_t> key_of_joined;
+  if (!table_.groups.empty())
+    for (uint32_t k = 0; k < keys_.size(); ++k) key_of_joined.emplace(keys_[k].joined, k);
+  for (size_t g = 0; g < table_.groups.size(); ++g) {
+    const WindowAttributor& a = *attributors_[g];
+    table_.groups[g].windows_credited = a.windows_credited();
+    table_.groups[g].windows_discarded = a.windows_discarded();
+    table_.groups[g].discarded_percent = a.discarded_percent();
+    table_.groups[g].read_totals = a.read_totals();
+    for (const auto& [key, counters] : a.functions()) {
+      auto it = key_of_joined.find(key);
+      if (it == key_of_joined.end() || row_of_key_[it->second] < 0)
+        continue;  // a row the filters hide
+      GroupCredit& credit = table_.rows[static_cast<size_t>(row_of_key_[it->second])].groups[g];
+      credit.deltas = counters.deltas;
+      credit.windows_credited = counters.windows_credited;
+      credit.windows_discarded = counters.windows_discarded;
+    }
+  }
+  table_.start_timestamp = selector_.start_timestamp();
+  const size_t order = table_.FirstSampledEvent();
+  std::stable_sort(table_.rows.begin(), table_.rows.end(),
+                   [order](const ReportRow& a, const ReportRow& b) {
+                     if (a.self_period[order] != b.self_period[order])
+                       return a.self_period[order] > b.self_period[order];
+                     if (a.total_period[order] != b.total_period[order])
+                       return a.total_period[order] > b.total_period[order];
+                     return a.keys < b.keys;
+                   });
+  return std::move(table_);
+}
+
+}  // namespace tprof

@@ -1,0 +1,230 @@
+// The rows of `tprof report`: samples aggregated by a perf-style sort key (sym, dso, comm, pid,
+// tid, srcline, combinable), with self and total ("children") period and sample counts per
+// event, and, for leader-sampled groups (PERF_SAMPLE_READ), the group-read counter deltas of the
+// windows credited to each row by WindowAttributor. Sample filters (comm, pid, tid, dso, symbol,
+// time range) choose what is aggregated into rows; shares stay relative to every sample in the
+// time range, as perf's default `--percentage absolute`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/analysis/function_attribution.h"
+#include "core/analysis/window_attribution.h"
+#include "core/base/error.h"
+#include "core/model/address_space.h"
+#include "core/model/frame_resolver.h"
+#include "core/model/profile.h"
+#include "core/model/stack_tally.h"
+
+namespace tprof {
+
+enum class SortKey { kSymbol, kDso, kComm, kPid, kTid, kSrcline };
+
+const char* SortKeyName(SortKey key);  // "sym", "dso", ...
+// "comm,dso,sym" -> keys; an unknown name is an error listing the known ones.
+Result<std::vector<SortKey>> ParseSortKeys(const std::string& text);
+
+struct SampleFilter {
+  std::set<std::string> comms;  // thread/process names; empty: any
+  std::set<uint32_t> pids;
+  std::set<uint32_t> tids;
+  std::vector<std::string> dsos;  // full module path or its file name
+  std::string symbol_pattern;     // ECMAScript regex searched in the function name; empty: any
+  // Seconds relative to the profile start (metadata start_timestamp, else the first sample).
+  std::optional<double> time_start;
+  std::optional<double> time_end;
+
+  bool restricts_rows() const {
+    return !comms.empty() || !pids.empty() || !tids.empty() || !dsos.empty() ||
+           !symbol_pattern.empty();
+  }
+};
+
+// Parses "START,END" (either may be empty) in seconds.
+Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
+    const std::string& text);
+
+// Credited group-read deltas of one row for one read group (see WindowAttributor).
+struct GroupCredit {
+  std::vector<double> deltas;  // per member, leader first
+  uint64_t windows_credited = 0;
+  uint64_t windows_discarded = 0;  // windows that ended in this row but started elsewhere
+};
+
+// A leader-sampled group whose samples carry every member's running count.
+struct ReadGroup {
+  uint32_t leader = 0;            // event index
+  std::vector<uint32_t> members;  // event indexes, leader first
+  uint64_t windows_credited = 0;
+  uint64_t windows_discarded = 0;
+  double discarded_percent = 0;       // of all windows
+  std::vector<uint64_t> read_totals;  // per member: the last reads of every instance, summed
+};
+
+struct ReportRow {
+  std::vector<std::string> keys;       // one per sort key, in the table's order
+  std::vector<uint64_t> self_period;   // per event: samples whose leaf falls in this row
+  std::vector<uint64_t> self_samples;  // per event
+  std::vector<uint64_t> total_period;  // per event: samples with the row anywhere in the chain
+  std::vector<uint64_t> total_samples;
+  std::vector<GroupCredit> groups;  // parallel to ReportTable::groups
+};
+
+struct ReportTable {
+  std::vector<EventDesc> events;
+  std::vector<SortKey> sort;
+  InlineMode inline_mode = InlineMode::kInnermost;  // what the sym key names
+  std::vector<ReportRow> rows;  // by self period of the first sampled event, descending
+  // Per event, every sample in the time range (the denominators of the shares).
+  std::vector<uint64_t> total_period;
+  std::vector<uint64_t> total_samples;
+  std::vector<ReadGroup> groups;
+  uint64_t lost = 0;
+  uint64_t samples_outside_time = 0;  // skipped by the time range
+  uint64_t samples_filtered = 0;      // in the time range but outside --comm/--pid/--tid/...
+  bool has_callchains = false;
+  uint64_t start_timestamp = 0;  // what --time is relative to
+
+  // True for events that take samples (not read-only members of a leader-sampled group).
+  bool IsSampled(size_t event) const;
+  // The first sampled event: what rows are ordered by by default.
+  size_t FirstSampledEvent() const;
+};
+
+// The frames of a sample, leaf first: the callchain (return addresses resolved at address - 1,
+// context markers dropped) or the ip alone. Resolution is cached per (mapping, address).
+class SampleFrames {
+ public:
+  // `space`: the processes as the records so far describe them (kept current by the caller).
+  SampleFrames(FrameResolver& resolver, const AddressSpace& space)
+      : resolver_(resolver), space_(space) {}
+
+  const std::vector<const ResolvedFrame*>& Chain(const Sample& sample);
+  const ResolvedFrame& Leaf(const Sample& sample);
+  // The frame at `address` (already adjusted for return addresses) in process `pid`.
+  const ResolvedFrame& At(uint32_t pid, uint64_t address);
+
+ private:
+  struct Key {
+    const Mapping* mapping;
+    uint64_t address;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.mapping, k.address);
+    }
+  };
+  FrameResolver& resolver_;
+  const AddressSpace& space_;
+  absl::flat_hash_map<Key, const ResolvedFrame*> cache_;
+  std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
+  std::vector<const ResolvedFrame*> chain_;
+};
+
+// "file:line" of a frame's address, "??:0" when unknown.
+std::string SourceLineOf(const ResolvedFrame& frame);
+
+// Decides which samples and frames a report counts (shared by the table and the callers view).
+class SampleSelector {
+ public:
+  static Result<SampleSelector> Create(const SampleFilter& filter, uint64_t start_timestamp);
+
+  // Time range only; the first sample fixes the start when the metadata had none.
+  bool InTimeRange(const Sample& sample);
+  // comm/pid/tid.
+  bool ThreadMatches(const Sample& sample, const std::string& comm) const;
+  // dso/symbol, for one function of a frame (`function`: its name, see FunctionAttribution).
+  bool FrameMatches(const ResolvedFrame& frame, const std::string& function) const;
+  uint64_t start_timestamp() const { return start_; }
+
+ private:
+  SampleFilter filter_;
+  std::optional<std::regex> symbol_;
+  uint64_t start_ = 0;
+  bool start_known_ = false;
+};
+
+class ReportTableBuilder : public ProcessTrackingVisitor {
+ public:
+  // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
+  static Result<std::unique_ptr<ReportTableBuilder>> Create(
+      std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
+      const SampleFilter& filter, uint64_t start_timestamp,
+      InlineMode inline_mode = InlineMode::kInnermost);
+
+  void OnSample(const Sample& sample) override;
+  void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
+  void OnThrottle(const ThrottleRecord& r) override;
+
+  ReportTable Finish();
+
+ private:
+  void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
+  ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                     std::vector<SortKey> sort, SampleSelector selector, InlineMode inline_mode);
+
+  // What rows a thread's samples go to: the sort keys' thread-dependent values (comm, pid, tid)
+  // as one id, and whether the thread filters keep its samples.
+  struct Thread {
+    std::string comm;
+    uint32_t part = 0;
+    bool matches = true;
+  };
+  // A row key: one value per sort key, interned from a thread part and a frame part.
+  struct Key {
+    std::vector<std::string> values;
+    std::string joined;  // values joined, as WindowAttributor names rows
+  };
+  // What a distinct stack counts toward (see StackTally): its leaf's key for Self% and, for
+  // Total%, the distinct keys of the functions on its chain that the filters keep (every
+  // function of each frame, inlined ones included, each once): its callers' (shared by every
+  // stack with the same callers) and its first frame's that are not already there.
+  struct KeyRange {
+    uint32_t begin = 0, end = 0;  // into caller_keys_ or first_keys_
+  };
+  struct StackKeys {
+    uint32_t leaf = 0;
+    bool leaf_matches = false;
+    KeyRange first;        // into first_keys_
+    uint32_t callers = 0;  // index into callers_
+  };
+
+  const Thread& ThreadOf(const Sample& sample);
+  // The key of the function at `level` of `frame` (see FunctionAttribution).
+  uint32_t KeyOf(const Sample& sample, const Thread& thread, const ResolvedFrame& frame,
+                 uint32_t level);
+  void ResolveStack(const Sample& sample, const Thread& thread,
+                    AddressSpace::Generation generation);
+  ReportRow& RowOf(uint32_t key);
+
+  ReportTable table_;
+  FunctionAttribution attribution_;
+  SampleFrames frames_;
+  SampleSelector selector_;
+  StackTally tally_;
+  std::vector<StackKeys> stack_keys_;  // by stack id
+  StackInterner caller_ids_;
+  std::vector<KeyRange> callers_;  // by caller id
+  std::vector<uint32_t> caller_keys_;
+  std::vector<uint32_t> first_keys_;
+  absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
+  absl::flat_hash_map<std::string, uint32_t> thread_parts_;
+  absl::flat_hash_map<std::pair<const ResolvedFrame*, uint32_t>, uint32_t> frame_parts_;
+  absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
+  absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
+  std::vector<Key> keys_;
+  std::vector<int64_t> row_of_key_;   // -1: no row yet
+  std::vector<int> group_of_leader_;  // per event: index into table_.groups
+  std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
+};
+
+}  // namespace tprof

@@ -1,0 +1,46 @@
+#include "core/analysis/window_attribution.h"
+
+namespace tprof {
+
+void WindowAttributor::Add(const Sample& sample, const std::string& function) {
+  FunctionCounters& f = functions_[function];
+  if (f.deltas.empty()) f.deltas.assign(members_, 0);
+  ++f.samples;
+  if (sample.counter_values.size() != members_) return;
+  auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
+  Previous& before = it->second;
+  if (!first) {
+    bool monotonic = true;
+    for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
+    if (monotonic && before.function == function && !before.interrupted) {
+      for (size_t i = 0; i < members_; ++i)
+        f.deltas[i] += static_cast<double>(sample.counter_values[i] - before.values[i]);
+      ++f.windows_credited;
+      ++credited_;
+    } else {
+      ++f.windows_discarded;
+      ++discarded_;
+    }
+  }
+  before.values = sample.counter_values;
+  before.function = function;
+  before.interrupted = false;
+}
+
+void WindowAttributor::Interrupt() {
+  for (auto& [series, before] : previous_) before.interrupted = true;
+}
+
+std::vector<uint64_t> WindowAttributor::read_totals() const {
+  std::vector<uint64_t> totals(members_, 0);
+  for (const auto& [series, last] : previous_)
+    for (size_t i = 0; i < members_; ++i) totals[i] += last.values[i];
+  return totals;
+}
+
+double WindowAttributor::discarded_percent() const {
+  uint64_t total = credited_ + discarded_;
+  return total ? 100.0 * static_cast<double>(discarded_) / static_cast<double>(total) : 0.0;
+}
+
+}  // namespace tprof

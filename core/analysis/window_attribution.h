@@ -1,0 +1,69 @@
+// Per-function counter attribution from group-read samples. Each sample carries the running
+// totals of every group member; the deltas between two consecutive samples of one counter
+// instance (one thread on one CPU) are a window of execution. A window is credited to a function
+// only when it starts and ends in that function; otherwise its deltas are discarded (the sample
+// still counts toward the function's share). With a short window inside a long period (burst
+// sampling) most windows stay inside one function, which is what makes the credited metrics mean
+// something per function.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/model/profile.h"
+
+namespace tprof {
+
+struct FunctionCounters {
+  std::vector<double> deltas;  // per group member, leader first: sums over credited windows
+  uint64_t windows_credited = 0;
+  uint64_t windows_discarded = 0;  // windows that ended in this function but started elsewhere
+  uint64_t samples = 0;
+};
+
+class WindowAttributor {
+ public:
+  // `members`: how many counters the group reads.
+  explicit WindowAttributor(size_t members) : members_(members) {}
+
+  // `function` names where the sample's ip falls. Samples must come in time order per thread.
+  void Add(const Sample& sample, const std::string& function);
+
+  // The group's leader was throttled or unthrottled. Before Linux 6.16 throttling stops only the
+  // leader while the members go on counting, so a window spanning it has member deltas from a
+  // longer stretch than its leader's: the next window of every counter instance is discarded
+  // (a profile's throttle records keep the event, not the instance).
+  void Interrupt();
+
+  const std::map<std::string, FunctionCounters>& functions() const { return functions_; }
+  uint64_t windows_credited() const { return credited_; }
+  uint64_t windows_discarded() const { return discarded_; }
+  // Discarded windows as a share of all windows, in percent.
+  double discarded_percent() const;
+  // Per member, the last value read from each counter instance, summed: what the group counted
+  // up to each instance's last sample (counters start at zero when enabled), to hold against a
+  // counting run of the same work.
+  std::vector<uint64_t> read_totals() const;
+
+ private:
+  struct Previous {
+    std::vector<uint64_t> values;
+    std::string function;
+    bool interrupted = false;
+  };
+  struct SeriesKey {
+    uint32_t tid, cpu;
+    bool operator<(const SeriesKey& o) const { return tid != o.tid ? tid < o.tid : cpu < o.cpu; }
+  };
+
+  size_t members_;
+  std::map<SeriesKey, Previous> previous_;
+  std::map<std::string, FunctionCounters> functions_;
+  uint64_t credited_ = 0;
+  uint64_t discarded_ = 0;
+};
+
+}  // namespace tprof

@@ -1,0 +1,53 @@
+// Where a profile's bytes go. A file is written as NAME.partial and renamed to NAME only when it
+// is complete, so a crash, a full disk or SIGKILL never leaves a file that looks finished.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/base/error.h"
+
+namespace tprof {
+
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual Status Write(std::string_view bytes) = 0;
+  // Makes the written bytes durable and visible under their final name.
+  virtual Status Commit() = 0;
+};
+
+class PartialFileSink : public ByteSink {
+ public:
+  // Opens NAME.partial for writing. An existing NAME is kept as NAME.old at commit, as perf does.
+  static Result<std::unique_ptr<PartialFileSink>> Create(const std::string& path);
+  ~PartialFileSink() override;
+
+  Status Write(std::string_view bytes) override;
+  Status Commit() override;
+
+  const std::string& partial_path() const { return partial_path_; }
+
+ private:
+  PartialFileSink(std::string path, int fd);
+
+  std::string path_;
+  std::string partial_path_;
+  int fd_;
+};
+
+class StringSink : public ByteSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  Status Write(std::string_view bytes) override {
+    out_.append(bytes);
+    return Status::Ok();
+  }
+  Status Commit() override { return Status::Ok(); }
+
+ private:
+  std::string& out_;
+};
+
+}  // namespace tprof

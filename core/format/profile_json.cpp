@@ -1,0 +1,137 @@
+#include "core/format/profile_json.h"
+
+namespace tprof {
+namespace {
+
+using nlohmann::json;
+
+// Reads an optional field: a missing key keeps the default (older writers), a key of the wrong
+// type is an error.
+template <typename T>
+void Get(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) it->get_to(out);
+}
+
+}  // namespace
+
+json MetadataToJson(const Metadata& m) {
+  return json{
+      {"tprof_version", m.tprof_version},
+      {"command_line", m.command_line},
+      {"hostname", m.hostname},
+      {"kernel_release", m.kernel_release},
+      {"architecture", m.architecture},
+      {"cpu_count", m.cpu_count},
+      {"cpu",
+       {{"vendor", m.cpu.vendor},
+        {"family", m.cpu.family},
+        {"model", m.cpu.model},
+        {"stepping", m.cpu.stepping},
+        {"midr", m.cpu.midr},
+        {"model_name", m.cpu.model_name}}},
+      {"clock", m.clock},
+      {"start_time_unix_ns", m.start_time_unix_ns},
+      {"start_timestamp", m.start_timestamp},
+      {"duration_ns", m.duration_ns},
+      {"source", m.source},
+  };
+}
+
+Result<Metadata> MetadataFromJson(const json& j) {
+  if (!j.is_object()) return Error("metadata is not a JSON object");
+  Metadata m;
+  try {
+    Get(j, "tprof_version", m.tprof_version);
+    Get(j, "command_line", m.command_line);
+    Get(j, "hostname", m.hostname);
+    Get(j, "kernel_release", m.kernel_release);
+    Get(j, "architecture", m.architecture);
+    Get(j, "cpu_count", m.cpu_count);
+    if (auto it = j.find("cpu"); it != j.end() && it->is_object()) {
+      Get(*it, "vendor", m.cpu.vendor);
+      Get(*it, "family", m.cpu.family);
+      Get(*it, "model", m.cpu.model);
+      Get(*it, "stepping", m.cpu.stepping);
+      Get(*it, "midr", m.cpu.midr);
+      Get(*it, "model_name", m.cpu.model_name);
+    }
+    Get(j, "clock", m.clock);
+    Get(j, "start_time_unix_ns", m.start_time_unix_ns);
+    Get(j, "start_timestamp", m.start_timestamp);
+    Get(j, "duration_ns", m.duration_ns);
+    Get(j, "source", m.source);
+  } catch (const json::exception& e) {
+    return Error(std::string("metadata: ") + e.what());
+  }
+  return m;
+}
+
+json EventsToJson(const std::vector<EventDesc>& events) {
+  json out = json::array();
+  for (const EventDesc& e : events) {
+    out.push_back({
+        {"name", e.name},
+        {"type", e.type},
+        {"config", e.config},
+        {"config1", e.config1},
+        {"config2", e.config2},
+        {"use_frequency", e.use_frequency},
+        {"period_or_frequency", e.period_or_frequency},
+        {"sample_type", e.sample_type},
+        {"read_format", e.read_format},
+        {"branch_sample_type", e.branch_sample_type},
+        {"sample_regs_user", e.sample_regs_user},
+        {"sample_stack_user", e.sample_stack_user},
+        {"hf_sample_period", e.hf_sample_period},
+        {"group_leader", e.group_leader},
+        {"group_members", e.group_members},
+        {"exclude_user", e.exclude_user},
+        {"exclude_kernel", e.exclude_kernel},
+        {"precise_ip", e.precise_ip},
+    });
+  }
+  return out;
+}
+
+Result<std::vector<EventDesc>> EventsFromJson(const json& j) {
+  if (!j.is_array()) return Error("event descriptors are not a JSON array");
+  std::vector<EventDesc> events;
+  try {
+    for (const json& item : j) {
+      if (!item.is_object()) return Error("event descriptor is not a JSON object");
+      EventDesc e;
+      Get(item, "name", e.name);
+      Get(item, "type", e.type);
+      Get(item, "config", e.config);
+      Get(item, "config1", e.config1);
+      Get(item, "config2", e.config2);
+      Get(item, "use_frequency", e.use_frequency);
+      Get(item, "period_or_frequency", e.period_or_frequency);
+      Get(item, "sample_type", e.sample_type);
+      Get(item, "read_format", e.read_format);
+      Get(item, "branch_sample_type", e.branch_sample_type);
+      Get(item, "sample_regs_user", e.sample_regs_user);
+      Get(item, "sample_stack_user", e.sample_stack_user);
+      Get(item, "hf_sample_period", e.hf_sample_period);
+      Get(item, "group_leader", e.group_leader);
+      Get(item, "group_members", e.group_members);
+      Get(item, "exclude_user", e.exclude_user);
+      Get(item, "exclude_kernel", e.exclude_kernel);
+      Get(item, "precise_ip", e.precise_ip);
+      events.push_back(std::move(e));
+    }
+  } catch (const json::exception& e) {
+    return Error(std::string("event descriptors: ") + e.what());
+  }
+  for (const EventDesc& e : events) {
+    if (e.group_leader >= static_cast<int32_t>(events.size()))
+      return Error("event descriptor '" + e.name + "' names a group leader that does not exist");
+    for (uint32_t m : e.group_members)
+      if (m >= events.size())
+        return Error("event descriptor '" + e.name + "' names a group member that does not exist");
+  }
+  return events;
+}
+
+}  // namespace tprof

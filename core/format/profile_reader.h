@@ -1,0 +1,65 @@
+// Reads a .tprof file. A finished file is verified chunk by chunk; a file cut short (a killed
+// recording, a truncated copy) is read up to its last complete chunk and the loss is reported;
+// a damaged chunk (checksum mismatch, bad framing) is an error naming its offset.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/model/profile.h"
+
+namespace tprof {
+
+struct ReadSummary {
+  bool complete = false;  // the trailer and footer were found and verified
+  uint64_t chunks_read = 0;
+  uint64_t records_read = 0;
+  uint64_t samples_read = 0;
+  uint64_t bytes_total = 0;
+  uint64_t bytes_lost = 0;  // bytes after the last complete chunk of an incomplete file
+  // Set when the file is incomplete: what was lost, in one line.
+  std::string warning;
+};
+
+class FileBytes;
+
+class ProfileReader {
+ public:
+  // Maps the file and reads its header, metadata and events.
+  static Result<ProfileReader> OpenFile(const std::string& path);
+  // Reads from memory the caller keeps alive for the reader's lifetime.
+  static Result<ProfileReader> OpenBytes(std::string_view bytes);
+
+  // True when the content starts with the .tprof magic.
+  static bool LooksLikeTprof(std::string_view first_bytes);
+
+  const Metadata& metadata() const { return metadata_; }
+  const std::vector<EventDesc>& events() const { return events_; }
+  uint16_t major_version() const { return major_; }
+  uint16_t minor_version() const { return minor_; }
+
+  // Streams every record to the visitor in file order.
+  Result<ReadSummary> ReadRecords(RecordVisitor& visitor) const;
+
+  // The decompressed payloads of every verified chunk of `kind`, in file order (sections this
+  // reader does not interpret itself, e.g. embedded symbols). Chunks after a truncation are
+  // not reached; a damaged chunk is an error.
+  Result<std::vector<std::string>> ReadChunksOfKind(uint16_t kind) const;
+
+ private:
+  ProfileReader() = default;
+  Status ReadHeader();
+
+  std::shared_ptr<const FileBytes> file_;  // null when reading the caller's bytes
+  std::string_view bytes_;
+  uint16_t major_ = 0;
+  uint16_t minor_ = 0;
+  Metadata metadata_;
+  std::vector<EventDesc> events_;
+};
+
+}  // namespace tprof

@@ -1,0 +1,477 @@
+#include "core/format/symbol_section.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "core/base/file_paths.h"
+#include "core/format/format_spec.h"
+#include "core/format/profile_reader.h"
+#include "core/format/profile_writer.h"
+#include "core/format/varint.h"
+
+namespace tprof {
+namespace {
+
+constexpr uint64_t kSectionVersion = 1;
+constexpr uint64_t kEntryResolved = 1;
+constexpr uint64_t kFrameInlined = 1;
+
+std::string UnresolvedName(const std::string& module, uint64_t offset) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "+0x%llx]", static_cast<unsigned long long>(offset));
+  bool bracketed = module.size() >= 2 && module.front() == '[' && module.back() == ']';
+  return "[" + (bracketed ? module.substr(1, module.size() - 2) : module) + buf;
+}
+
+// Strings are stored once per payload and referred to by index; index 0 is "".
+class StringTable {
+ public:
+  StringTable() { Index(""); }
+  uint64_t Index(const std::string& s) {
+    auto [it, inserted] = index_.try_emplace(s, strings_.size());
+    if (inserted) strings_.push_back(&it->first);
+    return it->second;
+  }
+  void Write(ByteWriter& out) const {
+    out.PutVarint(strings_.size());
+    for (const std::string* s : strings_) out.PutBytes(*s);
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> index_;
+  std::vector<const std::string*> strings_;
+};
+
+}  // namespace
+
+bool IsFilelessMapping(const std::string& name) {
+  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
+         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
+         name.starts_with("/dev/zero") || name.starts_with("[jit");
+}
+
+bool IsKernelMappingName(const std::string& name) {
+  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
+}
+
+bool IsKernelCode(const Mapping* mapping, uint64_t address) {
+  return IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename));
+}
+
+SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  SymbolKey key;
+  if (IsKernelCode(mapping, address)) {
+    key.module = "[kernel.kallsyms]";
+    if (mapping) key.build_id = mapping->build_id;
+    key.offset = address;
+  } else if (mapping && !IsFilelessMapping(mapping->filename)) {
+    key.module = mapping->filename;
+    key.build_id = mapping->build_id;
+    key.offset = mapping->FileOffset(address);
+  } else if (pid != 0) {
+    key.module = "[jit:" + std::to_string(pid) + "]";
+    key.offset = address;
+  } else {
+    key.module = "[unknown]";
+    key.offset = address;
+  }
+  return key;
+}
+
+SymbolTable::Module& SymbolTable::ModuleOf(const std::string& name, const std::string& build_id) {
+  std::string key = name;
+  key.push_back('\0');
+  key += build_id;
+  auto [it, inserted] = module_index_.try_emplace(std::move(key), modules_.size());
+  if (inserted) modules_.push_back({name, build_id, {}, {}});
+  return modules_[it->second];
+}
+
+void SymbolTable::Add(const SymbolKey& key, ResolvedFrame frame) {
+  Module& module = ModuleOf(key.module, key.build_id);
+  if (FindIn(module, key.offset)) return;  // the first entry for an address stays
+  module.frames.emplace(key.offset, std::move(frame));
+  entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
+}
+
+const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
+  std::string index_key = key.module;
+  index_key.push_back('\0');
+  index_key += key.build_id;
+  auto it = module_index_.find(index_key);
+  if (it == module_index_.end()) return nullptr;
+  return FindIn(modules_[it->second], key.offset);
+}
+
+const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
+  if (auto f = module.frames.find(offset); f != module.frames.end()) return &f->second;
+  auto p = std::lower_bound(module.pending.begin(), module.pending.end(), offset,
+                            [](const Pending& e, uint64_t o) { return e.offset < o; });
+  if (p == module.pending.end() || p->offset != offset) return nullptr;
+  // Decode validated the entry's fields and string indexes; build it.
+  const Payload& payload = *payloads_[p->payload];
+  ByteReader in(std::string_view(payload.bytes).substr(p->position));
+  auto str = [&](uint64_t index) { return std::string(payload.strings[index]); };
+  ResolvedFrame frame;
+  frame.resolved = in.GetVarint() & kEntryResolved;
+  frame.function = str(in.GetVarint());
+  frame.mangled = str(in.GetVarint());
+  frame.module = str(in.GetVarint());
+  frame.build_id = module.build_id;
+  uint64_t frame_count = in.GetVarint();
+  frame.frames.reserve(frame_count);
+  for (uint64_t f = 0; f < frame_count; ++f) {
+    SourceFrame source;
+    source.function = str(in.GetVarint());
+    source.mangled = str(in.GetVarint());
+    source.file = str(in.GetVarint());
+    source.line = static_cast<uint32_t>(in.GetVarint());
+    source.column = static_cast<uint32_t>(in.GetVarint());
+    source.inlined = in.GetVarint() & kFrameInlined;
+    frame.frames.push_back(std::move(source));
+  }
+  return &module.frames.emplace(offset, std::move(frame)).first->second;
+}
+
+std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
+  // Entries sorted by module and offset, so offsets are written as small deltas.
+  std::vector<std::pair<size_t, uint64_t>> order = entries_;
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> payloads;
+  size_t next = 0;
+  while (next < order.size()) {
+    // Each payload carries its own string and module tables and decodes on its own.
+    StringTable strings;
+    std::vector<size_t> module_of_payload;  // payload module index -> table module index
+    std::unordered_map<size_t, uint64_t> payload_module;
+    std::string body;
+    ByteWriter out(body);
+    size_t count = 0;
+    size_t previous_module = SIZE_MAX;
+    uint64_t previous_offset = 0;
+    for (; next < order.size() && body.size() < max_payload_bytes; ++next, ++count) {
+      auto [module_index, offset] = order[next];
+      const ResolvedFrame& frame = *FindIn(modules_[module_index], offset);
+      auto [it, inserted] = payload_module.try_emplace(module_index, module_of_payload.size());
+      if (inserted) module_of_payload.push_back(module_index);
+      if (module_index != previous_module) previous_offset = 0;
+      out.PutVarint(it->second);
+      out.PutVarint(offset - previous_offset);
+      previous_module = module_index;
+      previous_offset = offset;
+      out.PutVarint(frame.resolved ? kEntryResolved : 0);
+      out.PutVarint(strings.Index(frame.function));
+      out.PutVarint(strings.Index(frame.mangled));
+      out.PutVarint(strings.Index(frame.module));
+      out.PutVarint(frame.frames.size());
+      for (const SourceFrame& f : frame.frames) {
+        out.PutVarint(strings.Index(f.function));
+        out.PutVarint(strings.Index(f.mangled));
+        out.PutVarint(strings.Index(f.file));
+        out.PutVarint(f.line);
+        out.PutVarint(f.column);
+        out.PutVarint(f.inlined ? kFrameInlined : 0);
+      }
+    }
+    // Module names go through the string table too, so it is complete only now.
+    std::vector<uint64_t> name_index;
+    for (size_t index : module_of_payload)
+      name_index.push_back(strings.Index(modules_[index].name));
+    std::string payload;
+    ByteWriter header(payload);
+    header.PutVarint(kSectionVersion);
+    strings.Write(header);
+    header.PutVarint(module_of_payload.size());
+    for (size_t i = 0; i < module_of_payload.size(); ++i) {
+      header.PutVarint(name_index[i]);
+      header.PutBytes(modules_[module_of_payload[i]].build_id);
+    }
+    header.PutVarint(count);
+    payload += body;
+    payloads.push_back(std::move(payload));
+  }
+  return payloads;
+}
+
+Status SymbolTable::Decode(std::string_view bytes) {
+  auto payload = std::make_shared<Payload>();
+  payload->bytes = std::string(bytes);
+  ByteReader in(payload->bytes);
+  const auto* base = reinterpret_cast<const uint8_t*>(payload->bytes.data());
+  uint64_t version = in.GetVarint();
+  if (!in.ok()) return Error("symbols section: truncated");
+  if (version != kSectionVersion)
+    return Error("symbols section: version " + std::to_string(version) + " is not supported");
+  uint64_t string_count = in.GetCount(1);
+  std::vector<std::string_view>& strings = payload->strings;
+  strings.reserve(string_count);
+  for (uint64_t i = 0; i < string_count && in.ok(); ++i) strings.push_back(in.GetBytes());
+  bool bad_index = false;
+  auto check = [&](uint64_t index) { bad_index |= index >= strings.size(); };
+  uint64_t module_count = in.GetCount(2);
+  std::vector<size_t> modules;  // payload module index -> modules_ index
+  for (uint64_t i = 0; i < module_count && in.ok(); ++i) {
+    uint64_t name = in.GetVarint();
+    std::string build_id(in.GetBytes());
+    if (name >= strings.size()) return Error("symbols section: malformed or truncated");
+    Module& module = ModuleOf(std::string(strings[name]), build_id);
+    modules.push_back(static_cast<size_t>(&module - modules_.data()));
+  }
+  const auto payload_index = static_cast<uint32_t>(payloads_.size());
+  if (payload->bytes.size() > UINT32_MAX) return Error("symbols section: payload too large");
+  // Every entry is checked now, so a corrupt payload is an error here and not at a lookup.
+  std::vector<std::pair<size_t, Pending>> entries;
+  uint64_t entry_count = in.GetCount(7);
+  entries.reserve(entry_count);
+  uint64_t previous_module = UINT64_MAX, previous_offset = 0;
+  for (uint64_t i = 0; i < entry_count && in.ok(); ++i) {
+    uint64_t module = in.GetVarint();
+    if (module >= modules.size()) return Error("symbols section: bad module index");
+    if (module != previous_module) previous_offset = 0;
+    uint64_t offset = previous_offset + in.GetVarint();
+    previous_module = module;
+    previous_offset = offset;
+    auto position = static_cast<uint32_t>(in.position() - base);
+    in.GetVarint();                                     // flags
+    for (int s = 0; s < 3; ++s) check(in.GetVarint());  // function, mangled, module
+    uint64_t frame_count = in.GetCount(6);
+    for (uint64_t f = 0; f < frame_count && in.ok(); ++f) {
+      for (int s = 0; s < 3; ++s) check(in.GetVarint());  // function, mangled, file
+      in.GetVarint();                                     // line
+      in.GetVarint();                                     // column
+      in.GetVarint();                                     // flags
+    }
+    if (in.ok()) entries.push_back({modules[module], {offset, payload_index, position}});
+  }
+  if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
+  payloads_.push_back(std::move(payload));
+  std::vector<size_t> touched;
+  for (const auto& [module_index, pending] : entries) {
+    Module& module = modules_[module_index];
+    if (module.pending.empty() || module.pending.back().offset < pending.offset) {
+      if (module.pending.empty()) touched.push_back(module_index);
+      module.pending.push_back(pending);  // the encoder writes offsets in order: the usual case
+      entries_.emplace_back(module_index, pending.offset);
+      continue;
+    }
+    // Out of order, or an address already present: the first entry for an address stays.
+    if (module.frames.count(pending.offset)) continue;
+    auto at = std::lower_bound(module.pending.begin(), module.pending.end(), pending.offset,
+                               [](const Pending& e, uint64_t o) { return e.offset < o; });
+    if (at != module.pending.end() && at->offset == pending.offset) continue;
+    module.pending.insert(at, pending);
+    entries_.emplace_back(module_index, pending.offset);
+  }
+  return Status::Ok();
+}
+
+Status WriteSymbolSection(ProfileWriter& writer, const SymbolTable& table) {
+  for (const std::string& payload : table.Encode())
+    TPROF_RETURN_IF_ERROR(
+        writer.WriteOpaqueChunk(static_cast<uint16_t>(format::ChunkKind::kSymbols), payload));
+  return Status::Ok();
+}
+
+Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
+  auto payloads = reader.ReadChunksOfKind(static_cast<uint16_t>(format::ChunkKind::kSymbols));
+  if (!payloads.ok()) return payloads.error();
+  SymbolTable table;
+  for (const std::string& payload : *payloads) TPROF_RETURN_IF_ERROR(table.Decode(payload));
+  return table;
+}
+
+SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
+    : resolver_(resolver) {
+  if (where == ResolveOn::kWorkerThread)
+    worker_ = std::make_unique<BackgroundBatches<RecordBatch>>(
+        [this](std::vector<RecordBatch>& batches) {
+          for (const RecordBatch& batch : batches) Replay(batch);
+        },
+        /*batch_size=*/1);
+}
+
+SymbolTableBuilder::~SymbolTableBuilder() = default;  // worker_ goes first: it uses the rest
+
+void SymbolTableBuilder::OnSample(const Sample& sample) {
+  if (!worker_) return AddStack(sample.pid, sample.ip, sample.callchain);
+  filling_.entries.push_back({RecordBatch::Kind::kSample, sample.pid, sample.ip,
+                              filling_.chains.size(), sample.callchain.size()});
+  filling_.chains.insert(filling_.chains.end(), sample.callchain.begin(), sample.callchain.end());
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::OnMmap(const MmapRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnMmap(record);
+  Queue(RecordBatch::Kind::kMmap, filling_.mmaps, record);
+}
+
+void SymbolTableBuilder::OnComm(const CommRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnComm(record);
+  Queue(RecordBatch::Kind::kComm, filling_.comms, record);
+}
+
+void SymbolTableBuilder::OnTask(const TaskRecord& record) {
+  if (!worker_) return ProcessTrackingVisitor::OnTask(record);
+  Queue(RecordBatch::Kind::kTask, filling_.tasks, record);
+}
+
+template <typename RecordT>
+void SymbolTableBuilder::Queue(RecordBatch::Kind kind, std::vector<RecordT>& records,
+                               const RecordT& record) {
+  filling_.entries.push_back({kind, 0, 0, records.size(), 0});
+  records.push_back(record);
+  HandOverIfFull();
+}
+
+void SymbolTableBuilder::HandOverIfFull() {
+  if (filling_.entries.size() < hand_over_at_) return;
+  // Small batches first, so the worker starts opening binaries at the first samples; larger
+  // ones after, so that handing over (a lock and a wake-up) stays rare.
+  hand_over_at_ = std::min<size_t>(hand_over_at_ * 2, 4096);
+  worker_->Add(std::exchange(filling_, RecordBatch{}));
+}
+
+void SymbolTableBuilder::Replay(const RecordBatch& batch) {
+  using Kind = RecordBatch::Kind;
+  for (const RecordBatch::Entry& e : batch.entries) {
+    switch (e.kind) {
+      case Kind::kSample:
+        AddStack(e.pid, e.ip, std::span(batch.chains).subspan(e.first, e.count));
+        break;
+      case Kind::kMmap:
+        ProcessTrackingVisitor::OnMmap(batch.mmaps[e.first]);
+        break;
+      case Kind::kComm:
+        ProcessTrackingVisitor::OnComm(batch.comms[e.first]);
+        break;
+      case Kind::kTask:
+        ProcessTrackingVisitor::OnTask(batch.tasks[e.first]);
+        break;
+    }
+  }
+}
+
+void SymbolTableBuilder::AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain) {
+  // A repeated stack (in the same address-space generation) adds no address.
+  const AddressSpace::Generation generation = space().GenerationOf(pid);
+  if (!stacks_.Intern({pid, generation.process, generation.kernel, ip}, callchain).first) return;
+  AddAddress(pid, ip);
+  bool after_marker = true;  // the first address of a chain (or after a context) is a pc
+  for (uint64_t address : callchain) {
+    if (IsContextMarker(address)) {
+      after_marker = true;
+      continue;
+    }
+    AddAddress(pid, address);
+    if (!after_marker && address > 0) AddAddress(pid, address - 1);
+    after_marker = false;
+  }
+}
+
+void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
+  const Mapping* mapping = space().Find(pid, address);
+  // mappings_ holds every mapping it has seen, so a pointer found there cannot have been reused
+  // for a newer mapping.
+  auto entry = mappings_.find(mapping);
+  if (entry == mappings_.end()) {
+    std::shared_ptr<const Mapping> owner = space().FindShared(pid, address);
+    const bool fileless = !mapping || IsFilelessMapping(mapping->filename);
+    entry = mappings_.emplace(mapping, MappingEntry{std::move(owner), fileless}).first;
+  }
+  // The process matters only where no file names the code.
+  if (!seen_.insert({mapping, address, entry->second.fileless ? pid : 0}).second) return;
+  const Request request{pid, mapping, address};
+  // On the worker, kernel addresses wait for Finish: their symbols may still be loading on
+  // another thread (a whole kallsyms file), and meanwhile this thread can open binaries.
+  if (worker_ && IsKernelCode(mapping, address))
+    kernel_requests_.push_back(request);
+  else
+    Resolve(request);
+}
+
+void SymbolTableBuilder::Resolve(const Request& request) {
+  SymbolKey key = SymbolKeyOf(request.pid, request.mapping, request.address);
+  if (table_.Find(key)) return;
+  table_.Add(key, resolver_.ResolveInProcess(request.pid, request.mapping, request.address));
+}
+
+SymbolTable SymbolTableBuilder::Finish() {
+  if (worker_) {
+    worker_->Add(std::exchange(filling_, RecordBatch{}));
+    worker_->Finish();  // joined: the resolver and the tables are this thread's again
+  }
+  for (const Request& request : kernel_requests_) Resolve(request);
+  kernel_requests_.clear();
+  return std::move(table_);
+}
+
+Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
+                            FrameResolver& resolver) {
+  auto reader = ProfileReader::OpenFile(input);
+  if (!reader.ok()) return reader.error();
+  auto writer = ProfileWriter::CreateFile(output, reader->metadata(), reader->events());
+  if (!writer.ok()) return writer.error();
+  // Copies every record and feeds the builder the same stream.
+  SymbolTableBuilder builder(resolver);
+  RecordCopier copy(**writer, builder);
+  auto summary = reader->ReadRecords(copy);
+  if (!summary.ok()) return summary.error().WithContext(input);
+  if (!copy.status().ok()) return copy.status().error();
+  SymbolTable table = builder.Finish();
+  TPROF_RETURN_IF_ERROR(WriteSymbolSection(**writer, table));
+  TPROF_RETURN_IF_ERROR((*writer)->Finish({reader->metadata().duration_ns, 0}));
+  return table.size();
+}
+
+ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mapping* mapping,
+                                                       uint64_t address) {
+  SymbolKey key = SymbolKeyOf(pid, mapping, address);
+  if (const ResolvedFrame* frame = table_.Find(key)) return *frame;
+  ++misses_;
+  if (fallback_) return fallback_->ResolveInProcess(pid, mapping, address);
+  ResolvedFrame frame;
+  frame.module = key.module.starts_with("[") ? key.module : BaseName(key.module);
+  frame.build_id = key.build_id;
+  frame.function = UnresolvedName(frame.module, key.offset);
+  return frame;
+}
+
+Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
+                             FrameResolver& resolver, const FinishInfo& info) {
+  TPROF_RETURN_IF_ERROR(writer.Flush());
+  auto reader = ProfileReader::OpenFile(path + ".partial");
+  if (!reader.ok()) return reader.error();
+  SymbolTableBuilder builder(resolver);
+  auto summary = reader->ReadRecords(builder);
+  if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
+  return FinishWithSymbols(writer, builder, info);
+}
+
+void RecordCopier::OnSample(const Sample& r) {
+  Keep(r.time, writer_.Write(r));
+  // Most samples repeat a stack the builder has already seen, which adds no address. The
+  // writer has just matched the callchain against its chunk's: a sample with the same pid, ip
+  // and callchain as one shown since the last mapping, name or task record is not copied to
+  // the builder at all (the builder would find it in its own table, at a hash per sample).
+  const uint64_t key = writer_.last_chain_key();
+  if (key == RecordEncoder::kNoChainKey) return builder_.OnSample(r);
+  if (key >> 32 != shown_chunk_) {
+    shown_chunk_ = key >> 32;
+    shown_.clear();
+  }
+  const size_t id = key & 0xffffffff;
+  if (id >= shown_.size()) shown_.resize(id + 1);
+  Shown& shown = shown_[id];
+  if (shown.epoch == epoch_ && shown.pid == r.pid && shown.ip == r.ip) return;
+  shown = {epoch_, r.ip, r.pid};
+  builder_.OnSample(r);
+}
+
+Status FinishWithSymbols(ProfileWriter& writer, SymbolTableBuilder& builder,
+                         const FinishInfo& info) {
+  TPROF_RETURN_IF_ERROR(WriteSymbolSection(writer, builder.Finish()));
+  return writer.Finish(info);
+}
+
+}  // namespace tprof

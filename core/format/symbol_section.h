@@ -1,0 +1,275 @@
+// Symbols embedded in a profile (chunk kind 16, docs/format.md section 12): the resolved frame
+// of every sampled address, written at the end of recording or import, so that a report on
+// another machine, or after the binaries were deleted or rebuilt, names the same functions and
+// lines. Addresses are keyed by module and file offset, so every process that mapped a binary
+// shares its entries whatever its load address.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/base/background_batches.h"
+#include "core/base/error.h"
+#include "core/format/profile_writer.h"
+#include "core/model/address_space.h"
+#include "core/model/frame_resolver.h"
+#include "core/model/profile.h"
+#include "core/model/stack_tally.h"
+
+namespace tprof {
+
+class ProfileReader;
+class ProfileWriter;
+
+// Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
+bool IsFilelessMapping(const std::string& filename);
+bool IsKernelMappingName(const std::string& filename);
+// Kernel text: an address in the kernel's half, or in a mapping the kernel names as its own.
+bool IsKernelCode(const Mapping* mapping, uint64_t address);
+
+// Where an address lives, independent of the process's load address.
+struct SymbolKey {
+  // The recorded path of the mapping; "[kernel.kallsyms]" for kernel addresses; "[jit:PID]" for
+  // addresses outside any file (JIT code, named per process); "[unknown]" otherwise.
+  std::string module;
+  std::string build_id;  // raw bytes as recorded; empty when unknown
+  uint64_t offset = 0;   // file offset for file-backed mappings, else the address itself
+
+  bool operator==(const SymbolKey&) const = default;
+};
+
+SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address);
+
+class SymbolTable {
+ public:
+  void Add(const SymbolKey& key, ResolvedFrame frame);
+  const ResolvedFrame* Find(const SymbolKey& key) const;
+  size_t size() const { return entries_.size(); }
+
+  // The section payloads (chunk kind 16): one or more, each decodable on its own and at most
+  // about `max_payload_bytes` raw.
+  std::vector<std::string> Encode(size_t max_payload_bytes = 16u << 20) const;
+  // Adds the entries of one payload. Bounds-checked: the payload may come from a corrupt file.
+  // Entries are checked and indexed here but built on first lookup: a report looks up the
+  // sampled pcs, a small part of a table that holds every callchain address.
+  Status Decode(std::string_view payload);
+
+ private:
+  struct Payload {
+    std::string bytes;
+    std::vector<std::string_view> strings;  // into bytes
+  };
+  struct Pending {  // a decoded payload's entry not built yet
+    uint64_t offset;
+    uint32_t payload;   // index into payloads_
+    uint32_t position;  // of the entry's fields after the offset, in the payload's bytes
+  };
+  struct Module {
+    std::string name, build_id;
+    std::unordered_map<uint64_t, ResolvedFrame> frames;  // by offset: added, or built on lookup
+    std::vector<Pending> pending;                        // sorted by offset
+  };
+  Module& ModuleOf(const std::string& name, const std::string& build_id);
+  // The entry at `offset`, built from its payload when it is pending; null when there is none.
+  const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;
+
+  // Mutable: lookups build pending entries (single-threaded use, as every profile analysis).
+  mutable std::vector<Module> modules_;
+  std::vector<std::shared_ptr<const Payload>> payloads_;
+  std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
+  std::vector<std::pair<size_t, uint64_t>> entries_;      // insertion order, for Encode
+};
+
+// Writes `table` as symbols chunks. Call after the last record, before ProfileWriter::Finish.
+Status WriteSymbolSection(ProfileWriter& writer, const SymbolTable& table);
+// Reads every symbols chunk of a profile; an empty table when it has none.
+Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
+
+// Collects the distinct addresses of the samples it sees (the ip, and every callchain entry:
+// return addresses also minus one, the call instruction, which is what call-graph views
+// resolve) and resolves each once through `resolver`. Feed it the records in order.
+//
+// With ResolveOn::kWorkerThread all of that happens on a thread of the builder's own: the
+// caller's thread only copies what the builder needs of each record (a sample's pid, ip and
+// callchain; mappings, names and tasks in full) into batches, so finding stacks and addresses,
+// opening binaries and reading their DWARF overlap with reading the records. `resolver` is then
+// used by that thread alone until Finish returns.
+class SymbolTableBuilder : public ProcessTrackingVisitor {
+ public:
+  enum class ResolveOn { kCallerThread, kWorkerThread };
+  explicit SymbolTableBuilder(FrameResolver& resolver, ResolveOn where = ResolveOn::kCallerThread);
+  ~SymbolTableBuilder() override;
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& record) override;
+  void OnComm(const CommRecord& record) override;
+  void OnTask(const TaskRecord& record) override;
+
+  // Valid after Finish.
+  size_t distinct_addresses() const { return seen_.size(); }
+  // Waits for the records still being handled; call once, after the last record.
+  SymbolTable Finish();
+
+ private:
+  struct Request {
+    uint32_t pid;
+    const Mapping* mapping;  // kept alive by mappings_
+    uint64_t address;
+  };
+  struct Seen {
+    const Mapping* mapping;
+    uint64_t address;
+    uint32_t pid;  // 0 where a file names the code: every process shares its entries
+    bool operator==(const Seen&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Seen& s) {
+      return H::combine(std::move(h), s.mapping, s.address, s.pid);
+    }
+  };
+  struct MappingEntry {
+    std::shared_ptr<const Mapping> owner;  // a replaced mapping stays valid for the resolver
+    bool fileless;
+  };
+  // Records on their way to the worker, in order. A sample's callchain is the range
+  // [first, first + count) of `chains`; other records are copied whole.
+  struct RecordBatch {
+    enum class Kind : uint8_t { kSample, kMmap, kComm, kTask };
+    struct Entry {
+      Kind kind;
+      uint32_t pid;
+      uint64_t ip;
+      size_t first, count;  // kSample: its callchain; else: the index in its vector
+    };
+    std::vector<Entry> entries;
+    std::vector<uint64_t> chains;
+    std::vector<MmapRecord> mmaps;
+    std::vector<CommRecord> comms;
+    std::vector<TaskRecord> tasks;
+  };
+
+  // Copies a mapping, name or task record into the batch being filled.
+  template <typename RecordT>
+  void Queue(RecordBatch::Kind kind, std::vector<RecordT>& records, const RecordT& record);
+  void HandOverIfFull();
+  void Replay(const RecordBatch& batch);  // on the worker
+  void AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain);
+  void AddAddress(uint32_t pid, uint64_t address);
+  void Resolve(const Request& request);
+
+  FrameResolver& resolver_;
+  // The building thread's (the worker's until Finish):
+  StackInterner stacks_;  // a stack seen before adds no address
+  absl::flat_hash_map<const Mapping*, MappingEntry> mappings_;
+  absl::flat_hash_set<Seen> seen_;
+  SymbolTable table_;
+  std::vector<Request> kernel_requests_;  // resolved by Finish (worker mode)
+  // The caller's:
+  RecordBatch filling_;
+  size_t hand_over_at_ = 8;  // entries; grows, so the worker starts at the first samples
+  std::unique_ptr<BackgroundBatches<RecordBatch>> worker_;  // null: built on the caller's thread
+};
+
+// Rewrites the profile `input` as `output` with the symbols of every sampled address embedded
+// (resolved through `resolver`, normally a Symbolizer). For profiles recorded before symbols
+// were embedded, and for imports. Returns the number of entries embedded.
+Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
+                            FrameResolver& resolver);
+
+// Finishes a profile being written with its symbols embedded: flushes, reads back the records
+// written so far (PATH.partial), resolves every sampled address through `resolver`, writes the
+// symbols chunks and the trailer. Cheaper than keeping the addresses while recording.
+
+Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
+                             FrameResolver& resolver, const FinishInfo& info);
+
+// Copies records to `writer` and shows `builder` those it needs, so that a profile is written
+// and its symbols found in one reading of the records (an import, a rewrite that embeds
+// symbols). Keeps the first write error.
+class RecordCopier : public RecordVisitor {
+ public:
+  RecordCopier(ProfileWriter& writer, SymbolTableBuilder& builder)
+      : writer_(writer), builder_(builder) {}
+
+  void OnSample(const Sample& r) override;
+  void OnMmap(const MmapRecord& r) override {
+    ++epoch_;
+    builder_.OnMmap(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnComm(const CommRecord& r) override {
+    ++epoch_;
+    builder_.OnComm(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnTask(const TaskRecord& r) override {
+    ++epoch_;
+    builder_.OnTask(r);
+    Keep(r.time, writer_.Write(r));
+  }
+  void OnLost(const LostRecord& r) override { Keep(r.time, writer_.Write(r)); }
+  void OnThrottle(const ThrottleRecord& r) override { Keep(r.time, writer_.Write(r)); }
+
+  const Status& status() const { return status_; }
+  uint64_t last_time() const { return last_time_; }  // of the records copied so far
+
+ private:
+  void Keep(uint64_t time, Status s) {
+    last_time_ = std::max(last_time_, time);
+    if (status_.ok() && !s.ok()) status_ = std::move(s);
+  }
+
+  // What the builder was last shown with a callchain of the writer's current chunk.
+  struct Shown {
+    uint64_t epoch = 0;  // 0: never
+    uint64_t ip = 0;
+    uint32_t pid = 0;
+  };
+
+  ProfileWriter& writer_;
+  SymbolTableBuilder& builder_;
+  Status status_;
+  uint64_t last_time_ = 0;
+  uint64_t epoch_ = 1;  // advances with every record that may change an address space
+  uint64_t shown_chunk_ = UINT64_MAX;
+  std::vector<Shown> shown_;  // by callchain id in that chunk
+};
+
+// Finishes a profile whose records `builder` saw as they were written: writes the symbols
+// chunks and the trailer.
+Status FinishWithSymbols(ProfileWriter& writer, SymbolTableBuilder& builder,
+                         const FinishInfo& info);
+
+// Resolves from an embedded table; addresses it lacks go to `fallback` (a live symbolizer)
+// when given, else read "[module+0xoffset]".
+class EmbeddedSymbolResolver : public FrameResolver {
+ public:
+  explicit EmbeddedSymbolResolver(SymbolTable table, FrameResolver* fallback = nullptr)
+      : table_(std::move(table)), fallback_(fallback) {}
+
+  ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+    return ResolveInProcess(0, mapping, address);
+  }
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    return table_.Find(SymbolKeyOf(pid, mapping, address));
+  }
+
+  const SymbolTable& table() const { return table_; }
+  uint64_t misses() const { return misses_; }
+
+ private:
+  SymbolTable table_;
+  FrameResolver* fallback_;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace tprof

@@ -1,0 +1,74 @@
+// The seam between analysis and symbolization: analyses ask for the function that holds an
+// address; symbolize/ answers from ELF and DWARF, embedded symbol sections, or not at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/address_space.h"
+
+namespace tprof {
+
+// One function active at an address. Code inlined into other code gives several of these for a
+// single address: the innermost inlined function first, then each function it was inlined into,
+// ending with the function that was compiled out of line.
+struct SourceFrame {
+  std::string function;  // demangled
+  std::string mangled;   // as in the binary; empty when the name is not mangled
+  std::string file;      // source file; empty when unknown
+  uint32_t line = 0;     // 0 when unknown
+  uint32_t column = 0;   // 0 when unknown
+  // True when this function was inlined into the next frame of the chain; the next frame's
+  // file:line is then the call site of this inlined call.
+  bool inlined = false;
+
+  bool operator==(const SourceFrame&) const = default;
+};
+
+struct ResolvedFrame {
+  // The out-of-line function holding the address (its symbol), demangled; "[module+0xoffset]"
+  // when unknown. Aggregation by function uses this name.
+  std::string function;
+  std::string mangled;   // the symbol as in the binary; empty when unknown or not mangled
+  std::string module;    // file name of the mapping, "[kernel.kallsyms]", "[vdso]", "[unknown]"
+  std::string build_id;  // raw bytes of the module's build-id; empty when unknown
+  // Source-level frames at the address, innermost first (see SourceFrame). Empty when nothing
+  // is known beyond the symbol; one frame without file when only the symbol table is known.
+  std::vector<SourceFrame> frames;
+  bool resolved = false;
+
+  // The source location of the address itself (the innermost frame's), or empty/0.
+  const std::string& file() const {
+    static const std::string kNone;
+    return frames.empty() ? kNone : frames.front().file;
+  }
+  uint32_t line() const { return frames.empty() ? 0 : frames.front().line; }
+
+  bool operator==(const ResolvedFrame&) const = default;
+};
+
+class FrameResolver {
+ public:
+  virtual ~FrameResolver() = default;
+  // `mapping` is null when no recorded mapping holds the address.
+  virtual ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) = 0;
+  // The same, for resolvers that need the process (JIT code named by /tmp/perf-PID.map); by
+  // default the process does not matter.
+  virtual ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) {
+    (void)pid;
+    return Resolve(mapping, address);
+  }
+  // The frame when the resolver already holds it for as long as the resolver lives (an embedded
+  // symbol table), else null: callers that cache frames then keep a pointer rather than a copy
+  // of every name.
+  virtual const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) {
+    (void)pid, (void)mapping, (void)address;
+    return nullptr;
+  }
+};
+
+// Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.
+inline bool IsKernelAddress(uint64_t address) { return address >> 63; }
+
+}  // namespace tprof

@@ -1,0 +1,67 @@
+// Per-stack tallies: samples grouped by their exact stack (process, the caller's tag, ip and
+// callchain, under the address-space generation they were taken in), with period and sample
+// counts per event. Real profiles repeat stacks heavily (a hot loop samples the same chain
+// thousands of times), so an aggregation that tallies stacks and resolves each distinct stack
+// once, at its first sample, costs one hash of the raw chain per sample instead of a lookup and
+// a string key per frame.
+//
+// Stacks are told apart by a 128-bit hash (XXH3) of their raw contents rather than by the
+// contents themselves, which keeps the table small; two different stacks would merge only on a
+// 128-bit collision (probability about n^2 / 2^129 for n distinct stacks).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/model/address_space.h"
+#include "core/model/profile.h"
+
+namespace tprof {
+
+// Dense ids for distinct word sequences (a context header, then a body such as a callchain).
+class StackInterner {
+ public:
+  struct Interned {
+    uint32_t id;  // from 0
+    bool first;   // never seen before: the caller resolves what it means now
+  };
+  Interned Intern(std::initializer_list<uint64_t> header, std::span<const uint64_t> body);
+  size_t size() const { return ids_.size(); }
+
+ private:
+  struct Key {
+    uint64_t low, high;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.low);  // already a hash
+    }
+  };
+  absl::flat_hash_map<Key, uint32_t> ids_;
+};
+
+class StackTally {
+ public:
+  explicit StackTally(size_t events) : events_(events) {}
+
+  // Counts `sample` under its stack. `tag` separates samples the caller aggregates apart even
+  // with equal stacks (a thread or process key, say). `generation` is the address space's for
+  // the sample's process: after a mapping changes, an equal raw stack may mean other code.
+  StackInterner::Interned Add(const Sample& sample, uint64_t tag,
+                              AddressSpace::Generation generation);
+
+  size_t stacks() const { return stacks_.size(); }
+  uint64_t period(uint32_t stack, size_t event) const { return period_[stack * events_ + event]; }
+  uint64_t samples(uint32_t stack, size_t event) const { return samples_[stack * events_ + event]; }
+
+ private:
+  size_t events_;
+  StackInterner stacks_;
+  std::vector<uint64_t> period_;   // stack * events + event
+  std::vector<uint64_t> samples_;  // stack * events + event
+};
+
+}  // namespace tprof

@@ -1,0 +1,91 @@
+// Reads a Linux perf.data file — file mode or pipe mode, written on a machine of either byte
+// order, by any perf from 3.x on — into the profile model: metadata from the feature sections,
+// one EventDesc per attribute, and the records in the order perf itself delivers them (sorted by
+// time within the FINISHED_ROUND windows, zstd-compressed records expanded).
+//
+// Every offset and size in the input is checked: a corrupt or truncated file gives an error that
+// names the byte offset of the bad record or section, never a crash, a hang or a huge allocation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/model/profile.h"
+#include "core/model/user_stack_unwinder.h"
+#include "core/perfdata/perf_data_features.h"
+#include "core/perfdata/perf_record_parser.h"
+
+namespace tprof {
+
+struct PerfDataReadSummary {
+  uint64_t records = 0;             // kernel records delivered (after decompression)
+  uint64_t samples = 0;             // samples delivered
+  uint64_t unknown_id_samples = 0;  // samples whose id names no event; dropped, as perf does
+  uint64_t skipped_records = 0;     // records of types the model has no place for
+  uint64_t compressed_records = 0;  // COMPRESSED/COMPRESSED2 records expanded
+  UnwindStatistics unwinding;       // samples with stack copies, by how far they were walked
+};
+
+class PerfDataReader {
+ public:
+  // True when the bytes start like a perf.data file or stream (either byte order).
+  static bool LooksLikePerfData(std::string_view first_bytes);
+
+  // Reads the header, the attributes and the features. `bytes` must outlive the reader.
+  static Result<PerfDataReader> Open(std::string_view bytes);
+
+  const Metadata& metadata() const { return metadata_; }
+  const std::vector<EventDesc>& events() const { return events_; }
+  const PerfFeatures& features() const { return features_; }
+  bool pipe_mode() const { return pipe_mode_; }
+  bool byte_swapped() const { return order_.swapped(); }
+
+  // Streams every record to the visitor. With an unwinder, samples that carry a user stack copy
+  // (--call-graph dwarf) get its frames appended to their callchain.
+  Result<PerfDataReadSummary> ReadRecords(RecordVisitor& visitor,
+                                          UserStackUnwinder* unwinder = nullptr) const;
+
+ private:
+  friend class PerfDataRecordPump;
+  struct EventInfo {
+    PerfAttr attr;
+    PerfRecordLayout layout;
+    std::string name;  // from EVENT_DESC / EVENT_UPDATE; empty: use the default
+  };
+
+  PerfDataReader() = default;
+  Status ReadFileHeader();
+  Status ReadPipeHeader();
+  // Walks the top-level records once for what pipe mode (and ID_INDEX) carries in-band.
+  Status ScanInBandHeaders();
+  Status AddAttr(std::string_view attr_bytes, const std::vector<uint64_t>& ids);
+  void AddId(uint64_t id, uint32_t event);
+  Status Finalize();
+
+  // The event a record belongs to, perf's way: the only event, the id's event, the first event
+  // when the record carries no id; -1 when the id names no event.
+  int32_t EventOfSample(const uint8_t* body, size_t size) const;
+  int32_t EventOfId(uint64_t id) const;
+  // The record's timestamp, or UINT64_MAX when it has none.
+  uint64_t RecordTime(uint32_t type, const uint8_t* body, size_t size) const;
+
+  std::string_view bytes_;
+  perf_data::ByteOrder order_;
+  bool pipe_mode_ = false;
+  uint64_t data_begin_ = 0;
+  uint64_t data_end_ = 0;
+  std::vector<EventInfo> infos_;
+  std::unordered_map<uint64_t, uint32_t> id_to_event_;
+  std::unordered_map<uint64_t, std::string> names_by_id_;  // EVENT_UPDATE names
+  int id_pos_ = -1;  // u64 index of the id in a sample body, -1: none
+  int is_pos_ = -1;  // u64 index of the id from the end of a sample_id block, -1: none
+  PerfFeatures features_;
+  Metadata metadata_;
+  std::vector<EventDesc> events_;
+};
+
+}  // namespace tprof

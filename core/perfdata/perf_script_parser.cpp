@@ -1,0 +1,374 @@
+#include "core/perfdata/perf_script_parser.h"
+
+#include <cctype>
+#include <charconv>
+#include <map>
+
+#include "core/model/profile.h"
+
+namespace tprof {
+namespace {
+
+struct Token {
+  std::string_view text;
+  size_t begin;  // offset in the line
+};
+
+std::vector<Token> Tokenize(std::string_view line) {
+  std::vector<Token> tokens;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) tokens.push_back({line.substr(start, i - start), start});
+  }
+  return tokens;
+}
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+bool IsHex(std::string_view s) {
+  if (s.empty() || s.size() > 16) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+bool IsPidToken(std::string_view s) {  // "123" or "123/456"
+  size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return AllDigits(s);
+  return AllDigits(s.substr(0, slash)) && AllDigits(s.substr(slash + 1));
+}
+
+bool IsCpuToken(std::string_view s) {  // "[001]"
+  return s.size() >= 3 && s.front() == '[' && s.back() == ']' &&
+         AllDigits(s.substr(1, s.size() - 2));
+}
+
+bool IsTimeToken(std::string_view s) {  // "3597.749431:"
+  if (s.size() < 2 || s.back() != ':') return false;
+  s.remove_suffix(1);
+  size_t dot = s.find('.');
+  if (dot == std::string_view::npos) return AllDigits(s);
+  return AllDigits(s.substr(0, dot)) && AllDigits(s.substr(dot + 1));
+}
+
+bool IsEventToken(std::string_view s) {  // "cpu-clock:", "cycles:u:", "sched:sched_switch:"
+  return s.size() >= 2 && s.back() == ':' && !IsTimeToken(s) &&
+         (std::isalpha(static_cast<unsigned char>(s.front())) || s.front() == '_' ||
+          s.front() == '{');
+}
+
+uint64_t ParseU64(std::string_view s, int base = 10) {
+  uint64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v, base);
+  return v;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view BaseName(std::string_view path) {
+  if (!path.empty() && path.front() == '[') return path;  // [kernel.kallsyms], [vdso]
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+struct Frame {
+  std::string_view module;  // base name, as tprof names modules
+  std::string_view function;
+  PrintedFrame printed;
+};
+
+// "ip sym+0xoff (dso)", "ip [unknown] ([unknown])", "sym (dso)", "ip (dso)".
+// A frame line whose address is a callchain context marker or end marker (PERF_CONTEXT_*, -1 at
+// or above -4095): not code. perf prints "ffffffffffffffff [unknown]" for such entries; as a
+// frame it became the outermost "[unknown]" of every stack.
+bool IsMarkerFrame(std::string_view text) {
+  text = Trim(text);
+  std::string_view first = text.substr(0, text.find_first_of(" \t"));
+  uint64_t address = 0;
+  auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), address, 16);
+  return ec == std::errc() && end == first.data() + first.size() && !first.empty() &&
+         IsContextMarker(address);
+}
+
+Frame ParseFrame(std::string_view text, PrintedFrame::Origin origin) {
+  Frame f;
+  f.printed.origin = origin;
+  text = Trim(text);
+  if (!text.empty() && text.back() == ')') {
+    int depth = 0;
+    for (size_t i = text.size(); i-- > 0;) {
+      if (text[i] == ')') ++depth;
+      if (text[i] == '(' && --depth == 0) {
+        std::string_view path = text.substr(i + 1, text.size() - i - 2);
+        f.printed.module_path = std::string(path);
+        f.module = BaseName(path);
+        text = Trim(text.substr(0, i));
+        break;
+      }
+    }
+  }
+  size_t space = text.find_first_of(" \t");
+  std::string_view first = text.substr(0, space);
+  if (IsHex(first)) {
+    f.printed.address = ParseU64(first, 16);
+    f.printed.has_address = true;
+    text = space == std::string_view::npos ? "" : Trim(text.substr(space));
+  }
+  // "func+0x1f" -> "func"; perf prints the offset only with symoff.
+  size_t plus = text.rfind("+0x");
+  if (plus != std::string_view::npos && plus > 0 && IsHex(text.substr(plus + 3)))
+    text = text.substr(0, plus);
+  f.function = text.empty() ? std::string_view("[unknown]") : text;
+  if (f.module.empty()) f.module = "[unknown]";
+  f.printed.symbol = std::string(f.function);
+  if (f.printed.module_path.empty()) f.printed.module_path = "[unknown]";
+  f.printed.kernel =
+      IsKernelModule(f.printed.module_path, f.printed.address, f.printed.has_address);
+  return f;
+}
+
+// A callchain line that is not indented with a tab: "  7f00 func (mod)" or "400577 f (mod)".
+// Its address comes first, where a sample line has its comm.
+bool LooksLikeFrameLine(std::string_view line) {
+  std::string_view t = Trim(line);
+  if (t.empty() || t.back() != ')' || t.find(" (") == std::string_view::npos) return false;
+  size_t space = t.find_first_of(" \t");
+  return space != std::string_view::npos && IsHex(t.substr(0, space));
+}
+
+// The line that starts at `pos`, without its newline.
+std::string_view LineAt(std::string_view text, size_t pos) {
+  if (pos >= text.size()) return {};
+  size_t end = text.find('\n', pos);
+  return text.substr(pos, end == std::string_view::npos ? end : end - pos);
+}
+
+struct Header {
+  std::string_view comm;
+  uint32_t pid = 0, tid = 0, cpu = 0;
+  uint64_t time = 0, period = 1;
+  std::string_view event = "samples";
+  std::string_view rest;  // the frame on the sample line itself, when there is one
+  bool has_pid = false;   // "pid/tid"; a lone number is the tid
+};
+
+// A sample line: true when it says so by itself (a cpu, time, event, "pid/tid", or a frame of its
+// own). "comm tid" alone (perf script -F comm,tid) fills `h` and returns false: it is a sample
+// line only when a frame line follows (FollowedByFrame).
+bool ParseHeader(std::string_view line, Header* h) {
+  std::vector<Token> t = Tokenize(line);
+  size_t i = 0;
+  while (i < t.size() && !IsPidToken(t[i].text)) ++i;
+  if (i == t.size()) return false;
+  *h = Header{};
+  if (i > 0) h->comm = line.substr(t[0].begin, t[i - 1].begin + t[i - 1].text.size() - t[0].begin);
+  std::string_view pid = t[i].text;
+  size_t slash = pid.find('/');
+  h->pid = static_cast<uint32_t>(ParseU64(pid.substr(0, slash)));
+  h->tid = slash == std::string_view::npos ? h->pid
+                                           : static_cast<uint32_t>(ParseU64(pid.substr(slash + 1)));
+  h->has_pid = slash != std::string_view::npos;
+  size_t j = i + 1;
+  bool structured = false;  // a cpu, time or event token proves this is a sample line
+  if (j < t.size() && IsCpuToken(t[j].text)) {
+    h->cpu = static_cast<uint32_t>(ParseU64(t[j].text.substr(1, t[j].text.size() - 2)));
+    ++j;
+    structured = true;
+  }
+  if (j < t.size() && IsTimeToken(t[j].text)) {
+    std::string_view s = t[j].text.substr(0, t[j].text.size() - 1);
+    size_t dot = s.find('.');
+    uint64_t sec = ParseU64(s.substr(0, dot));
+    uint64_t ns = 0;
+    if (dot != std::string_view::npos) {
+      std::string frac(s.substr(dot + 1, 9));
+      frac.resize(9, '0');
+      ns = ParseU64(frac);
+    }
+    h->time = sec * 1000000000ull + ns;
+    ++j;
+    structured = true;
+  }
+  if (j + 1 < t.size() && AllDigits(t[j].text) &&
+      (IsEventToken(t[j + 1].text) || (IsHex(t[j + 1].text) && j + 2 < t.size()))) {
+    h->period = ParseU64(t[j].text);
+    ++j;
+    structured = true;
+  } else if (j + 1 == t.size() && AllDigits(t[j].text)) {
+    h->period = ParseU64(t[j].text);  // "comm pid/tid period" with a callchain below
+    ++j;
+    structured = true;
+  }
+  if (j < t.size() && IsEventToken(t[j].text)) {
+    h->event = t[j].text.substr(0, t[j].text.size() - 1);
+    ++j;
+    structured = true;
+  }
+  if (j < t.size()) h->rest = line.substr(t[j].begin);
+  // A bare "word number" line (srcline, a warning) is not a sample unless a frame follows.
+  return structured || !h->rest.empty() || slash != std::string_view::npos;
+}
+
+// Whether `next` is a callchain line, which makes a bare "comm tid" line before it a sample line.
+bool IsFrameLine(std::string_view next) {
+  return (!next.empty() && next.front() == '\t') || LooksLikeFrameLine(next);
+}
+
+}  // namespace
+
+bool LooksLikePerfScript(std::string_view head) {
+  size_t pos = 0;
+  // Comment lines do not count: `perf script --header` starts with a block of 17-21 of them.
+  for (int lines = 0; lines < 8 && pos < head.size();) {
+    size_t end = head.find('\n', pos);
+    std::string_view line = head.substr(pos, end == std::string_view::npos ? end : end - pos);
+    pos = end == std::string_view::npos ? head.size() : end + 1;
+    if (!line.empty() && line.front() == '#') continue;
+    ++lines;
+    if (Trim(line).empty() || line.front() == '\t') continue;
+    Header h;
+    if (ParseHeader(line, &h)) return !h.rest.empty() || h.time || h.event != "samples";
+    return !h.comm.empty() && IsFrameLine(LineAt(head, pos));
+  }
+  return false;
+}
+
+Result<TextProfile> ParsePerfScript(std::string_view text) {
+  TextProfile p;
+  std::map<std::string, uint32_t, std::less<>> event_index, comm_index;
+  struct ChainEntry {
+    uint64_t address;
+    bool kernel;
+  };
+  std::vector<ChainEntry> frames;
+  Header header;
+  bool open = false;
+  bool any_pid = false;
+  uint32_t max_cpu = 0;
+  size_t first_bad_line = 0;
+
+  auto add_frame = [&](std::string_view line, PrintedFrame::Origin origin) {
+    if (IsMarkerFrame(line)) return;
+    Frame f = ParseFrame(line, origin);
+    frames.push_back({p.frames.InternPrinted(f.printed, f.module, f.function), f.printed.kernel});
+  };
+  auto close = [&]() {
+    if (!open) return;
+    open = false;
+    Sample s;
+    s.pid = header.pid;
+    s.tid = header.tid;
+    s.cpu = header.cpu;
+    s.time = header.time;
+    s.period = header.period;
+    any_pid |= header.has_pid;
+    auto [ev, new_event] = event_index.try_emplace(std::string(header.event), p.events.size());
+    if (new_event) {
+      EventDesc e;
+      e.name = std::string(header.event);
+      p.events.push_back(std::move(e));
+    }
+    s.event = ev->second;
+    if (frames.empty()) {
+      PrintedFrame none;
+      none.origin = PrintedFrame::Origin::kNone;
+      none.symbol = none.module_path = "[unknown]";
+      frames.push_back({p.frames.InternPrinted(none, "[unknown]", "[unknown]"), false});
+    }
+    // The module tells kernel frames from user ones; context markers carry that into the
+    // callchain, as they do in perf.data, wherever the context changes.
+    s.ip = frames.front().address;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i == 0 ? frames[i].kernel : frames[i].kernel != frames[i - 1].kernel)
+        s.callchain.push_back(frames[i].kernel ? kContextKernel : kContextUser);
+      s.callchain.push_back(frames[i].address);
+    }
+    frames.clear();
+    std::string_view comm = header.comm.empty() ? std::string_view("[unknown]") : header.comm;
+    auto [c, new_comm] = comm_index.try_emplace(std::string(comm), p.comms.size());
+    if (new_comm) p.comms.emplace_back(comm);
+    p.sample_comm.push_back(c->second);
+    max_cpu = std::max(max_cpu, s.cpu);
+    p.samples.push_back(std::move(s));
+  };
+
+  size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    std::string_view line = text.substr(pos, end == std::string_view::npos ? end : end - pos);
+    pos = end == std::string_view::npos ? text.size() : end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Trim(line).empty()) {
+      close();
+      continue;
+    }
+    if (line.front() == '#') continue;  // perf script --header's block and other comments
+    if (line.front() == '\t') {         // a callchain frame
+      if (open)
+        add_frame(line, PrintedFrame::Origin::kCallchainLine);
+      else
+        ++p.skipped_lines;
+      continue;
+    }
+    Header next;
+    const bool sample_line =
+        ParseHeader(line, &next) || (!next.comm.empty() && IsFrameLine(LineAt(text, pos)));
+    // Frames indented with spaces, or not at all: an address first, where a sample line has
+    // its comm.
+    if (open && LooksLikeFrameLine(line) && (!sample_line || next.comm.empty())) {
+      add_frame(line, PrintedFrame::Origin::kCallchainLine);
+      continue;
+    }
+    if (sample_line) {
+      close();
+      header = next;
+      open = true;
+      if (!header.rest.empty()) add_frame(header.rest, PrintedFrame::Origin::kSampleLine);
+      continue;
+    }
+    ++p.skipped_lines;  // srcline, warnings, --show-*-events records
+    if (!first_bad_line) first_bad_line = line_no;
+  }
+  close();
+  if (p.samples.empty())
+    return Error(first_bad_line ? "perf script text: no samples; line " +
+                                      std::to_string(first_bad_line) + " is not a sample line"
+                                : std::string("perf script text: no samples"));
+  p.metadata.source = "perf script import";
+  p.metadata.cpu_count = max_cpu + 1;
+  p.metadata.clock = "perf_clock";
+  p.metadata.pids_unknown = !any_pid;
+  return p;
+}
+
+bool IsKernelModule(std::string_view module_path, uint64_t address, bool has_address) {
+  if (module_path == "[unknown]") return has_address && IsKernelAddress(address);
+  if (module_path.starts_with("[kernel.kallsyms]")) return true;
+  std::string_view base = BaseName(module_path);
+  if (base == "vmlinux" || base.starts_with("vmlinux-")) return true;
+  for (std::string_view ko : {".ko", ".ko.xz", ".ko.gz", ".ko.zst"})
+    if (base.ends_with(ko)) return true;
+  if (module_path.size() > 2 && module_path.front() == '[' && module_path.back() == ']') {
+    std::string_view name = module_path.substr(1, module_path.size() - 2);
+    for (std::string_view user : {"vdso", "vsyscall", "vvar", "heap", "stack", "anon", "uprobes",
+                                  "jit", "unknown", "guest"})
+      if (name.starts_with(user)) return false;
+    return true;  // a loaded kernel module: "[nf_conntrack_ipv4]"
+  }
+  return false;
+}
+
+}  // namespace tprof

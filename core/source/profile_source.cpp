@@ -1,0 +1,200 @@
+#include "core/source/profile_source.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/base/file_bytes.h"
+#include "core/format/profile_reader.h"
+#include "core/format/symbol_section.h"
+#include "core/perfdata/folded_parser.h"
+#include "core/perfdata/perf_data_reader.h"
+#include "core/perfdata/perf_script_parser.h"
+
+namespace tprof {
+namespace {
+
+class TprofSource : public ProfileSource {
+ public:
+  TprofSource(std::shared_ptr<const FileBytes> bytes, ProfileReader reader, SourceOptions options)
+      : bytes_(std::move(bytes)), reader_(std::move(reader)) {
+    // A damaged symbols chunk only costs the names: the live symbolizer can still answer.
+    auto table = ReadSymbolSection(reader_);
+    if (table.ok() && table->size() > 0)
+      embedded_ = std::make_unique<EmbeddedSymbolResolver>(std::move(table).value(),
+                                                           options.symbol_fallback);
+  }
+  FrameResolver* embedded_frames() override { return embedded_.get(); }
+  ProfileFormat format() const override { return ProfileFormat::kTprof; }
+  const Metadata& metadata() const override { return reader_.metadata(); }
+  const std::vector<EventDesc>& events() const override { return reader_.events(); }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    auto read = reader_.ReadRecords(visitor);
+    if (!read.ok()) return read.error();
+    SourceSummary s;
+    s.complete = read->complete;
+    s.records = read->records_read;
+    s.samples = read->samples_read;
+    s.warning = read->warning;
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const FileBytes> bytes_;
+  ProfileReader reader_;
+  std::unique_ptr<EmbeddedSymbolResolver> embedded_;
+};
+
+class PerfDataSource : public ProfileSource {
+ public:
+  PerfDataSource(std::shared_ptr<const FileBytes> bytes, PerfDataReader reader,
+                 SourceOptions options)
+      : bytes_(std::move(bytes)), reader_(std::move(reader)), options_(options) {}
+  ProfileFormat format() const override { return ProfileFormat::kPerfData; }
+  const Metadata& metadata() const override { return reader_.metadata(); }
+  const std::vector<EventDesc>& events() const override { return reader_.events(); }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    auto read = reader_.ReadRecords(visitor, options_.unwinder);
+    if (!read.ok()) return read.error();
+    SourceSummary s;
+    s.records = read->records;
+    s.samples = read->samples;
+    s.unwinding = read->unwinding;
+    if (read->unknown_id_samples)
+      s.warning = std::to_string(read->unknown_id_samples) +
+                  " samples name an event id the file does not describe; skipped, as perf does";
+    return s;
+  }
+  std::string RecordedBuildId(const std::string& path) const override {
+    const auto& ids = reader_.features().build_ids;
+    auto it = ids.find(path);
+    return it == ids.end() ? "" : it->second;
+  }
+
+ private:
+  std::shared_ptr<const FileBytes> bytes_;
+  PerfDataReader reader_;
+  SourceOptions options_;
+};
+
+class TextSource : public ProfileSource {
+ public:
+  TextSource(ProfileFormat format, TextProfile profile)
+      : format_(format), profile_(std::move(profile)) {}
+  ProfileFormat format() const override { return format_; }
+  const Metadata& metadata() const override { return profile_.metadata; }
+  const std::vector<EventDesc>& events() const override { return profile_.events; }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    // Names come with each sample in text; a comm record is sent whenever a thread's changes.
+    std::unordered_map<uint32_t, uint32_t> current;
+    SourceSummary s;
+    for (size_t i = 0; i < profile_.samples.size(); ++i) {
+      const Sample& sample = profile_.samples[i];
+      uint32_t comm = profile_.sample_comm[i];
+      auto [it, inserted] = current.try_emplace(sample.tid, comm);
+      if (inserted || it->second != comm) {
+        it->second = comm;
+        CommRecord c;
+        c.time = sample.time;
+        c.pid = sample.pid;
+        c.tid = sample.tid;
+        c.comm = profile_.comms[comm];
+        visitor.OnComm(c);
+        ++s.records;
+      }
+      visitor.OnSample(sample);
+      ++s.records;
+      ++s.samples;
+    }
+    if (profile_.skipped_lines)
+      s.warning = std::to_string(profile_.skipped_lines) + " lines were not part of a sample";
+    return s;
+  }
+  FrameResolver* embedded_frames() override { return &profile_.frames; }
+
+ private:
+  ProfileFormat format_;
+  TextProfile profile_;
+};
+
+Result<std::unique_ptr<ProfileSource>> OpenInput(std::shared_ptr<const FileBytes> bytes,
+                                                 SourceOptions options) {
+  std::string_view view = bytes->view();
+  auto format = SniffProfileFormat(view.substr(0, 1 << 14));
+  if (!format.ok()) return format.error();
+  switch (*format) {
+    case ProfileFormat::kTprof: {
+      auto reader = ProfileReader::OpenBytes(view);
+      if (!reader.ok()) return reader.error();
+      return std::unique_ptr<ProfileSource>(
+          new TprofSource(std::move(bytes), std::move(reader).value(), options));
+    }
+    case ProfileFormat::kPerfData: {
+      auto reader = PerfDataReader::Open(view);
+      if (!reader.ok()) return reader.error();
+      return std::unique_ptr<ProfileSource>(
+          new PerfDataSource(std::move(bytes), std::move(reader).value(), options));
+    }
+    case ProfileFormat::kPerfScript: {
+      auto profile = ParsePerfScript(view);
+      if (!profile.ok()) return profile.error();
+      return std::unique_ptr<ProfileSource>(
+          new TextSource(ProfileFormat::kPerfScript, std::move(profile).value()));
+    }
+    case ProfileFormat::kFolded: {
+      auto profile = ParseFolded(view);
+      if (!profile.ok()) return profile.error();
+      return std::unique_ptr<ProfileSource>(
+          new TextSource(ProfileFormat::kFolded, std::move(profile).value()));
+    }
+  }
+  return Error("unknown format");
+}
+
+}  // namespace
+
+const char* ProfileFormatName(ProfileFormat format) {
+  switch (format) {
+    case ProfileFormat::kTprof:
+      return ".tprof";
+    case ProfileFormat::kPerfData:
+      return "perf.data";
+    case ProfileFormat::kPerfScript:
+      return "perf script text";
+    case ProfileFormat::kFolded:
+      return "folded stacks";
+  }
+  return "?";
+}
+
+Result<ProfileFormat> SniffProfileFormat(std::string_view head) {
+  if (ProfileReader::LooksLikeTprof(head)) return ProfileFormat::kTprof;
+  if (PerfDataReader::LooksLikePerfData(head)) return ProfileFormat::kPerfData;
+  if (head.empty()) return Error("empty input");
+  if (head.find('\0') != std::string_view::npos)
+    return Error("not a tprof profile or a perf.data file (unrecognised binary content)");
+  if (LooksLikeFolded(head)) return ProfileFormat::kFolded;
+  if (LooksLikePerfScript(head)) return ProfileFormat::kPerfScript;
+  return Error("not a tprof profile, perf.data file, perf script text or folded stacks");
+}
+
+Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenFile(const std::string& path,
+                                                               SourceOptions options) {
+  auto bytes = FileBytes::Read(path);
+  if (!bytes.ok()) return bytes.error();
+  auto source = OpenInput(std::move(bytes).value(), options);
+  if (!source.ok()) return source.error().WithContext(path);
+  return source;
+}
+
+Result<std::unique_ptr<ProfileSource>> ProfileSource::OpenBytes(std::string bytes,
+                                                                SourceOptions options) {
+  return OpenInput(FileBytes::FromString(std::move(bytes)), options);
+}
+
+}  // namespace tprof
