@@ -1,0 +1,74 @@
+cmake_minimum_required(VERSION 3.25)
+# Fails when a source file includes a header of a part of tprof that sits above it, or beside it
+# where siblings must stay apart. Run by the ctest entry include_layers:
+#   cmake -DSOURCE_DIR=<repo> -P cmake/check_layers.cmake
+# The order, lowest first:
+#   core/base < core/model < {core/format, core/perfdata} < core/source
+#               core/model < core/analysis
+#   core < {symbolize, pmu} < report < cmd
+# symbolize and pmu may use the model and the inputs below core/source; report reads analyses and
+# the model, never an input's details. test/, bench/ and the fuzzers may include anything.
+set(parts core/base core/model core/format core/perfdata core/source core/analysis
+          symbolize pmu report cmd)
+set(allowed_core_base      core/base)
+set(allowed_core_model     core/base core/model)
+set(allowed_core_format    core/base core/model core/format)
+set(allowed_core_perfdata  core/base core/model core/perfdata)
+set(allowed_core_source    core/base core/model core/format core/perfdata core/source)
+set(allowed_core_analysis  core/base core/model core/analysis)
+set(allowed_symbolize      core/base core/model core/format core/perfdata symbolize)
+set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
+set(allowed_report         core/base core/model core/analysis symbolize pmu report)
+set(allowed_cmd            ${parts})
+
+if(NOT IS_DIRECTORY "${SOURCE_DIR}/core")
+  message(FATAL_ERROR "check_layers: SOURCE_DIR (${SOURCE_DIR}) holds no core/")
+endif()
+set(violations "")
+# core/ itself holds only its sub-folders: a file there would belong to no layer.
+file(GLOB loose RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/core/*.h ${SOURCE_DIR}/core/*.cpp)
+foreach(file IN LISTS loose)
+  string(APPEND violations "${file}: core/ holds no sources of its own; put it in a sub-folder\n")
+endforeach()
+set(checked 0)
+foreach(part IN LISTS parts)
+  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${part}/*.h
+       ${SOURCE_DIR}/${part}/*.cpp)
+  string(REPLACE "/" "_" var ${part})
+  foreach(file IN LISTS sources)
+    math(EXPR checked "${checked} + 1")
+    file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
+      set(target "")
+      foreach(candidate IN LISTS parts)
+        string(FIND "${header}" "${candidate}/" at)
+        if(at EQUAL 0)
+          set(target ${candidate})
+        endif()
+      endforeach()
+      if(target STREQUAL "")
+        string(FIND "${header}" "core/" at)
+        if(at EQUAL 0)
+          string(APPEND violations "${file}: includes ${header}, which is in no sub-folder of core/\n")
+        endif()
+        continue()  # generated/ and third-party headers
+      endif()
+      if(NOT target IN_LIST allowed_${var})
+        string(REPLACE ";" ", " allowed "${allowed_${var}}")
+        string(APPEND violations
+               "${file}: includes ${header}, but ${part} may include only ${allowed}\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(checked EQUAL 0)
+  message(FATAL_ERROR "check_layers: no sources found under ${SOURCE_DIR}")
+endif()
+if(violations)
+  # NOTICE prints the lines as they are; FATAL_ERROR would rewrap them.
+  message(NOTICE "${violations}")
+  message(FATAL_ERROR "include layers broken: the includes above point up (order: "
+                      "cmake/check_layers.cmake)")
+endif()
+message(STATUS "include layers: all ${checked} sources include only downwards")
