@@ -1,0 +1,78 @@
+cmake_minimum_required(VERSION 3.25)
+# The link side of cmake/check_layers.cmake: every tprof symbol a core layer's library uses must
+# be defined in that library or in a layer below it, so that a function declared in a lower
+# layer's header but defined above it (which the include check cannot see) fails too. Run by the
+# ctest entry link_layers on the built libraries:
+#   cmake -DLIB_DIR=<build>/core -DNM=<nm> -P cmake/check_layer_links.cmake
+# LOWER_<layer> may be set to replace a layer's list of lower layers (the self-test narrows one
+# to see the check fail).
+set(layers base model format perfdata source analysis)
+foreach(pair "base|" "model|base" "format|model;base" "perfdata|model;base"
+             "source|format;perfdata;model;base" "analysis|model;base")
+  string(REPLACE "|" ";" fields "${pair}")
+  list(POP_FRONT fields layer)
+  if(NOT DEFINED LOWER_${layer})
+    set(LOWER_${layer} "${fields}")
+  endif()
+endforeach()
+
+# Mangled names (no -C): they hold no characters that CMake lists treat specially. tprof's own
+# symbols are those in namespace tprof (_ZN5tprof..., _ZNK5tprof..., and their typeinfo/vtables).
+function(tprof_symbols layer mode out)
+  set(archive ${LIB_DIR}/libtprof_core_${layer}.a)
+  if(NOT EXISTS ${archive})
+    message(FATAL_ERROR "check_layer_links: ${archive} is not built")
+  endif()
+  execute_process(COMMAND ${NM} ${mode} ${archive} OUTPUT_VARIABLE text RESULT_VARIABLE result
+                  ERROR_QUIET)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "check_layer_links: ${NM} ${mode} ${archive} failed")
+  endif()
+  string(REGEX MATCHALL "[^\n]+" lines "${text}")
+  set(symbols "")
+  foreach(line IN LISTS lines)
+    if(mode STREQUAL "--undefined-only")
+      string(REGEX MATCH "^ *U (_Z[A-Z]*5tprof[A-Za-z0-9_.]*)$" match "${line}")
+    else()
+      string(REGEX MATCH "^[0-9a-f]+ [TtWwVvBbDdRr] (_Z[A-Z]*5tprof[A-Za-z0-9_.]*)$" match "${line}")
+    endif()
+    if(match)
+      list(APPEND symbols ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES symbols)
+  set(${out} "${symbols}" PARENT_SCOPE)
+endfunction()
+
+foreach(layer IN LISTS layers)
+  tprof_symbols(${layer} --defined-only defined_${layer})
+endforeach()
+set(violations "")
+set(checked 0)
+foreach(layer IN LISTS layers)
+  tprof_symbols(${layer} --undefined-only used)
+  set(available ${defined_${layer}})
+  foreach(lower IN LISTS LOWER_${layer})
+    list(APPEND available ${defined_${lower}})
+  endforeach()
+  foreach(symbol IN LISTS used)
+    math(EXPR checked "${checked} + 1")
+    list(FIND available ${symbol} at)
+    if(at EQUAL -1)
+      set(where "nowhere in core")
+      foreach(other IN LISTS layers)
+        list(FIND defined_${other} ${symbol} in_other)
+        if(NOT in_other EQUAL -1)
+          set(where "core/${other}")
+        endif()
+      endforeach()
+      string(APPEND violations "core/${layer} uses ${symbol}, defined in ${where}\n")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  message(NOTICE "${violations}")
+  message(FATAL_ERROR "core's libraries link upwards: the symbols above are defined above or "
+                      "beside the layer that uses them")
+endif()
+message(STATUS "layer links: all ${checked} tprof symbols core's layers use are defined in them or below")
