@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "symbolize/debug_file.h"
 #include "symbolize/demangle.h"
@@ -332,6 +333,12 @@ const std::string& DwarfModule::DemangledName(const char* mangled) {
   return it->second;
 }
 
+const char* DwarfModule::SourcePath(const char* name, const char* comp_dir) {
+  if (!name || name[0] == '/' || !comp_dir || !comp_dir[0]) return name;
+  std::string joined = (std::filesystem::path(comp_dir) / name).lexically_normal().string();
+  return source_paths_.insert(std::move(joined)).first->c_str();
+}
+
 const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {
   uint64_t key = dwarf_dieoffset(cudie);
   auto it = cu_index_.find(key);
@@ -339,6 +346,8 @@ const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {
   // One walk over the unit's top level (and namespaces) finds every concrete function and its
   // address ranges; later lookups in this unit are a binary search instead of a tree walk.
   CuIndex index;
+  Dwarf_Attribute comp_dir;
+  index.comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &comp_dir));
   std::vector<Dwarf_Die> pending{*cudie};
   while (!pending.empty()) {
     Dwarf_Die parent = pending.back();
@@ -378,14 +387,14 @@ const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {
       int line = 0, column = 0;
       dwarf_lineno(row, &line);
       dwarf_linecol(row, &column);
-      const char* file = dwarf_linesrc(row, nullptr, nullptr);
+      const char* file = SourcePath(dwarf_linesrc(row, nullptr, nullptr), index.comp_dir);
       index.lines.push_back({low, high, file ? file : "", static_cast<uint32_t>(line),
                              static_cast<uint32_t>(column)});
     }
     std::sort(index.lines.begin(), index.lines.end(),
               [](const LineRow& a, const LineRow& b) { return a.low < b.low; });
   }
-  index.name = dwarf_diename(cudie);
+  index.name = SourcePath(dwarf_diename(cudie), index.comp_dir);
   return cu_index_.emplace(key, std::move(index)).first->second;
 }
 
@@ -475,7 +484,9 @@ bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
     if (i > 0) {
       // The next (outer) frame is located at this inlined call's call site.
       uint32_t call_file = UdataAttr(die, DW_AT_call_file);
-      const char* call_name = files ? dwarf_filesrc(files, call_file, nullptr, nullptr) : nullptr;
+      const char* call_name =
+          files ? SourcePath(dwarf_filesrc(files, call_file, nullptr, nullptr), index.comp_dir)
+                : nullptr;
       file = call_name ? call_name : "";
       line = UdataAttr(die, DW_AT_call_line);
       column = UdataAttr(die, DW_AT_call_column);

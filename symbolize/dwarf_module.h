@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/base/error.h"
@@ -70,7 +71,8 @@ class DwarfModule {
   struct CuIndex {
     std::vector<FunctionRange> functions;  // sorted by low
     std::vector<LineRow> lines;            // sorted by low, non-overlapping
-    const char* name = nullptr;            // the unit's DW_AT_name
+    const char* name = nullptr;            // the unit's DW_AT_name, as a SourcePath
+    const char* comp_dir = nullptr;        // DW_AT_comp_dir; owned by libdw
   };
   struct Segment {
     uint64_t offset, vaddr, filesz;
@@ -88,6 +90,11 @@ class DwarfModule {
   const std::string& DemangledName(const char* mangled);
   // A function without a linkage name, qualified by the scopes it is declared in.
   const std::string& ScopedName(Dwarf_Die* die);
+  // A file name of the unit's line table or DIEs as a path that names the file from anywhere:
+  // a relative name (a compiler run on "../src/a.c", or ccache's CCACHE_BASEDIR) is joined to
+  // the unit's compilation directory, as addr2line does, and tidied ("dir/../src" -> "src").
+  // The same text for the same path, owned by this module.
+  const char* SourcePath(const char* name, const char* comp_dir);
 
   std::string path_;
   DebugFileSearch search_;
@@ -103,7 +110,8 @@ class DwarfModule {
   std::vector<Symbol> symbols_;                             // functions, sorted by address
   std::unordered_map<uint64_t, CuIndex> cu_index_;          // by CU DIE offset
   std::unordered_map<std::string, std::string> demangled_;
-  int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
+  std::unordered_set<std::string> source_paths_;  // node-based: the c_str()s handed out stay valid
+  int dwarf_state_ = -1;                          // -1 unknown, 0 none, 1 present
 };
 
 }  // namespace tprof

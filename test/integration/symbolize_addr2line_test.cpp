@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -117,6 +119,9 @@ std::vector<std::vector<Location>> Addr2Line(const std::string& binary,
       size_t colon = where.rfind(':');
       l.file = where.substr(0, colon);
       if (l.file == "??") l.file.clear();
+      // addr2line joins a relative name to the compilation directory as it is
+      // ("/b/build/../src/a.c"); tprof also tidies the result ("/b/src/a.c").
+      if (!l.file.empty()) l.file = std::filesystem::path(l.file).lexically_normal().string();
       l.line = static_cast<uint32_t>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
       chain.push_back(l);
     }
@@ -269,6 +274,75 @@ TEST(SymbolizeAddr2Line, InlinedLambdasAreNamedByTheFunctionTheyAreWrittenIn) {
     return true;
   });
   for (const std::string& name : expected) EXPECT_TRUE(named.contains(name)) << name;
+}
+
+TEST(SymbolizeAddr2Line, RelativeSourceNamesAreJoinedToTheCompilationDirectory) {
+  // A compiler run on "../src/relative.cpp" (or through ccache with CCACHE_BASEDIR) records
+  // relative file names in the line table and the inlined calls' call_file; the unit's
+  // DW_AT_comp_dir says where they are relative to. tprof must name the files by that path, so
+  // that annotate finds the source and the names agree with addr2line's.
+  char dir_template[] = "/tmp/tprof-relative-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  std::filesystem::create_directories(dir + "/src/include");
+  std::filesystem::create_directories(dir + "/build");
+  std::ofstream(dir + "/src/include/relative.h") << R"(#pragma once
+__attribute__((always_inline)) inline unsigned long Mix(unsigned long x) {
+  x ^= x >> 13;
+  x *= 0x9e3779b97f4a7c15ul;
+  return x ^ (x >> 29);
+}
+)";
+  std::ofstream(dir + "/src/relative.cpp") << R"(#include "relative.h"
+__attribute__((noinline)) unsigned long Sum(unsigned long n) {
+  unsigned long total = 0;
+  for (unsigned long i = 0; i < n; ++i) total += Mix(i);
+  return total;
+}
+int main(int argc, char**) { return static_cast<int>(Sum(1000u * argc) & 1); }
+)";
+  auto built = testing::RunningCommand({"/bin/sh", "-c",
+                                        "cd '" + dir +
+                                            "/build' && g++ -O2 -g -I../src/include "
+                                            "../src/relative.cpp -o relative"})
+                   .Wait();
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  const std::string binary = dir + "/build/relative";
+
+  // The names are relative indeed: addr2line prints them joined but not tidied.
+  TextSection text = ReadText(binary);
+  std::vector<std::string> argv = {"/usr/bin/addr2line", "-i", "-e", binary};
+  for (auto [start, end] : text.functions) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(start));
+    argv.push_back(hex);
+  }
+  auto raw = testing::RunningCommand(argv).Wait();
+  ASSERT_NE(raw.out.find(dir + "/build/../src/relative.cpp"), std::string::npos) << raw.out;
+
+  Agreement a = Compare(binary, /*every_byte=*/true);
+  EXPECT_GE(a.total, 20u);
+  EXPECT_GE(static_cast<double>(a.same), 0.99 * static_cast<double>(a.total));
+
+  // Sum's code: Mix inlined from the header, called from the source file, both by full path.
+  SymbolizerOptions options;
+  options.on_note = [](const std::string&) {};
+  Symbolizer symbolizer(options);
+  DwarfModule* module = symbolizer.ModuleFor(binary, "");
+  ASSERT_NE(module, nullptr);
+  bool inlined_seen = false;
+  for (uint64_t address = text.address; address < text.address + text.bytes.size(); ++address) {
+    ResolvedFrame frame;
+    module->Lookup(address, &frame);
+    if (frame.frames.size() == 2 && frame.frames[0].function.starts_with("Mix")) {
+      EXPECT_EQ(frame.frames[0].file, dir + "/src/include/relative.h");
+      EXPECT_EQ(frame.frames[1].file, dir + "/src/relative.cpp");
+      EXPECT_TRUE(std::filesystem::exists(frame.frames[1].file));
+      inlined_seen = true;
+    }
+  }
+  EXPECT_TRUE(inlined_seen);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
