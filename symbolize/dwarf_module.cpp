@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "symbolize/debug_file.h"
 #include "symbolize/demangle.h"
@@ -334,9 +333,16 @@ const std::string& DwarfModule::DemangledName(const char* mangled) {
 }
 
 const char* DwarfModule::SourcePath(const char* name, const char* comp_dir) {
-  if (!name || name[0] == '/' || !comp_dir || !comp_dir[0]) return name;
-  std::string joined = (std::filesystem::path(comp_dir) / name).lexically_normal().string();
-  return source_paths_.insert(std::move(joined)).first->c_str();
+  if (!name || !name[0] || name[0] == '/' || !comp_dir || !comp_dir[0]) return name;
+  // libdw hands out one pointer per file of a unit's tables, so the pointer is the key.
+  auto [it, added] = joined_paths_.emplace(name, nullptr);
+  if (added) {
+    std::string joined = comp_dir;
+    if (joined.back() != '/') joined += '/';
+    joined += name;
+    it->second = source_paths_.insert(std::move(joined)).first->c_str();
+  }
+  return it->second;
 }
 
 const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {

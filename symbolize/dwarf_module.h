@@ -65,7 +65,7 @@ class DwarfModule {
   };
   struct LineRow {
     uint64_t low, high;  // addresses the row covers (DWARF addresses of the unit)
-    const char* file;    // owned by libdw
+    const char* file;    // a SourcePath
     uint32_t line, column;
   };
   struct CuIndex {
@@ -92,8 +92,8 @@ class DwarfModule {
   const std::string& ScopedName(Dwarf_Die* die);
   // A file name of the unit's line table or DIEs as a path that names the file from anywhere:
   // a relative name (a compiler run on "../src/a.c", or ccache's CCACHE_BASEDIR) is joined to
-  // the unit's compilation directory, as addr2line does, and tidied ("dir/../src" -> "src").
-  // The same text for the same path, owned by this module.
+  // the unit's compilation directory as addr2line joins it ("/b/build/../src/a.c"; not tidied,
+  // which would be wrong where build/ is a symbolic link). Owned by libdw or by this module.
   const char* SourcePath(const char* name, const char* comp_dir);
 
   std::string path_;
@@ -110,8 +110,10 @@ class DwarfModule {
   std::vector<Symbol> symbols_;                             // functions, sorted by address
   std::unordered_map<uint64_t, CuIndex> cu_index_;          // by CU DIE offset
   std::unordered_map<std::string, std::string> demangled_;
-  std::unordered_set<std::string> source_paths_;  // node-based: the c_str()s handed out stay valid
-  int dwarf_state_ = -1;                          // -1 unknown, 0 none, 1 present
+  // SourcePath's joined names, by libdw's name; node-based, so the c_str()s handed out stay valid.
+  std::unordered_map<const char*, const char*> joined_paths_;
+  std::unordered_set<std::string> source_paths_;
+  int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
 };
 
 }  // namespace tprof
