@@ -6,8 +6,11 @@ cmake_minimum_required(VERSION 3.25)
 #   core/base < core/model < {core/format, core/perfdata} < core/source
 #               core/model < core/analysis
 #   core < {symbolize, pmu} < report < cmd
-# symbolize and pmu may use the model and the inputs below core/source; report reads analyses and
-# the model, never an input's details. test/, bench/ and the fuzzers may include anything.
+# symbolize knows the model; pmu (a source: live recording) also the inputs below core/source;
+# report reads analyses and the model, never an input's details. Project headers are included by
+# their path from the repository root ("core/model/profile.h"), quoted or in angle brackets;
+# relative paths would slip past the check and are refused. test/, bench/ and the fuzzers may
+# include anything.
 set(parts core/base core/model core/format core/perfdata core/source core/analysis
           symbolize pmu report cmd)
 set(allowed_core_base      core/base)
@@ -16,7 +19,7 @@ set(allowed_core_format    core/base core/model core/format)
 set(allowed_core_perfdata  core/base core/model core/perfdata)
 set(allowed_core_source    core/base core/model core/format core/perfdata core/source)
 set(allowed_core_analysis  core/base core/model core/analysis)
-set(allowed_symbolize      core/base core/model core/format core/perfdata symbolize)
+set(allowed_symbolize      core/base core/model symbolize)
 set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
 set(allowed_report         core/base core/model core/analysis symbolize pmu report)
 set(allowed_cmd            ${parts})
@@ -25,21 +28,41 @@ if(NOT IS_DIRECTORY "${SOURCE_DIR}/core")
   message(FATAL_ERROR "check_layers: SOURCE_DIR (${SOURCE_DIR}) holds no core/")
 endif()
 set(violations "")
-# core/ itself holds only its sub-folders: a file there would belong to no layer.
-file(GLOB loose RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/core/*.h ${SOURCE_DIR}/core/*.cpp)
-foreach(file IN LISTS loose)
-  string(APPEND violations "${file}: core/ holds no sources of its own; put it in a sub-folder\n")
+set(extensions h hpp hh inc ipp cpp cc cxx c)
+# core/ itself holds only its layers' folders: a file there, or a folder that is no layer, would
+# belong to no layer.
+file(GLOB entries RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/core/*)
+foreach(entry IN LISTS entries)
+  if(IS_DIRECTORY ${SOURCE_DIR}/${entry})
+    if(NOT entry IN_LIST parts)
+      string(APPEND violations "${entry}: not a layer of core/ (add it to cmake/check_layers.cmake)\n")
+    endif()
+  elseif(entry MATCHES "\\.([A-Za-z0-9]+)$" AND CMAKE_MATCH_1 IN_LIST extensions)
+    string(APPEND violations "${entry}: core/ holds no sources of its own; put it in a sub-folder\n")
+  endif()
+endforeach()
+set(globs "")
+foreach(extension IN LISTS extensions)
+  list(APPEND globs "*.${extension}")
 endforeach()
 set(checked 0)
 foreach(part IN LISTS parts)
-  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${part}/*.h
-       ${SOURCE_DIR}/${part}/*.cpp)
+  list(TRANSFORM globs PREPEND ${SOURCE_DIR}/${part}/ OUTPUT_VARIABLE patterns)
+  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${patterns})
   string(REPLACE "/" "_" var ${part})
   foreach(file IN LISTS sources)
     math(EXPR checked "${checked} + 1")
-    file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     foreach(line IN LISTS includes)
-      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*" "\\1" header
+             "${line}")
+      string(REGEX MATCH "^[ \t]*#[ \t]*include[ \t]*\"" quoted "${line}")
+      if((quoted AND NOT header MATCHES "/") OR header MATCHES "(^|/)\\.\\.?/")
+        string(APPEND violations
+               "${file}: includes \"${header}\": include tprof's headers by their path from the "
+               "repository root\n")
+        continue()
+      endif()
       set(target "")
       foreach(candidate IN LISTS parts)
         string(FIND "${header}" "${candidate}/" at)

@@ -39,13 +39,22 @@ set(cases
   "symbolize/symbolizer.h|#include \"report/text_report.h\"|symbolize/symbolizer.h: includes report/text_report.h"
   "report/text_report.h|#include \"cmd/cli_support.h\"|report/text_report.h: includes cmd/cli_support.h"
   "cmd/main.cpp|#include \"core/profile.h\"|cmd/main.cpp: includes core/profile.h, which is in no sub-folder of core/"
-  "core/stray.h|#pragma once|core/stray.h: core/ holds no sources of its own")
+  "core/stray.h|#pragma once|core/stray.h: core/ holds no sources of its own"
+  "core/extra/stray.h|#pragma once|core/extra: not a layer of core/"
+  "core/model/profile.h|#include <core/analysis/report_table.h>|core/model/profile.h: includes core/analysis/report_table.h, but core/model"
+  "core/analysis/call_tree.cpp|#include \"../perfdata/perf_data_reader.h\"|core/analysis/call_tree.cpp: includes \"../perfdata/perf_data_reader.h\": include tprof's headers by their path"
+  "core/model/profile.h|#include \"core/model/../format/chunk.h\"|core/model/profile.h: includes \"core/model/../format/chunk.h\": include tprof's headers by their path"
+  "report/text_report.cpp|#include \"call_tree.h\"|report/text_report.cpp: includes \"call_tree.h\": include tprof's headers by their path"
+  "core/model/extra.hpp|#include \"core/analysis/call_tree.h\"|core/model/extra.hpp: includes core/analysis/call_tree.h"
+  "symbolize/symbolizer.cpp|#include \"core/format/symbol_section.h\"|symbolize/symbolizer.cpp: includes core/format/symbol_section.h, but symbolize may include only core/base, core/model, symbolize")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" fields "${case}")
   list(GET fields 0 file)
   list(GET fields 1 line)
   list(GET fields 2 expected)
   fresh_copy()
+  get_filename_component(parent ${copy}/${file} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
   file(APPEND ${copy}/${file} "\n${line}\n")
   run_check(result text)
   if(result EQUAL 0)

@@ -11,8 +11,8 @@
 
 #include "core/base/error.h"
 #include "core/model/frame_resolver.h"
-#include "core/perfdata/perf_data_symfs.h"
 #include "core/source/profile_source.h"
+#include "symbolize/binary_locator.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
 

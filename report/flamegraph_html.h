@@ -98,8 +98,7 @@ FlameColorScale DeltaColorScale(double points);
 
 // Colours a differential flame graph (core/analysis/diff_flame_tree.h): frames by total delta in
 // points of the old total, or by self delta at the switch of a button, on a fixed symmetric scale
-// of
-// +-`points` (blue shrank, white unchanged, red grew); tooltip columns with old, new, delta,
+// of +-`points` (blue shrank, white unchanged, red grew); tooltip columns with old, new, delta,
 // delta % of the frame and of the old total, for total and self; frames the width side lacks
 // marked. `input.root` must be `tree.root`.
 void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points);

@@ -1,4 +1,4 @@
-#include "core/perfdata/perf_data_symfs.h"
+#include "symbolize/binary_locator.h"
 
 #include <filesystem>
 

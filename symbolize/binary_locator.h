@@ -16,8 +16,8 @@ namespace tprof {
 struct BinarySearchOptions {
   std::string symfs;                  // root directory, empty: none
   std::vector<std::string> binaries;  // explicit files
-  // Reads a file's build-id (raw bytes, empty when it has none or is not ELF); injected so core
-  // does not depend on the ELF reader.
+  // Reads a file's build-id (raw bytes, empty when it has none or is not ELF); the caller's
+  // choice of ELF reader.
   std::function<std::string(const std::string& path)> build_id_of;
 };
 

@@ -10,7 +10,6 @@
 
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
-#include "core/format/symbol_section.h"
 #include "symbolize/debug_file.h"
 
 namespace tprof {

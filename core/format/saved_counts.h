@@ -1,6 +1,6 @@
-// tprof's own saved counts (`tprof topdown -o FILE`, read back with --input): {"tprof_counts": 1,
-// "groups":
-// [{"run_time", "running_percent", "counters": [{"event", "value"}]}]}.
+// tprof's own saved counts (`tprof topdown -o FILE`, read back with --input): a JSON object
+//   {"tprof_counts": 1,
+//    "groups": [{"run_time", "running_percent", "counters": [{"event", "value"}]}]}.
 #pragma once
 
 #include <string>

@@ -45,20 +45,6 @@ class StringTable {
 
 }  // namespace
 
-bool IsFilelessMapping(const std::string& name) {
-  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
-         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
-         name.starts_with("/dev/zero") || name.starts_with("[jit");
-}
-
-bool IsKernelMappingName(const std::string& name) {
-  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
-}
-
-bool IsKernelCode(const Mapping* mapping, uint64_t address) {
-  return IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename));
-}
-
 SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address) {
   SymbolKey key;
   if (IsKernelCode(mapping, address)) {

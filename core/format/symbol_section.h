@@ -30,12 +30,6 @@ namespace tprof {
 class ProfileReader;
 class ProfileWriter;
 
-// Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
-bool IsFilelessMapping(const std::string& filename);
-bool IsKernelMappingName(const std::string& filename);
-// Kernel text: an address in the kernel's half, or in a mapping the kernel names as its own.
-bool IsKernelCode(const Mapping* mapping, uint64_t address);
-
 // Where an address lives, independent of the process's load address.
 struct SymbolKey {
   // The recorded path of the mapping; "[kernel.kallsyms]" for kernel addresses; "[jit:PID]" for

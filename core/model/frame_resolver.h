@@ -71,4 +71,20 @@ class FrameResolver {
 // Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.
 inline bool IsKernelAddress(uint64_t address) { return address >> 63; }
 
+// Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
+inline bool IsFilelessMapping(const std::string& name) {
+  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
+         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
+         name.starts_with("/dev/zero") || name.starts_with("[jit");
+}
+
+inline bool IsKernelMappingName(const std::string& name) {
+  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
+}
+
+// Kernel text: an address in the kernel's half, or in a mapping the kernel names as its own.
+inline bool IsKernelCode(const Mapping* mapping, uint64_t address) {
+  return IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename));
+}
+
 }  // namespace tprof

@@ -13,8 +13,8 @@
 
 #include "core/analysis/function_profile.h"
 #include "core/model/address_space.h"
-#include "core/perfdata/perf_data_symfs.h"
 #include "core/source/profile_source.h"
+#include "symbolize/binary_locator.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
