@@ -211,15 +211,16 @@ TEST(SymbolizeAddr2Line, FirstAnswersForTheRecord) {
   Compare(INLINE_BINARY, /*every_byte=*/false, /*settled=*/false);
 }
 
-// Looks up every byte address of the demo's .text with the DWARF module, in order, until
+// Looks up every byte address of a binary's .text with the DWARF module, in order, until
 // `visit` returns false.
-void LookUpEveryDemoAddress(const std::function<bool(const ResolvedFrame&)>& visit) {
+void LookUpEveryAddress(const std::string& binary,
+                        const std::function<bool(const ResolvedFrame&)>& visit) {
   SymbolizerOptions options;
   options.on_note = [](const std::string&) {};
   Symbolizer symbolizer(options);
-  DwarfModule* module = symbolizer.ModuleFor(DEMO_BINARY, "");
+  DwarfModule* module = symbolizer.ModuleFor(binary, "");
   ASSERT_NE(module, nullptr);
-  TextSection text = ReadText(DEMO_BINARY);
+  TextSection text = ReadText(binary);
   for (uint64_t a = text.address; a < text.address + text.bytes.size(); ++a) {
     ResolvedFrame frame;
     module->Lookup(a, &frame);
@@ -231,7 +232,7 @@ TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
   // mix_helper is always inlined into inline_mix_loop's lambda: some address of that function
   // must show the helper as an inlined frame with a call-site line in its caller.
   bool found = false;
-  LookUpEveryDemoAddress([&](const ResolvedFrame& frame) {
+  LookUpEveryAddress(DEMO_BINARY, [&](const ResolvedFrame& frame) {
     if (frame.frames.size() >= 2 &&
         frame.frames[0].function.find("mix_helper") != std::string::npos) {
       EXPECT_TRUE(frame.frames[0].inlined);
@@ -265,7 +266,7 @@ TEST(SymbolizeAddr2Line, InlinedLambdasAreNamedByTheFunctionTheyAreWrittenIn) {
   ASSERT_EQ(expected.size(), 5u);
 
   std::set<std::string> named;
-  LookUpEveryDemoAddress([&](const ResolvedFrame& frame) {
+  LookUpEveryAddress(DEMO_BINARY, [&](const ResolvedFrame& frame) {
     for (const SourceFrame& f : frame.frames)
       if (f.function.find("{lambda at ") != std::string::npos) named.insert(f.function);
     return true;
@@ -329,23 +330,16 @@ int main(int argc, char**) { return static_cast<int>(Sum(1000u * argc) & 1); }
   EXPECT_GE(static_cast<double>(a.same), 0.99 * static_cast<double>(a.total));
 
   // Sum's code: Mix inlined from the header, called from the source file, both by full path.
-  SymbolizerOptions options;
-  options.on_note = [](const std::string&) {};
-  Symbolizer symbolizer(options);
-  DwarfModule* module = symbolizer.ModuleFor(binary, "");
-  ASSERT_NE(module, nullptr);
-  TextSection text = ReadText(binary);
   bool inlined_seen = false;
-  for (uint64_t address = text.address; address < text.address + text.bytes.size(); ++address) {
-    ResolvedFrame frame;
-    module->Lookup(address, &frame);
+  LookUpEveryAddress(binary, [&](const ResolvedFrame& frame) {
     if (frame.frames.size() == 2 && frame.frames[0].function.starts_with("Mix")) {
       EXPECT_EQ(frame.frames[0].file, dir + "/build/../src/include/relative.h");
       EXPECT_EQ(frame.frames[1].file, dir + "/build/../src/relative.cpp");
       EXPECT_TRUE(std::filesystem::exists(frame.frames[1].file));
       inlined_seen = true;
     }
-  }
+    return true;
+  });
   EXPECT_TRUE(inlined_seen);
 }
 
