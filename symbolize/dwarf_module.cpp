@@ -335,14 +335,12 @@ const std::string& DwarfModule::DemangledName(const char* mangled) {
 const char* DwarfModule::SourcePath(const char* name, const char* comp_dir) {
   if (!name || !name[0] || name[0] == '/' || !comp_dir || !comp_dir[0]) return name;
   // libdw hands out one pointer per file of a unit's tables, so the pointer is the key.
-  auto [it, added] = joined_paths_.emplace(name, nullptr);
+  auto [it, added] = joined_paths_.try_emplace(name, comp_dir);
   if (added) {
-    std::string joined = comp_dir;
-    if (joined.back() != '/') joined += '/';
-    joined += name;
-    it->second = source_paths_.insert(std::move(joined)).first->c_str();
+    if (it->second.back() != '/') it->second += '/';
+    it->second += name;
   }
-  return it->second;
+  return it->second.c_str();
 }
 
 const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {

@@ -11,7 +11,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/base/error.h"
@@ -111,8 +110,7 @@ class DwarfModule {
   std::unordered_map<uint64_t, CuIndex> cu_index_;          // by CU DIE offset
   std::unordered_map<std::string, std::string> demangled_;
   // SourcePath's joined names, by libdw's name; node-based, so the c_str()s handed out stay valid.
-  std::unordered_map<const char*, const char*> joined_paths_;
-  std::unordered_set<std::string> source_paths_;
+  std::unordered_map<const char*, std::string> joined_paths_;
   int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
 };
 
