@@ -6,13 +6,21 @@ cmake_minimum_required(VERSION 3.25)
 #   cmake -DLIB_DIR=<build>/core -DNM=<nm> -P cmake/check_layer_links.cmake
 # LOWER_<layer> may be set to replace a layer's list of lower layers (the self-test narrows one
 # to see the check fail).
-set(layers base model format perfdata source analysis)
-foreach(pair "base|" "model|base" "format|model;base" "perfdata|model;base"
-             "source|format;perfdata;model;base" "analysis|model;base")
-  string(REPLACE "|" ";" fields "${pair}")
-  list(POP_FRONT fields layer)
-  if(NOT DEFINED LOWER_${layer})
-    set(LOWER_${layer} "${fields}")
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
+# core's layers, without "core/", each with the core layers it may use besides itself.
+set(layers "")
+foreach(part IN LISTS parts)
+  if(part MATCHES "^core/(.+)$")
+    set(layer ${CMAKE_MATCH_1})
+    list(APPEND layers ${layer})
+    if(NOT DEFINED LOWER_${layer})
+      set(LOWER_${layer} "")
+      foreach(allowed IN LISTS allowed_core_${layer})
+        if(allowed MATCHES "^core/(.+)$" AND NOT CMAKE_MATCH_1 STREQUAL layer)
+          list(APPEND LOWER_${layer} ${CMAKE_MATCH_1})
+        endif()
+      endforeach()
+    endif()
   endif()
 endforeach()
 

@@ -2,27 +2,10 @@ cmake_minimum_required(VERSION 3.25)
 # Fails when a source file includes a header of a part of tprof that sits above it, or beside it
 # where siblings must stay apart. Run by the ctest entry include_layers:
 #   cmake -DSOURCE_DIR=<repo> -P cmake/check_layers.cmake
-# The order, lowest first:
-#   core/base < core/model < {core/format, core/perfdata} < core/source
-#               core/model < core/analysis
-#   core < {symbolize, pmu} < report < cmd
-# symbolize knows the model; pmu (a source: live recording) also the inputs below core/source;
-# report reads analyses and the model, never an input's details. Project headers are included by
-# their path from the repository root ("core/model/profile.h"), quoted or in angle brackets;
-# relative paths would slip past the check and are refused. test/, bench/ and the fuzzers may
-# include anything.
-set(parts core/base core/model core/format core/perfdata core/source core/analysis
-          symbolize pmu report cmd)
-set(allowed_core_base      core/base)
-set(allowed_core_model     core/base core/model)
-set(allowed_core_format    core/base core/model core/format)
-set(allowed_core_perfdata  core/base core/model core/perfdata)
-set(allowed_core_source    core/base core/model core/format core/perfdata core/source)
-set(allowed_core_analysis  core/base core/model core/analysis)
-set(allowed_symbolize      core/base core/model symbolize)
-set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
-set(allowed_report         core/base core/model core/analysis symbolize pmu report)
-set(allowed_cmd            ${parts})
+# The order is cmake/layers.cmake's. Project headers are included by their path from the
+# repository root ("core/model/profile.h"), quoted or in angle brackets; relative paths would slip
+# past the check and are refused. test/, bench/ and the fuzzers may include anything.
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 
 if(NOT IS_DIRECTORY "${SOURCE_DIR}/core")
   message(FATAL_ERROR "check_layers: SOURCE_DIR (${SOURCE_DIR}) holds no core/")
@@ -35,7 +18,7 @@ file(GLOB entries RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/core/*)
 foreach(entry IN LISTS entries)
   if(IS_DIRECTORY ${SOURCE_DIR}/${entry})
     if(NOT entry IN_LIST parts)
-      string(APPEND violations "${entry}: not a layer of core/ (add it to cmake/check_layers.cmake)\n")
+      string(APPEND violations "${entry}: not a layer of core/ (add it to cmake/layers.cmake)\n")
     endif()
   elseif(entry MATCHES "\\.([A-Za-z0-9]+)$" AND CMAKE_MATCH_1 IN_LIST extensions)
     string(APPEND violations "${entry}: core/ holds no sources of its own; put it in a sub-folder\n")
@@ -92,6 +75,6 @@ if(violations)
   # NOTICE prints the lines as they are; FATAL_ERROR would rewrap them.
   message(NOTICE "${violations}")
   message(FATAL_ERROR "include layers broken: the includes above point up (order: "
-                      "cmake/check_layers.cmake)")
+                      "cmake/layers.cmake)")
 endif()
 message(STATUS "include layers: all ${checked} sources include only downwards")
