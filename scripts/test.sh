@@ -6,8 +6,39 @@
 # FUZZ_SECONDS (default 30 per target) sets how long each fuzzer runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each stage's wall time, printed at the end (and when a stage fails), so that CI says where its
+# time goes; the whole run is kept under 45 minutes on a 2-core machine, half of CI's limit.
+stage_names=()
+stage_seconds=()
+stage_name=""
+stage_start=0
+run_start=$SECONDS
+stage() {
+  if [ -n "$stage_name" ]; then
+    stage_names+=("$stage_name")
+    stage_seconds+=($((SECONDS - stage_start)))
+  fi
+  stage_name=$1
+  stage_start=$SECONDS
+}
+print_stage_times() {
+  local status=$1
+  stage ""
+  echo "== stage times (wall seconds)"
+  local i
+  for i in "${!stage_names[@]}"; do
+    printf '%6d  %s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"
+  done
+  printf '%6d  total%s\n' $((SECONDS - run_start)) "$([ "$status" -eq 0 ] || echo " (failed, exit $status)")"
+}
+trap 'print_stage_times $?' EXIT
+
+stage "setup"
 scripts/setup.sh --armlab
 jobs=$(nproc)
+# No test may hang the run: each has this limit unless it sets its own TIMEOUT (test/CMakeLists.txt).
+test_timeout=${TPROF_TEST_TIMEOUT:-300}
 
 build_suite() {
   local dir=$1; shift
@@ -17,24 +48,31 @@ build_suite() {
 }
 test_suite() {
   echo "== test $1"
-  (cd "$1" && ctest --output-on-failure -j "$jobs")
+  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout "$test_timeout")
 }
 
+stage "Release build"
 build_suite build/test-release -DCMAKE_BUILD_TYPE=Release -DTPROF_ARMLAB=ON
 # The arm lab's parts are built before the tests, so that its boots (a ctest entry) only boot.
+stage "arm lab build"
 echo "== build the arm lab (tprof for arm64, its workloads, the guest's kernel and busybox)"
 scripts/armlab.sh build
+stage "Release tests (arm lab boots included)"
 test_suite build/test-release
+stage "ASan+UBSan build"
 build_suite build/test-asan -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON -DTPROF_BENCHMARKS=OFF
+stage "ASan+UBSan tests"
 test_suite build/test-asan
 
+stage "fuzz build (clang, everything)"
 echo "== fuzz (clang, ${FUZZ_SECONDS:-30} s per target)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTPROF_FUZZ=ON -DTPROF_WERROR=ON >/dev/null
 # Builds everything with clang too, so both compilers are held to -Wall -Wextra -Werror.
 cmake --build build/fuzz -j "$jobs"
+stage "fuzz runs"
 corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
+trap 'status=$?; rm -rf "$corpus"; print_stage_times $status' EXIT
 build/fuzz/test/fuzz/make_fuzz_seeds "$corpus"
 # The perf.data reader starts from the real files in ../shared/testdata (when present).
 perf_seeds=$(test -d ../shared/testdata/perf && echo ../shared/testdata/perf || true)

@@ -1,32 +1,89 @@
 #include "core/analysis/short_stack_census.h"
 
+#include <array>
 #include <string>
+#include <string_view>
 
 namespace tprof {
+namespace {
+
+// Where a thread's or process's user stack begins: glibc's, musl's and bionic's start routines
+// and the clone wrappers that start threads. These are built without frame pointers, so every
+// complete frame-pointer stack ends in one of them.
+bool IsStartRoutineName(std::string_view name) {
+  static constexpr std::array<std::string_view, 12> kNames = {"_start",
+                                                              "__libc_start_main",
+                                                              "__libc_start_call_main",
+                                                              "start_thread",
+                                                              "__clone",
+                                                              "__clone3",
+                                                              "clone",
+                                                              "clone3",
+                                                              "__start_thread",
+                                                              "__pthread_start",
+                                                              "thread_start",
+                                                              "__libc_start_main_impl"};
+  for (std::string_view n : kNames)
+    if (name == n) return true;
+  return false;
+}
+
+bool IsSystemPath(std::string_view path) {
+  for (std::string_view dir : {"/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/",
+                               "/usr/lib64/", "/usr/libexec/", "/system/", "/apex/", "/vendor/"})
+    if (path.starts_with(dir)) return true;
+  return path == "[vdso]" || path == "[vsyscall]";
+}
+
+}  // namespace
+
+bool ShortStackCensus::IsStartRoutine(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  // Start routines are few and the same addresses recur: each is resolved once.
+  const uint64_t key = address ^ (uint64_t{pid} << 48);
+  auto [it, inserted] = start_routine_by_address_.try_emplace(key, false);
+  if (inserted)
+    it->second = IsStartRoutineName(resolver_.ResolveInProcess(pid, mapping, address).function);
+  return it->second;
+}
 
 void ShortStackCensus::OnSample(const Sample& sample) {
   if (sample.callchain.empty()) return;  // no callchain recorded: nothing was cut short
   uint32_t user_frames = 0;
-  uint64_t outermost = 0;
+  std::array<uint64_t, 2> frames{};
   ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
     if (!kernel) {
+      if (user_frames < frames.size()) frames[user_frames] = address;
       ++user_frames;
-      outermost = address;
     }
     return user_frames <= 2;  // past two frames the stack is not short: stop looking
   });
   if (user_frames == 0) return;
   ++user_stacks_;
   if (user_frames > 2) return;
+  const uint64_t outermost = frames[user_frames - 1];
+  const Mapping* outer_mapping = space().Find(sample.pid, outermost);
+  if (IsStartRoutine(sample.pid, outer_mapping, outermost)) return;  // reached the root
   ++short_stacks_;
-  const Mapping* mapping = space().Find(sample.pid, outermost);
+  // The module the walk stopped in: the outermost frame's, or the one before it when the
+  // outermost address is in no mapping (read from a register that held no frame pointer).
+  const Mapping* mapping = outer_mapping;
+  if (!mapping && user_frames == 2) mapping = space().Find(sample.pid, frames[0]);
   std::string module;
+  bool system = false;
   if (mapping) {
     module = mapping->filename.substr(mapping->filename.rfind('/') + 1);
+    system = IsSystemPath(mapping->filename);
   } else {
     module = resolver_.ResolveInProcess(sample.pid, nullptr, outermost).module;
   }
-  ++by_module_[module.empty() ? "[unknown]" : module];
+  if (module.empty()) module = "[unknown]";
+  ++by_module_[module];
+  system_module_.try_emplace(module, system);
+}
+
+bool ShortStackCensus::IsSystemModule(const std::string& module) const {
+  auto it = system_module_.find(module);
+  return it != system_module_.end() && it->second;
 }
 
 std::optional<std::string> ShortStackHint(const ShortStackCensus& census) {
@@ -39,10 +96,15 @@ std::optional<std::string> ShortStackHint(const ShortStackCensus& census) {
   auto percent = [](uint64_t part, uint64_t whole) {
     return std::to_string((200 * part + whole) / (2 * whole));  // rounded
   };
-  return percent(few, all) + "% of user stacks stop after one or two frames, most (" +
-         percent(most, few) + "%) in " + module +
-         ": code built without frame pointers ends -g's frame-pointer walk; --call-graph dwarf "
-         "unwinds it";
+  std::string hint = percent(few, all) + "% of user stacks stop after one or two frames, most (" +
+                     percent(most, few) + "%) in " + module;
+  if (census.IsSystemModule(module))
+    return hint +
+           ", a system library built without frame pointers: -g's frame-pointer walk cannot "
+           "pass it to the code that called it; --call-graph dwarf unwinds through it";
+  return hint +
+         ": code built without frame pointers ends -g's frame-pointer walk; rebuild it with "
+         "-fno-omit-frame-pointer, or record with --call-graph dwarf";
 }
 
 }  // namespace tprof

@@ -149,7 +149,8 @@ void ExpectSharesAgree(const std::string& path) { ExpectSharesAgree(path, path);
 class LocalRecording : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(kPerf.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+    ASSERT_EQ(::access(kPerf.c_str(), X_OK), 0)
+        << "perf is not installed (scripts/setup.sh installs it)";
   }
   // perf record on the demo workload; returns the file, or "" when perf cannot record here.
   std::string Record(const std::string& name, std::vector<std::string> options) {

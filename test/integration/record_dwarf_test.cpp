@@ -57,6 +57,32 @@ void Check(const std::string& path, ChainCheck* check) {
   ASSERT_TRUE(reader->ReadRecords(*check).ok());
 }
 
+// The short-stack note after a -g recording names the module the frame-pointer walk stopped in,
+// the one to rebuild: the program built without frame pointers, not the garbage address its
+// walk ends on ("[unknown]" before). A program built with them (the demo, whose short start-up
+// is mostly a frameless memset in libc that lands on libc's start routine) gets no note, on a
+// run short enough that its start-up dominates.
+TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
+  std::string nofp = TempPath("nofp_g.tprof"), demo = TempPath("demo_g.tprof");
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", nofp, "--", kNoFp, "0.3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string name = kNoFp.substr(kNoFp.rfind('/') + 1);
+  EXPECT_NE(r.err.find("stop after one or two frames, most ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("%) in " + name + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rebuild it with -fno-omit-frame-pointer"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[unknown]"), std::string::npos) << r.err;
+  // report says the same in its header.
+  auto report = RunCommand({kTprof, "report", "-i", nofp});
+  EXPECT_NE(report.out.find("%) in " + name + ": "), std::string::npos) << report.out;
+
+  auto d = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", demo, "--", DEMO_BINARY,
+                       "0.002"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(d.err.find("frame pointers"), std::string::npos) << d.err;
+  std::remove(nofp.c_str());
+  std::remove(demo.c_str());
+}
+
 TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
   std::string dwarf = TempPath("dwarf.tprof"), fp = TempPath("fp.tprof");
   auto r = RunCommand(

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@ struct CommandResult {
 struct RunOptions {
   bool new_process_group = false;  // so a test can signal the whole group, as a terminal does
   long file_size_limit = -1;       // RLIMIT_FSIZE in bytes, with SIGXFSZ ignored: a "full disk"
+  int cpu = -1;                    // when >= 0, the program and its children run on this CPU alone
 };
 
 inline std::string ReadWholeFile(const std::string& path) {
@@ -49,6 +51,12 @@ class RunningCommand {
         rlimit limit{static_cast<rlim_t>(options.file_size_limit),
                      static_cast<rlim_t>(options.file_size_limit)};
         ::setrlimit(RLIMIT_FSIZE, &limit);
+      }
+      if (options.cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(options.cpu, &set);
+        if (::sched_setaffinity(0, sizeof set, &set) != 0) ::_exit(125);
       }
       int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
