@@ -71,11 +71,24 @@ class RunningCommand {
       ::_exit(126);
     }
     if (options.new_process_group) ::setpgid(pid_, pid_);  // no race with the child's own call
+    own_group_ = options.new_process_group;
+  }
+  RunningCommand(const RunningCommand&) = delete;
+  RunningCommand& operator=(const RunningCommand&) = delete;
+  // A test that stops early (a failed ASSERT) leaves no program running to load the machine
+  // under the tests that come after it.
+  ~RunningCommand() {
+    if (waited_) return;
+    ::kill(own_group_ ? -pid_ : pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    ::unlink(out_path_.c_str());
+    ::unlink(err_path_.c_str());
   }
   pid_t pid() const { return pid_; }
   CommandResult Wait() {
     int status = 0;
     ::waitpid(pid_, &status, 0);
+    waited_ = true;
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     result.out = ReadWholeFile(out_path_);
@@ -87,6 +100,8 @@ class RunningCommand {
 
  private:
   pid_t pid_;
+  bool waited_ = false;
+  bool own_group_ = false;
   std::string out_path_, err_path_;
 };
 
