@@ -72,8 +72,8 @@ void AddReportExportOptions(CLI::App& app, ReportExportOptions& options) {
                  "first; cycles with --color ipc/cpi/stall)");
   app.add_option("--folded-style", options.folded_style,
                  "tprof (default: full names, _[k]/_[i] marks, periods as counts) or "
-                 "stackcollapse (stackcollapse-perf.pl's output, byte for byte: one count per "
-                 "sample of the first event)")
+                 "stackcollapse (stackcollapse-perf.pl's output, byte for byte: each sample "
+                 "of the first event counted by its printed period, else 1)")
       ->check(CLI::IsMember({"tprof", "stackcollapse"}));
   app.add_option("--folded-prefix", options.folded_prefix,
                  "Root each folded stack at its process name, name-PID or name-PID/TID "

@@ -63,10 +63,14 @@ std::vector<std::string> StackcollapseNames(std::string_view symbol, std::string
                                             const StackcollapseOptions& options) {
   std::vector<std::string> names;
   if (symbol.starts_with("(")) return names;  // process names in some perf versions
+
   size_t pos = 0;
   while (true) {
     size_t arrow = symbol.find("->", pos);
     std::string f(symbol.substr(pos, arrow == std::string_view::npos ? arrow : arrow - pos));
+    // No symbol printed ("7f1e2215d058  (/lib/libc-2.15.so)"): the script's frame pattern
+    // /^\s*(\w+)\s*(.+) \((\S*)\)/ takes the space before the '(' for the name.
+    if (symbol.empty()) f.assign(1, ' ');
     if (f == "[unknown]") {
       f = module_path != "[unknown]" ? std::string(AfterLastSlash(module_path)) : "unknown";
       f = options.addresses ? "[" + f + " <" + std::string(address) + ">]" : "[" + f + "]";
@@ -92,6 +96,7 @@ std::vector<std::string> StackcollapseNames(std::string_view symbol, std::string
 }
 
 void StackcollapseFolder::OnSample(const Sample& sample) {
+  last_sample_folded_ = false;
   if (sample.event != options_.event) return;
   std::string root = space().ThreadName(sample.pid, sample.tid);
   const std::string pid = options_.pids_unknown ? "?" : std::to_string(sample.pid);
@@ -127,12 +132,25 @@ void StackcollapseFolder::OnSample(const Sample& sample) {
   std::string stack = root;
   for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame)
     for (const std::string& name : *frame) stack += ";" + name;
-  ++stacks_[stack];
+  // The script counts the period printed on the sample line (1 where none is printed, which
+  // the text parser gives every such sample).
+  stacks_[stack] += sample.period;
+  last_stack_ = std::move(stack);
+  last_period_ = sample.period;
+  last_sample_folded_ = true;
 }
 
 std::string StackcollapseFolder::Render() const {
+  // The script saves a stack when it reads the blank line after it: a last sample with none
+  // after it is never saved.
+  const bool drop_last = printed_ && printed_->final_sample_unterminated && last_sample_folded_;
   std::string out;
-  for (const auto& [stack, count] : stacks_) out += stack + " " + std::to_string(count) + "\n";
+  for (const auto& [stack, count] : stacks_) {
+    uint64_t n = count;
+    if (drop_last && stack == last_stack_) n -= last_period_;
+    if (n == 0) continue;
+    out.append(stack).append(1, ' ').append(std::to_string(n)).append(1, '\n');
+  }
   return out;
 }
 

@@ -1,7 +1,9 @@
 // Folded stacks named as FlameGraph's stackcollapse-perf.pl names them, for pipelines and tools
 // built around its output: the process name (spaces as '_') as root, "[module]" for unknown
 // symbols, names cut at the first '(' (C++ parameter lists), Java "Lpkg/Class;" signatures
-// tidied, one count per sample of the first event, and its options (--pid, --tid, --kernel,
+// tidied, each sample of the first event counted by its period (1 where perf script printed
+// none), a last sample without the blank line that ends it dropped, and its options (--pid, --tid,
+// --kernel,
 // --jit, --all, --addrs). tprof's own folded style (call_tree.h's RenderFolded) is richer; this
 // one is for byte-for-byte compatibility.
 #pragma once
@@ -56,6 +58,11 @@ class StackcollapseFolder : public ProcessTrackingVisitor {
   const NamedFrameTable* printed_;
   StackcollapseOptions options_;
   std::map<std::string, uint64_t> stacks_;
+  // The last sample read, while it was the fold's event: dropped by Render when the text ended
+  // inside it (NamedFrameTable::final_sample_unterminated).
+  std::string last_stack_;
+  uint64_t last_period_ = 0;
+  bool last_sample_folded_ = false;
 };
 
 }  // namespace tprof

@@ -28,7 +28,7 @@ struct PrintedFrame {
     kNone,           // the sample printed no frame; this one stands in for it
   };
   Origin origin = Origin::kCallchainLine;
-  std::string symbol;       // as printed, without the "+0x" offset: "[unknown]", "f(int)"
+  std::string symbol;  // as printed, without the "+0x" offset: "[unknown]", "f(int)", "" (none)
   std::string module_path;  // between the parentheses: "/usr/lib/libc.so.6", "[kernel.kallsyms]"
   // The printed address. NamedFrameTable keeps it for "[unknown]" symbols only (the one place
   // stackcollapse-perf shows it): a named frame is one entry whatever its addresses.
@@ -41,6 +41,10 @@ struct PrintedFrame {
 
 class NamedFrameTable : public FrameResolver {
  public:
+  // The text ended inside a sample, without the blank line that closes one:
+  // stackcollapse-perf.pl never emits such a last sample; tprof's own views keep it.
+  bool final_sample_unterminated = false;
+
   // Made-up addresses start here: low, user-space, and never 0.
   static constexpr uint64_t kBase = 0x10000;
   static constexpr uint64_t kStride = 16;
@@ -68,7 +72,7 @@ class NamedFrameTable : public FrameResolver {
   uint64_t InternPrinted(const PrintedFrame& printed, std::string_view module,
                          std::string_view function) {
     PrintedKey key{printed, std::string(module), std::string(function)};
-    if (printed.symbol != "[unknown]") {
+    if (printed.symbol != "[unknown]" && !printed.symbol.empty()) {
       key.printed.address = 0;
       key.printed.has_address = false;
     }

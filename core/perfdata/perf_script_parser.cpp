@@ -132,7 +132,9 @@ Frame ParseFrame(std::string_view text, PrintedFrame::Origin origin) {
     text = text.substr(0, plus);
   f.function = text.empty() ? std::string_view("[unknown]") : text;
   if (f.module.empty()) f.module = "[unknown]";
-  f.printed.symbol = std::string(f.function);
+  // "7f1e2215d058  (/lib/libc-2.15.so)": perf printed no symbol at all, which is not the same
+  // as its "[unknown]" (stackcollapse-perf.pl names the one " ", the other by its module).
+  f.printed.symbol = f.printed.has_address && text.empty() ? "" : std::string(f.function);
   if (f.printed.module_path.empty()) f.printed.module_path = "[unknown]";
   f.printed.kernel =
       IsKernelModule(f.printed.module_path, f.printed.address, f.printed.has_address);
@@ -342,6 +344,7 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
     ++p.skipped_lines;  // srcline, warnings, --show-*-events records
     if (!first_bad_line) first_bad_line = line_no;
   }
+  p.frames.final_sample_unterminated = open;
   close();
   if (p.samples.empty())
     return Error(first_bad_line ? "perf script text: no samples; line " +

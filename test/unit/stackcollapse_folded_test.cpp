@@ -1,6 +1,8 @@
 // --folded-style stackcollapse: the expected lines are derived by hand from the rules of
 // FlameGraph's stackcollapse-perf.pl (the version of its commit 2b0ba56, whose test.sh runs the
-// options pid, tid, kernel, jit, all and addrs), not from tprof's output. The inputs are written
+// options pid, tid, kernel, jit, all and addrs; periods, the unterminated last sample and the
+// frame without a symbol follow commit 41fee1f, whose suite ctest runs in full), not from
+// tprof's output. The inputs are written
 // here to hold one case of each rule; the comments say which rule gives each name.
 #include "report/stackcollapse_folded.h"
 
@@ -222,6 +224,49 @@ TEST(StackcollapseFolded, TidOnlyInput) {
             "calc;__libc_start_main;main;work_b 1\n");
 }
 
+// The rules of commit 41fee1f that FlameGraph's own suite exercises:
+// - the period: /:\s*(\d+)*\s+(\S+):\s*$/ on the sample line takes the number before the event
+//   name, and a sample without one counts 1;
+// - a frame line with no symbol, "addr  (module)": /^\s*(\w+)\s*(.+) \((\S*)\)/ leaves one
+//   space as the name, which no tidying changes;
+// - a stack is saved only at the empty line after it, so a last sample with none is lost.
+const std::string kPeriods =
+    "dd 2088 [001] 1264.612348: 10101010 cpu-clock: \n"
+    "\t          4011a0 copy_block (/bin/dd)\n"
+    "\t    7f1e2215d058  (/lib/x86_64-linux-gnu/libc-2.15.so)\n"
+    "\n"
+    "dd 2088 [001] 1264.622449: 10101010 cpu-clock: \n"
+    "\t          4011a0 copy_block (/bin/dd)\n"
+    "\t    7f1e2215d058  (/lib/x86_64-linux-gnu/libc-2.15.so)\n"
+    "\n"
+    "dd 2088 [000] 1264.632550: 20202020 cpu-clock: \n"
+    "\t          401200 main (/bin/dd)\n"
+    "\n"
+    "dd 2088 [000] 1264.642651: 10101010 cpu-clock: \n"
+    "\t          401200 main (/bin/dd)\n";  // the text ends here, without an empty line
+
+TEST(StackcollapseFolded, PeriodsFramesWithoutASymbolAndTheUnterminatedLastSample) {
+  // dd; " " (libc's frame, root side); copy_block twice at 10101010; main once at 20202020, and
+  // not the last sample's 10101010.
+  EXPECT_EQ(Collapse(kPeriods, Options()),
+            "dd; ;copy_block 20202020\n"
+            "dd;main 20202020\n");
+  // With the empty line the last sample is saved: main 20202020 + 10101010.
+  EXPECT_EQ(Collapse(kPeriods + "\n", Options()),
+            "dd; ;copy_block 20202020\n"
+            "dd;main 30303030\n");
+  // tprof's own views keep the last sample: two samples of main in the model.
+  auto source = ProfileSource::OpenBytes(kPeriods);
+  ASSERT_TRUE(source.ok());
+  struct Count : RecordVisitor {
+    uint64_t samples = 0, period = 0;
+    void OnSample(const Sample& s) override { ++samples, period += s.period; }
+  } count;
+  ASSERT_TRUE((*source)->ReadRecords(count).ok());
+  EXPECT_EQ(count.samples, 4u);
+  EXPECT_EQ(count.period, 50505050u);
+}
+
 TEST(StackcollapseFolded, NamesOneFrame) {
   StackcollapseOptions o;
   EXPECT_EQ(StackcollapseNames("(process)", "[unknown]", "0", "p", o), std::vector<std::string>{});
@@ -229,6 +274,12 @@ TEST(StackcollapseFolded, NamesOneFrame) {
             (std::vector<std::string>{"a", "b_[i]", "c_[i]"}));
   EXPECT_EQ(StackcollapseNames("f(std::pair<int; int>)", "/x", "0", "p", o),
             std::vector<std::string>{"f"});
+  // No symbol printed: one space, marked like any other frame of its module.
+  EXPECT_EQ(StackcollapseNames("", "/lib/libc.so.6", "7f00", "p", o),
+            std::vector<std::string>{" "});
+  o.mark_kernel = true;
+  EXPECT_EQ(StackcollapseNames("", "[kernel.kallsyms]", "ffff", "p", o),
+            std::vector<std::string>{" _[k]"});
 }
 
 }  // namespace
