@@ -255,7 +255,11 @@ const DwarfModule::CuIndex* DwarfModule::UnitAt(uint64_t address, Dwarf_Die** cu
   if (!has_dwarf()) return nullptr;
   Dwarf_Addr dwarf_bias = 0;
   *cudie = dwfl_module_addrdie(module_, address + bias_, &dwarf_bias);
-  if (!*cudie) return nullptr;
+  if (!*cudie) {
+    if (!dwfl_module_getdwarf(module_, &dwarf_bias)) return nullptr;
+    *cudie = UnitByRanges(address + bias_ - dwarf_bias);
+    if (!*cudie) return nullptr;
+  }
   *pc = address + bias_ - dwarf_bias;
   // libdwfl may offer a unit for code that is not in it (crt1's _start after the last unit's
   // rows): a unit that states its ranges must hold the address.
@@ -263,6 +267,37 @@ const DwarfModule::CuIndex* DwarfModule::UnitAt(uint64_t address, Dwarf_Die** cu
       dwarf_haspc(*cudie, *pc) != 1)
     return nullptr;
   return &IndexFor(*cudie);
+}
+
+Dwarf_Die* DwarfModule::UnitByRanges(uint64_t pc) {
+  Dwarf_Addr dwarf_bias = 0;
+  Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarf_bias);
+  if (!dwarf) return nullptr;
+  if (!unit_ranges_built_) {
+    unit_ranges_built_ = true;
+    Dwarf_CU* cu = nullptr;
+    Dwarf_Half version = 0;
+    uint8_t unit_type = 0;
+    Dwarf_Die unit, subdie;
+    while (dwarf_get_units(dwarf, cu, &cu, &version, &unit_type, &unit, &subdie) == 0) {
+      if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
+      Dwarf_Addr base = 0, low = 0, high = 0;
+      for (ptrdiff_t at = 0; (at = dwarf_ranges(&unit, at, &base, &low, &high)) > 0;)
+        if (high > low) unit_ranges_.push_back({low, high, dwarf_dieoffset(&unit)});
+    }
+    std::sort(unit_ranges_.begin(), unit_ranges_.end(),
+              [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+  }
+  auto it = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), pc,
+                             [](uint64_t a, const UnitRange& r) { return a < r.low; });
+  // Ranges of different units do not overlap in a linked binary; a few steps back cover
+  // anything odd (a unit's range that spans another's).
+  for (int step = 0; step < 8 && it != unit_ranges_.begin(); ++step) {
+    --it;
+    if (pc >= it->low && pc < it->high)
+      return dwarf_offdie(dwarf, it->die_offset, &unit_by_ranges_);
+  }
+  return nullptr;
 }
 
 const DwarfModule::LineRow* DwarfModule::RowAt(const CuIndex& index, uint64_t pc) {

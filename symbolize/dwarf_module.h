@@ -84,6 +84,10 @@ class DwarfModule {
   const CuIndex& IndexFor(Dwarf_Die* cudie);
   // The unit holding `address` (file layout) and the unit's address of it; null when none.
   const CuIndex* UnitAt(uint64_t address, Dwarf_Die** cudie, uint64_t* pc);
+  // The unit whose DW_AT_ranges or low_pc/high_pc hold `pc` (a DWARF address), from every
+  // unit's ranges: libdwfl (elfutils 0.188) finds units through .debug_aranges alone, which
+  // clang and rustc do not emit. Null when no unit holds it.
+  Dwarf_Die* UnitByRanges(uint64_t pc);
   static const LineRow* RowAt(const CuIndex& index, uint64_t pc);
   bool DwarfChain(uint64_t address, const Symbol* symbol, std::vector<SourceFrame>* frames);
   const std::string& DemangledName(const char* mangled);
@@ -112,6 +116,13 @@ class DwarfModule {
   // SourcePath's joined names, by libdw's name; node-based, so the c_str()s handed out stay valid.
   std::unordered_map<const char*, std::string> joined_paths_;
   int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present
+  struct UnitRange {
+    uint64_t low, high;    // DWARF addresses
+    Dwarf_Off die_offset;  // of the unit's DIE
+  };
+  std::vector<UnitRange> unit_ranges_;  // sorted by low; built on the first address aranges miss
+  bool unit_ranges_built_ = false;
+  Dwarf_Die unit_by_ranges_{};  // the unit UnitByRanges last found
 };
 
 }  // namespace tprof
