@@ -138,6 +138,10 @@ struct FrameCollector {
   size_t max_frames;
   std::optional<UnwindEnd> end;  // set when the collector itself ended the walk
   bool outside = false;          // the last frame is in no binary of the session
+  int sp_dwarf = -1;             // the stack pointer's DWARF register number
+  // The previous frame's stack pointer, when known: a frame whose pc and stack pointer both
+  // repeat its callee's went in circles; the same pc on a moved stack is recursion.
+  std::optional<Dwarf_Word> previous_sp;
 };
 
 int CollectFrame(Dwfl_Frame* frame, void* arg) {
@@ -155,12 +159,25 @@ int CollectFrame(Dwfl_Frame* frame, void* arg) {
     collector.end = UnwindEnd::kOutermostFrame;
     return DWARF_CB_ABORT;
   }
-  // A frame that repeats its caller means the CFI went in circles.
-  if (frames.size() >= collector.first + 2 && frames.back() == pc &&
-      frames[frames.size() - 2] == pc) {
+  // A frame that repeats its callee, stack pointer and all, means the CFI went in circles. A
+  // function that calls itself repeats its return address with the stack pointer moved on: that
+  // is recursion, and the walk goes on (it stopped at the third 'rec' before). Where the stack
+  // pointer is unknown, three equal pcs in a row still end the walk.
+  std::optional<Dwarf_Word> sp;
+  Dwarf_Word sp_value = 0;
+  if (collector.sp_dwarf >= 0 &&
+      dwfl_frame_reg(frame, static_cast<unsigned>(collector.sp_dwarf), &sp_value) == 0)
+    sp = sp_value;
+  const bool repeats_pc = frames.size() >= collector.first + 1 && frames.back() == pc;
+  const bool cycle =
+      sp && collector.previous_sp
+          ? repeats_pc && *sp == *collector.previous_sp
+          : repeats_pc && frames.size() >= collector.first + 2 && frames[frames.size() - 2] == pc;
+  if (cycle) {
     collector.end = UnwindEnd::kUnwinderError;
     return DWARF_CB_ABORT;
   }
+  collector.previous_sp = sp;
   frames.push_back(pc);
   if (frames.size() - collector.first >= collector.max_frames) {
     collector.end = UnwindEnd::kFrameLimit;
@@ -452,8 +469,18 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
     process->attached = true;
   }
   frames->pop_back();  // the walk gives the pc again as its first frame
-  FrameCollector collector{process->dwfl, &process->state,     frames,
-                           first,         options_.max_frames, std::nullopt};
+  FrameCollector collector{.dwfl = process->dwfl,
+                           .state = &process->state,
+                           .frames = frames,
+                           .first = first,
+                           .max_frames = options_.max_frames,
+                           .end = std::nullopt,
+                           .outside = false,
+                           .sp_dwarf = -1,
+                           .previous_sp = std::nullopt};
+  for (size_t dwarf = 0; dwarf < registers_->perf_of_dwarf.size(); ++dwarf)
+    if (registers_->perf_of_dwarf[dwarf] == registers_->perf_sp)
+      collector.sp_dwarf = static_cast<int>(dwarf);
   int walked =
       dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
   if (frames->size() == first) frames->push_back(pc);
