@@ -75,7 +75,15 @@ struct PerfFeatures {
   uint64_t last_sample_time = 0;
   // Build-ids by file name (raw bytes), from the BUILD_ID section or HEADER_BUILD_ID records.
   std::map<std::string, std::string> build_ids;
+  // Tracepoint events by id (a tracepoint attribute's config): "system:event", from the
+  // tracing data's event formats (HEADER_TRACING_DATA feature or record).
+  std::map<uint64_t, std::string> tracepoint_names;
 };
+
+// Reads the event formats of perf's tracing data (trace-event-read.c's layout: header page and
+// event, ftrace formats, then per system its name and formats with "name:" and "ID:" lines) into
+// tracepoint_names. Best effort: a malformed block leaves the names found before it.
+void ParseTracingData(std::string_view data, PerfFeatures* out);
 
 // Parses one feature section; unknown features are ignored. Errors name what was malformed;
 // the caller adds the offset.

@@ -41,7 +41,9 @@ size_t SampleIdSize(uint64_t st) {
 // buffers after their announcing record.
 uint64_t TrailingPayload(const pd::RecordHeader& h, const uint8_t* body, size_t size,
                          pd::ByteOrder order) {
-  if (h.type == pd::kHeaderTracingData && size >= 4) return (order.U32(body) + 7ull) & ~7ull;
+  // perf's record announces the tracing data that follows it; simpleperf's holds it.
+  if (h.type == pd::kHeaderTracingData && size >= 4)
+    return size >= 4 + uint64_t{order.U32(body)} ? 0 : (order.U32(body) + 7ull) & ~7ull;
   if (h.type == pd::kAuxtrace && size >= 8) return order.U64(body);
   return 0;
 }
@@ -519,6 +521,18 @@ Status PerfDataReader::ScanInBandHeaders() {
         if (!status.ok()) return status.error().WithContext(At(pos));
         break;
       }
+      case pd::kHeaderTracingData: {
+        if (size < 4) return Error(At(pos) + ": truncated HEADER_TRACING_DATA record");
+        const uint64_t length = order_.U32(body);
+        std::string_view data;
+        if (size >= 4 + length) {
+          data = body_view.substr(4, length);
+        } else if (length <= data_end_ - pos - h->size) {
+          data = std::string_view(reinterpret_cast<const char*>(base + pos + h->size), length);
+        }
+        ParseTracingData(data, &features_);
+        break;
+      }
       case pd::kEventUpdate: {
         if (size >= 16 && order_.U64(body) == kEventUpdateName) {
           std::string_view name = body_view.substr(16);
@@ -581,6 +595,11 @@ Status PerfDataReader::Finalize() {
     if (info.name.empty())
       for (const auto& [id, name] : names_by_id_)
         if (EventOfId(id) == static_cast<int32_t>(i)) info.name = name;
+    if (info.name.empty() && info.attr.type == PERF_TYPE_TRACEPOINT) {
+      auto it = features_.tracepoint_names.find(info.attr.config);
+      if (it != features_.tracepoint_names.end())
+        info.name = it->second + ModifierSuffix(info.attr);
+    }
   }
   for (size_t i = 0; i < infos_.size(); ++i) {
     const PerfAttr& a = infos_[i].attr;
@@ -627,10 +646,56 @@ Status PerfDataReader::Finalize() {
       if (st & bit) ++is_pos_;
   }
 
+  if (features_.groups.empty()) InferGroupsFromReads();
   ApplyPerfFeatures(features_, &metadata_);
   metadata_.tprof_version = kVersion;
   if (pipe_mode_) metadata_.source += ", pipe mode";
   return Status::Ok();
+}
+
+void PerfDataReader::InferGroupsFromReads() {
+  constexpr uint64_t kGroupRead = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+  std::vector<bool> pending(infos_.size(), false);
+  size_t left = 0;
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    const PerfAttr& a = infos_[i].attr;
+    pending[i] = (a.sample_type & PERF_SAMPLE_READ) && (a.read_format & kGroupRead) == kGroupRead;
+    left += pending[i];
+  }
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(bytes_.data());
+  ParsedPerfSample parsed;
+  // The first samples say it; a bounded look keeps opening a file cheap.
+  uint64_t pos = data_begin_;
+  for (int records = 0; left > 0 && records < 100000 && pos < data_end_; ++records) {
+    pd::RecordHeader header;
+    if (!SoundHeader(base, pos, data_end_, order_, &header)) return;
+    const uint8_t* body = base + pos + pd::kRecordHeaderSize;
+    const size_t size = header.size - pd::kRecordHeaderSize;
+    if (header.type == PERF_RECORD_SAMPLE) {
+      const int32_t event = EventOfSample(body, size);
+      if (event >= 0 && pending[static_cast<size_t>(event)]) {
+        const size_t leader = static_cast<size_t>(event);
+        pending[leader] = false;
+        --left;
+        if (ParsePerfSample(body, size, infos_[leader].layout, &parsed).ok() &&
+            parsed.counter_ids.size() >= 2 &&
+            EventOfId(parsed.counter_ids[0]) == static_cast<int32_t>(leader) &&
+            events_[leader].group_members.empty()) {
+          std::vector<uint32_t> members;
+          for (uint64_t id : parsed.counter_ids) {
+            const int32_t member = EventOfId(id);
+            if (member < 0 || events_[static_cast<size_t>(member)].group_leader >= 0) break;
+            members.push_back(static_cast<uint32_t>(member));
+          }
+          if (members.size() == parsed.counter_ids.size()) {
+            for (uint32_t m : members) events_[m].group_leader = static_cast<int32_t>(leader);
+            events_[leader].group_members = std::move(members);
+          }
+        }
+      }
+    }
+    pos += header.size + TrailingPayload(header, body, size, order_);
+  }
 }
 
 int32_t PerfDataReader::EventOfId(uint64_t id) const {

@@ -65,6 +65,10 @@ class PerfDataReader {
   Status AddAttr(std::string_view attr_bytes, const std::vector<uint64_t>& ids);
   void AddId(uint64_t id, uint32_t event);
   Status Finalize();
+  // Groups from the ids of the first group read of each event that reads its group in samples
+  // (PERF_SAMPLE_READ with PERF_FORMAT_GROUP | PERF_FORMAT_ID), for files without GROUP_DESC
+  // (simpleperf's --add-counter). The leader is the sampled event, its members the ids' events.
+  void InferGroupsFromReads();
 
   // The event a record belongs to, perf's way: the only event, the id's event, the first event
   // when the record carries no id; -1 when the id names no event.

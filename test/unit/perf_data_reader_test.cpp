@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -285,6 +287,82 @@ TEST(PerfDataReader, HotspotFileAgreesWithAnIndependentCount) {
   EXPECT_EQ(g.with_both_counters, Sum(samples));  // PERF_SAMPLE_READ with GROUP|ID|LOST
   std::set<std::string> sampled = g.comms;
   EXPECT_EQ(sampled, c.comms);
+}
+
+// simpleperf --add-counter: cycles samples read {cycles, instructions} (read_format 0xf) and the
+// file has no GROUP_DESC feature. The group comes from the ids in the reads. Reference: perf
+// script, which prints both members' deltas in every sample; their sums per event equal the
+// running totals' last values per counter series.
+TEST(PerfDataReader, SimpleperfAddCounterGroupComesFromTheReadIds) {
+  const std::string path = kPerfDir + "simpleperf/perf_with_add_counter.data";
+  std::string bytes = ReadFile(path);
+  auto reader = PerfDataReader::Open(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  ASSERT_EQ(reader->events().size(), 2u);
+  EXPECT_TRUE(reader->features().groups.empty());  // what the case is about
+  EXPECT_EQ(reader->events()[0].group_members, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(reader->events()[1].group_leader, 0);
+  struct Reads : RecordVisitor {
+    uint64_t samples = 0, with_both = 0;
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> last;  // by (tid, cpu)
+    void OnSample(const Sample& s) override {
+      ++samples;
+      if (s.counter_values.size() == 2) ++with_both, last[{s.tid, s.cpu}] = s.counter_values;
+    }
+  } reads;
+  ASSERT_TRUE(reader->ReadRecords(reads).ok());
+  EXPECT_EQ(reads.with_both, reads.samples);
+  std::vector<uint64_t> totals(2, 0);
+  for (const auto& [series, values] : reads.last)
+    for (size_t i = 0; i < 2; ++i) totals[i] += values[i];
+
+  ASSERT_EQ(::access(kPerf, X_OK), 0) << "perf is not installed (scripts/setup.sh installs it)";
+  std::istringstream script(
+      tprof::Run(std::string(kPerf) + " script -i " + path + " -F event,period 2>/dev/null"));
+  std::map<std::string, uint64_t> perf_sums;
+  std::string line;
+  while (std::getline(script, line)) {
+    std::istringstream words(line);
+    uint64_t period = 0;
+    std::string event;
+    if (words >> period >> event) perf_sums[event.substr(0, event.find(':'))] += period;
+  }
+  EXPECT_EQ(totals[0], perf_sums["cycles"]);
+  EXPECT_EQ(totals[1], perf_sums["instructions"]);
+  EXPECT_GT(perf_sums["instructions"], 0u);
+}
+
+// simpleperf writes its tracing data inside the HEADER_TRACING_DATA record (perf streams it after
+// the record): read as perf's, the payload was skipped twice and the next "record" had size 0.
+// The file's 45 samples (an independent walk of the records by their sizes counts them), named
+// by the tracing data's formats as the recorded command line asked: sched:sched_switch and
+// cpu-cycles.
+TEST(PerfDataReader, SimpleperfTracingDataRecordAndTracepointNames) {
+  std::string bytes = ReadFile(kPerfDir + "simpleperf/perf_with_tracepoint_event.data");
+  auto reader = PerfDataReader::Open(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  ASSERT_EQ(reader->events().size(), 2u);
+  EXPECT_EQ(reader->events()[0].name, "sched:sched_switch");
+  EXPECT_EQ(reader->metadata().command_line,
+            (std::vector<std::string>{"/data/local/tmp/simpleperf", "record", "-e",
+                                      "sched:sched_switch", "-e", "cpu-cycles", "sleep", "1"}));
+  Figures f(2);
+  auto summary = reader->ReadRecords(f);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(Sum(f.samples), 45u);
+  // The walk by sizes: every PERF_RECORD_SAMPLE in the data section, the tracing record's
+  // declared size covering its payload.
+  const uint64_t data_offset = *reinterpret_cast<const uint64_t*>(bytes.data() + 40);
+  const uint64_t data_size = *reinterpret_cast<const uint64_t*>(bytes.data() + 48);
+  uint64_t walked = 0;
+  for (uint64_t pos = data_offset; pos + 8 <= data_offset + data_size;) {
+    perf_event_header h;
+    std::memcpy(&h, bytes.data() + pos, sizeof h);
+    if (h.size < 8) break;
+    walked += h.type == PERF_RECORD_SAMPLE;
+    pos += h.size;
+  }
+  EXPECT_EQ(walked, 45u);
 }
 
 TEST(PerfDataReader, CorruptZeroSizeRecordIsAnErrorNamingTheOffset) {
