@@ -175,6 +175,12 @@ class PerfDataRecordPump {
           ++summary_.compressed_records;
           return Decompress(data, data_size, offset);
         }
+        case pd::kAuxtrace:
+          // Hardware trace (Arm CoreSight ETM/ETE, Intel PT, Arm SPE) that perf decodes with
+          // a decoder per tracer; tprof does not, and says how much it left.
+          ++summary_.aux_trace_records;
+          if (size >= 8) summary_.aux_trace_bytes += r_.order_.U64(body);
+          return Status::Ok();
         default:
           return Status::Ok();  // headers, features, ids: already read by Open()
       }

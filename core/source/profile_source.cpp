@@ -68,6 +68,17 @@ class PerfDataSource : public ProfileSource {
     if (read->unknown_id_samples)
       s.warning = std::to_string(read->unknown_id_samples) +
                   " samples name an event id the file does not describe; skipped, as perf does";
+    if (read->aux_trace_records) {
+      const std::string trace =
+          "the file holds " + std::to_string(read->aux_trace_bytes) +
+          " bytes of hardware trace (AUX area data, such as Arm CoreSight ETM or Intel PT) in " +
+          std::to_string(read->aux_trace_records) +
+          " records, which tprof does not decode; it found " + std::to_string(read->samples) +
+          " samples";
+      // Nothing else to show: an answer made of no rows would look like an empty program.
+      if (read->samples == 0) return Error(trace);
+      s.warning += (s.warning.empty() ? "" : "; ") + trace + ", which are what it shows";
+    }
     return s;
   }
   std::string RecordedBuildId(const std::string& path) const override {

@@ -75,6 +75,24 @@ TEST(CliTest, ReportOfANonProfileSaysSo) {
   EXPECT_NE(r.err.find("not a tprof profile"), std::string::npos) << r.err;
 }
 
+// simpleperf's Arm ETM recording holds hardware trace (one AUXTRACE record of 0x180 bytes, as
+// perf report -D lists it) and no samples: a plain one-line error, not an empty table with
+// "nothing matched the filters" and exit 0.
+TEST(CliTest, ReportOfHardwareTraceOnlySaysWhatTheFileHolds) {
+  const std::string etm = std::string(TPROF_TESTDATA_DIR) + "/perf/simpleperf/perf_etm.data";
+  for (const char* output : {"", "--folded", "--json"}) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", etm};
+    if (*output) argv.push_back(output);
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 1) << output << r.err;
+    EXPECT_NE(r.err.find("384 bytes of hardware trace (AUX area data"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("in 1 records, which tprof does not decode; it found 0 samples"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out.find("no rows"), std::string::npos) << r.out;
+  }
+}
+
 TEST(CliTest, StreamOfAMissingFileSaysSoInOneLine) {
   auto r = RunCommand({kTprof, "stream", "x.tprof"});
   EXPECT_EQ(r.exit_code, 1);
