@@ -375,9 +375,31 @@ class PerfDataRecordPump {
       u.stack = parsed_.stack_user;
       UnwindUserStack(u, *unwinder_, &s, &summary_.unwinding);
     }
+    if (info.attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) StitchLbrCallStack(s);
     ++summary_.samples;
     visitor_.OnSample(s);
     return Status::Ok();
+  }
+
+  // perf record --call-graph lbr: the kernel's callchain stops at the user context (its user
+  // part is the sampled ip alone), and the branch stack holds the calls still open, newest first
+  // (PERF_SAMPLE_BRANCH_CALL_STACK): call site in `from`, callee in `to`. The user stack is the
+  // newest callee, then every call site, as perf's resolve_lbr_callchain_sample builds it. A
+  // call site stands in the chain as a return address would (call site + 1: callers are looked
+  // up one byte back). The entries are calls, not the taken-branch history that streams read,
+  // so they leave the branch stack.
+  void StitchLbrCallStack(Sample& s) {
+    auto user = std::find(s.callchain.begin(), s.callchain.end(), kContextUser);
+    if (user == s.callchain.end()) return;  // kernel only: nothing to stitch
+    if (s.branches.empty()) {
+      ++summary_.lbr_unstitched;
+      return;
+    }
+    s.callchain.erase(user + 1, s.callchain.end());
+    s.callchain.push_back(s.branches[0].to);
+    for (const BranchEntry& call : s.branches) s.callchain.push_back(call.from + 1);
+    s.branches.clear();
+    ++summary_.lbr_stitched;
   }
 
   const PerfDataReader& r_;
@@ -700,7 +722,9 @@ void PerfDataReader::InferGroupsFromReads() {
         }
       }
     }
-    pos += header.size + TrailingPayload(header, body, size, order_);
+    const uint64_t extra = TrailingPayload(header, body, size, order_);
+    if (extra > data_end_ - pos - header.size) return;  // Open's scan reports it
+    pos += header.size + extra;
   }
 }
 

@@ -68,6 +68,11 @@ class PerfDataSource : public ProfileSource {
     if (read->unknown_id_samples)
       s.warning = std::to_string(read->unknown_id_samples) +
                   " samples name an event id the file does not describe; skipped, as perf does";
+    if (read->lbr_unstitched)
+      s.warning += (s.warning.empty() ? "" : "; ") + std::to_string(read->lbr_unstitched) + " of " +
+                   std::to_string(read->lbr_unstitched + read->lbr_stitched) +
+                   " --call-graph lbr samples in user code had no call-stack entries: their "
+                   "stacks are the sampled function alone";
     if (read->aux_trace_records) {
       const std::string trace =
           "the file holds " + std::to_string(read->aux_trace_bytes) +

@@ -365,6 +365,79 @@ TEST(PerfDataReader, SimpleperfTracingDataRecordAndTracepointNames) {
   EXPECT_EQ(walked, 45u);
 }
 
+// perf record --call-graph lbr (perfparser's vector_static_gcc): the user stacks are stitched
+// from the callchain's user context and the branch stack's call-stack entries, as perf script
+// prints them. perf 6.1 prints this static binary's addresses relative to its mapping at
+// 0x400000, call sites as the branch sources (tprof keeps them as return addresses, one byte
+// on). Samples whose branch stack is empty have no call stack: perf reads a stale entry there
+// (it prints 358b2300358b23), tprof keeps the sampled ip and counts them.
+TEST(PerfDataReader, LbrCallStacksAreStitchedAsPerfStitchesThem) {
+  const std::string path = kPerfDir + "perfparser/vector_static_gcc.perf.lbr.data";
+  std::string bytes = ReadFile(path);
+  auto reader = PerfDataReader::Open(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  struct UserStacks : RecordVisitor {
+    std::vector<std::vector<uint64_t>> stacks;  // per sample, user frames as call sites
+    void OnSample(const Sample& s) override {
+      std::vector<uint64_t> user;
+      bool in_user = false;
+      for (uint64_t a : s.callchain) {
+        if (IsContextMarker(a)) {
+          in_user = a == kContextUser;
+          continue;
+        }
+        if (in_user) user.push_back(user.empty() ? a : a - 1);
+      }
+      stacks.push_back(user);
+    }
+  } tprof;
+  auto summary = reader->ReadRecords(tprof);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+
+  // A sample is its comm line, then its frames indented by a tab.
+  std::istringstream script(
+      tprof::Run(std::string(kPerf) + " script -i " + path + " -F comm,ip 2>/dev/null"));
+  std::vector<std::vector<uint64_t>> perf;
+  std::string line;
+  while (std::getline(script, line)) {
+    if (Trim(line).empty()) continue;
+    if (line[0] != '\t') {
+      perf.emplace_back();
+      continue;
+    }
+    uint64_t address = std::stoull(Trim(line), nullptr, 16);
+    if (address >> 63) continue;  // kernel frames
+    if (!perf.empty()) perf.back().push_back(address);
+  }
+  ASSERT_EQ(perf.size(), tprof.stacks.size());
+  // The two order samples of equal time differently: the stacks are compared as multisets.
+  // A stitched stack has the newest callee and at least one call site. perf reads the first
+  // entry even of an empty call stack, so its stacks of such samples are nothing or one stale
+  // frame (358b2300358b23, or the previous sample's callee); tprof keeps the sampled ip there
+  // and counts the sample as unstitched.
+  std::multiset<std::vector<uint64_t>> from_perf, from_tprof;
+  uint64_t perf_without_call_stack = 0;
+  for (const std::vector<uint64_t>& stack : perf) {
+    if (stack.size() <= 1)
+      ++perf_without_call_stack;
+    else
+      from_perf.insert(stack);
+  }
+  EXPECT_EQ(summary->lbr_unstitched, perf_without_call_stack);
+  for (const std::vector<uint64_t>& stack : tprof.stacks) {
+    if (stack.size() <= 1) continue;
+    std::vector<uint64_t> relative;
+    for (uint64_t a : stack) relative.push_back(a - 0x400000);
+    from_tprof.insert(relative);
+  }
+  EXPECT_EQ(from_tprof, from_perf);
+  size_t deep = 0;
+  for (const std::vector<uint64_t>& stack : from_tprof) deep += stack.size() >= 4;
+  EXPECT_GE(deep, 15u);
+  EXPECT_EQ(summary->lbr_stitched, 21u);  // the issue counted 21 samples with call stacks
+  EXPECT_EQ(summary->lbr_unstitched + summary->lbr_stitched, 29u);
+}
+
 TEST(PerfDataReader, CorruptZeroSizeRecordIsAnErrorNamingTheOffset) {
   std::string bytes = ReadFile(kPerfDir + "quipper-perf.data.piped.corrupted.zero_size_sample-3.2");
   auto reader = PerfDataReader::Open(bytes);
