@@ -184,11 +184,12 @@ std::vector<MetricTable> IntelTables() {
     t.title = title;
     t.source = std::string("Intel PERF_METRICS level 1 (topdown.md); family:model ") + family_model;
     t.slots = 0;
-    t.events = {{"slots", Intel(0x00, 0x04)},
-                {"topdown-retiring", Intel(0x00, 0x80)},
-                {"topdown-bad-spec", Intel(0x00, 0x81)},
-                {"topdown-fe-bound", Intel(0x00, 0x82)},
-                {"topdown-be-bound", Intel(0x00, 0x83)},
+    // perf's names for the PERF_METRICS fixed counter, and Intel's (perf's JSON event lists).
+    t.events = {{"slots", Intel(0x00, 0x04), {"TOPDOWN.SLOTS"}},
+                {"topdown-retiring", Intel(0x00, 0x80), {"PERF_METRICS.RETIRING"}},
+                {"topdown-bad-spec", Intel(0x00, 0x81), {"PERF_METRICS.BAD_SPECULATION"}},
+                {"topdown-fe-bound", Intel(0x00, 0x82), {"PERF_METRICS.FRONTEND_BOUND"}},
+                {"topdown-be-bound", Intel(0x00, 0x83), {"PERF_METRICS.BACKEND_BOUND"}},
                 {"INT_MISC.UOP_DROPPING", Intel(0x0d, 0x10)}};
     t.metrics = {
         {"frontend_bound", "100 * " + fe, "%", {"l1", "TopdownL1"}},
@@ -438,8 +439,18 @@ std::vector<MetricTable> MakeBuiltinTables() {
 }  // namespace
 
 const MetricEvent* MetricTable::FindEvent(const std::string& event_name) const {
+  const std::string lower = Lower(event_name);
   for (const MetricEvent& e : events)
-    if (Lower(e.name) == Lower(event_name)) return &e;
+    if (Lower(e.name) == lower) return &e;
+  for (const MetricEvent& e : events)
+    for (const std::string& alias : e.aliases)
+      if (Lower(alias) == lower) return &e;
+  return nullptr;
+}
+
+const MetricEvent* MetricTable::FindEventByCode(uint64_t code) const {
+  for (const MetricEvent& e : events)
+    if (e.code == code) return &e;
   return nullptr;
 }
 

@@ -14,6 +14,9 @@ namespace tprof {
 struct MetricEvent {
   std::string name;   // as the formulas name it, e.g. CPU_CYCLES
   uint64_t code = 0;  // raw PMU code (PERF_TYPE_RAW config)
+  // Other names perf prints for it (the vendor's, e.g. TOPDOWN.SLOTS for slots); perf's
+  // generic names (cycles, instructions) and raw spellings are recognised by their code.
+  std::vector<std::string> aliases = {};
 };
 
 struct Metric {
@@ -48,7 +51,9 @@ struct MetricTable {
   // Set when the CPU cannot measure the top-down levels at all: why, for -M l1/l2 to say so.
   std::string no_levels_reason;
 
+  // By name or alias, case-insensitive.
   const MetricEvent* FindEvent(const std::string& name) const;
+  const MetricEvent* FindEventByCode(uint64_t code) const;
   // The metrics selected by -M: levels ("l1") and group names, case-insensitive.
   Result<std::vector<const Metric*>> Select(const std::string& selection) const;
   std::vector<std::string> GroupNames() const;

@@ -3,34 +3,115 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 
 #include "core/model/metric_expression.h"
 
 namespace tprof {
 
+namespace {
+
+// Which raw-code layout a table's events use: Arm's event numbers, or x86's PERFEVTSEL fields
+// (AMD also puts event bits 8-11 in config bits 32-35).
+enum class Encoding { kArm, kIntel, kAmd };
+
+Encoding EncodingOf(const MetricTable& table) {
+  if (table.x86_vendor == "AuthenticAMD") return Encoding::kAmd;
+  if (table.x86_vendor.empty()) return Encoding::kArm;
+  return Encoding::kIntel;
+}
+
+// The code of "pmu/event=...,umask=...,cmask=.../" terms, over `code` (a named event's, when
+// the terms refine it: "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/").
+uint64_t ApplyTerms(Encoding encoding, uint64_t code,
+                    const std::map<std::string, uint64_t>& terms) {
+  auto set = [&](uint64_t value, int shift, uint64_t mask) {
+    code = (code & ~(mask << shift)) | ((value & mask) << shift);
+  };
+  for (const auto& [key, value] : terms) {
+    if (encoding == Encoding::kArm) {
+      if (key == "event") code = value;
+      continue;
+    }
+    if (key == "event") {
+      set(value, 0, 0xff);
+      if (encoding == Encoding::kAmd) set(value >> 8, 32, 0xf);
+    } else if (key == "umask") {
+      set(value, 8, 0xff);
+    } else if (key == "edge") {
+      set(value, 18, 1);
+    } else if (key == "inv") {
+      set(value, 23, 1);
+    } else if (key == "cmask") {
+      set(value, 24, 0xff);
+    }
+  }
+  return code;
+}
+
+// perf's generic hardware event names, as each vendor's PMU counts them.
+std::optional<uint64_t> GenericCode(Encoding encoding, const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "cycles" || lower == "cpu-cycles" || lower == "cpu_cycles")
+    return encoding == Encoding::kArm ? 0x11 : encoding == Encoding::kAmd ? 0x76 : 0x3c;
+  if (lower == "instructions" || lower == "inst_retired")
+    return encoding == Encoding::kArm ? 0x08 : 0xc0;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> HexCode(const std::string& text, size_t prefix) {
+  if (text.size() <= prefix ||
+      !std::all_of(text.begin() + static_cast<std::ptrdiff_t>(prefix), text.end(),
+                   [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  return std::strtoull(text.c_str() + prefix, nullptr, 16);
+}
+
+}  // namespace
+
 std::string CanonicalEventName(const MetricTable& table, const std::string& printed) {
-  std::string name = printed;
-  if (size_t slash = name.find('/'); slash != std::string::npos) {
-    size_t close = name.find('/', slash + 1);
-    name =
-        name.substr(slash + 1, close == std::string::npos ? std::string::npos : close - slash - 1);
-    if (name.rfind("event=", 0) == 0) name = name.substr(6);
+  const Encoding encoding = EncodingOf(table);
+  // "pmu/terms/modifiers", or "name:modifiers".
+  std::string base;
+  std::map<std::string, uint64_t> terms;
+  if (size_t slash = printed.find('/'); slash != std::string::npos) {
+    size_t close = printed.rfind('/');
+    std::string inner =
+        close > slash ? printed.substr(slash + 1, close - slash - 1) : printed.substr(slash + 1);
+    size_t at = 0;
+    while (at <= inner.size()) {
+      size_t comma = inner.find(',', at);
+      std::string part = inner.substr(at, comma == std::string::npos ? comma : comma - at);
+      if (size_t eq = part.find('='); eq != std::string::npos)
+        terms[part.substr(0, eq)] = std::strtoull(part.c_str() + eq + 1, nullptr, 0);
+      else if (base.empty())
+        base = part;
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  } else {
+    base = printed.substr(0, printed.find(':'));
   }
-  if (size_t colon = name.find(':'); colon != std::string::npos) name = name.substr(0, colon);
-  if (name.size() > 1 && name[0] == 'r' && std::all_of(name.begin() + 1, name.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c));
-      })) {
-    uint64_t code = std::strtoull(name.c_str() + 1, nullptr, 16);
-    for (const MetricEvent& e : table.events)
-      if (e.code == code) return e.name;
+
+  const MetricEvent* event = nullptr;
+  std::optional<uint64_t> code;
+  if (base.empty() && terms.count("event")) {
+    code = ApplyTerms(encoding, 0, terms);
+  } else if (auto raw = base.starts_with('r') ? HexCode(base, 1) : std::nullopt) {
+    code = raw;
+  } else if (auto hex = base.starts_with("0x") ? HexCode(base, 2) : std::nullopt) {
+    code = hex;
+  } else if ((event = table.FindEvent(base))) {
+    if (!terms.empty()) code = ApplyTerms(encoding, event->code, terms);
+  } else if (auto generic = GenericCode(encoding, base)) {
+    code = ApplyTerms(encoding, *generic, terms);
   }
-  if (name.rfind("0x", 0) == 0) {
-    uint64_t code = std::strtoull(name.c_str(), nullptr, 16);
-    for (const MetricEvent& e : table.events)
-      if (e.code == code) return e.name;
+  if (code) {
+    const MetricEvent* by_code = table.FindEventByCode(*code);
+    return by_code ? by_code->name : base.empty() ? printed : base;
   }
-  if (const MetricEvent* e = table.FindEvent(name)) return e->name;
-  return name;
+  return event ? event->name : base;
 }
 
 Result<std::vector<MetricResult>> EvaluateMetrics(const MetricTable& table,

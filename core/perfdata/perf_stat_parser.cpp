@@ -1,5 +1,6 @@
 #include "core/perfdata/perf_stat_parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -39,10 +40,20 @@ Result<CounterReport> ParsePerfStatCsv(std::string_view text) {
   while (std::getline(lines, line)) {
     ++number;
     if (line.empty() || line[0] == '#') continue;
+    // An event spelled with its PMU's terms keeps its commas: perf prints
+    // "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/" as it is in the event
+    // field, so a field that opens a "pmu/" runs to the field that closes it.
     std::vector<std::string> fields;
     std::stringstream in(line);
     std::string field;
-    while (std::getline(in, field, ',')) fields.push_back(field);
+    bool open_pmu = false;
+    while (std::getline(in, field, ',')) {
+      if (open_pmu)
+        fields.back() += "," + field;
+      else
+        fields.push_back(field);
+      if (std::count(field.begin(), field.end(), '/') % 2 == 1) open_pmu = !open_pmu;
+    }
     // value,unit,event,run_time,percentage[,metric_value,metric_unit]
     if (fields.size() < 5)
       return Error("line " + std::to_string(number) + ": expected 'value,unit,event,run time," +

@@ -2,7 +2,9 @@
 // worked out by hand in the comments, never taken from tprof's output.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -437,6 +439,135 @@ TEST(TopdownTest, AmdExtendedEventEncoding) {
   EXPECT_EQ(table->FindEvent("de_no_dispatch_per_slot.backend_stalls")->code, 0x100001ea0ull);
   EXPECT_EQ(table->FindEvent("de_src_op_disp.all")->code, 0x7aaull);
   EXPECT_EQ(table->FindEvent("ex_ret_ucode_ops")->code, 0x1000000c1ull);
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Every table event under every spelling perf prints for it (perf-list(1) and perf-stat(1)):
+// modifiers ("NAME:u"), the PMU's own name ("cpu/NAME/" or "armv8_pmuv3_0/NAME/"), the raw code
+// ("rHEX"), and the PMU's terms ("cpu/event=0x..,umask=0x..,cmask=0x../", Arm's
+// "armv8_pmuv3_0/event=0x../"), in -x, CSV and -j JSON. Each must give the metrics the table's
+// own names give: an event present under another spelling is never "not counted".
+std::string TermsOf(const MetricTable& table, uint64_t code) {
+  char buf[128];
+  if (table.x86_vendor.empty()) {
+    std::snprintf(buf, sizeof buf, "armv8_pmuv3_0/event=0x%llx/",
+                  static_cast<unsigned long long>(code));
+    return buf;
+  }
+  uint64_t event = code & 0xff;
+  if (table.x86_vendor == "AuthenticAMD") event |= ((code >> 32) & 0xf) << 8;
+  std::snprintf(buf, sizeof buf, "cpu/event=0x%llx,umask=0x%llx,cmask=0x%llx/",
+                static_cast<unsigned long long>(event),
+                static_cast<unsigned long long>((code >> 8) & 0xff),
+                static_cast<unsigned long long>((code >> 24) & 0xff));
+  return buf;
+}
+
+std::string PmuOf(const MetricTable& table) {
+  return table.x86_vendor.empty() ? "armv8_pmuv3_0" : "cpu";
+}
+
+TEST(TopdownTest, EveryTableEventIsRecognisedUnderEverySpellingPerfPrints) {
+  for (const MetricTable& table : BuiltinMetricTables()) {
+    std::vector<const Metric*> all;
+    for (const Metric& m : table.metrics) all.push_back(&m);
+    auto evaluate = [&](const std::function<std::string(const MetricEvent&)>& spell, bool json) {
+      std::string text;
+      double value = 1000;
+      for (const MetricEvent& e : table.events) {
+        value += 37;
+        if (json) {
+          nlohmann::json row = {{"counter-value", std::to_string(value)},
+                                {"unit", ""},
+                                {"event", spell(e)},
+                                {"event-runtime", 1000000},
+                                {"pcnt-running", 100.0}};
+          text += row.dump() + "\n";
+        } else {
+          text += std::to_string(value) + ",," + spell(e) + ",1000000,100.00,,\n";
+        }
+      }
+      auto counts = ParseCounterReport(text);
+      EXPECT_TRUE(counts.ok()) << table.name << ": " << text;
+      std::map<std::string, std::optional<double>> out;
+      if (!counts.ok()) return out;
+      auto results = EvaluateMetrics(table, all, counts.value());
+      EXPECT_TRUE(results.ok()) << table.name;
+      if (results.ok())
+        for (const MetricResult& r : results.value()) out[r.metric->name] = r.value;
+      return out;
+    };
+    const auto plain = evaluate([](const MetricEvent& e) { return e.name; }, false);
+    size_t available = 0;
+    for (const auto& [metric, value] : plain) available += value.has_value();
+    EXPECT_EQ(available, plain.size()) << table.name << ": every metric from the table's names";
+    const std::vector<std::pair<std::string, std::function<std::string(const MetricEvent&)>>>
+        spellings = {
+            {"NAME:u", [](const MetricEvent& e) { return e.name + ":u"; }},
+            {"lower-case NAME:ku",
+             [](const MetricEvent& e) {
+               std::string lower;
+               for (char c : e.name) lower += static_cast<char>(std::tolower(c));
+               return lower + ":ku";
+             }},
+            {"pmu/NAME/", [&](const MetricEvent& e) { return PmuOf(table) + "/" + e.name + "/"; }},
+            {"pmu/NAME/u",
+             [&](const MetricEvent& e) { return PmuOf(table) + "/" + e.name + "/u"; }},
+            {"rHEX",
+             [](const MetricEvent& e) {
+               char buf[32];
+               std::snprintf(buf, sizeof buf, "r%llx", static_cast<unsigned long long>(e.code));
+               return std::string(buf);
+             }},
+            {"pmu/terms/", [&](const MetricEvent& e) { return TermsOf(table, e.code); }},
+        };
+    for (bool json : {false, true})
+      for (const auto& [form, spell] : spellings)
+        EXPECT_EQ(evaluate(spell, json), plain)
+            << table.name << ", events spelled " << form << (json ? " (perf stat -j)" : " (-x,)");
+  }
+}
+
+// The two spellings that left metrics n/a on real perf stat outputs: Sapphire Rapids level 1 with
+// TOPDOWN.SLOTS:u for slots (frontend_bound and bad_speculation n/a, "not counted: slots"), and
+// Zen 4 level 2 with the cmask variant as perf prints it, commas and all.
+TEST(TopdownTest, VendorNamesAndPmuTermsFromRealPerfStatOutputs) {
+  auto spr = EvaluateResults("sapphirerapids",
+                             "1000,,TOPDOWN.SLOTS:u,1000000,100.00,,\n"
+                             "200,,topdown-fe-bound:u,1000000,100.00,,\n"
+                             "100,,topdown-bad-spec:u,1000000,100.00,,\n"
+                             "500,,topdown-retiring:u,1000000,100.00,,\n"
+                             "200,,topdown-be-bound:u,1000000,100.00,,\n"
+                             "50,,INT_MISC.UOP_DROPPING:u,1000000,100.00,,\n");
+  // As IntelPerfMetrics works out: 20% - 50/1000 = 15%, 20%, 50%, 100 - 85 = 15%.
+  ASSERT_TRUE(spr["frontend_bound"].value.has_value());
+  EXPECT_NEAR(*spr["frontend_bound"].value, 15, 1e-9);
+  ASSERT_TRUE(spr["bad_speculation"].value.has_value());
+  EXPECT_NEAR(*spr["bad_speculation"].value, 15, 1e-9);
+
+  const std::string zen4 =
+      "1000,,ls_not_halted_cyc,1000000,100.00,,\n"
+      "600,,de_no_dispatch_per_slot.no_ops_from_frontend,1000000,100.00,,\n"
+      "50,,cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/,1000000,100.00,,\n";
+  auto m = Evaluate("zen4", zen4, "l2");
+  // latency = 6 * 50 / 6000 = 5%; bandwidth = 600 / 6000 - 5% = 5% (AmdZen4LevelsOneAndTwo).
+  ASSERT_TRUE(m["frontend_bound_latency"].has_value());
+  EXPECT_NEAR(*m["frontend_bound_latency"], 5, 1e-9);
+  ASSERT_TRUE(m["frontend_bound_bandwidth"].has_value());
+  EXPECT_NEAR(*m["frontend_bound_bandwidth"], 5, 1e-9);
+  auto table = FindMetricTable("zen4", BuiltinMetricTables()).value();
+  EXPECT_EQ(
+      CanonicalEventName(*table, "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/"),
+      "de_no_dispatch_per_slot.no_ops_from_frontend.cmask");
+  EXPECT_EQ(CanonicalEventName(*table, "cycles:u"), "ls_not_halted_cyc");
+  auto n1 = FindMetricTable("neoverse-n1", BuiltinMetricTables()).value();
+  EXPECT_EQ(CanonicalEventName(*n1, "instructions"), "INST_RETIRED");
+  EXPECT_EQ(CanonicalEventName(*n1, "cpu-cycles:u"), "CPU_CYCLES");
 }
 
 }  // namespace
