@@ -437,6 +437,13 @@ const DwarfModule::CuIndex& DwarfModule::IndexFor(Dwarf_Die* cudie) {
   return cu_index_.emplace(key, std::move(index)).first->second;
 }
 
+// GCC's and clang's demangled names of a lambda's operator(): "main::{lambda()#1}::operator()()
+// const", "main::$_0::operator()() const".
+static bool IsLambdaSymbol(std::string_view demangled) {
+  return demangled.find("{lambda(") != std::string_view::npos ||
+         demangled.find("::$_") != std::string_view::npos;
+}
+
 bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
                              std::vector<SourceFrame>* frames) {
   Dwarf_Die* cudie = nullptr;
@@ -509,9 +516,16 @@ bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
       if (frame.function == frame.mangled) frame.mangled.clear();
     } else if (i == 0 && symbol && SymbolStartsFunction(*symbol, function, pc - address)) {
       // No linkage name (internal linkage, extern "C"): the symbol of the function's entry
-      // names it with its scope and parameters, as binutils does.
+      // names it with its scope and parameters, as binutils does. A lambda compiled out of line
+      // is named as the same lambda inlined is ("main::{lambda at x.cpp:5}::operator()", not
+      // "main::{lambda()#1}::operator()() const"), so that two builds that inline it
+      // differently name one function.
       frame.function = DemangledName(symbol->name);
       if (frame.function != symbol->name) frame.mangled = symbol->name;
+      if (IsLambdaSymbol(frame.function))
+        if (const std::string& name = ScopedName(die);
+            name.find("{lambda at ") != std::string::npos)
+          frame.function = name;
     } else if (const std::string& name = ScopedName(die); !name.empty()) {
       frame.function = name;
     }
@@ -542,6 +556,10 @@ void DwarfModule::Lookup(uint64_t address, ResolvedFrame* frame) {
     frame->function = DemangledName(symbol->name);
     frame->mangled = frame->function == symbol->name ? "" : symbol->name;
     frame->resolved = true;
+    // An out-of-line lambda: the name the DWARF chain gives it (see DwarfChain).
+    if (have_dwarf && !chain.empty() && IsLambdaSymbol(frame->function) &&
+        chain.back().function.find("{lambda at ") != std::string::npos)
+      frame->function = chain.back().function;
   } else if (have_dwarf && !chain.empty() && !chain.back().function.empty()) {
     frame->function = chain.back().function;
     frame->mangled = chain.back().mangled;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -376,6 +377,57 @@ TEST(SymbolizeAddr2Line, BinariesWithoutArangesAgreeWithAddr2Line) {
     EXPECT_GT(with_lines, 500u) << binary;
     EXPECT_GT(inlined, 50u) << binary;
   }
+}
+
+// One lambda, two builds: compiled out of line GCC's symbol names it
+// "main::{lambda()#1}::operator()() const", inlined tprof names it by where it is written,
+// "main::{lambda at lambda.cpp:6}::operator()". Both builds must name it the same, so that
+// tprof diff pairs the row instead of listing it as gone and new.
+TEST(SymbolizeAddr2Line, ALambdaHasOneNameInlinedOrNot) {
+  ScratchDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
+  std::ofstream(dir + "/lambda.cpp") << R"(#include <cstdio>
+#ifndef HOW
+#define HOW noinline
+#endif
+int main(int argc, char**) {
+  volatile int n = 60000000 * argc; auto work = [&]() __attribute__((HOW)) { long s = 0; for (int i = 0; i < n; ++i) s += i ^ (s >> 3); return s; };
+  std::printf("%ld\n", work());
+}
+)";
+  for (const char* how : {"noinline", "always_inline"}) {
+    const std::string out = dir + "/" + how;
+    std::filesystem::create_directories(out);
+    auto built = testing::RunningCommand({"/bin/sh", "-c",
+                                          "cd '" + dir + "' && g++ -O2 -g -DHOW=" + how +
+                                              " lambda.cpp -o '" + out + "/lambda'"})
+                     .Wait();
+    ASSERT_EQ(built.exit_code, 0) << built.err;
+    auto nm = testing::RunningCommand({"/usr/bin/nm", "-C", out + "/lambda"}).Wait();
+    // The case the test is about: out of line, GCC's symbol; inlined, none.
+    EXPECT_EQ(nm.out.find("main::{lambda()#1}::operator()") != std::string::npos,
+              std::string(how) == "noinline")
+        << nm.out;
+    auto recorded = testing::RunningCommand({TPROF_BINARY, "record", "-q", "-e", "cpu-clock", "-o",
+                                             out + "/p.tprof", "--", out + "/lambda"})
+                        .Wait();
+    ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  }
+  auto diff = testing::RunningCommand({TPROF_BINARY, "diff", dir + "/noinline/p.tprof",
+                                       dir + "/always_inline/p.tprof", "--json"})
+                  .Wait();
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  bool paired = false;
+  const nlohmann::json json = nlohmann::json::parse(diff.out);
+  for (const auto& f : json["events"][0]["functions"]) {
+    const std::string name = f["function"];
+    if (name.find("{lambda") == std::string::npos) continue;
+    EXPECT_EQ(name, "main::{lambda at lambda.cpp:6}::operator()");
+    EXPECT_EQ(f["status"], "both") << diff.out.substr(0, 3000);
+    paired = paired || f["status"] == "both";
+  }
+  EXPECT_TRUE(paired) << diff.out.substr(0, 3000);
 }
 
 TEST(SymbolizeAddr2Line, RelativeSourceNamesAreJoinedToTheCompilationDirectory) {
