@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitRuntimeError = 1,  // the command could not do its job (bad input file, I/O, kernel)
   kExitUsage = 2,         // the command line is wrong
   kExitRegression = 3,    // `tprof diff` gate: a regression threshold was crossed
+  kExitIncomplete = 4,    // `tprof diff` gate: an input was incomplete, so the gate did not judge
 };
 
 // Prints "tprof CMD: message" on stderr and returns kExitRuntimeError.

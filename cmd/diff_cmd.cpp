@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <iostream>
+#include <tuple>
 
 #include "cmd/cli_support.h"
 #include "cmd/diff_flamegraph.h"
@@ -77,8 +78,9 @@ class DiffCommand : public Subcommand {
         "Stacks NEW lacks are\ndrawn hatched with their OLD width (\"gone\"). Tooltips: old, "
         "new, delta, delta % of the\nframe, delta % of the old total. --normalize scales NEW "
         "as for the function diff.\n"
-        "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 1 unreadable "
-        "input; 2 usage error.");
+        "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 4 an input is "
+        "incomplete\n(cut short, a .partial file, no samples) so the gate did not judge "
+        "(--allow-incomplete\njudges it anyway); 1 unreadable input; 2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
         ->expected(0, 2);
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
@@ -90,6 +92,9 @@ class DiffCommand : public Subcommand {
         ->allow_extra_args(false)  // --fail-if EXPR OLD NEW: OLD and NEW are not thresholds
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_flag("--json", json_, "Write the diff and gate verdict as JSON (docs/diff-schema.md)");
+    app.add_flag("--allow-incomplete", allow_incomplete_,
+                 "Let --fail-if judge profiles that are incomplete (cut short, .partial, no "
+                 "samples); without it such an input fails the gate with exit status 4");
     app.add_option("--limit", report_options_.max_rows, "Show at most N functions per event");
     app.add_option("--alpha", diff_options_.alpha, "Significance level (default 0.05)")
         ->check(CLI::Range(1e-9, 0.5));
@@ -200,14 +205,24 @@ class DiffCommand : public Subcommand {
 
     std::vector<FunctionTotals> old_side, new_side;
     load_options_.inline_mode = no_inline_ ? InlineMode::kPhysical : InlineMode::kInnermost;
-    for (auto [files, side] : {std::pair{&old_files, &old_side}, std::pair{&new_files, &new_side}})
+    DiffReportInputs inputs;
+    inputs.old_files = old_files;
+    inputs.new_files = new_files;
+    inputs.functions = load_options_.inline_mode;
+    for (auto [files, side, label] :
+         {std::tuple{&old_files, &old_side, "old"}, std::tuple{&new_files, &new_side, "new"}})
       for (const std::string& path : *files) {
         auto loaded = LoadFunctionProfile(path, load_options_);
         if (!loaded.ok()) return ReportError(name(), loaded.error().message());
         if (!loaded->warning.empty())
           std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
+        if (!loaded->incomplete.empty())
+          inputs.incomplete.push_back({label, path, loaded->incomplete});
         side->push_back(SumByFunction(loaded->profile, !ignore_module_));
       }
+    // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
+    // with a status of its own unless the user accepts such inputs.
+    inputs.gate_withheld = !thresholds.empty() && !inputs.incomplete.empty() && !allow_incomplete_;
 
     auto diff = DiffProfiles(old_side, new_side, diff_options_);
     if (!diff.ok()) {
@@ -220,11 +235,20 @@ class DiffCommand : public Subcommand {
     auto verdict = EvaluateGate(*diff, thresholds);
     if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
 
-    DiffReportInputs inputs{old_files, new_files, load_options_.inline_mode};
     if (json_)
       std::cout << DiffToJson(*diff, *verdict, inputs).dump(2) << '\n';
     else
       RenderDiffText(*diff, *verdict, inputs, report_options_, std::cout);
+    if (inputs.gate_withheld) {
+      const IncompleteInput& first = inputs.incomplete.front();
+      std::cerr << "tprof diff: the gate did not judge: " << first.side << " profile " << first.file
+                << " is incomplete (" << first.reason << ")"
+                << (inputs.incomplete.size() > 1
+                        ? " and " + std::to_string(inputs.incomplete.size() - 1) + " more"
+                        : "")
+                << "; --allow-incomplete judges it anyway\n";
+      return kExitIncomplete;
+    }
     for (const GateCheck& check : verdict->checks)
       if (check.tripped) std::cerr << "tprof diff: regression: " << check.explanation << '\n';
     return verdict->tripped() ? kExitRegression : kExitOk;
@@ -242,6 +266,7 @@ class DiffCommand : public Subcommand {
   std::string flame_event_;
   bool icicle_ = false;
   bool json_ = false;
+  bool allow_incomplete_ = false;
   bool stream_ = false;
   bool ignore_module_ = false;
   bool no_inline_ = false;

@@ -16,6 +16,10 @@ Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
   loaded.metadata = source.metadata();
   loaded.profile = builder.Finish();
   loaded.warning = summary->warning;
+  if (!summary->complete)
+    loaded.incomplete = summary->warning.empty() ? "the file was cut short" : summary->warning;
+  else if (summary->samples == 0)
+    loaded.incomplete = "it holds no samples";
   return loaded;
 }
 

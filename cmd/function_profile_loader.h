@@ -22,6 +22,9 @@ struct LoadedFunctionProfile {
   Metadata metadata;
   FunctionProfile profile;
   std::string warning;  // one line (e.g. the input was cut short); empty when none
+  // Why the profile cannot stand for the run it recorded (cut short, no samples); empty when
+  // it can. A gate over such a profile fails rather than judge it.
+  std::string incomplete;
 };
 
 // Errors carry the path.

@@ -11,7 +11,8 @@ namespace {
 
 constexpr const char* kExitCodesHelp =
     "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error;\n"
-    "3 a `tprof diff` regression gate tripped. `tprof record` exits with the workload's own\n"
+    "3 a `tprof diff` regression gate tripped; 4 a `tprof diff` gate did not judge because an\n"
+    "input is incomplete (--allow-incomplete). `tprof record` exits with the workload's own\n"
     "status when the workload fails and the recording succeeded.";
 
 }  // namespace

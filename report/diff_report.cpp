@@ -209,10 +209,14 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
          "every column's formula\n";
   for (const EventDiff& event : diff.events) RenderEvent(diff, event, options, out);
   if (diff.metrics) RenderMetrics(*diff.metrics, options, out);
+  for (const IncompleteInput& in : inputs.incomplete)
+    out << "# incomplete: " << in.side << " " << in.file << ": " << in.reason << '\n';
   if (!verdict.checks.empty()) {
     size_t tripped = 0;
     for (const GateCheck& c : verdict.checks) tripped += c.tripped;
-    out << "#\n# gate: " << verdict.checks.size() << " threshold(s), " << tripped << " tripped\n";
+    out << "#\n# gate: " << verdict.checks.size() << " threshold(s), " << tripped << " tripped"
+        << (inputs.gate_withheld ? "; not judged: an input is incomplete (exit status 4)" : "")
+        << '\n';
     for (const GateCheck& c : verdict.checks) out << "#   " << c.explanation << '\n';
   }
 }
@@ -286,7 +290,13 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
          {"closest", c.closest ? FindingJson(*c.closest) : nlohmann::ordered_json(nullptr)},
          {"explanation", c.explanation}});
   }
-  j["gate"] = {{"tripped", verdict.tripped()}, {"checks", std::move(checks)}};
+  nlohmann::ordered_json incomplete = nlohmann::ordered_json::array();
+  for (const IncompleteInput& in : inputs.incomplete)
+    incomplete.push_back({{"side", in.side}, {"file", in.file}, {"reason", in.reason}});
+  j["incomplete"] = std::move(incomplete);
+  j["gate"] = {{"tripped", verdict.tripped()},
+               {"judged", !inputs.gate_withheld},
+               {"checks", std::move(checks)}};
   return j;
 }
 

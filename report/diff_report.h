@@ -13,9 +13,19 @@
 
 namespace tprof {
 
+// A profile that cannot stand for its run: cut short, a .partial, no samples.
+struct IncompleteInput {
+  std::string side;  // "old" or "new"
+  std::string file;
+  std::string reason;
+};
+
 struct DiffReportInputs {
   std::vector<std::string> old_files, new_files;
   InlineMode functions = InlineMode::kInnermost;  // what a row is (--no-inline: physical)
+  std::vector<IncompleteInput> incomplete;
+  // The gate did not judge because of them (they were not allowed with --allow-incomplete).
+  bool gate_withheld = false;
 };
 
 struct DiffReportOptions {

@@ -280,6 +280,48 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
 
 // Five runs per side: work_alpha's 40% is significant, the unchanged functions are not, and the
 // gate trips on alpha only.
+// A gate is for scripts, which read no warnings: a NEW profile cut short (head -c of a real
+// recording, as a full disk or a killed job leaves it) must fail the gate with its own status,
+// 4, not pass it as "total -100%". --allow-incomplete lets it judge; JSON says which side and
+// why. A profile without samples is incomplete too.
+TEST_F(DiffRecordings, AGateOverATruncatedProfileFailsWithStatusFour) {
+  const std::string& base = Base(0);
+  const std::string bytes = testing::ReadWholeFile(base);
+  ASSERT_GT(bytes.size(), 6000u);
+  const std::string cut = TempPath("cut.tprof");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, 3000);
+
+  CommandResult gated = RunCommand({kTprof, "diff", base, cut, "--fail-if", "total > +5%"});
+  EXPECT_EQ(gated.exit_code, 4) << gated.err;
+  EXPECT_NE(gated.err.find("the gate did not judge: new profile " + cut + " is incomplete"),
+            std::string::npos)
+      << gated.err;
+  EXPECT_NE(gated.out.find("# incomplete: new " + cut), std::string::npos) << gated.out;
+  // The same with the old side cut.
+  EXPECT_EQ(RunCommand({kTprof, "diff", cut, base, "--fail-if", "total > +5%"}).exit_code, 4);
+  // Allowed, the gate judges: the total fell by nearly all, which "> +5%" does not trip.
+  EXPECT_EQ(
+      RunCommand({kTprof, "diff", base, cut, "--fail-if", "total > +5%", "--allow-incomplete"})
+          .exit_code,
+      0);
+  nlohmann::json j = DiffJson({base, cut, "--fail-if", "total > +5%", "--json"}, 4);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["incomplete"].size(), 1u);
+  EXPECT_EQ(j["incomplete"][0]["side"], "new");
+  EXPECT_EQ(j["incomplete"][0]["file"], cut);
+  EXPECT_NE(j["incomplete"][0]["reason"].get<std::string>().find("incomplete"), std::string::npos);
+  EXPECT_EQ(j["gate"]["judged"], false);
+  // Complete inputs: judged, nothing incomplete, exit 0.
+  nlohmann::json same = DiffJson({base, base, "--fail-if", "total > +5%"});
+  EXPECT_EQ(same["gate"]["judged"], true);
+  EXPECT_TRUE(same["incomplete"].empty());
+  // Without a gate the diff reports and exits 0, naming the input in its header.
+  CommandResult plain = RunCommand({kTprof, "diff", base, cut});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("# incomplete: new"), std::string::npos);
+  std::remove(cut.c_str());
+}
+
 TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   // Alternate the two sides so that whatever else this machine is doing meanwhile affects both
   // alike.
