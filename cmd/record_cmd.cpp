@@ -37,6 +37,7 @@ class RecordCommand : public Subcommand {
   }
 
   void Setup(CLI::App& app) override {
+    app_ = &app;
     app.description(
         "Sample a command with all its threads and child processes, running processes (-p),\n"
         "threads (-t) or every CPU (-a).\n"
@@ -100,6 +101,7 @@ class RecordCommand : public Subcommand {
   }
 
   int Run() override {
+    if (int status = TakePrefixCommand(*app_, command_); status != kExitOk) return status;
     auto options = BuildOptions();
     if (!options.ok()) return Usage(options.error().message());
     // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
@@ -421,6 +423,7 @@ class RecordCommand : public Subcommand {
   bool quiet_ = false;
   double duration_ = 0;
   std::vector<std::string> command_;
+  const CLI::App* app_ = nullptr;
 };
 
 }  // namespace

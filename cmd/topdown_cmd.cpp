@@ -35,6 +35,7 @@ class TopdownCommand : public Subcommand {
   const char* summary() const override { return "Top-down microarchitecture analysis"; }
 
   void Setup(CLI::App& app) override {
+    app_ = &app;
     app.description(
         "Top-down analysis: where the pipeline's slots go (frontend bound, backend bound,\n"
         "bad speculation, retiring) and the metric groups of the CPU's table.\n"
@@ -90,6 +91,7 @@ class TopdownCommand : public Subcommand {
   }
 
   int Run() override {
+    if (int status = TakePrefixCommand(*app_, command_); status != kExitOk) return status;
     if (input_.empty()) return RunLive();
     if (!command_.empty() || !pids_.empty() || system_wide_ || !interval_.empty() || duration_ > 0)
       return Usage("--input evaluates saved counts: a command, -p, -a, -I and --duration are live");
@@ -302,6 +304,7 @@ class TopdownCommand : public Subcommand {
   bool csv_ = false;
   std::string output_;
   std::vector<std::string> command_;
+  const CLI::App* app_ = nullptr;
   std::string pids_;
   bool system_wide_ = false;
   double duration_ = 0;

@@ -1,7 +1,9 @@
 // The command-line spine: help, version, exit codes, one-line errors with suggestions.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 #include "test/support/run_command.h"
@@ -91,6 +93,40 @@ TEST(CliTest, ReportOfHardwareTraceOnlySaysWhatTheFileHolds) {
         << r.err;
     EXPECT_EQ(r.out.find("no rows"), std::string::npos) << r.out;
   }
+}
+
+// A misspelt option before the command is tprof's, not the program's: `record --bogus -- true`
+// recorded 'true' with exit 0 (a misspelt --off-cpu or --call-graph silently records something
+// else), `record --freqq 99 -- true` blamed 'true'. Each is a usage error naming the option,
+// before anything runs; a program's own options given without "--" are refused, not dropped.
+TEST(CliTest, UnknownOptionsBeforeTheCommandAreUsageErrors) {
+  const std::string out = ::testing::TempDir() + "/tprof_cli_bogus_" + std::to_string(::getpid());
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{kTprof, "record", "-o", out, "--bogus", "--", "true"}, "unknown option '--bogus'"},
+      {{kTprof, "record", "--freqq", "99", "-o", out, "--", "true"},
+       "unknown option '--freqq'; did you mean '--freq'?"},
+      {{kTprof, "record", "-e", "cpu-clock", "-o", out, "/bin/echo", "-n", "hi"},
+       "unknown option '-n'"},
+      {{kTprof, "topdown", "--bogus", "--", "true"}, "unknown option '--bogus'"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunCommand(c.argv);
+    EXPECT_EQ(r.exit_code, 2) << c.argv[2] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "the program ran: " << r.out;
+    EXPECT_NE(::access(out.c_str(), F_OK), 0) << "a recording was made";
+  }
+  // The same commands spelled right run, the program's options after "--".
+  auto ok = RunCommand(
+      {kTprof, "record", "-q", "-e", "cpu-clock", "-o", out, "--", "/bin/echo", "-n", "hi"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "hi");
+  std::remove(out.c_str());
 }
 
 TEST(CliTest, StreamOfAMissingFileSaysSoInOneLine) {
