@@ -76,11 +76,20 @@ class ReportCommand : public Subcommand {
         "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
         "cycles, 0-100 %. Frames with fewer than --color-min-samples samples of either event\n"
         "are grey.");
-    app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
-    app.add_option("input_file", input_, "Profile to read (same as -i)");
+    CLI::Option* input =
+        app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
+    // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
+    app.add_option("input_file", input_, "Profile to read (same as -i)")->excludes(input);
     app.add_option("--percent-limit", options_.percent_limit,
                    "Hide rows below this share (Self%, or Total% with --children) of every event");
-    app.add_option("--limit", options_.max_rows, "Show at most N rows");
+    app.add_option("--limit", options_.max_rows, "Show at most N rows")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+              return text.empty() || text.find_first_not_of("0123456789") != std::string::npos
+                         ? std::string("a number of rows, 0 (no limit) or more")
+                         : std::string();
+            },
+            "N"));
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
@@ -214,6 +223,10 @@ class ReportCommand : public Subcommand {
     RecordTee both(**builder, census);
     auto summary = source.ReadRecords(both);
     if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    // A damaged file that gave no samples has no answer to show: an empty table would read as
+    // "nothing matched the filters".
+    if (!summary->complete && summary->samples == 0)
+      return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
     WarnIfAny(*summary);
     ReportTable table = (*builder)->Finish();
     auto recorded =

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -105,7 +107,7 @@ class TopdownCommand : public Subcommand {
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
     std::ifstream in(input_);
-    if (!in) return ReportError(name(), "cannot read " + input_);
+    if (!in) return ReportError(name(), "cannot read " + input_ + ": " + std::strerror(errno));
     std::stringstream text;
     text << in.rdbuf();
     auto counts = ParseCounterReport(text.str());

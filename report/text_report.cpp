@@ -300,7 +300,9 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   out << '#' << line([&](size_t i) { return columns[i].title; }).substr(1) << '\n';
   for (size_t r = 0; r < rows.size(); ++r)
     out << line([&](size_t i) { return columns[i].cells[r]; }) << '\n';
-  if (rows.empty()) out << "# no rows: nothing matched the filters\n";
+  if (rows.empty())
+    out << (view.filter_summary.empty() ? "# no rows: the profile holds no samples\n"
+                                        : "# no rows: nothing matched the filters\n");
 }
 
 void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,

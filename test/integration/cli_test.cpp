@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "test/support/run_command.h"
 
@@ -127,6 +129,48 @@ TEST(CliTest, UnknownOptionsBeforeTheCommandAreUsageErrors) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out, "hi");
   std::remove(out.c_str());
+}
+
+// Mistakes that got an answer that was not one, each with exit 0 before: a damaged profile
+// with no readable sample ("# no rows: nothing matched the filters", no filter given), two
+// inputs (the first reported silently), a negative --limit, and topdown's unreadable input
+// without the reason.
+TEST(CliTest, ReportMistakesAreErrorsThatSayWhatHappened) {
+  const std::string dir =
+      ::testing::TempDir() + "/tprof_cli_mistakes_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string whole = dir + "/a.tprof", cut = dir + "/cut.tprof";
+  ASSERT_EQ(RunCommand({kTprof, "record", "-q", "-e", "cpu-clock", "-o", whole, "--", "/bin/sh",
+                        "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"})
+                .exit_code,
+            0);
+  std::ifstream in(whole, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 3000u);
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, 3000);
+
+  auto damaged = RunCommand({kTprof, "report", "-i", cut});
+  EXPECT_EQ(damaged.exit_code, 1) << damaged.out;
+  EXPECT_NE(damaged.err.find("no samples could be read"), std::string::npos) << damaged.err;
+  EXPECT_EQ(damaged.out.find("nothing matched the filters"), std::string::npos) << damaged.out;
+
+  auto two = RunCommand({kTprof, "report", whole, "-i", cut});
+  EXPECT_EQ(two.exit_code, 2) << two.err;
+  EXPECT_TRUE(two.out.empty());
+
+  auto limit = RunCommand({kTprof, "report", "-i", whole, "--limit", "-1"});
+  EXPECT_EQ(limit.exit_code, 2);
+  EXPECT_NE(limit.err.find("--limit: a number of rows"), std::string::npos) << limit.err;
+
+  auto filtered = RunCommand({kTprof, "report", "-i", whole, "--comm", "no-such-comm"});
+  EXPECT_EQ(filtered.exit_code, 0) << filtered.err;
+  EXPECT_NE(filtered.out.find("# no rows: nothing matched the filters"), std::string::npos);
+
+  auto missing = RunCommand({kTprof, "topdown", "--cpu", "skylake", "--input", dir + "/none.csv"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("none.csv: No such file or directory"), std::string::npos)
+      << missing.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliTest, StreamOfAMissingFileSaysSoInOneLine) {
