@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -170,8 +171,15 @@ TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
                         2;
   EXPECT_GT(alpha - others, 8) << alpha << " vs " << others;
   EXPECT_LT(alpha - others, 35) << alpha << " vs " << others;
-  // Sorted by |delta|: alpha's ~+35 ms leads.
-  EXPECT_EQ(event["functions"][0]["function"], "work_alpha");
+  // Rows are sorted by |delta|. Which row leads depends on the machine too: a run slowed by a
+  // build beside it moves beta's 60 units as much as alpha's 20 extra (an ASan run under load
+  // put beta first), so the order itself is what is checked.
+  double previous = std::numeric_limits<double>::infinity();
+  for (const nlohmann::json& f : event["functions"]) {
+    const double magnitude = std::abs(f["delta"].get<double>());
+    EXPECT_LE(magnitude, previous) << f["function"];
+    previous = magnitude;
+  }
   EXPECT_EQ(j["significance"]["assessed"], false);
 }
 
