@@ -53,6 +53,15 @@ struct Census {
   }
 };
 
+// The hint, which must start with `prefix`.
+std::string HintStartingWith(const ShortStackCensus& census, const std::string& prefix) {
+  auto hint = ShortStackHint(census);
+  EXPECT_TRUE(hint.has_value()) << prefix;
+  if (!hint) return "";
+  EXPECT_EQ(hint->find(prefix), 0u) << *hint;
+  return *hint;
+}
+
 TEST(ShortStackCensus, MostStacksOfOneOrTwoFramesGiveTheHintWithTheirModule) {
   Census c;
   c.Add(50, {kLzma + 0x10});                                    // one frame, in liblzma
@@ -68,17 +77,12 @@ TEST(ShortStackCensus, MostStacksOfOneOrTwoFramesGiveTheHintWithTheirModule) {
   c.census.OnSample(flat);
   EXPECT_EQ(c.census.user_stacks(), 100u);
   EXPECT_EQ(c.census.short_stacks(), 60u);
-  auto hint = ShortStackHint(c.census);
-  ASSERT_TRUE(hint.has_value());
-  EXPECT_EQ(hint->find("60% of user stacks stop after one or two frames, most (83%) in "
-                       "liblzma.so.5.4.1"),
-            0u)
-      << *hint;
+  const std::string hint = HintStartingWith(
+      c.census, "60% of user stacks stop after one or two frames, most (83%) in liblzma.so.5.4.1");
   // liblzma is a system library: the remedy is dwarf unwinding, not a rebuild.
-  EXPECT_NE(hint->find("a system library built without frame pointers"), std::string::npos)
-      << *hint;
-  EXPECT_NE(hint->find("--call-graph dwarf"), std::string::npos);
-  EXPECT_EQ(hint->find("-fno-omit-frame-pointer"), std::string::npos) << *hint;
+  EXPECT_NE(hint.find("a system library built without frame pointers"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("--call-graph dwarf"), std::string::npos);
+  EXPECT_EQ(hint.find("-fno-omit-frame-pointer"), std::string::npos) << hint;
 }
 
 // A frame-pointer stack that reaches libc's start routine is complete however few frames it
@@ -96,12 +100,9 @@ TEST(ShortStackCensus, StacksThatReachTheStartRoutineAreNotShort) {
   cut.Add(70, {kLibc + 0x1000, kLibc + 0x3000});
   cut.Add(30, {kXz + 0x10, kXz + 0x21, kXz + 0x31});
   EXPECT_EQ(cut.census.short_stacks(), 70u);
-  auto hint = ShortStackHint(cut.census);
-  ASSERT_TRUE(hint.has_value());
-  EXPECT_EQ(hint->find("70% of user stacks stop after one or two frames, most (100%) in libc.so.6, "
-                       "a system library"),
-            0u)
-      << *hint;
+  HintStartingWith(cut.census,
+                   "70% of user stacks stop after one or two frames, most (100%) in libc.so.6, "
+                   "a system library");
 }
 
 // The user's own binary built without frame pointers: the walk reads a garbage "return address"
@@ -111,11 +112,9 @@ TEST(ShortStackCensus, AWalkThatEndsInGarbageBlamesTheModuleBeforeIt) {
   Census c;
   c.Add(60, {kXz + 0x10, 0x1234});  // in xz, then an address in no mapping
   c.Add(40, {kXz + 0x10, kXz + 0x21, kXz + 0x31});
-  auto hint = ShortStackHint(c.census);
-  ASSERT_TRUE(hint.has_value());
-  EXPECT_EQ(hint->find("60% of user stacks stop after one or two frames, most (100%) in xz: "), 0u)
-      << *hint;
-  EXPECT_NE(hint->find("rebuild it with -fno-omit-frame-pointer"), std::string::npos) << *hint;
+  const std::string hint = HintStartingWith(
+      c.census, "60% of user stacks stop after one or two frames, most (100%) in xz: ");
+  EXPECT_NE(hint.find("rebuild it with -fno-omit-frame-pointer"), std::string::npos) << hint;
   EXPECT_EQ(c.census.by_module().count("[unknown]"), 0u);
 }
 
