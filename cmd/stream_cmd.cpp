@@ -56,6 +56,12 @@ class StreamCommand : public Subcommand {
     if (!profile.ok()) return ReportError(name(), profile.error().message());
     if (report_.blocks && !profile->branch_samples)
       return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");
+    // Asked for branch streams, a profile without branch stacks has none to give: empty streams
+    // would read as "nothing hot".
+    if (source_ == "branch" && !profile->branch_samples)
+      return ReportError(name(), input_ +
+                                     ": --source branch needs branch stacks (record -b); none "
+                                     "here (--source callchain uses the callchains)");
     if (json_)
       std::cout << StreamsJson(*profile, report_).dump(1) << '\n';
     else

@@ -166,6 +166,12 @@ TEST(CliTest, ReportMistakesAreErrorsThatSayWhatHappened) {
   EXPECT_EQ(filtered.exit_code, 0) << filtered.err;
   EXPECT_NE(filtered.out.find("# no rows: nothing matched the filters"), std::string::npos);
 
+  // Branch streams of a profile without branch stacks: refused with the reason, as --blocks is.
+  auto branch = RunCommand({kTprof, "stream", whole, "--source", "branch"});
+  EXPECT_EQ(branch.exit_code, 1) << branch.out;
+  EXPECT_NE(branch.err.find("--source branch needs branch stacks"), std::string::npos)
+      << branch.err;
+
   auto missing = RunCommand({kTprof, "topdown", "--cpu", "skylake", "--input", dir + "/none.csv"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("none.csv: No such file or directory"), std::string::npos)
