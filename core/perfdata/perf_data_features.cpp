@@ -1,5 +1,6 @@
 #include "core/perfdata/perf_data_features.h"
 
+#include <bit>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -36,6 +37,19 @@ class FeatureCursor {
     pos_ += n;
     return v;
   }
+  // A NUL-terminated string (tracing data's layout, not perf_header_string's).
+  std::string_view CString() {
+    size_t end = bytes_.find('\0', pos_);
+    if (!ok_ || end == std::string_view::npos) {
+      ok_ = false;
+      return {};
+    }
+    std::string_view s = bytes_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return s;
+  }
+  // For payloads that state their own byte order after a prefix (tracing data).
+  void set_order(ByteOrder order) { order_ = order; }
   bool ok() const { return ok_; }
   size_t remaining() const { return bytes_.size() - pos_; }
 
@@ -152,48 +166,6 @@ Status ParsePerfBuildIdEvent(uint16_t misc, std::string_view body, ByteOrder ord
 
 namespace {
 
-// Bounds-checked reads over tracing data, in the byte order its header states.
-class TracingCursor {
- public:
-  explicit TracingCursor(std::string_view data) : data_(data) {}
-  bool ok() const { return ok_; }
-  void set_big_endian(bool big) { big_ = big; }
-  std::string_view Bytes(uint64_t n) {
-    if (!ok_ || n > data_.size() - at_) {
-      ok_ = false;
-      return {};
-    }
-    std::string_view b = data_.substr(at_, n);
-    at_ += n;
-    return b;
-  }
-  std::string_view String() {  // NUL-terminated
-    size_t end = data_.find('\0', at_);
-    if (!ok_ || end == std::string_view::npos) {
-      ok_ = false;
-      return {};
-    }
-    std::string_view s = data_.substr(at_, end - at_);
-    at_ = end + 1;
-    return s;
-  }
-  uint64_t Number(int bytes) {
-    std::string_view b = Bytes(static_cast<uint64_t>(bytes));
-    uint64_t v = 0;
-    for (int i = 0; i < static_cast<int>(b.size()); ++i) {
-      const int shift = 8 * (big_ ? static_cast<int>(b.size()) - 1 - i : i);
-      v |= uint64_t{static_cast<uint8_t>(b[static_cast<size_t>(i)])} << shift;
-    }
-    return v;
-  }
-
- private:
-  std::string_view data_;
-  size_t at_ = 0;
-  bool ok_ = true;
-  bool big_ = false;
-};
-
 // "name: sched_switch" / "ID: 91" in an event's format text.
 std::string_view FormatField(std::string_view format, std::string_view key) {
   for (size_t at = format.find(key); at != std::string_view::npos; at = format.find(key, at + 1)) {
@@ -209,21 +181,24 @@ std::string_view FormatField(std::string_view format, std::string_view key) {
 }  // namespace
 
 void ParseTracingData(std::string_view data, PerfFeatures* out) {
-  TracingCursor c(data);
+  FeatureCursor c(data, ByteOrder());
   if (c.Bytes(3) != std::string_view("\027\010\104", 3) || c.Bytes(7) != "tracing") return;
-  c.String();  // version
-  c.set_big_endian(c.Number(1) != 0);
-  c.Number(1);  // sizeof(long)
-  c.Number(4);  // page size
+  c.CString();  // version
+  // One byte says whether the data is big-endian; the numbers after it follow it.
+  const std::string_view big = c.Bytes(1);
+  c.set_order(
+      ByteOrder((!big.empty() && big[0] != 0) != (std::endian::native == std::endian::big)));
+  c.Bytes(1);  // sizeof(long)
+  c.U32();     // page size
   for (const char* block : {"header_page", "header_event"}) {
-    if (c.String() != block) return;
-    c.Bytes(c.Number(8));
+    if (c.CString() != block) return;
+    c.Bytes(c.U64());
   }
-  for (uint64_t n = c.Number(4); c.ok() && n > 0; --n) c.Bytes(c.Number(8));  // ftrace formats
-  for (uint64_t systems = c.Number(4); c.ok() && systems > 0; --systems) {
-    std::string_view system = c.String();
-    for (uint64_t n = c.Number(4); c.ok() && n > 0; --n) {
-      std::string_view format = c.Bytes(c.Number(8));
+  for (uint32_t n = c.U32(); c.ok() && n > 0; --n) c.Bytes(c.U64());  // ftrace formats
+  for (uint32_t systems = c.U32(); c.ok() && systems > 0; --systems) {
+    std::string_view system = c.CString();
+    for (uint32_t n = c.U32(); c.ok() && n > 0; --n) {
+      std::string_view format = c.Bytes(c.U64());
       std::string_view name = FormatField(format, "name:");
       std::string_view id = FormatField(format, "ID:");
       uint64_t value = 0;
