@@ -33,6 +33,11 @@ std::string UnknownOptionMessage(const CLI::App& app, const std::string& word) {
   return message;
 }
 
+// An argument that reads as an option: "-x", "--foo", not "--" (which ends them) or "-".
+bool IsOptionWord(const std::string& word) {
+  return word.size() > 1 && word[0] == '-' && word != "--";
+}
+
 }  // namespace
 
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
@@ -47,8 +52,7 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
     // A subcommand that takes a command: CLI11 blames the program after "--" when a misspelt
     // option of tprof's came first ("--freqq 99 -- true" is not "unknown option 'true'").
     const std::vector<std::string> rest = app.remaining();
-    if (app.get_prefix_command() && !rest.empty() && rest.front().size() > 1 &&
-        rest.front()[0] == '-' && rest.front() != "--")
+    if (app.get_prefix_command() && !rest.empty() && IsOptionWord(rest.front()))
       unexpected = rest.front();
     message = UnknownOptionMessage(app, unexpected);
   }
@@ -56,7 +60,7 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
   return kExitUsage;
 }
 
-int TakePrefixCommand(const CLI::App& app, const std::vector<std::string>& command) {
+int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::string>& command) {
   // CLI11 puts what follows "--" into the command and leaves in remaining() the arguments it
   // did not know: "--" itself, or an unknown option and what followed it. Anything before the
   // "--" there is a misspelt option of tprof's (--bogus, --freqq 99), not part of the program

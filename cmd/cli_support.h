@@ -47,7 +47,7 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);
 // For a parsed subcommand that takes a command after "--" (its positional `command`, with
 // prefix_command): kExitUsage, said on stderr, when CLI11 left an argument it did not know
 // before the "--" (a misspelt option of tprof's: --bogus, --freqq 99), else kExitOk.
-int TakePrefixCommand(const CLI::App& app, const std::vector<std::string>& command);
+int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::string>& command);
 
 // Parses -p / -t lists: "PID[,PID...]", each a positive number; `what` names them ("pid").
 Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what);

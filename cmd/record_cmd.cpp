@@ -101,7 +101,7 @@ class RecordCommand : public Subcommand {
   }
 
   int Run() override {
-    if (int status = TakePrefixCommand(*app_, command_); status != kExitOk) return status;
+    if (int status = CheckArgumentsBeforeCommand(*app_, command_); status != kExitOk) return status;
     auto options = BuildOptions();
     if (!options.ok()) return Usage(options.error().message());
     // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).

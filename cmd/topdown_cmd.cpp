@@ -93,7 +93,7 @@ class TopdownCommand : public Subcommand {
   }
 
   int Run() override {
-    if (int status = TakePrefixCommand(*app_, command_); status != kExitOk) return status;
+    if (int status = CheckArgumentsBeforeCommand(*app_, command_); status != kExitOk) return status;
     if (input_.empty()) return RunLive();
     if (!command_.empty() || !pids_.empty() || system_wide_ || !interval_.empty() || duration_ > 0)
       return Usage("--input evaluates saved counts: a command, -p, -a, -I and --duration are live");

@@ -256,8 +256,9 @@ const DwarfModule::CuIndex* DwarfModule::UnitAt(uint64_t address, Dwarf_Die** cu
   Dwarf_Addr dwarf_bias = 0;
   *cudie = dwfl_module_addrdie(module_, address + bias_, &dwarf_bias);
   if (!*cudie) {
-    if (!dwfl_module_getdwarf(module_, &dwarf_bias)) return nullptr;
-    *cudie = UnitByRanges(address + bias_ - dwarf_bias);
+    Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarf_bias);
+    if (!dwarf) return nullptr;
+    *cudie = UnitByRanges(dwarf, address + bias_ - dwarf_bias);
     if (!*cudie) return nullptr;
   }
   *pc = address + bias_ - dwarf_bias;
@@ -269,10 +270,7 @@ const DwarfModule::CuIndex* DwarfModule::UnitAt(uint64_t address, Dwarf_Die** cu
   return &IndexFor(*cudie);
 }
 
-Dwarf_Die* DwarfModule::UnitByRanges(uint64_t pc) {
-  Dwarf_Addr dwarf_bias = 0;
-  Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarf_bias);
-  if (!dwarf) return nullptr;
+Dwarf_Die* DwarfModule::UnitByRanges(Dwarf* dwarf, uint64_t pc) {
   if (!unit_ranges_built_) {
     unit_ranges_built_ = true;
     Dwarf_CU* cu = nullptr;

@@ -87,7 +87,7 @@ class DwarfModule {
   // The unit whose DW_AT_ranges or low_pc/high_pc hold `pc` (a DWARF address), from every
   // unit's ranges: libdwfl (elfutils 0.188) finds units through .debug_aranges alone, which
   // clang and rustc do not emit. Null when no unit holds it.
-  Dwarf_Die* UnitByRanges(uint64_t pc);
+  Dwarf_Die* UnitByRanges(Dwarf* dwarf, uint64_t pc);
   static const LineRow* RowAt(const CuIndex& index, uint64_t pc);
   bool DwarfChain(uint64_t address, const Symbol* symbol, std::vector<SourceFrame>* frames);
   const std::string& DemangledName(const char* mangled);
