@@ -12,7 +12,7 @@ case ${1:-} in
 esac
 
 packages=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format llvm-14
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format llvm-14 rustc
   libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev libdeflate-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpfm4-dev linux-perf binutils libdtl-dev libabsl-dev libmimalloc-dev

@@ -32,11 +32,16 @@ namespace {
 struct TextSection {
   uint64_t address = 0;
   std::string bytes;
-  uint64_t file_offset_delta = 0;                        // file offset = address - delta
-  std::vector<std::pair<uint64_t, uint64_t>> functions;  // [start, end) of sized FUNC symbols
-  bool InFunction(uint64_t a) const {
-    for (auto [start, end] : functions)
-      if (a >= start && a < end) return true;
+  uint64_t file_offset_delta = 0;  // file offset = address - delta
+  struct Function {
+    uint64_t start = 0, end = 0;  // [start, end) of a sized FUNC symbol
+    std::string name;             // as in the symbol table (mangled)
+  };
+  std::vector<Function> functions;
+  // Whether `a` is in a function whose symbol name contains `name_part` ("" for any).
+  bool InFunction(uint64_t a, std::string_view name_part = "") const {
+    for (const Function& f : functions)
+      if (a >= f.start && a < f.end && f.name.find(name_part) != std::string::npos) return true;
     return false;
   }
 };
@@ -59,7 +64,8 @@ TextSection ReadText(const std::string& path) {
         GElf_Sym sym;
         gelf_getsym(data, static_cast<int>(i), &sym);
         if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0)
-          text.functions.emplace_back(sym.st_value, sym.st_value + sym.st_size);
+          text.functions.push_back(
+              {sym.st_value, sym.st_value + sym.st_size, elf_strptr(elf, sh.sh_link, sym.st_name)});
       }
     }
     if (name && std::string(name) == ".text") {
@@ -180,18 +186,21 @@ struct Agreement {
 
 enum class Reference { kAddr2Line, kLlvmSymbolizer };
 
+// Compares the answers at the addresses of `binary`'s functions (those whose symbol name contains
+// `function_part`, when given).
 Agreement Compare(const std::string& binary, bool every_byte, bool settled = true,
-                  Reference reference = Reference::kAddr2Line) {
+                  Reference reference = Reference::kAddr2Line,
+                  std::string_view function_part = "") {
   TextSection text = ReadText(binary);
   EXPECT_FALSE(text.bytes.empty()) << binary;
   std::vector<uint64_t> addresses;
   if (every_byte) {
     for (uint64_t i = 0; i < text.bytes.size(); ++i)
-      if (text.InFunction(text.address + i)) addresses.push_back(text.address + i);
+      if (text.InFunction(text.address + i, function_part)) addresses.push_back(text.address + i);
   } else {
     auto disassembler = Disassembler::Create(Architecture::kX86_64);
     for (const Instruction& insn : disassembler->Decode(text.bytes, text.address))
-      if (text.InFunction(insn.address)) addresses.push_back(insn.address);
+      if (text.InFunction(insn.address, function_part)) addresses.push_back(insn.address);
   }
   const char* reference_name = reference == Reference::kAddr2Line ? "addr2line" : "llvm-symbolizer";
   std::vector<std::vector<Location>> expected = reference == Reference::kAddr2Line
@@ -377,6 +386,37 @@ TEST(SymbolizeAddr2Line, BinariesWithoutArangesAgreeWithAddr2Line) {
     EXPECT_GT(with_lines, 500u) << binary;
     EXPECT_GT(inlined, 50u) << binary;
   }
+}
+
+// A Rust binary (Debian's rustc): legacy-mangled names with a hash, one unit per codegen unit,
+// the standard library's units linked in beside the crate's, and core's iterator code inlined
+// into the crate's functions. Every instruction of the crate's functions must get addr2line's
+// function (binutils decodes Rust's legacy names as tprof does: no hash, "<impl ...>" paths),
+// file, line and inline chain.
+TEST(SymbolizeAddr2Line, RustBinaryAgreesWithAddr2Line) {
+  ScratchDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string binary = scratch.path + "/symbolize_inline";
+  auto built =
+      testing::RunningCommand({"/usr/bin/rustc", "-C", "opt-level=2", "-g", "-C",
+                               "force-frame-pointers=yes", "-o", binary, RUST_INLINE_SOURCE})
+          .Wait();
+  ASSERT_EQ(built.exit_code, 0) << "rustc (scripts/setup.sh installs it): " << built.err;
+
+  // Legacy Rust symbols name the crate as a path component: _ZN16symbolize_inline5outer17h...E.
+  Agreement a = Compare(binary, /*every_byte=*/false, /*settled=*/true, Reference::kAddr2Line,
+                        "16symbolize_inline");
+  EXPECT_GE(a.total, 50u);
+  EXPECT_GE(static_cast<double>(a.same), 0.99 * static_cast<double>(a.total));
+  size_t inlined_inner = 0;
+  LookUpEveryAddress(binary, [&](const ResolvedFrame& frame) {
+    if (frame.frames.size() >= 2 && frame.frames[0].function == "symbolize_inline::inner" &&
+        frame.frames.back().function == "symbolize_inline::outer" &&
+        frame.frames[0].file == RUST_INLINE_SOURCE)
+      ++inlined_inner;
+    return true;
+  });
+  EXPECT_GT(inlined_inner, 3u);
 }
 
 // One lambda, two builds: compiled out of line GCC's symbol names it
