@@ -1,18 +1,22 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
 #include "cmd/unwind_summary.h"
 #include "core/analysis/short_stack_census.h"
+#include "core/format/output_file.h"
 #include "core/format/profile_reader.h"
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
@@ -85,7 +89,9 @@ class RecordCommand : public Subcommand {
     app.add_option("-m,--mmap-pages", mmap_pages_,
                    "Ring buffer data pages per CPU, a power of two (default 128)");
     app.add_option("-o,--output", output_,
-                   std::string("Output file (default ") + kDefaultOutput + ")");
+                   std::string("Output file (default ") + kDefaultOutput +
+                       "); '-' writes the finished profile to standard output (the command's "
+                       "own output then goes to standard error)");
     auto* pids = app.add_option("-p,--pid", pids_, "Record running processes: PID[,PID...]");
     auto* tids = app.add_option("-t,--tid", tids_, "Record running threads: TID[,TID...]");
     auto* all = app.add_flag("-a,--all-cpus", system_wide_,
@@ -106,10 +112,25 @@ class RecordCommand : public Subcommand {
     if (!options.ok()) return Usage(options.error().message());
     // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
     const bool launch = !command_.empty();
+    // -o -: recorded into a private directory (the symbol and unwinding passes read the file
+    // back) and copied to standard output once complete, so a reader never sees half a profile.
+    std::optional<ScratchDirectory> spool;
+    if (output_ == "-") {
+      if (::isatty(STDOUT_FILENO))
+        return Usage(
+            "-o -: standard output is a terminal; redirect it to a file or pipe it to "
+            "'tprof report -i -'");
+      auto created = ScratchDirectory::Create("tprof-record-");
+      if (!created.ok()) return ReportError(name(), created.error().message());
+      spool.emplace(std::move(created).value());
+      written_ = spool->path() + "/profile.tprof";
+    } else {
+      written_ = output_;
+    }
 
     std::unique_ptr<Workload> workload;
     if (launch) {
-      auto created = Workload::Create(command_);
+      auto created = Workload::Create(command_, /*stdout_to_stderr=*/spool.has_value());
       if (!created.ok()) return ReportError(name(), created.error().message());
       workload = std::make_unique<Workload>(std::move(created).value());
     }
@@ -145,28 +166,32 @@ class RecordCommand : public Subcommand {
     // DWARF mode records stack copies to a side file first and unwinds them once the workload
     // has ended, so unwinding costs the workload nothing; only the addresses are kept.
     const bool dwarf = options->sampling.call_graph == CallGraphMode::kDwarf;
-    const std::string recorded = dwarf ? output_ + ".stacks" : output_;
+    const std::string recorded = dwarf ? written_ + ".stacks" : written_;
     auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error().message());
+    const std::string incomplete = spool ? "; nothing was written to standard output"
+                                         : "; the profile is incomplete (" + recorded + ".partial)";
 
     auto stats = recorder->Run(*writer.value(), workload.get());
-    if (!stats.ok())
-      return ReportError(name(), stats.error().message() + "; the profile is incomplete (" +
-                                     recorded + ".partial)");
+    if (!stats.ok()) return ReportError(name(), stats.error().message() + incomplete);
     Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
     Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
                             : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
                                                     {stats->wall_time_ns, MonotonicNowNs()});
-    if (!finished.ok())
-      return ReportError(name(), finished.error().message() + "; the profile is incomplete (" +
-                                     recorded + ".partial)");
+    if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
     uint64_t bytes = writer.value()->bytes_written();
     if (dwarf) {
       auto unwound = UnwindAndEmbed(recorded, symbolizer);
       if (!unwound.ok()) return ReportError(name(), unwound.error().message());
       bytes = unwound.value();
+    }
+    if (spool) {
+      // A reader that stops early (`| head`) is an error to report, not a signal to die of.
+      ::signal(SIGPIPE, SIG_IGN);
+      Status copied = CopyFileTo(written_, STDOUT_FILENO, "standard output");
+      if (!copied.ok()) return ReportError(name(), copied.error().message());
     }
     if (!quiet_)
       PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
@@ -268,21 +293,22 @@ class RecordCommand : public Subcommand {
   // DWARF mode: unwinds OUTPUT.stacks into OUTPUT with embedded symbols; returns its size.
   Result<uint64_t> UnwindAndEmbed(const std::string& stacks, FrameResolver& symbolizer) const {
     DwarfUnwinder unwinder;
-    const std::string unwound = output_ + ".unwound";
+    const std::string unwound = written_ + ".unwound";
     auto stats = UnwindProfile(stacks, unwound, unwinder, keep_stacks_);
     if (!stats.ok()) return stats.error().WithContext("unwinding " + stacks);
-    auto embedded = EmbedSymbols(unwound, output_, symbolizer);
+    auto embedded = EmbedSymbols(unwound, written_, symbolizer);
     std::remove(unwound.c_str());
     std::remove((unwound + ".old").c_str());
     if (!embedded.ok()) return embedded.error();
     std::remove(stacks.c_str());
     std::remove((stacks + ".old").c_str());
     // Stacks cut short are a warning, which -q keeps; complete ones are part of the summary.
-    if (!quiet_ || stats->incomplete()) PrintUnwinding(name(), output_, stats.value(), std::cerr);
+    if (!quiet_ || stats->incomplete())
+      PrintUnwinding(name(), OutputName(), stats.value(), std::cerr);
     if (keep_stacks_ && !quiet_)
-      std::fprintf(stderr, "tprof record: stack copies kept in %s\n", output_.c_str());
+      std::fprintf(stderr, "tprof record: stack copies kept in %s\n", OutputName().c_str());
     struct stat st {};
-    ::stat(output_.c_str(), &st);
+    ::stat(written_.c_str(), &st);
     return static_cast<uint64_t>(st.st_size);
   }
 
@@ -335,6 +361,9 @@ class RecordCommand : public Subcommand {
     return text;
   }
 
+  // The output as the user named it.
+  std::string OutputName() const { return output_ == "-" ? "standard output" : output_; }
+
   int Usage(const std::string& message) {
     std::cerr << "tprof record: " << message << '\n';
     return kExitUsage;
@@ -361,7 +390,7 @@ class RecordCommand : public Subcommand {
         "of the time); wrote %.1f KiB to %s in %.2f s (symbols %s in %.2f s)%s ]\n",
         per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
         percent(stats.lost_samples), static_cast<unsigned long long>(stats.throttle_events),
-        ThrottledPercent(stats), static_cast<double>(bytes) / 1024.0, output_.c_str(),
+        ThrottledPercent(stats), static_cast<double>(bytes) / 1024.0, OutputName().c_str(),
         static_cast<double>(stats.wall_time_ns) / 1e9,
         unwound ? "unwound and embedded" : "embedded", static_cast<double>(finish_ns) / 1e9,
         stats.interrupted        ? "; interrupted"
@@ -372,7 +401,7 @@ class RecordCommand : public Subcommand {
   // Frame-pointer stacks that stop after a frame or two: said once, with the remedy. Reads the
   // profile just written (its embedded symbols name the modules).
   void PrintStackHint() const {
-    auto opened = OpenedProfile::Open(output_, {});
+    auto opened = OpenedProfile::Open(written_, {});
     if (!opened.ok()) return;
     ShortStackCensus census((*opened)->resolver());
     if (!(*opened)->source().ReadRecords(census).ok()) return;
@@ -417,6 +446,7 @@ class RecordCommand : public Subcommand {
   bool kernel_only_ = false;
   size_t mmap_pages_ = 128;
   std::string output_ = kDefaultOutput;
+  std::string written_;  // the file recorded into: output_, or a private one for -o -
   std::string pids_;
   std::string tids_;
   bool system_wide_ = false;

@@ -11,7 +11,7 @@
 
 namespace tprof {
 
-Result<Workload> Workload::Create(const std::vector<std::string>& argv) {
+Result<Workload> Workload::Create(const std::vector<std::string>& argv, bool stdout_to_stderr) {
   if (argv.empty()) return Error("no command given to profile");
   int start_pipe[2];
   int error_pipe[2];
@@ -29,6 +29,7 @@ Result<Workload> Workload::Create(const std::vector<std::string>& argv) {
     char go;
     // Wait until the parent has attached the events (or died: then read returns 0 and we stop).
     if (::read(start_pipe[0], &go, 1) != 1) ::_exit(127);
+    if (stdout_to_stderr && ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ::_exit(127);
     ::execvp(args[0], args.data());
     int err = errno;
     if (::write(error_pipe[1], &err, sizeof err) < 0) {

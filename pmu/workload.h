@@ -13,8 +13,11 @@ namespace tprof {
 
 class Workload {
  public:
-  // Forks; the child waits for Start() and then execs argv[0] (searched in PATH).
-  static Result<Workload> Create(const std::vector<std::string>& argv);
+  // Forks; the child waits for Start() and then execs argv[0] (searched in PATH). With
+  // `stdout_to_stderr`, the child's standard output is its standard error (record -o - keeps
+  // standard output for the profile).
+  static Result<Workload> Create(const std::vector<std::string>& argv,
+                                 bool stdout_to_stderr = false);
   Workload(Workload&& other) noexcept;
   Workload& operator=(Workload&&) = delete;
   Workload(const Workload&) = delete;

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace tprof {
 
@@ -50,6 +52,49 @@ Status PartialFileSink::Commit() {
   }
   if (::rename(partial_path_.c_str(), path_.c_str()) != 0)
     return Error("cannot rename " + partial_path_ + " to " + path_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Result<ScratchDirectory> ScratchDirectory::Create(const std::string& prefix) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp").append("/").append(prefix).append("XXXXXX");
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return Error("cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+  return ScratchDirectory(std::move(pattern));
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+Status CopyFileTo(const std::string& path, int fd, const std::string& fd_name) {
+  int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(in);
+      return Error("reading " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(fd, buffer + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        int err = errno;
+        ::close(in);
+        return Error("writing " + fd_name + ": " + std::strerror(err));
+      }
+      done += w;
+    }
+  }
+  ::close(in);
   return Status::Ok();
 }
 

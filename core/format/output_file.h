@@ -37,6 +37,27 @@ class PartialFileSink : public ByteSink {
   int fd_;
 };
 
+// A private directory under $TMPDIR (else /tmp), removed with everything in it when the object
+// goes. `record -o -` records there, as its symbol and unwinding passes read the file back.
+class ScratchDirectory {
+ public:
+  static Result<ScratchDirectory> Create(const std::string& prefix);
+  ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  ScratchDirectory& operator=(ScratchDirectory&&) = delete;
+  ~ScratchDirectory();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// Copies the file at `path` to the open descriptor `fd` (named `fd_name` in errors).
+Status CopyFileTo(const std::string& path, int fd, const std::string& fd_name);
+
 class StringSink : public ByteSink {
  public:
   explicit StringSink(std::string& out) : out_(out) {}

@@ -131,6 +131,51 @@ TEST(CliTest, UnknownOptionsBeforeTheCommandAreUsageErrors) {
   std::remove(out.c_str());
 }
 
+// `record -o -` wrote a file named "-". As perf's pipe mode: the profile on standard output,
+// complete, readable by `report -i -`; the program's own output goes to standard error so that
+// it cannot mix with the profile's bytes, and nothing is left behind in TMPDIR.
+TEST(CliTest, RecordToStandardOutputFeedsReport) {
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_pipe_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/tmp");
+  const std::string captured = dir + "/stdout.tprof";
+  auto r = RunCommand({"/bin/sh", "-c",
+                       "cd '" + dir + "' && TMPDIR='" + dir + "/tmp' '" + kTprof +
+                           "' record -q -e task-clock -o - -- /bin/sh -c "
+                           "'echo the-program-speaks; i=0; while [ $i -lt 200000 ]; "
+                           "do i=$((i+1)); done' > '" +
+                           captured + "'"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the-program-speaks"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/-")) << "a file named '-' was written";
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/tmp")) << "the spool was left behind";
+  std::ifstream in(captured, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(bytes.find("the-program-speaks"), std::string::npos);
+  // The same bytes as a file and through a pipe give the same report.
+  auto from_file = RunCommand({kTprof, "report", "-i", captured, "--sort", "comm"});
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("task-clock"), std::string::npos) << from_file.out;
+  EXPECT_NE(from_file.out.find("sh"), std::string::npos) << from_file.out;
+  auto piped = RunCommand(
+      {"/bin/sh", "-c", "'" + kTprof + "' report -i - --sort comm < '" + captured + "'"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  auto body = [](const std::string& report) { return report.substr(report.find("# event:")); };
+  EXPECT_EQ(body(piped.out), body(from_file.out));
+  // A reader that has gone (here before the profile is ready) is an error that says so, not a
+  // death by SIGPIPE or an exit 0.
+  auto gone = RunCommand(
+      {"/bin/bash", "-c",
+       "set -o pipefail; '" + kTprof + "' record -q -e task-clock -o - -- /bin/sleep 0.2 | true"});
+  EXPECT_EQ(gone.exit_code, 1) << gone.err;
+  EXPECT_NE(gone.err.find("writing standard output: Broken pipe"), std::string::npos) << gone.err;
+  // Binary bytes are not written to a terminal (script(1) gives the command one).
+  auto terminal = RunCommand(
+      {"/usr/bin/script", "-qec", kTprof + " record -q -e task-clock -o - -- true", "/dev/null"});
+  EXPECT_EQ(terminal.exit_code, 2) << terminal.out;
+  EXPECT_NE(terminal.out.find("standard output is a terminal"), std::string::npos) << terminal.out;
+  std::filesystem::remove_all(dir);
+}
+
 // Mistakes that got an answer that was not one, each with exit 0 before: a damaged profile
 // with no readable sample ("# no rows: nothing matched the filters", no filter given), two
 // inputs (the first reported silently), a negative --limit, and topdown's unreadable input
