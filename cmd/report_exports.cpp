@@ -52,7 +52,7 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
 }
 
 // The index of the event named `name` (exactly, or without its modifiers), or -1.
-int FindEvent(const std::vector<EventDesc>& events, const std::string& name) {
+int ExportedEventIndex(const std::vector<EventDesc>& events, const std::string& name) {
   for (size_t pass = 0; pass < 2; ++pass)
     for (size_t e = 0; e < events.size(); ++e) {
       const std::string& n = events[e].name;
@@ -124,7 +124,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   }
   if (options.folded) {
     if (!options.event.empty()) {
-      int e = FindEvent(events, options.event);
+      int e = ExportedEventIndex(events, options.event);
       if (e < 0) {
         std::string names;
         for (const EventDesc& event : events) names += (names.empty() ? "" : ", ") + event.name;
