@@ -14,14 +14,80 @@ int ReportError(const std::string& command, const std::string& message) {
   return kExitRuntimeError;
 }
 
+int ReportError(const std::string& command, const Error& error) {
+  ReportError(command, error.message());
+  return error.kind() == ErrorKind::kBadRequest ? kExitUsage : kExitRuntimeError;
+}
+
 namespace {
 
 std::string CommandName(const CLI::App& app) {
   return app.get_parent() ? "tprof " + app.get_name() : app.get_name();
 }
 
-// "unknown option '--foo'; did you mean '--for'?"
+// perf's options that tprof spells otherwise or has no need of: what to use instead, said where
+// a closest-spelling guess ('did you mean -h?') would mislead.
+struct PerfHabit {
+  const char* command;
+  const char* option;
+  const char* instead;
+};
+constexpr PerfHabit kPerfHabits[] = {
+    {"report", "-g",
+     "tprof report shows callers with --children (totals), --callers FUNC and "
+     "--callees FUNC; whole call graphs with --flamegraph OUT.html or --folded"},
+    {"report", "--call-graph",
+     "tprof report shows callers with --children (totals), --callers "
+     "FUNC and --callees FUNC; whole call graphs with --flamegraph"},
+    {"report", "-G", "--folded or --flamegraph OUT.html --icicle show callers above callees"},
+    {"report", "--children-only", "--children orders the rows by their totals"},
+    {"report", "--tui", "tprof report prints text; --flamegraph OUT.html is the interactive view"},
+    {"report", "--gtk", "tprof report prints text; --flamegraph OUT.html is the interactive view"},
+    {"report", "-k",
+     "tprof reads the kernel's symbols from the profile or /proc/kallsyms; "
+     "--symfs DIR for another machine's files"},
+    {"report", "--vmlinux",
+     "tprof reads the kernel's symbols from the profile or "
+     "/proc/kallsyms; --symfs DIR for another machine's files"},
+    {"report", "-S", "--symbol REGEX"},
+    {"report", "--symbols", "--symbol REGEX"},
+    {"report", "-d", "--dso MODULE"},
+    {"report", "--dsos", "--dso MODULE"},
+    {"report", "-c", "--comm NAME"},
+    {"report", "--comms", "--comm NAME"},
+    {"report", "--pids", "--pid PID"},
+    {"report", "--tids", "--tid TID"},
+    {"report", "-F", "--sort KEYS chooses the key columns; every event's columns are shown"},
+    {"report", "--fields", "--sort KEYS chooses the key columns; every event's columns are shown"},
+    {"report", "--header", "the header is always printed, as '#' lines"},
+    {"report", "-T", "--sort tid"},
+    {"report", "--percentage",
+     "shares are always of every sample in the time range (perf's "
+     "'absolute'); filters hide rows"},
+    {"record", "-z", "tprof profiles are always zstd-compressed"},
+    {"record", "--compression-level", "tprof profiles are always zstd-compressed"},
+    {"record", "--switch-output", "record for a time with --duration SECONDS"},
+    {"record", "-C", "-a records every CPU; tprof has no per-CPU selection"},
+    {"record", "--no-inherit", "tprof always follows the command's threads and children"},
+    {"record", "-s", "tprof keeps per-thread data in every sample; report --sort tid shows it"},
+    {"record", "--user-regs", "--call-graph dwarf records the registers it needs"},
+    {"import", "-f", "tprof imports files of any owner"},
+    {"import", "--force", "tprof imports files of any owner"},
+    {"diff", "-c",
+     "tprof diff shows old, new and deltas per function; --normalize chooses the "
+     "scaling"},
+    {"diff", "--compute",
+     "tprof diff shows old, new and deltas per function; --normalize "
+     "chooses the scaling"},
+};
+
+}  // namespace
+
 std::string UnknownOptionMessage(const CLI::App& app, const std::string& word) {
+  const std::string option = word.substr(0, word.find('='));
+  for (const PerfHabit& habit : kPerfHabits)
+    if (app.get_name() == habit.command && option == habit.option)
+      return "unknown option '" + word + "' (perf's): " + habit.instead;
   std::vector<std::string> known;
   for (const CLI::Option* option : app.get_options()) {
     for (const std::string& l : option->get_lnames()) known.push_back("--" + l);
@@ -33,6 +99,8 @@ std::string UnknownOptionMessage(const CLI::App& app, const std::string& word) {
   return message;
 }
 
+namespace {
+
 // An argument that reads as an option: "-x", "--foo", not "--" (which ends them) or "-".
 bool IsOptionWord(const std::string& word) {
   return word.size() > 1 && word[0] == '-' && word != "--";
@@ -43,7 +111,21 @@ bool IsOptionWord(const std::string& word) {
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
   const std::string name = CommandName(app);
   std::string message = error.what();
-  if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+  // CLI11 takes an unknown short option ("-g") for a positional file, and then complains about
+  // the file: name the option instead.
+  std::string option_as_file;
+  for (const CLI::Option* option : app.get_options())
+    if (option->get_positional())
+      for (const std::string& value : option->results())
+        if (option_as_file.empty() && IsOptionWord(value)) option_as_file = value;
+  // An unknown option with a value ("--vmlinux FILE"): the value went to the file, and the
+  // option is among the arguments CLI11 did not know.
+  if (option_as_file.empty() && !dynamic_cast<const CLI::ExtrasError*>(&error))
+    for (const std::string& word : app.remaining())
+      if (option_as_file.empty() && IsOptionWord(word)) option_as_file = word;
+  if (!option_as_file.empty()) {
+    message = UnknownOptionMessage(app, option_as_file);
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
     // CLI11 says "The following arguments were not expected: --foo"; name the option and
     // suggest the closest real one.
     std::string unexpected = message.substr(message.find(':') + 1);

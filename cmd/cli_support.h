@@ -21,8 +21,15 @@ enum ExitCode : int {
   kExitIncomplete = 4,    // `tprof diff` gate: an input was incomplete, so the gate did not judge
 };
 
+// "unknown option '--foo'; did you mean '--for'?", or for an option perf has and tprof spells
+// otherwise, what to use instead.
+std::string UnknownOptionMessage(const CLI::App& app, const std::string& word);
+
 // Prints "tprof CMD: message" on stderr and returns kExitRuntimeError.
 int ReportError(const std::string& command, const std::string& message);
+// The same for `error`, with the exit status its kind calls for: kExitUsage for a bad request
+// (an option naming what the input lacks), kExitRuntimeError for a failure.
+int ReportError(const std::string& command, const Error& error);
 
 // A subcommand: owns its option values, registers them on its CLI11 app, runs when selected.
 class Subcommand {

@@ -10,6 +10,7 @@
 #include "cmd/diff_flamegraph.h"
 #include "cmd/function_profile_loader.h"
 #include "cmd/stream_diff.h"
+#include "core/analysis/cost_split.h"
 #include "core/analysis/profile_diff.h"
 #include "core/analysis/regression_gate.h"
 #include "report/diff_report.h"
@@ -85,6 +86,9 @@ class DiffCommand : public Subcommand {
         ->expected(0, 2);
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
     app.add_option("--new", new_files_, "Profiles of the new side (repeated runs)");
+    app.add_option("--split", split_,
+                   "COST/WORK: split each function's cost change into work and efficiency "
+                   "(default cycles/instructions when both sides sampled them)");
     app.add_option("--normalize", normalize_, "none (default), total, or an EVENT name")
         ->default_str("none");
     app.add_option("--fail-if", thresholds_, "A regression threshold (see above); repeatable")
@@ -196,6 +200,12 @@ class DiffCommand : public Subcommand {
   int RunFunctionDiff(const std::vector<std::string>& old_files,
                       const std::vector<std::string>& new_files) {
     ParseNormalize();
+    if (!split_.empty()) {
+      auto events = ParseSplitEvents(split_);
+      if (!events.ok()) return Usage(events.error().message());
+      diff_options_.split_cost = events->first;
+      diff_options_.split_work = events->second;
+    }
     std::vector<Threshold> thresholds;
     for (const std::string& text : thresholds_) {
       auto t = ParseThreshold(text);
@@ -213,7 +223,7 @@ class DiffCommand : public Subcommand {
          {std::tuple{&old_files, &old_side, "old"}, std::tuple{&new_files, &new_side, "new"}})
       for (const std::string& path : *files) {
         auto loaded = LoadFunctionProfile(path, load_options_);
-        if (!loaded.ok()) return ReportError(name(), loaded.error().message());
+        if (!loaded.ok()) return ReportError(name(), loaded.error());
         if (!loaded->warning.empty())
           std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
         if (!loaded->incomplete.empty())
@@ -230,7 +240,7 @@ class DiffCommand : public Subcommand {
       if (diff_options_.normalize == Normalization::kEvent &&
           diff.error().message().rfind("--normalize", 0) == 0)
         return Usage(diff.error().message());
-      return ReportError(name(), diff.error().message());
+      return ReportError(name(), diff.error());
     }
     auto verdict = EvaluateGate(*diff, thresholds);
     if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
@@ -264,6 +274,7 @@ class DiffCommand : public Subcommand {
   std::string flamegraph_;
   std::string flame_width_ = "new";
   std::string flame_event_;
+  std::string split_;  // --split COST/WORK
   bool icicle_ = false;
   bool json_ = false;
   bool allow_incomplete_ = false;

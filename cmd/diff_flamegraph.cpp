@@ -53,9 +53,9 @@ std::string EventList(const std::vector<EventDesc>& events) {
 
 int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   auto old_side = LoadSide(options.old_path, options);
-  if (!old_side.ok()) return ReportError(kCommand, old_side.error().message());
+  if (!old_side.ok()) return ReportError(kCommand, old_side.error());
   auto new_side = LoadSide(options.new_path, options);
-  if (!new_side.ok()) return ReportError(kCommand, new_side.error().message());
+  if (!new_side.ok()) return ReportError(kCommand, new_side.error());
   const std::vector<EventDesc>& old_events = old_side->events;
   const std::vector<EventDesc>& new_events = new_side->events;
   const std::string both_lists =
@@ -69,8 +69,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
     old_event = FindEvent(old_events, options.event);
     new_event = FindEvent(new_events, options.event);
     if (!old_event || !new_event)
-      return ReportError(kCommand,
-                         "no event '" + options.event + "' in both profiles" + both_lists);
+      return ReportError(kCommand, Error::BadRequest("no event '" + options.event +
+                                                     "' in both profiles" + both_lists));
     event_name = options.event;
   } else {
     for (size_t i = 0; i < old_events.size() && !new_event; ++i)
@@ -107,7 +107,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
     return MergeCallTrees(old_tree, new_tree, old_select.size());
   }();
   auto scale = DiffFlameNewScale(merged, options.normalize, 0, 1);
-  if (!scale.ok()) return ReportError(kCommand, scale.error().message());
+  if (!scale.ok()) return ReportError(kCommand, scale.error());
   DiffFlameOptions flame_options;
   flame_options.event = 0;
   flame_options.width = options.width;

@@ -71,7 +71,10 @@ class ImportCommand : public Subcommand {
         ".tprof profile. Recorded binaries found under --symfs or given with --binary replace\n"
         "the recorded paths, so the profile symbolizes here.\n"
         "  tprof import perf.data -o out.tprof [--symfs DIR] [--binary FILE]");
-    app.add_option("input", input_, "perf.data file to convert ('-': standard input)")->required();
+    CLI::Option* input =
+        app.add_option("-i,--input", input_, "perf.data file to convert (as perf's -i)");
+    app.add_option("input_file", input_, "perf.data file to convert ('-': standard input)")
+        ->excludes(input);
     app.add_option("-o,--output", output_, "Output file (default profile.tprof)");
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
@@ -94,7 +97,7 @@ class ImportCommand : public Subcommand {
     SourceOptions source_options;
     source_options.unwinder = &unwinder;
     auto source = ProfileSource::OpenFile(input_, source_options);
-    if (!source.ok()) return ReportError(name(), source.error().message());
+    if (!source.ok()) return ReportError(name(), source.error());
     ProfileFormat format = (*source)->format();
     if (format == ProfileFormat::kPerfScript || format == ProfileFormat::kFolded)
       return ReportError(name(), input_ + ": " + ProfileFormatName(format) +
@@ -106,7 +109,7 @@ class ImportCommand : public Subcommand {
     WriterOptions writer_options;
     writer_options.background_compression = true;  // overlaps with reading the records
     auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events(), writer_options);
-    if (!writer.ok()) return ReportError(name(), writer.error().message());
+    if (!writer.ok()) return ReportError(name(), writer.error());
     // Sampled addresses are symbolized on another thread while the records are copied (the
     // symbols are embedded so the profile travels); kernel symbols load on a third when the
     // events may have sampled the kernel.
@@ -120,11 +123,11 @@ class ImportCommand : public Subcommand {
     SymbolTableBuilder symbols(symbolizer, SymbolTableBuilder::ResolveOn::kWorkerThread);
     RelocatingCopier copier(**writer, locator, symbols);
     auto summary = (*source)->ReadRecords(copier);
-    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
-    if (!copier.status().ok()) return ReportError(name(), copier.status().error().message());
+    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
+    if (!copier.status().ok()) return ReportError(name(), copier.status().error());
     Status finished =
         FinishWithSymbols(**writer, symbols, {metadata.duration_ns, copier.last_time()});
-    if (!finished.ok()) return ReportError(name(), finished.error().message());
+    if (!finished.ok()) return ReportError(name(), finished.error());
     remover.Completed();
     if (!summary->warning.empty())
       std::cerr << "tprof import: warning: " << input_ << ": " << summary->warning << '\n';

@@ -8,6 +8,8 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -67,8 +69,9 @@ class RecordCommand : public Subcommand {
                    "LONG,SHORT[,JITTER_BITS]: a SHORT-event counting window after every LONG "
                    "events (hf_sample_period); where the kernel lacks it, samples every SHORT "
                    "events and filters windows the same way");
-    auto* freq = app.add_option("-F,--freq", frequency_,
-                                "Samples per second per thread (default 4000, as perf)");
+    auto* freq = app.add_option("-F,--freq", frequency_text_,
+                                "Samples per second per thread (default 4000, as perf); 'max': "
+                                "the kernel's limit, kernel.perf_event_max_sample_rate");
     auto* count = app.add_option("-c,--count", period_, "Sample every PERIOD events instead");
     freq->excludes(count);
     auto* fp =
@@ -121,7 +124,7 @@ class RecordCommand : public Subcommand {
             "-o -: standard output is a terminal; redirect it to a file or pipe it to "
             "'tprof report -i -'");
       auto created = ScratchDirectory::Create("tprof-record-");
-      if (!created.ok()) return ReportError(name(), created.error().message());
+      if (!created.ok()) return ReportError(name(), created.error());
       spool.emplace(std::move(created).value());
       written_ = spool->path() + "/profile.tprof";
     } else {
@@ -131,7 +134,7 @@ class RecordCommand : public Subcommand {
     std::unique_ptr<Workload> workload;
     if (launch) {
       auto created = Workload::Create(command_, /*stdout_to_stderr=*/spool.has_value());
-      if (!created.ok()) return ReportError(name(), created.error().message());
+      if (!created.ok()) return ReportError(name(), created.error());
       workload = std::make_unique<Workload>(std::move(created).value());
     }
     const pid_t pid = workload ? workload->pid() : -1;
@@ -152,7 +155,7 @@ class RecordCommand : public Subcommand {
       recorder = std::make_unique<Recorder>(options.value());
       events = recorder->Open(pid);
     }
-    if (!events.ok()) return ReportError(name(), events.error().message());
+    if (!events.ok()) return ReportError(name(), events.error());
     for (const std::string& note : recorder->notes())
       if (!quiet_) std::cerr << "tprof record: note: " << note << '\n';
     if (recorder->burst_mode() == "kernel" && !quiet_)
@@ -168,7 +171,7 @@ class RecordCommand : public Subcommand {
     const bool dwarf = options->sampling.call_graph == CallGraphMode::kDwarf;
     const std::string recorded = dwarf ? written_ + ".stacks" : written_;
     auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
-    if (!writer.ok()) return ReportError(name(), writer.error().message());
+    if (!writer.ok()) return ReportError(name(), writer.error());
     const std::string incomplete = spool ? "; nothing was written to standard output"
                                          : "; the profile is incomplete (" + recorded + ".partial)";
 
@@ -184,14 +187,14 @@ class RecordCommand : public Subcommand {
     uint64_t bytes = writer.value()->bytes_written();
     if (dwarf) {
       auto unwound = UnwindAndEmbed(recorded, symbolizer);
-      if (!unwound.ok()) return ReportError(name(), unwound.error().message());
+      if (!unwound.ok()) return ReportError(name(), unwound.error());
       bytes = unwound.value();
     }
     if (spool) {
       // A reader that stops early (`| head`) is an error to report, not a signal to die of.
       ::signal(SIGPIPE, SIG_IGN);
       Status copied = CopyFileTo(written_, STDOUT_FILENO, "standard output");
-      if (!copied.ok()) return ReportError(name(), copied.error().message());
+      if (!copied.ok()) return ReportError(name(), copied.error());
     }
     if (!quiet_)
       PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
@@ -211,8 +214,19 @@ class RecordCommand : public Subcommand {
       s.use_frequency = false;
       s.period = period_;
     } else {
-      if (frequency_ == 0) return Error("-F must be at least 1");
-      s.frequency = frequency_;
+      uint64_t frequency = 4000;
+      if (frequency_text_ == "max") {
+        auto limit = ReadMaxSampleRate();
+        if (!limit.ok()) return limit.error();
+        frequency = limit.value();
+      } else if (!frequency_text_.empty()) {
+        char* end = nullptr;
+        frequency = std::strtoull(frequency_text_.c_str(), &end, 10);
+        if (*end != '\0' || frequency_text_[0] == '-')
+          return Error("-F takes samples per second or 'max', not '" + frequency_text_ + "'");
+      }
+      if (frequency == 0) return Error("-F must be at least 1");
+      s.frequency = frequency;
     }
     if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
     if (!call_graph_.empty()) {
@@ -361,6 +375,15 @@ class RecordCommand : public Subcommand {
     return text;
   }
 
+  // -F max: the highest rate the kernel allows, as perf reads it.
+  static Result<uint64_t> ReadMaxSampleRate() {
+    const char* path = "/proc/sys/kernel/perf_event_max_sample_rate";
+    std::ifstream in(path);
+    uint64_t rate = 0;
+    if (!(in >> rate) || rate == 0) return Error(std::string("-F max: cannot read ") + path);
+    return rate;
+  }
+
   // The output as the user named it.
   std::string OutputName() const { return output_ == "-" ? "standard output" : output_; }
 
@@ -436,7 +459,7 @@ class RecordCommand : public Subcommand {
   std::string cpu_;
   std::string burst_;
   bool keep_stacks_ = false;
-  uint64_t frequency_ = 4000;
+  std::string frequency_text_;  // -F: a number or "max"; empty: 4000
   uint64_t period_ = 0;
   bool frame_pointers_ = false;
   std::string call_graph_;

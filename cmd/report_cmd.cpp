@@ -60,8 +60,9 @@ class ReportCommand : public Subcommand {
         "sum of each event's periods in the row) or [g] group deltas (a leader-sampled group\n"
         "{a,b}:S: counter deltas of the windows between two samples that both fall in the row;\n"
         "other windows are discarded, their share reported, their samples still counted).\n"
-        "Low confidence, marked ~: fewer than 10 samples of any event a value reads, or fewer\n"
-        "than 10 credited windows.\n"
+        "Each value has a 95% interval (\u00b1), from the spread of the row's credited windows\n"
+        "([g]) or its sample counts ([s], Poisson); marked ~ (low confidence) when the interval\n"
+        "reaches further than 10% of the value either side or cannot be estimated (\u00b1?).\n"
         "Filters --comm, --pid, --tid, --dso, --symbol hide rows without changing shares (as "
         "perf's\n"
         "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
@@ -79,7 +80,15 @@ class ReportCommand : public Subcommand {
     CLI::Option* input =
         app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
-    app.add_option("input_file", input_, "Profile to read (same as -i)")->excludes(input);
+    // CLI11 takes an unknown short option ("-g", perf's habit) for the file: name it instead.
+    app.add_option("input_file", input_, "Profile to read (same as -i)")
+        ->excludes(input)
+        ->check(CLI::Validator(
+            [&app](std::string& value) {
+              return value.size() > 1 && value[0] == '-' ? UnknownOptionMessage(app, value)
+                                                         : std::string();
+            },
+            "FILE"));
     app.add_option("--percent-limit", options_.percent_limit,
                    "Hide rows below this share (Self%, or Total% with --children) of every event");
     app.add_option("--limit", options_.max_rows, "Show at most N rows")
@@ -93,6 +102,14 @@ class ReportCommand : public Subcommand {
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
+    // perf report's habits that are tprof's defaults: accepted, changing nothing.
+    app.add_flag("--stdio")->description("Text output (the default; accepted for perf's habit)");
+    app.add_flag("--no-children")
+        ->description(
+            "Self shares only (the default; --children adds totals; accepted for "
+            "perf's habit)");
+    app.add_flag("-n,--show-nr-samples")
+        ->description("Sample counts (always shown; accepted for perf's habit)");
     SetupTableOptions(app);
     // ---- folded stacks, pprof/speedscope exports, annotate (cmd/report_exports.*) ----
     AddReportExportOptions(app, exports_);
@@ -117,6 +134,13 @@ class ReportCommand : public Subcommand {
 
   // --- report table options (sort, filters, children, callers/callees, json/csv) ---
   void SetupTableOptions(CLI::App& app) {
+    app.add_option("--metric", metric_texts_,
+                   "A metric of your own per row, 'NAME = EXPRESSION' over the recorded events "
+                   "(e.g. 'faults_per_ki = page-faults / instructions * 1000'; + - * / and "
+                   "parentheses, subtraction with spaces); repeatable")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->take_all();
     app.add_option("-s,--sort", sort_,
                    "Row keys, comma-separated: sym, dso, comm, pid, tid, srcline (default "
                    "comm,dso,sym)");
@@ -205,7 +229,7 @@ class ReportCommand : public Subcommand {
                                                   start, InlineModeOf());
       if (!builder.ok()) return Usage(builder.error().message());
       auto summary = source.ReadRecords(**builder);
-      if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+      if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
       WarnIfAny(*summary);
       CallRelations relations = (*builder)->Finish();
       if (json_)
@@ -222,7 +246,7 @@ class ReportCommand : public Subcommand {
     ShortStackCensus census(resolver);
     RecordTee both(**builder, census);
     auto summary = source.ReadRecords(both);
-    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     // A damaged file that gave no samples has no answer to show: an empty table would read as
     // "nothing matched the filters".
     if (!summary->complete && summary->samples == 0)
@@ -231,10 +255,16 @@ class ReportCommand : public Subcommand {
     ReportTable table = (*builder)->Finish();
     auto recorded =
         MatchRecordedMetricTable(table.events, source.metadata().cpu, BuiltinMetricTables());
+    std::vector<MetricFormula> user_metrics;
+    for (const std::string& text : metric_texts_) {
+      auto parsed = ParseUserMetric(text, table.events);
+      if (!parsed.ok()) return Usage(parsed.error().message());
+      user_metrics.push_back(std::move(parsed).value());
+    }
     auto metrics =
         DerivedMetrics::Plan(table, recorded ? recorded->formulas : std::vector<MetricFormula>{},
-                             recorded ? recorded->table->name : "");
-    if (!metrics.ok()) return ReportError(name(), metrics.error().message());
+                             recorded ? recorded->table->name : "", user_metrics);
+    if (!metrics.ok()) return ReportError(name(), metrics.error());
     ReportTableView view;
     view.metadata = &source.metadata();
     view.table = &table;
@@ -277,7 +307,7 @@ class ReportCommand : public Subcommand {
 
   int Run() override {
     auto opened_or = OpenedProfile::Open(input_, {symfs_, binaries_, nullptr});
-    if (!opened_or.ok()) return ReportError(name(), opened_or.error().message());
+    if (!opened_or.ok()) return ReportError(name(), opened_or.error());
     OpenedProfile& opened = **opened_or;
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table.
     if (!flamegraph_.empty()) return WriteFlameGraph(opened.source(), opened.resolver());
@@ -310,7 +340,7 @@ class ReportCommand : public Subcommand {
                                   : color == FlameColor::kCpi ? FrameRatioKind::kCpi
                                                               : FrameRatioKind::kStall;
       auto found = FindRatioEvents(events, kind);
-      if (!found.ok()) return ReportError(name(), input_ + ": " + found.error().message());
+      if (!found.ok()) return ReportError(name(), found.error().WithContext(input_));
       ratio = *found;
     }
     size_t event = 0;
@@ -323,15 +353,15 @@ class ReportCommand : public Subcommand {
         known += (known.empty() ? "" : ", ") + events[i].name;
       }
       if (!found)
-        return ReportError(name(), input_ + ": no event '" + exports_.event +
-                                       "' (the profile has: " + known + ")");
+        return ReportError(name(), Error::BadRequest(input_ + ": no event '" + exports_.event +
+                                                     "' (the profile has: " + known + ")"));
     }
 
     CallTreeOptions tree_options;
     tree_options.roots = roots.at(roots_name_);
     CallTreeBuilder tree(events, resolver, tree_options);
     auto summary = source.ReadRecords(tree);
-    if (!summary.ok()) return ReportError(name(), input_ + ": " + summary.error().message());
+    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     if (!summary->warning.empty())
       std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
     if (tree.root().total[event] == 0)
@@ -382,6 +412,7 @@ class ReportCommand : public Subcommand {
   TextReportOptions options_;
   // report table options
   std::string sort_ = "comm,dso,sym";
+  std::vector<std::string> metric_texts_;  // --metric 'NAME = EXPRESSION'...
   bool children_ = false;
   std::vector<std::string> comms_;
   std::vector<uint32_t> pids_;

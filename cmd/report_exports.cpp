@@ -189,9 +189,9 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     StackProfile profile = stacks->Finish();
     if (!options.pprof_path.empty()) {
       auto bytes = ExportPprof(source.metadata(), profile);
-      if (!bytes.ok()) return ReportError(kCommand, bytes.error().message());
+      if (!bytes.ok()) return ReportError(kCommand, bytes.error());
       Status written = WriteFile(options.pprof_path, *bytes);
-      if (!written.ok()) return ReportError(kCommand, written.error().message());
+      if (!written.ok()) return ReportError(kCommand, written.error());
       std::cerr << "[ tprof report: wrote pprof profile " << options.pprof_path << ": "
                 << profile.stacks.size() << " stacks, " << profile.locations.size()
                 << " locations ]\n";
@@ -199,7 +199,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     if (!options.speedscope_path.empty()) {
       Status written =
           WriteFile(options.speedscope_path, ExportSpeedscope(source.metadata(), profile));
-      if (!written.ok()) return ReportError(kCommand, written.error().message());
+      if (!written.ok()) return ReportError(kCommand, written.error());
       std::cerr << "[ tprof report: wrote speedscope profile " << options.speedscope_path << ": "
                 << profile.stacks.size() << " stacks ]\n";
     }

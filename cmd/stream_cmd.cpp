@@ -53,7 +53,7 @@ class StreamCommand : public Subcommand {
                                     : source_ == "callchain" ? HotStreamOptions::Source::kCallchain
                                                              : HotStreamOptions::Source::kAuto;
     auto profile = LoadStreamProfile(input_, input_options_, name());
-    if (!profile.ok()) return ReportError(name(), profile.error().message());
+    if (!profile.ok()) return ReportError(name(), profile.error());
     if (report_.blocks && !profile->branch_samples)
       return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");
     // Asked for branch streams, a profile without branch stacks has none to give: empty streams

@@ -71,15 +71,15 @@ int RunStreamDiff(const StreamDiffOptions& options) {
   SourceTreeMap trees;
   if (!options.before_dir.empty()) {
     auto opened = SourceTreeMap::Open(options.before_dir, options.after_dir);
-    if (!opened.ok()) return ReportError(command, opened.error().message());
+    if (!opened.ok()) return ReportError(command, opened.error());
     trees = std::move(opened.value());
   }
   // Read one after the other: thread safety is an experimental build option of elfutils, whose
   // libelf and libdw the symbolizers use, so two symbolizers are not run at once.
   auto old_profile = LoadStreamProfile(options.old_path, options.input, command);
-  if (!old_profile.ok()) return ReportError(command, old_profile.error().message());
+  if (!old_profile.ok()) return ReportError(command, old_profile.error());
   auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
-  if (!new_profile.ok()) return ReportError(command, new_profile.error().message());
+  if (!new_profile.ok()) return ReportError(command, new_profile.error());
 
   StreamMatchOptions match_options;
   match_options.top = options.top;

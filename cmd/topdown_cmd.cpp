@@ -101,8 +101,7 @@ class TopdownCommand : public Subcommand {
       return Usage("--input needs --cpu NAME (or --spec FILE); see 'tprof list cpus'");
     auto chosen = ChooseTable();
     if (!chosen.ok())  // an unreadable spec is a runtime error, an unknown CPU a usage error
-      return spec_.empty() ? Usage(chosen.error().message())
-                           : ReportError(name(), chosen.error().message());
+      return spec_.empty() ? Usage(chosen.error().message()) : ReportError(name(), chosen.error());
     const MetricTable* table = chosen.value();
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
@@ -111,9 +110,9 @@ class TopdownCommand : public Subcommand {
     std::stringstream text;
     text << in.rdbuf();
     auto counts = ParseCounterReport(text.str());
-    if (!counts.ok()) return ReportError(name(), input_ + ": " + counts.error().message());
+    if (!counts.ok()) return ReportError(name(), counts.error().WithContext(input_));
     auto results = EvaluateMetrics(*table, selected.value(), counts.value());
-    if (!results.ok()) return ReportError(name(), results.error().message());
+    if (!results.ok()) return ReportError(name(), results.error());
     RenderTopdown(*table, counts->format + " " + input_, results.value(),
                   json_  ? TopdownFormat::kJson
                   : csv_ ? TopdownFormat::kCsv
@@ -158,7 +157,7 @@ class TopdownCommand : public Subcommand {
       pids = parsed.value();
       for (pid_t pid : pids) {
         auto threads = ListThreads(pid);
-        if (!threads.ok()) return ReportError(name(), threads.error().message());
+        if (!threads.ok()) return ReportError(name(), threads.error());
       }
     }
     // Top-down needs the core PMU; find out in one try whether this machine has one.
@@ -176,16 +175,16 @@ class TopdownCommand : public Subcommand {
                            "this machine has no hardware PMU (typical of a virtual machine), so "
                            "nothing can be counted live; evaluate saved counts with --cpu NAME "
                            "--input FILE");
-      return ReportError(name(), probe.error().message());
+      return ReportError(name(), probe.error());
     }
     auto found = ChooseTable();
-    if (!found.ok()) return ReportError(name(), found.error().message());
+    if (!found.ok()) return ReportError(name(), found.error());
     const MetricTable* table = found.value();
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
     uint32_t counters = CountGeneralCounters(*table);
     auto schedule = ScheduleGroups(*table, selected.value(), counters);
-    if (!schedule.ok()) return ReportError(name(), schedule.error().message());
+    if (!schedule.ok()) return ReportError(name(), schedule.error());
     std::vector<std::vector<CountedEvent>> groups;
     for (const ScheduledGroup& g : schedule.value()) {
       std::vector<CountedEvent> events;
@@ -217,7 +216,7 @@ class TopdownCommand : public Subcommand {
       writer.emplace(*table, "counted live on " + target + groups_note, Format(), std::cout);
     }
     auto counted = RunCounting(groups, run, print_interval);
-    if (!counted.ok()) return ReportError(name(), counted.error().message());
+    if (!counted.ok()) return ReportError(name(), counted.error());
     const std::string description = "counted live on " + counted->target + groups_note +
                                     EndNote(counted->end, counted->elapsed_ns);
     if (!output_.empty()) {
@@ -227,7 +226,7 @@ class TopdownCommand : public Subcommand {
     }
     if (interval_ns && !summary_) return kExitOk;  // as perf stat -I: the intervals only
     auto results = EvaluateMetrics(*table, selected.value(), counted->total);
-    if (!results.ok()) return ReportError(name(), results.error().message());
+    if (!results.ok()) return ReportError(name(), results.error());
     if (writer)
       writer->Summary(results.value());
     else

@@ -56,6 +56,8 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
     std::string name = c.name + (c.source == MetricSource::kSampledPeriods ? "[s]" : "[g]");
     header.push_back(name);
     header.push_back(name + ":low_confidence");
+    header.push_back(name + ":ci95_low");
+    header.push_back(name + ":ci95_high");
   }
   Line(header, out);
   for (const ReportRow* row : VisibleRows(view)) {
@@ -75,9 +77,12 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
       f.push_back(std::to_string(row->groups[g].windows_discarded));
     }
     for (size_t c = 0; c < metrics.size(); ++c) {
-      MetricValue v = view.metrics->Evaluate(c, table, *row);
+      MetricValue v = view.metrics->Evaluate(c, table, *row, view.children);
       f.push_back(v.value ? Number(*v.value) : "");
       f.push_back(v.low_confidence ? "1" : "0");
+      const bool interval = v.value && v.half_width;
+      f.push_back(interval ? Number(*v.value - *v.half_width) : "");
+      f.push_back(interval ? Number(*v.value + *v.half_width) : "");
     }
     Line(f, out);
   }

@@ -131,6 +131,36 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
   }
 }
 
+// "+12.3% ±4.5" (the part in % of the old cost, its interval in the same unit when runs give one).
+std::string PartCell(const SplitPart& part, double old_cost) {
+  if (!part.percent) return Printf("%14s", "n/a");
+  std::string cell = Printf("%+.2f%%", *part.percent);
+  if (part.half_width && old_cost != 0)
+    cell += Printf(" \u00b1%.2f", 100 * *part.half_width / old_cost);
+  return Printf("%16s", cell.c_str());
+}
+
+void RenderSplit(const CostSplitDiff& split, const DiffReportOptions& options, std::ostream& out) {
+  out << "#\n# cost split: the change of " << split.cost_event << " = work (more or less "
+      << split.work_event << " at the old " << split.cost_event << " per " << split.work_event
+      << ") + efficiency (the change of " << split.cost_event << " per " << split.work_event
+      << "); in % of the old " << split.cost_event
+      << (split.total.work.half_width ? ", \u00b1 the 95% interval over the runs" : "") << '\n';
+  out << "# " << Printf("%14s %14s %16s %16s", "old", "new", "work", "efficiency")
+      << "  Function [module]\n";
+  auto line = [&](const CostSplit& s, const std::string& label) {
+    out << "  " << Printf("%14.6g %14.6g", s.old_cost, s.new_cost) << ' '
+        << PartCell(s.work, s.old_cost) << ' ' << PartCell(s.efficiency, s.old_cost) << "  "
+        << label << '\n';
+  };
+  line(split.total, "[total]");
+  size_t shown = 0;
+  for (const CostSplit& s : split.functions) {
+    if (options.max_rows && shown++ >= options.max_rows) break;
+    line(s, Label(s.key));
+  }
+}
+
 nlohmann::ordered_json OptionalJson(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
@@ -209,6 +239,7 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
          "every column's formula\n";
   for (const EventDiff& event : diff.events) RenderEvent(diff, event, options, out);
   if (diff.metrics) RenderMetrics(*diff.metrics, options, out);
+  if (diff.split) RenderSplit(*diff.split, options, out);
   for (const IncompleteInput& in : inputs.incomplete)
     out << "# incomplete: " << in.side << " " << in.file << ": " << in.reason << '\n';
   if (!verdict.checks.empty()) {
@@ -276,6 +307,35 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
                     {"functions", std::move(functions)}};
   } else {
     j["metrics"] = nullptr;
+  }
+  if (diff.split) {
+    auto part = [](const SplitPart& p) {
+      return nlohmann::ordered_json{{"value", p.value},
+                                    {"percent", OptionalJson(p.percent)},
+                                    {"half_width", OptionalJson(p.half_width)}};
+    };
+    auto split = [&](const CostSplit& s) {
+      nlohmann::ordered_json j;
+      if (!s.key.function.empty()) {
+        j["function"] = s.key.function;
+        j["module"] = s.key.module;
+      }
+      j["old_cost"] = s.old_cost;
+      j["new_cost"] = s.new_cost;
+      j["old_work"] = s.old_work;
+      j["new_work"] = s.new_work;
+      j["work"] = part(s.work);
+      j["efficiency"] = part(s.efficiency);
+      return j;
+    };
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
+    for (const CostSplit& s : diff.split->functions) functions.push_back(split(s));
+    j["split"] = {{"cost_event", diff.split->cost_event},
+                  {"work_event", diff.split->work_event},
+                  {"total", split(diff.split->total)},
+                  {"functions", std::move(functions)}};
+  } else {
+    j["split"] = nullptr;
   }
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const GateCheck& c : verdict.checks) {

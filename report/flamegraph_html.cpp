@@ -150,6 +150,8 @@ void AppendScale(std::string& out, const FlameColorScale& scale) {
   }
   out += ",\"noValue\":";
   AppendJsonString(out, scale.no_value_rule);
+  out += ",\"step\":";
+  AppendNumber(out, scale.step);
   out.push_back('}');
 }
 
@@ -208,6 +210,15 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
       auto it = input.details.find(c.nodes[i]);
       if (it != input.details.end() && it->second.color_value)
         AppendNumber(out, *it->second.color_value);
+      else
+        out += "null";
+    }
+    out += "],\"halfWidth\":[";
+    for (size_t i = 0; i < c.nodes.size(); ++i) {
+      if (i) out.push_back(',');
+      auto it = input.details.find(c.nodes[i]);
+      if (it != input.details.end() && it->second.color_value && it->second.half_width)
+        AppendNumber(out, *it->second.half_width);
       else
         out += "null";
     }
@@ -305,18 +316,21 @@ FlameColorScale RatioColorScale(FrameRatioKind kind, const std::string& numerato
       scale.max = 4;
       scale.stops = {{0, red}, {1, amber}, {2, green}, {4, blue}};
       scale.marks = {{1, "IPC = 1"}};
+      scale.step = 0.5;
       break;
     case FrameRatioKind::kCpi:
       scale.min = 0;
       scale.max = 4;
       scale.stops = {{0, blue}, {0.5, green}, {1, amber}, {4, red}};
       scale.marks = {{1, "CPI = 1"}};
+      scale.step = 0.5;
       break;
     case FrameRatioKind::kStall:
       scale.min = 0;
       scale.max = 1;
       scale.stops = {{0, blue}, {0.3, green}, {0.5, amber}, {1, red}};
       scale.marks = {{0.5, "50% stalled"}};
+      scale.step = 0.125;
       break;
   }
   scale.no_value_rule = "grey: fewer than " + std::to_string(min_samples) + " samples of " +
@@ -334,9 +348,17 @@ void ColorFramesByRatio(FlameGraphInput& input,
                           numerator_event + " samples"};
   input.details.clear();
   input.details.reserve(ratios.size());
+  char step[32];
+  std::snprintf(step, sizeof step, "%g", input.scale->step);
+  input.mark_label = std::string("uncertain: the 95% interval of ") + input.ratio_label +
+                     " is wider than one legend step (\u00b1" + step + ")";
   for (const auto& [node, r] : ratios) {
     FlameFrameDetail d;
-    if (r.reliable) d.color_value = r.value;
+    if (r.reliable) {
+      d.color_value = r.value;
+      d.half_width = r.half_width;
+      d.marked = !r.half_width || *r.half_width > input.scale->step;
+    }
     d.columns = {static_cast<double>(r.denominator), static_cast<double>(r.numerator),
                  static_cast<double>(r.denominator_samples),
                  static_cast<double>(r.numerator_samples)};

@@ -33,12 +33,16 @@ struct FlameColorScale {
   std::vector<std::pair<double, std::string>> stops;  // value, "#rrggbb"; ascending values
   std::vector<std::pair<double, std::string>> marks;  // value, label drawn on the legend
   std::string no_value_rule;  // why a frame is grey, e.g. "grey: fewer than 10 samples of ..."
+  // One legend step (a tick on the legend): a frame whose 95 % interval reaches further than
+  // this is marked uncertain. 0: no steps.
+  double step = 0;
 };
 
 // What the caller knows about one frame beyond its width.
 struct FlameFrameDetail {
   std::optional<double> color_value;      // placed on the scale; none: grey
   std::optional<double> alt_color_value;  // the same scale, when the page offers a second colouring
+  std::optional<double> half_width;       // color_value's 95 % interval, for tooltips
   std::vector<double> columns;            // one per FlameGraphInput::detail_columns, for tooltips
   bool marked = false;                    // drawn hatched and outlined; FlameGraphInput::mark_label
 };
@@ -86,8 +90,9 @@ void RenderFlameGraphHtml(const FlameGraphInput& input, std::ostream& out);
 FlameColorScale RatioColorScale(FrameRatioKind kind, const std::string& numerator_event,
                                 const std::string& denominator_event, uint64_t min_samples);
 
-// Colours `input`'s frames by their ratios: the scale, a tooltip line with the ratio and columns
-// with both events' periods and sample counts. Unreliable frames get no value (grey).
+// Colours `input`'s frames by their ratios: the scale, a tooltip line with the ratio and its
+// interval, and columns with both events' periods and sample counts. Unreliable frames get no
+// value (grey); frames whose interval is wider than one legend step are marked uncertain.
 void ColorFramesByRatio(FlameGraphInput& input,
                         const std::unordered_map<const CallNode*, FrameRatio>& ratios,
                         FrameRatioKind kind, const std::string& numerator_event,

@@ -9,6 +9,12 @@ nlohmann::json Value(const MetricValue& v) {
   return v.value ? nlohmann::json(*v.value) : nlohmann::json(nullptr);
 }
 
+// [low, high]: the value's 95 % interval; null where it cannot be estimated.
+nlohmann::json Interval(const MetricValue& v) {
+  if (!v.value || !v.half_width) return nullptr;
+  return nlohmann::json::array({*v.value - *v.half_width, *v.value + *v.half_width});
+}
+
 nlohmann::json OptionalSeconds(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
@@ -96,7 +102,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   j["groups"] = groups;
   j["metric_table"] =
       view.metric_table.empty() ? nlohmann::json(nullptr) : nlohmann::json(view.metric_table);
-  j["min_confident_count"] = kMinConfidentCount;
+  j["max_confident_relative_half_width"] = kMaxConfidentRelativeHalfWidth;
   j["low_confidence_rule"] = LowConfidenceRule();
   nlohmann::json metrics = nlohmann::json::array();
   for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
@@ -110,11 +116,15 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
          {"group", col.group >= 0 ? nlohmann::json(col.group) : nlohmann::json(nullptr)},
          {"origin", col.origin},
          {"overall", Value(overall)},
+         {"overall_ci95", Interval(overall)},
          {"overall_low_confidence", overall.low_confidence}});
   }
   j["metrics"] = metrics;
   nlohmann::json rows = nlohmann::json::array();
-  for (const ReportRow* row : VisibleRows(view)) {
+  size_t beyond_limit = 0;
+  const std::vector<const ReportRow*> visible = VisibleRows(view, &beyond_limit);
+  j["rows_beyond_limit"] = beyond_limit;
+  for (const ReportRow* row : visible) {
     nlohmann::json r;
     nlohmann::json keys = nlohmann::json::object();
     for (size_t k = 0; k < table.sort.size(); ++k) keys[SortKeyName(table.sort[k])] = row->keys[k];
@@ -145,8 +155,9 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
     r["groups"] = row_groups;
     nlohmann::json values = nlohmann::json::array();
     for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
-      MetricValue v = view.metrics->Evaluate(c, table, *row);
-      values.push_back({{"value", Value(v)}, {"low_confidence", v.low_confidence}});
+      MetricValue v = view.metrics->Evaluate(c, table, *row, view.children);
+      values.push_back(
+          {{"value", Value(v)}, {"ci95", Interval(v)}, {"low_confidence", v.low_confidence}});
     }
     r["metrics"] = values;
     rows.push_back(std::move(r));

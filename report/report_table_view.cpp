@@ -9,13 +9,15 @@ double Percent(uint64_t part, uint64_t whole) {
 }
 
 std::string LowConfidenceRule() {
-  return "a value is low-confidence (marked ~) when it rests on fewer than " +
-         std::to_string(kMinConfidentCount) +
-         " samples of any event it reads (sampled periods) or fewer than " +
-         std::to_string(kMinConfidentCount) + " credited windows (group deltas)";
+  return "\u00b1 is a value's 95% interval, from the spread of the row's credited windows "
+         "(group deltas) or its sample counts (sampled periods, Poisson); a value is "
+         "low-confidence (marked ~) when its interval reaches further than " +
+         std::to_string(static_cast<int>(100 * kMaxConfidentRelativeHalfWidth)) +
+         "% of it either side or cannot be estimated (\u00b1?: fewer than 2 credited windows, "
+         "or an event without samples)";
 }
 
-std::vector<const ReportRow*> VisibleRows(const ReportTableView& view) {
+std::vector<const ReportRow*> VisibleRows(const ReportTableView& view, size_t* beyond_limit) {
   const ReportTable& table = *view.table;
   const size_t order = table.FirstSampledEvent();
   std::vector<const ReportRow*> rows;
@@ -35,7 +37,11 @@ std::vector<const ReportRow*> VisibleRows(const ReportTableView& view) {
     std::stable_sort(rows.begin(), rows.end(), [order](const ReportRow* a, const ReportRow* b) {
       return a->total_period[order] > b->total_period[order];
     });
-  if (view.max_rows && rows.size() > view.max_rows) rows.resize(view.max_rows);
+  if (beyond_limit) *beyond_limit = 0;
+  if (view.max_rows && rows.size() > view.max_rows) {
+    if (beyond_limit) *beyond_limit = rows.size() - view.max_rows;
+    rows.resize(view.max_rows);
+  }
   return rows;
 }
 

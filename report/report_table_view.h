@@ -34,7 +34,9 @@ struct ReportTableView {
 
 // The rows to show, ordered by the first sampled event's self (or, with children, total)
 // period.
-std::vector<const ReportRow*> VisibleRows(const ReportTableView& view);
+// `beyond_limit`, when given, gets the number of rows --limit left out.
+std::vector<const ReportRow*> VisibleRows(const ReportTableView& view,
+                                          size_t* beyond_limit = nullptr);
 
 double Percent(uint64_t part, uint64_t whole);
 

@@ -89,10 +89,21 @@ struct Column {
   std::vector<std::string> cells;
 };
 
+// Terminal columns of UTF-8 text: one per code point (continuation bytes take none).
+size_t DisplayWidth(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text) width += (c & 0xC0) != 0x80;
+  return width;
+}
+
+// "1.234 ±0.045", "~" after a low-confidence value ("±?" where no interval can be estimated).
 std::string FormatMetric(const MetricValue& v) {
   if (!v.value) return "n/a";
-  double x = *v.value;
-  std::string s = std::abs(x) >= 1000 ? Printf("%.0f", x) : Printf("%.3f", x);
+  auto number = [](double x) {
+    return std::abs(x) >= 1000 ? Printf("%.0f", x) : Printf("%.3f", x);
+  };
+  std::string s = number(*v.value);
+  s += v.half_width ? " \u00b1" + number(*v.half_width) : " \u00b1?";
   if (v.low_confidence) s += "~";
   return s;
 }
@@ -206,7 +217,8 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
 void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   const ReportTable& table = *view.table;
   WriteHeader(view, out);
-  std::vector<const ReportRow*> rows = VisibleRows(view);
+  size_t beyond_limit = 0;
+  std::vector<const ReportRow*> rows = VisibleRows(view, &beyond_limit);
   std::vector<Column> columns;
   for (size_t e = 0; e < table.events.size(); ++e) {
     if (!table.IsSampled(e)) continue;
@@ -228,9 +240,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
       Column c{"", "D:" + table.events[group.members[i]].name, false, {}};
       for (const ReportRow* row : rows) {
         const GroupCredit& credit = row->groups[g];
-        std::string cell = Printf("%.0f", credit.deltas[i]);
-        if (credit.windows_credited < kMinConfidentCount) cell += "~";
-        c.cells.push_back(cell);
+        c.cells.push_back(Printf("%.0f", credit.deltas[i]));
       }
       columns.push_back(std::move(c));
     }
@@ -248,7 +258,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   for (size_t m = 0; m < view.metrics->columns().size(); ++m) {
     Column c{"", MetricTitle(view.metrics->columns()[m]), false, {}};
     for (const ReportRow* row : rows)
-      c.cells.push_back(FormatMetric(view.metrics->Evaluate(m, table, *row)));
+      c.cells.push_back(FormatMetric(view.metrics->Evaluate(m, table, *row, view.children)));
     columns.push_back(std::move(c));
   }
   for (size_t k = 0; k < table.sort.size(); ++k) {
@@ -258,8 +268,8 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   }
   std::vector<size_t> width;
   for (const Column& c : columns) {
-    size_t w = c.title.size();
-    for (const std::string& cell : c.cells) w = std::max(w, cell.size());
+    size_t w = DisplayWidth(c.title);
+    for (const std::string& cell : c.cells) w = std::max(w, DisplayWidth(cell));
     width.push_back(w);
   }
   // A line naming each event above its run of columns (widened to fit the name), then the
@@ -288,7 +298,8 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
     std::string s;
     for (size_t i = 0; i < columns.size(); ++i) {
       std::string cell = cell_of(i);
-      std::string pad(width[i] > cell.size() ? width[i] - cell.size() : 0, ' ');
+      const size_t cell_width = DisplayWidth(cell);
+      std::string pad(width[i] > cell_width ? width[i] - cell_width : 0, ' ');
       s += "  ";
       if (columns[i].left)
         s += cell + (i + 1 < columns.size() ? pad : "");
@@ -300,6 +311,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   out << '#' << line([&](size_t i) { return columns[i].title; }).substr(1) << '\n';
   for (size_t r = 0; r < rows.size(); ++r)
     out << line([&](size_t i) { return columns[i].cells[r]; }) << '\n';
+  if (beyond_limit) out << "# ... " << beyond_limit << " more (--limit)\n";
   if (rows.empty())
     out << (view.filter_summary.empty() ? "# no rows: the profile holds no samples\n"
                                         : "# no rows: nothing matched the filters\n");

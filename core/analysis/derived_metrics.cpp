@@ -1,6 +1,10 @@
 #include "core/analysis/derived_metrics.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iterator>
+#include <limits>
 
 namespace tprof {
 
@@ -40,13 +44,78 @@ std::string FormulaEventName(const std::string& recorded) {
   return name;
 }
 
+Result<MetricFormula> ParseUserMetric(const std::string& text,
+                                      const std::vector<EventDesc>& events) {
+  const size_t equals = text.find('=');
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    return s;
+  };
+  if (equals == std::string::npos)
+    return Error("--metric '" + text + "': write NAME = EXPRESSION, e.g. 'faults_per_ki = " +
+                 "page-faults / instructions * 1000'");
+  MetricFormula formula;
+  formula.name = trim(text.substr(0, equals));
+  std::string expression = trim(text.substr(equals + 1));
+  if (formula.name.empty() || expression.empty())
+    return Error("--metric '" + text + "': the name and the expression must not be empty");
+  // The recorded events' names with a '-' in them are escaped for the parser, longest first
+  // (so that "stalled-cycles-frontend" is not cut at "stalled-cycles"), where they stand as a
+  // whole name.
+  std::vector<std::string> dashed;
+  for (const EventDesc& e : events) {
+    std::string name = FormulaEventName(e.name);
+    if (name.find('-') != std::string::npos) dashed.push_back(name);
+  }
+  std::sort(dashed.begin(), dashed.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '#' ||
+           c == ':' || c == '\\';
+  };
+  std::string escaped;
+  for (size_t i = 0; i < expression.size();) {
+    bool matched = false;
+    if (i == 0 || !is_name_char(expression[i - 1]))
+      for (const std::string& name : dashed)
+        if (expression.compare(i, name.size(), name) == 0 &&
+            (i + name.size() == expression.size() ||
+             (!is_name_char(expression[i + name.size()]) && expression[i + name.size()] != '-'))) {
+          for (char c : name) {
+            if (c == '-') escaped.push_back('\\');
+            escaped.push_back(c);
+          }
+          i += name.size();
+          matched = true;
+          break;
+        }
+    if (!matched) escaped.push_back(expression[i++]);
+  }
+  auto parsed = MetricExpression::Parse(escaped);
+  if (!parsed.ok()) return parsed.error().WithContext("--metric '" + text + "'");
+  std::vector<std::string> names;
+  for (const EventDesc& e : events) names.push_back(FormulaEventName(e.name));
+  for (const std::string& v : parsed->variables())
+    if (std::find(names.begin(), names.end(), v) == names.end()) {
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+      return Error("--metric '" + text + "': no recorded event '" + v + "' (recorded: " + known +
+                   ")");
+    }
+  formula.formula = escaped;
+  formula.unit = "user";
+  return formula;
+}
+
 const char* MetricSourceName(MetricSource source) {
   return source == MetricSource::kSampledPeriods ? "sampled periods" : "group deltas";
 }
 
 Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
                                             const std::vector<MetricFormula>& extra,
-                                            const std::string& origin) {
+                                            const std::string& origin,
+                                            const std::vector<MetricFormula>& user) {
   DerivedMetrics plan;
   auto add = [&](const MetricFormula& f, const std::string& from) -> Result<bool> {
     auto expression = MetricExpression::Parse(f.formula);
@@ -107,70 +176,184 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     auto r = add(f, origin);
     if (!r.ok()) return r.error();
   }
+  for (const MetricFormula& f : user) {
+    auto r = add(f, "user");
+    if (!r.ok()) return r.error();
+  }
   return plan;
 }
 
-MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& counts,
-                                    uint64_t confidence) const {
-  const Compiled& compiled = compiled_[column];
+MetricValue ValueWithInterval(
+    const std::function<std::optional<double>(const std::vector<double>&)>& evaluate,
+    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile) {
   MetricValue result;
-  // The formula's non-constant variables, in order, are the events the column reads.
-  std::vector<std::pair<std::string, double>> values = compiled.constants;
-  size_t next = 0;
-  for (const std::string& v : compiled.expression.variables()) {
-    bool constant = std::any_of(compiled.constants.begin(), compiled.constants.end(),
-                                [&](const auto& cst) { return cst.first == v; });
-    if (!constant && next < counts.size()) values.emplace_back(v, counts[next++]);
+  result.value = evaluate(counts);
+  const size_t n = counts.size();
+  if (result.value && covariance.size() == n * n) {
+    // The gradient by central differences (one-sided where the formula is undefined beyond
+    // the point, e.g. a denominator at zero).
+    std::vector<double> gradient(n, 0);
+    bool defined = true;
+    for (size_t i = 0; i < n && defined; ++i) {
+      const double h = std::max(std::abs(counts[i]), 1.0) * 1e-6;
+      std::vector<double> up = counts, down = counts;
+      up[i] += h;
+      down[i] -= h;
+      std::optional<double> fu = evaluate(up),
+                            fd = counts[i] - h >= 0 ? evaluate(down) : std::nullopt;
+      if (fu && fd)
+        gradient[i] = (*fu - *fd) / (2 * h);
+      else if (fu)
+        gradient[i] = (*fu - *result.value) / h;
+      else if (fd)
+        gradient[i] = (*result.value - *fd) / h;
+      else
+        defined = false;
+    }
+    double variance = 0;
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) variance += gradient[i] * covariance[i * n + j] * gradient[j];
+    if (defined && std::isfinite(variance))
+      result.half_width = quantile * std::sqrt(std::max(variance, 0.0));
   }
-  result.value =
-      compiled.expression.Evaluate([&](const std::string& name) -> std::optional<double> {
-        for (const auto& [variable, value] : values)
-          if (variable == name) return value;
-        return std::nullopt;
-      });
-  result.low_confidence = confidence < kMinConfidentCount;
+  result.low_confidence =
+      !result.value || !result.half_width ||
+      *result.half_width > kMaxConfidentRelativeHalfWidth * std::abs(*result.value);
   return result;
 }
 
-MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table,
-                                     const ReportRow& row) const {
+double StudentT975(uint64_t degrees) {
+  // Tabulated; between entries, linear in 1 / degrees (exact to the third decimal).
+  static constexpr std::pair<uint64_t, double> kTable[] = {
+      {1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},  {5, 2.571},  {6, 2.447},
+      {7, 2.365},  {8, 2.306},  {9, 2.262},  {10, 2.228}, {12, 2.179}, {15, 2.131},
+      {20, 2.086}, {25, 2.060}, {30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}};
+  if (degrees == 0) return std::numeric_limits<double>::infinity();
+  if (degrees >= 120) {
+    // Towards the normal quantile 1.960 at infinity, linear in 1 / degrees.
+    return 1.960 + (1.980 - 1.960) * 120.0 / static_cast<double>(degrees);
+  }
+  for (size_t i = 0; i + 1 < std::size(kTable); ++i) {
+    const auto [d0, t0] = kTable[i];
+    const auto [d1, t1] = kTable[i + 1];
+    if (degrees == d0) return t0;
+    if (degrees < d1) {
+      const double x = 1.0 / static_cast<double>(degrees), x0 = 1.0 / static_cast<double>(d0),
+                   x1 = 1.0 / static_cast<double>(d1);
+      return t0 + (t1 - t0) * (x - x0) / (x1 - x0);
+    }
+  }
+  return 1.980;
+}
+
+namespace {
+
+constexpr double kNormal975 = 1.959964;  // the normal distribution's 97.5 % quantile
+
+// Sampled periods: each count S_e from n_e samples is Poisson, variance S_e^2 / n_e; the
+// events are sampled independently. Empty when an event has no sample (no estimate).
+std::vector<double> PoissonCovariance(const std::vector<double>& counts,
+                                      const std::vector<uint64_t>& samples) {
+  const size_t n = counts.size();
+  std::vector<double> covariance(n * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (samples[i] == 0) return {};
+    covariance[i * n + i] = counts[i] * counts[i] / static_cast<double>(samples[i]);
+  }
+  return covariance;
+}
+
+// Group deltas: the sums over `windows` credited windows of the members at `slots`; their
+// covariance is `windows` times the sample covariance of one window's deltas. Empty below two
+// windows.
+std::vector<double> WindowCovariance(const std::vector<double>& deltas,
+                                     const std::vector<double>& products, uint64_t windows,
+                                     const std::vector<size_t>& slots) {
+  if (windows < 2) return {};
+  const size_t members = deltas.size();
+  const double w = static_cast<double>(windows);
+  const size_t n = slots.size();
+  std::vector<double> covariance(n * n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t a = slots[i], b = slots[j];
+      const double sample_covariance =
+          (products[a * members + b] - deltas[a] * deltas[b] / w) / (w - 1);
+      covariance[i * n + j] = w * sample_covariance;
+    }
+  return covariance;
+}
+
+}  // namespace
+
+MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& counts,
+                                    const std::vector<double>& covariance, double quantile) const {
+  const Compiled& compiled = compiled_[column];
+  auto evaluate = [&](const std::vector<double>& at) -> std::optional<double> {
+    // The formula's non-constant variables, in order, are the events the column reads.
+    std::vector<std::pair<std::string, double>> values = compiled.constants;
+    size_t next = 0;
+    for (const std::string& v : compiled.expression.variables()) {
+      bool constant = std::any_of(compiled.constants.begin(), compiled.constants.end(),
+                                  [&](const auto& cst) { return cst.first == v; });
+      if (!constant && next < at.size()) values.emplace_back(v, at[next++]);
+    }
+    return compiled.expression.Evaluate([&](const std::string& name) -> std::optional<double> {
+      for (const auto& [variable, value] : values)
+        if (variable == name) return value;
+      return std::nullopt;
+    });
+  };
+  return ValueWithInterval(evaluate, counts, covariance, quantile);
+}
+
+MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, const ReportRow& row,
+                                     bool inclusive) const {
   const MetricColumn& c = columns_[column];
   std::vector<double> counts;
-  uint64_t confidence = UINT64_MAX;
   if (c.source == MetricSource::kSampledPeriods) {
+    std::vector<uint64_t> samples;
     for (size_t e : c.events) {
-      counts.push_back(static_cast<double>(row.self_period[e]));
-      confidence = std::min(confidence, row.self_samples[e]);
+      counts.push_back(static_cast<double>(inclusive ? row.total_period[e] : row.self_period[e]));
+      samples.push_back(inclusive ? row.total_samples[e] : row.self_samples[e]);
     }
-  } else {
-    const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];
-    for (size_t slot : c.member_slots) counts.push_back(credit.deltas[slot]);
-    confidence = credit.windows_credited;
+    return Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
   }
+  const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];
+  for (size_t slot : c.member_slots) counts.push_back(credit.deltas[slot]);
   (void)table;
-  return Compute(column, counts, confidence);
+  return Compute(
+      column, counts,
+      WindowCovariance(credit.deltas, credit.products, credit.windows_credited, c.member_slots),
+      StudentT975(credit.windows_credited > 0 ? credit.windows_credited - 1 : 0));
 }
 
 MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& table) const {
   const MetricColumn& c = columns_[column];
   std::vector<double> counts;
-  uint64_t confidence = UINT64_MAX;
   if (c.source == MetricSource::kSampledPeriods) {
+    std::vector<uint64_t> samples;
     for (size_t e : c.events) {
       counts.push_back(static_cast<double>(table.total_period[e]));
-      confidence = std::min(confidence, table.total_samples[e]);
+      samples.push_back(table.total_samples[e]);
     }
-  } else {
-    const size_t g = static_cast<size_t>(c.group);
-    counts.assign(c.member_slots.size(), 0);
-    confidence = 0;
-    for (const ReportRow& row : table.rows) {
-      for (size_t i = 0; i < c.member_slots.size(); ++i)
-        counts[i] += row.groups[g].deltas[c.member_slots[i]];
-      confidence += row.groups[g].windows_credited;
-    }
+    return Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
   }
-  return Compute(column, counts, confidence);
+  // Every row's credited windows together.
+  const size_t g = static_cast<size_t>(c.group);
+  const size_t members = table.groups[g].members.size();
+  std::vector<double> deltas(members, 0), products(members * members, 0);
+  uint64_t windows = 0;
+  for (const ReportRow& row : table.rows) {
+    const GroupCredit& credit = row.groups[g];
+    for (size_t i = 0; i < members && i < credit.deltas.size(); ++i) deltas[i] += credit.deltas[i];
+    for (size_t i = 0; i < products.size() && i < credit.products.size(); ++i)
+      products[i] += credit.products[i];
+    windows += credit.windows_credited;
+  }
+  for (size_t slot : c.member_slots) counts.push_back(deltas[slot]);
+  return Compute(column, counts, WindowCovariance(deltas, products, windows, c.member_slots),
+                 StudentT975(windows > 0 ? windows - 1 : 0));
 }
 
 }  // namespace tprof

@@ -4,9 +4,11 @@
 //    count in a row is the sum of the periods of its samples there.
 //  - group deltas: a leader-sampled group (PERF_SAMPLE_READ); an event's count in a row is the
 //    sum of its deltas over the windows credited to the row (both ends in the row).
-// A value resting on too few observations is marked low-confidence (see kMinConfidentCount).
+// Every value has a 95 % interval estimated from the data (see MetricValue), and a value whose
+// interval is wide is marked low-confidence (see kMaxConfidentRelativeHalfWidth).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,9 +19,9 @@
 
 namespace tprof {
 
-// Fewer than this many samples of any event a formula reads (sampled periods), or fewer than
-// this many credited windows (group deltas), makes a row's value low-confidence.
-inline constexpr uint64_t kMinConfidentCount = 10;
+// A value whose 95 % interval reaches further than this share of it on either side (or whose
+// interval cannot be estimated) is low-confidence.
+inline constexpr double kMaxConfidentRelativeHalfWidth = 0.10;
 
 // IPC, CPI, branch-miss and cache-miss rates, and MPKI figures over perf's generic event names.
 const std::vector<MetricFormula>& GenericMetricFormulas();
@@ -28,6 +30,13 @@ const std::vector<MetricFormula>& GenericMetricFormulas();
 // ("cpu_core/cycles/") dropped, perf's aliases folded (cpu-cycles -> cycles,
 // branch-instructions -> branches).
 std::string FormulaEventName(const std::string& recorded);
+
+// A metric the user names (`report --metric 'NAME = EXPRESSION'`): the expression is over the
+// recorded events as perf spells them (page-faults, not page\-faults: a '-' inside a recorded
+// event's name is that name; subtraction needs spaces around it), with MetricExpression's
+// operators. Evaluated per row like the CPU tables' formulas.
+Result<MetricFormula> ParseUserMetric(const std::string& text,
+                                      const std::vector<EventDesc>& events);
 
 enum class MetricSource { kSampledPeriods, kGroupDeltas };
 const char* MetricSourceName(MetricSource source);  // "sampled periods", "group deltas"
@@ -44,21 +53,49 @@ struct MetricColumn {
   std::string origin;                // "generic" or the metric table's name
 };
 
+// A formula's value with its 95 % interval, value ± half_width, by the delta method: the
+// variance of the counts it reads, propagated through the formula's gradient.
+//  - group deltas: the counts are sums over a row's n credited windows, whose covariance is
+//    estimated from the windows' spread (n times the sample covariance of one window's deltas:
+//    for a ratio such as IPC, the classical ratio estimator's variance), with Student's t
+//    quantile for n - 1 degrees of freedom (few windows give a wide interval).
+//  - sampled periods: each event's count S from n samples is a Poisson count of samples times
+//    the period, variance S^2 / n, the events independent.
+// The interval covers sampling noise only: not skid, multiplexing, a PMU's errata, or the windows
+// discarded because they spanned two rows.
 struct MetricValue {
-  std::optional<double> value;  // empty: n/a (a zero denominator)
-  bool low_confidence = false;
+  std::optional<double> value;       // empty: n/a (a zero denominator)
+  std::optional<double> half_width;  // empty: not estimable (fewer than 2 windows or 1 sample)
+  bool low_confidence = false;       // no interval, or wider than kMaxConfidentRelativeHalfWidth
 };
+
+// The formula's value at `counts` with its interval, value ± quantile * standard error, given
+// the counts' covariance (`covariance`, counts.size() squared, row-major; empty when unknown).
+// `evaluate` computes the formula.
+MetricValue ValueWithInterval(
+    const std::function<std::optional<double>(const std::vector<double>&)>& evaluate,
+    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile);
+
+// The 97.5 % quantile of Student's t distribution with `degrees` degrees of freedom (1.96 for
+// the normal distribution as degrees grow).
+double StudentT975(uint64_t degrees);
 
 class DerivedMetrics {
  public:
   // Every formula whose events the table has, from each source that has them all. `extra` are
-  // a metric table's formulas (matched to the recording by the caller), tagged with `origin`.
+  // a metric table's formulas (matched to the recording by the caller), tagged with `origin`;
+  // `user` the user's own (ParseUserMetric), tagged "user".
   static Result<DerivedMetrics> Plan(const ReportTable& table,
                                      const std::vector<MetricFormula>& extra,
-                                     const std::string& origin);
+                                     const std::string& origin,
+                                     const std::vector<MetricFormula>& user = {});
 
   const std::vector<MetricColumn>& columns() const { return columns_; }
-  MetricValue Evaluate(size_t column, const ReportTable& table, const ReportRow& row) const;
+  // `inclusive` (the table's --children view): sampled periods count the samples with the row
+  // anywhere on the callchain (its callees', the kernel's work on its behalf, included); group
+  // deltas stay the row's own credited windows.
+  MetricValue Evaluate(size_t column, const ReportTable& table, const ReportRow& row,
+                       bool inclusive = false) const;
   // The same over every sample (sampled periods) or every credited window (group deltas).
   MetricValue EvaluateTotal(size_t column, const ReportTable& table) const;
 
@@ -67,7 +104,8 @@ class DerivedMetrics {
     MetricExpression expression;
     std::vector<std::pair<std::string, double>> constants;
   };
-  MetricValue Compute(size_t column, const std::vector<double>& counts, uint64_t confidence) const;
+  MetricValue Compute(size_t column, const std::vector<double>& counts,
+                      const std::vector<double>& covariance, double quantile) const;
 
   std::vector<MetricColumn> columns_;
   std::vector<Compiled> compiled_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <initializer_list>
 #include <string_view>
 
@@ -104,9 +105,9 @@ Result<RatioEvents> FindRatioEvents(const std::vector<EventDesc>& events, FrameR
   if (cycles < 0 || other < 0) {
     std::string missing = cycles < 0 ? std::string("cycles") : "";
     if (other < 0) missing += (missing.empty() ? "" : " and ") + std::string(other_what);
-    return Error(
+    return Error::BadRequest(
         "the profile has no " + missing + " samples (its events: " + EventList(events) +
-        "); record both, e.g. perf record -e " +
+        "); record both, e.g. tprof record -e " +
         (kind == FrameRatioKind::kStall ? "cycles,stalled-cycles-backend" : "cycles,instructions") +
         " -c 100000");
   }
@@ -144,6 +145,10 @@ std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNod
         r.denominator ? static_cast<double>(r.numerator) / static_cast<double>(r.denominator) : 0.0;
     r.reliable = r.denominator > 0 && r.numerator_samples >= min_samples &&
                  r.denominator_samples >= min_samples;
+    if (r.numerator_samples > 0 && r.denominator_samples > 0)
+      r.half_width = 1.959964 * r.value *
+                     std::sqrt(1.0 / static_cast<double>(r.numerator_samples) +
+                               1.0 / static_cast<double>(r.denominator_samples));
     out.emplace(node, r);
   }
   return out;

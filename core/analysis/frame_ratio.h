@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,9 @@ struct FrameRatio {
   uint64_t denominator_samples = 0;
   double value = 0;       // numerator / denominator (0 when the denominator is 0)
   bool reliable = false;  // at least `min_samples` samples of each event
+  // The 95 % interval value ± half_width, the two sample streams as Poisson counts (relative
+  // variance 1/numerator_samples + 1/denominator_samples); none without samples of both.
+  std::optional<double> half_width;
 };
 
 // The ratio of every node of the tree (the root included). A frame resting on fewer than

@@ -259,7 +259,8 @@ Result<StreamProfile> HotStreamBuilder::Finish() {
     if (chosen < 0) {
       std::string names;
       for (const EventDesc& e : events_) names += (names.empty() ? "" : ", ") + e.name;
-      return Error("no event '" + options_.event + "' in the profile (it has: " + names + ")");
+      return Error::BadRequest("no event '" + options_.event +
+                               "' in the profile (it has: " + names + ")");
     }
   } else {
     for (size_t i = 0; i < per_event_.size(); ++i)

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "core/analysis/cost_split.h"
 #include "core/base/file_paths.h"
 
 namespace tprof {
@@ -381,6 +382,10 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
     diff.events.push_back(std::move(event));
   }
   diff.metrics = DeriveMetrics(old_side, new_side, *pairing, diff.events);
+  diff.split = SplitCost(old_side, new_side, options.split_cost, options.split_work);
+  if (!diff.split && !options.split_cost.empty())
+    return Error::BadRequest("--split " + options.split_cost + "/" + options.split_work +
+                             ": both sides need samples of both events");
   return diff;
 }
 

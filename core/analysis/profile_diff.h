@@ -65,6 +65,8 @@ struct ProfileDiffOptions {
   // Changes smaller than this (|delta_pct|, in percent) are never called significant, however
   // small their p-value: with quiet enough runs any difference is "significant".
   double min_effect_percent = 5.0;
+  // The events of the cost split (cost_split.h); empty: cycles and instructions.
+  std::string split_cost, split_work;
 };
 
 enum class FunctionStatus { kBoth, kGone, kNew };  // gone: old only (new = 0); new: new only
@@ -118,12 +120,33 @@ struct DerivedMetricsDiff {
   std::vector<FunctionRatios> functions;  // in the order of the cycles event's functions
 };
 
+// A function's change of cost split into work and efficiency (core/analysis/cost_split.h says
+// how each part is computed).
+struct SplitPart {
+  double value = 0;
+  std::optional<double> percent;     // 100 * value / old cost
+  std::optional<double> half_width;  // of value, from repeated runs (two or more per side)
+};
+
+struct CostSplit {
+  FunctionKey key;  // empty for the total
+  double old_cost = 0, new_cost = 0, old_work = 0, new_work = 0;
+  SplitPart work, efficiency;
+};
+
+struct CostSplitDiff {
+  std::string cost_event, work_event;
+  CostSplit total;
+  std::vector<CostSplit> functions;  // with old work, by |cost change| descending
+};
+
 struct ProfileDiff {
   ProfileDiffOptions options;
   size_t old_runs = 0, new_runs = 0;
   std::vector<EventDiff> events;             // events present in every run of both sides
   std::vector<std::string> unpaired_events;  // events some run lacks: not compared
   std::optional<DerivedMetricsDiff> metrics;
+  std::optional<CostSplitDiff> split;  // when both sides have the cost and the work event
   std::string note;  // one line the reader should know (e.g. how lone events were paired)
   // Fewest runs per side with which the Mann-Whitney test can reach options.alpha at all.
   size_t runs_needed = 0;

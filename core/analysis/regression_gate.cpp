@@ -16,6 +16,8 @@ constexpr const char* kShape =
     "'share(PATTERN)[.EVENT] OP Npt', OP one of > >= < <=";
 
 bool IsMetric(const std::string& event) { return event == "ipc" || event == "cpi"; }
+// The parts of the cost split (cost_split.h).
+bool IsSplitPart(const std::string& event) { return event == "work" || event == "efficiency"; }
 
 std::string FormatNumber(double v, const char* unit) {
   char buf[64];
@@ -135,7 +137,9 @@ const char* const kThresholdSyntaxHelp =
     "  func(PATTERN)[.EVENT] OP Npt   ... or 100 * delta / old total (points), or N raw units\n"
     "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
     "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
-    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions.\n"
+    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions, or\n"
+    "  work or efficiency, the two parts of a function's cost change (% of its old cost, or\n"
+    "  raw): more work at the old cost per unit, and the change of that cost.\n"
     "  PATTERN is a shell glob over function names, with or without their parameter list.\n"
     "  A new function counts as +inf %, a gone one as -100 %. With several runs per side only\n"
     "  significant changes trip. Examples:\n"
@@ -193,7 +197,12 @@ Result<Threshold> ParseThreshold(std::string_view text) {
   auto refuse = [&](const char* why) -> Error {
     return Error("threshold '" + t.text + "': " + why);
   };
-  if (IsMetric(t.event)) {
+  if (IsSplitPart(t.event)) {
+    if (t.subject == Threshold::Subject::kShare)
+      return refuse("share() takes events, not work/efficiency");
+    if (t.unit == Threshold::Unit::kPoints)
+      return refuse("work/efficiency thresholds are in % (of the old cost) or raw");
+  } else if (IsMetric(t.event)) {
     if (t.subject == Threshold::Subject::kShare) return refuse("share() takes events, not ipc/cpi");
     if (t.unit == Threshold::Unit::kPoints) return refuse("ipc/cpi thresholds are in % or raw");
   } else if (t.subject == Threshold::Subject::kTotal && t.unit == Threshold::Unit::kPoints) {
@@ -215,6 +224,39 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
     GateCheck check;
     check.threshold = t;
     std::vector<Candidate> candidates;
+    if (IsSplitPart(t.event)) {
+      if (!diff.split)
+        return Error::BadRequest(
+            "threshold '" + t.text +
+            "': work/efficiency need the cost and work events (cycles and instructions, or "
+            "--split COST/WORK) sampled on both sides");
+      const bool work = t.event == "work";
+      auto add = [&](const std::string& subject, const CostSplit& s) {
+        const SplitPart& part = work ? s.work : s.efficiency;
+        Candidate c;
+        c.finding.subject = subject;
+        c.finding.old_value = s.old_cost;
+        c.finding.new_value = s.old_cost + part.value;
+        c.finding.observed = t.unit == Threshold::Unit::kPercent
+                                 ? part.percent.value_or(std::numeric_limits<double>::infinity())
+                                 : part.value;
+        // With repeated runs, a part whose 95 % interval holds zero is not a change.
+        if (part.half_width)
+          c.significance = std::fabs(part.value) > *part.half_width ? Significance::kSignificant
+                                                                    : Significance::kNotSignificant;
+        candidates.push_back(std::move(c));
+      };
+      if (t.subject == Threshold::Subject::kTotal) {
+        add("total." + t.event, diff.split->total);
+      } else {
+        for (const CostSplit& s : diff.split->functions)
+          if (NameMatches(t.pattern, s.key.function))
+            add("func(" + s.key.function + ")." + t.event, s);
+      }
+      Judge(check, std::move(candidates));
+      verdict.checks.push_back(std::move(check));
+      continue;
+    }
     if (IsMetric(t.event)) {
       if (!diff.metrics)
         return Error("threshold '" + t.text +
@@ -250,8 +292,8 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
     if (!event) {
       std::string names;
       for (const EventDiff& e : diff.events) names += (names.empty() ? "" : ", ") + e.name;
-      return Error("threshold '" + t.text + "': no event '" + t.event +
-                   "' in the diff (it has: " + names + ")");
+      return Error::BadRequest("threshold '" + t.text + "': no event '" + t.event +
+                               "' in the diff (it has: " + names + ")");
     }
     if (t.subject == Threshold::Subject::kTotal) {
       Candidate c;

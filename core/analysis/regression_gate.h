@@ -16,6 +16,8 @@
 //              (a new function counts as +infinity %, a gone one as -100 %)
 //   share      pt: new share - old share, in points of each side's own total
 //   ipc, cpi   %: 100 * (new - old) / old           none: new - old
+//   work,      %: 100 * part / the old cost         none: the part (cost_split.h)
+//   efficiency
 // A threshold trips when any subject it names satisfies "observed OP VALUE". With several runs
 // per side, a subject whose change is not significant (see ProfileDiffOptions) never trips.
 // Stream thresholds (stream diffs are built separately) will be another Subject.

@@ -337,8 +337,11 @@ ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
     row.total_period.assign(n, 0);
     row.total_samples.assign(n, 0);
     row.groups.resize(table_.groups.size());
-    for (size_t g = 0; g < table_.groups.size(); ++g)
-      row.groups[g].deltas.assign(table_.groups[g].members.size(), 0);
+    for (size_t g = 0; g < table_.groups.size(); ++g) {
+      const size_t members = table_.groups[g].members.size();
+      row.groups[g].deltas.assign(members, 0);
+      row.groups[g].products.assign(members * members, 0);
+    }
     table_.rows.push_back(std::move(row));
   }
   return table_.rows[static_cast<size_t>(row_of_key_[key])];
@@ -418,6 +421,7 @@ ReportTable ReportTableBuilder::Finish() {
         continue;  // a row the filters hide
       GroupCredit& credit = table_.rows[static_cast<size_t>(row_of_key_[it->second])].groups[g];
       credit.deltas = counters.deltas;
+      credit.products = counters.products;
       credit.windows_credited = counters.windows_credited;
       credit.windows_discarded = counters.windows_discarded;
     }

@@ -55,7 +55,8 @@ Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
 
 // Credited group-read deltas of one row for one read group (see WindowAttributor).
 struct GroupCredit {
-  std::vector<double> deltas;  // per member, leader first
+  std::vector<double> deltas;    // per member, leader first
+  std::vector<double> products;  // members x members: sums of delta_i * delta_j per window
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this row but started elsewhere
 };

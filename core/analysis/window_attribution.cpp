@@ -4,17 +4,28 @@ namespace tprof {
 
 void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   FunctionCounters& f = functions_[function];
-  if (f.deltas.empty()) f.deltas.assign(members_, 0);
+  if (f.deltas.empty()) {
+    f.deltas.assign(members_, 0);
+    f.products.assign(members_ * members_, 0);
+  }
   ++f.samples;
   if (sample.counter_values.size() != members_) return;
   auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
   Previous& before = it->second;
+  auto [cpu_it, first_of_thread] = last_cpu_.try_emplace(sample.tid, sample.cpu);
+  const bool migrated = !first_of_thread && cpu_it->second != sample.cpu;
+  cpu_it->second = sample.cpu;
   if (!first) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
-    if (monotonic && before.function == function && !before.interrupted) {
-      for (size_t i = 0; i < members_; ++i)
-        f.deltas[i] += static_cast<double>(sample.counter_values[i] - before.values[i]);
+    if (monotonic && before.function == function && !before.interrupted && !migrated) {
+      for (size_t i = 0; i < members_; ++i) {
+        const double di = static_cast<double>(sample.counter_values[i] - before.values[i]);
+        f.deltas[i] += di;
+        for (size_t j = 0; j < members_; ++j)
+          f.products[i * members_ + j] +=
+              di * static_cast<double>(sample.counter_values[j] - before.values[j]);
+      }
       ++f.windows_credited;
       ++credited_;
     } else {

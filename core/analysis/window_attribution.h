@@ -2,7 +2,11 @@
 // totals of every group member; the deltas between two consecutive samples of one counter
 // instance (one thread on one CPU) are a window of execution. A window is credited to a function
 // only when it starts and ends in that function; otherwise its deltas are discarded (the sample
-// still counts toward the function's share). With a short window inside a long period (burst
+// still counts toward the function's share). Counters are per thread per CPU (as perf opens
+// them), so a window is two samples of one thread on one CPU with no sample of that thread on
+// another CPU between them: across a migration the instance's counts may include stretches of
+// other functions that ran on its CPU while the thread went and came back, so such a window is
+// discarded too. With a short window inside a long period (burst
 // sampling) most windows stay inside one function, which is what makes the credited metrics mean
 // something per function.
 #pragma once
@@ -19,6 +23,9 @@ namespace tprof {
 
 struct FunctionCounters {
   std::vector<double> deltas;  // per group member, leader first: sums over credited windows
+  // members x members, row-major: the sums over credited windows of delta_i * delta_j, from
+  // which the window-to-window variation (and so a metric's interval) is estimated.
+  std::vector<double> products;
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this function but started elsewhere
   uint64_t samples = 0;
@@ -61,6 +68,7 @@ class WindowAttributor {
 
   size_t members_;
   std::map<SeriesKey, Previous> previous_;
+  std::unordered_map<uint32_t, uint32_t> last_cpu_;  // per thread: the CPU of its last sample
   std::map<std::string, FunctionCounters> functions_;
   uint64_t credited_ = 0;
   uint64_t discarded_ = 0;

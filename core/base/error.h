@@ -11,19 +11,30 @@
 
 namespace tprof {
 
+// Whose the failure is: the request's (an option names an event, a function or a table the
+// input does not have: the command line must change) or the work's (an unreadable input, I/O, the
+// kernel). Commands exit 2 for the first and 1 for the second (cmd/cli_support.h).
+enum class ErrorKind { kFailure, kBadRequest };
+
 class Error {
  public:
-  explicit Error(std::string message) : message_(std::move(message)) {}
+  explicit Error(std::string message, ErrorKind kind = ErrorKind::kFailure)
+      : message_(std::move(message)), kind_(kind) {}
+  static Error BadRequest(std::string message) {
+    return Error(std::move(message), ErrorKind::kBadRequest);
+  }
 
   const std::string& message() const { return message_; }
+  ErrorKind kind() const { return kind_; }
 
   // Prefixes the message with what the caller was doing: "context: message".
   Error WithContext(std::string_view context) const {
-    return Error(std::string(context) + ": " + message_);
+    return Error(std::string(context) + ": " + message_, kind_);
   }
 
  private:
   std::string message_;
+  ErrorKind kind_;
 };
 
 template <typename T>

@@ -334,16 +334,16 @@ try {
   await check('ipc mode on a profile without cycles+instructions: one-line error', async () => {
     const r = run([tprof, 'report', '-i', perfData, '--flamegraph', path.join(work, 'x.html'),
       '--color', 'ipc']);
-    assert.equal(r.status, 1);
+    assert.equal(r.status, 2);  // the command line asks for what the profile lacks
     assert.match(r.stderr, /^tprof report: .*no cycles and instructions samples/);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     const s = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'y.html'),
       '--color', 'stall']);
-    assert.equal(s.status, 1);
+    assert.equal(s.status, 2);
     assert.match(s.stderr, /no stall cycles/);
     const e = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'z.html'),
       '--event', 'nosuch']);
-    assert.equal(e.status, 1);
+    assert.equal(e.status, 2);
     assert.match(e.stderr, /no event 'nosuch' \(the profile has: cycles, instructions\)/);
   });
 

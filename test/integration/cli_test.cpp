@@ -176,6 +176,118 @@ TEST(CliTest, RecordToStandardOutputFeedsReport) {
   std::filesystem::remove_all(dir);
 }
 
+// One rule for every subcommand: a request naming what the input lacks (an event, a ratio's
+// events, a metric's) is the command line's fault, exit 2; a command that could not do its job
+// (a missing input, an unwritable output) exits 1. "no event 'X'" exited 2 with --folded and 1
+// with --flamegraph and diff --flamegraph. Each says so in one line and writes nothing out.
+TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_rule_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string p = dir + "/p.tprof", html = dir + "/out.html";
+  auto recorded =
+      RunCommand({kTprof, "record", "-q", "-g", "-e", "task-clock", "-o", p, "--", "/bin/sh", "-c",
+                  "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  struct Case {
+    std::vector<std::string> argv;
+    int exit_code;
+  };
+  const std::vector<Case> cases = {
+      {{kTprof, "report", "-i", p, "--folded", "--event", "nope"}, 2},
+      {{kTprof, "report", "-i", p, "--flamegraph", html, "--event", "nope"}, 2},
+      {{kTprof, "report", "-i", p, "--flamegraph", html, "--color", "ipc"}, 2},
+      {{kTprof, "report", "-i", p, "--metric", "x = nope / task-clock"}, 2},
+      {{kTprof, "diff", p, p, "--flamegraph", html, "--event", "nope"}, 2},
+      {{kTprof, "diff", p, p, "--normalize", "nope"}, 2},
+      {{kTprof, "diff", p, p, "--fail-if", "total.nope > +5%"}, 2},
+      {{kTprof, "stream", p, "--event", "nope"}, 2},
+      {{kTprof, "report", "-i", dir + "/missing.tprof"}, 1},
+      {{kTprof, "report", "-i", p, "--flamegraph", dir + "/no/such/dir/out.html"}, 1},
+      {{kTprof, "diff", dir + "/missing.tprof", p}, 1},
+      {{kTprof, "diff", p, p, "--flamegraph", dir + "/no/such/dir/out.html"}, 1},
+      {{kTprof, "stream", dir + "/missing.tprof"}, 1},
+      {{kTprof, "import", dir + "/missing.data", "-o", dir + "/x.tprof"}, 1},
+      {{kTprof, "topdown", "--cpu", "neoverse-n1", "--input", dir + "/missing.csv"}, 1},
+  };
+  for (const Case& c : cases) {
+    std::string shown;
+    for (size_t i = 1; i < c.argv.size(); ++i) shown += c.argv[i] + " ";
+    auto r = RunCommand(c.argv);
+    EXPECT_EQ(r.exit_code, c.exit_code) << shown << "\n" << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << shown << "\n" << r.err;
+    EXPECT_NE(r.err.find("tprof " + c.argv[1] + ": "), std::string::npos) << shown << r.err;
+    EXPECT_TRUE(r.out.empty()) << shown << "\n" << r.out;
+    EXPECT_FALSE(std::filesystem::exists(html)) << shown;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A perf user's habits: what perf spells the same works, what tprof does otherwise is named.
+TEST(CliTest, PerfHabitsWorkOrSayWhatToUseInstead) {
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_habits_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string p = dir + "/p.tprof";
+  // -F max: the kernel's own limit.
+  auto recorded =
+      RunCommand({kTprof, "record", "-q", "-F", "max", "-e", "task-clock", "-o", p, "--", "/bin/sh",
+                  "-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  auto bad_freq = RunCommand({kTprof, "record", "-F", "lots", "-o", p, "--", "true"});
+  EXPECT_EQ(bad_freq.exit_code, 2) << bad_freq.err;
+  EXPECT_NE(bad_freq.err.find("'max'"), std::string::npos) << bad_freq.err;
+  // perf report's defaults, spelled out: the same table.
+  auto plain = RunCommand({kTprof, "report", "-i", p});
+  auto spelled = RunCommand({kTprof, "report", "--stdio", "--no-children", "-n", "-i", p});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(spelled.exit_code, 0) << spelled.err;
+  EXPECT_EQ(spelled.out, plain.out);
+  // perf's options that tprof spells otherwise: the message names tprof's way, not '-h'.
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{kTprof, "report", "-i", p, "-g"}, "--callers"},
+      {{kTprof, "report", "-i", p, "--vmlinux", "/boot/vmlinux"}, "kallsyms"},
+      {{kTprof, "report", "-i", p, "--dsos", "libc.so.6"}, "--dso"},
+      {{kTprof, "report", "-i", p, "--tui"}, "--flamegraph"},
+      {{kTprof, "record", "-z", "-o", p, "--", "true"}, "zstd"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunCommand(c.argv);
+    EXPECT_EQ(r.exit_code, 2) << c.argv[1] << " " << c.argv.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+  }
+  // import -i, as perf's commands take their input.
+  const std::string perf_data =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.throttle-3.8";
+  auto imported = RunCommand({kTprof, "import", "-i", perf_data, "-o", dir + "/i.tprof"});
+  EXPECT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/i.tprof"));
+  std::filesystem::remove_all(dir);
+}
+
+// report --limit N says how many rows it left out, as diff does.
+TEST(CliTest, ReportLimitSaysHowManyRowsAreLeftOut) {
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_limit_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string folded = dir + "/in.folded";
+  std::ofstream(folded) << "main;a 5\nmain;b 4\nmain;c 3\nmain;d 2\n";
+  auto all = RunCommand({kTprof, "report", "-i", folded, "--sort", "sym"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.find("more (--limit)"), std::string::npos) << all.out;
+  auto two = RunCommand({kTprof, "report", "-i", folded, "--sort", "sym", "--limit", "2"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("# ... 2 more (--limit)"), std::string::npos) << two.out;
+  auto json =
+      RunCommand({kTprof, "report", "-i", folded, "--sort", "sym", "--limit", "3", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"rows_beyond_limit\": 1"), std::string::npos) << json.out;
+  std::filesystem::remove_all(dir);
+}
+
 // Mistakes that got an answer that was not one, each with exit 0 before: a damaged profile
 // with no readable sample ("# no rows: nothing matched the filters", no filter given), two
 // inputs (the first reported silently), a negative --limit, and topdown's unreadable input

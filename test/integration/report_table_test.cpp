@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "core/analysis/derived_metrics.h"
 #include "core/format/profile_reader.h"
 #include "core/source/profile_source.h"
 #include "symbolize/symbolizer.h"
@@ -339,25 +341,39 @@ TEST_F(DemoReport, BadOptionsAreOneLineUsageErrors) {
 // fall in it and no counter went backwards.
 struct HandWindows {
   std::map<std::string, std::vector<double>> deltas;
+  std::map<std::string, std::array<double, 3>> squares;  // members 0 and 1: Sxx, Sxy, Syy
   std::map<std::string, uint64_t> credited, discarded;
   uint64_t all_credited = 0, all_discarded = 0;
 
+  // A window: two consecutive samples of a thread on one CPU (one counter instance), with no
+  // sample of the thread on another CPU between them, both in the same row.
   template <typename KeyOf>
   void Run(const std::vector<Sample>& samples, KeyOf key_of) {
     std::map<std::pair<uint32_t, uint32_t>, std::pair<std::vector<uint64_t>, std::string>> last;
+    std::map<uint32_t, uint32_t> last_cpu;
     for (const Sample& s : samples) {
       if (s.counter_values.empty()) continue;
       std::string key = key_of(s);
+      const bool migrated = last_cpu.count(s.tid) && last_cpu[s.tid] != s.cpu;
+      last_cpu[s.tid] = s.cpu;
       auto it = last.find({s.tid, s.cpu});
       if (it != last.end()) {
         const auto& [before, before_key] = it->second;
         bool forward = true;
         for (size_t i = 0; i < before.size(); ++i) forward &= s.counter_values[i] >= before[i];
-        if (forward && before_key == key) {
+        if (forward && before_key == key && !migrated) {
           auto& d = deltas[key];
           d.resize(before.size());
           for (size_t i = 0; i < before.size(); ++i)
             d[i] += static_cast<double>(s.counter_values[i] - before[i]);
+          if (before.size() >= 2) {
+            const double dx = static_cast<double>(s.counter_values[0] - before[0]);
+            const double dy = static_cast<double>(s.counter_values[1] - before[1]);
+            auto& q = squares[key];
+            q[0] += dx * dx;
+            q[1] += dx * dy;
+            q[2] += dy * dy;
+          }
           ++credited[key];
           ++all_credited;
         } else {
@@ -492,7 +508,21 @@ TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
     EXPECT_NEAR(value["value"].get<double>(),
                 static_cast<double>(instructions) / static_cast<double>(cycles), 1e-12)
         << dso;
-    EXPECT_EQ(value["low_confidence"].get<bool>(), cycles < 10 || instructions < 10) << dso;
+    // The 95 % interval, the two sample counts as Poisson counts (same period for both):
+    // IPC * 1.96 * sqrt(1/cycles + 1/instructions); none without instructions samples.
+    const double ipc_value = static_cast<double>(instructions) / static_cast<double>(cycles);
+    if (instructions == 0) {
+      EXPECT_TRUE(value["ci95"].is_null()) << dso;
+      EXPECT_TRUE(value["low_confidence"].get<bool>()) << dso;
+    } else {
+      const double half =
+          1.959964 * ipc_value *
+          std::sqrt(1.0 / static_cast<double>(cycles) + 1.0 / static_cast<double>(instructions));
+      ASSERT_FALSE(value["ci95"].is_null()) << dso;
+      EXPECT_NEAR(value["ci95"][0].get<double>(), ipc_value - half, 1e-6 * ipc_value) << dso;
+      EXPECT_NEAR(value["ci95"][1].get<double>(), ipc_value + half, 1e-6 * ipc_value) << dso;
+      EXPECT_EQ(value["low_confidence"].get<bool>(), half > 0.1 * ipc_value) << dso;
+    }
     ++compared;
   }
   EXPECT_GE(compared, 8u);
@@ -535,7 +565,24 @@ TEST(HardwareReport, GroupReadIpcPerModuleMatchesAHandComputation) {
     }
     EXPECT_NEAR(value["value"].get<double>(), hand.deltas[dso][1] / hand.deltas[dso][0], 1e-12)
         << dso;
-    EXPECT_EQ(value["low_confidence"].get<bool>(), hand.credited[dso] < 10) << dso;
+    // The ratio estimator's standard error from the hand windows: residuals y - R x of each
+    // window, their sum of squares Syy - 2 R Sxy + R^2 Sxx, variance n / (n - 1) of it over X^2.
+    const double n = static_cast<double>(hand.credited[dso]);
+    if (n >= 2) {
+      const double x = hand.deltas[dso][0], r = hand.deltas[dso][1] / x;
+      const auto& sq = hand.squares[dso];  // Sxx, Sxy, Syy
+      const double residuals = sq[2] - 2 * r * sq[1] + r * r * sq[0];
+      const double standard_error = std::sqrt(n / (n - 1) * std::max(residuals, 0.0)) / x;
+      ASSERT_FALSE(value["ci95"].is_null()) << dso;
+      const double half = (value["ci95"][1].get<double>() - value["ci95"][0].get<double>()) / 2;
+      EXPECT_NEAR(half / StudentT975(static_cast<uint64_t>(n) - 1), standard_error,
+                  1e-6 * r + 1e-12)
+          << dso;
+      EXPECT_EQ(value["low_confidence"].get<bool>(), half > 0.1 * r) << dso;
+    } else {
+      EXPECT_TRUE(value["ci95"].is_null()) << dso;
+      EXPECT_TRUE(value["low_confidence"].get<bool>()) << dso;
+    }
     ++compared;
   }
   EXPECT_GE(compared, 1u);

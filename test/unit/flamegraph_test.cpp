@@ -2,6 +2,7 @@
 // from constructed samples whose expected values are worked out by hand below.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -154,6 +155,17 @@ TEST_F(RatioTreeTest, PageDataIsPreorderWithAStringTableAndTheRatioColumns) {
   EXPECT_DOUBLE_EQ(data["value"][3].get<double>(), 2.0);
   EXPECT_NEAR(data["value"][2].get<double>(), 1.7, 1e-6);
   EXPECT_TRUE(data["value"][4].is_null());  // grey: too few samples
+  // Each coloured frame's 95 % interval, the two sample streams as Poisson counts: f3 has 40
+  // cycles and 80 instructions samples, so IPC 2 +- 1.96 * 2 * sqrt(1/40 + 1/80) = +-0.759,
+  // wider than one legend step (0.5): marked uncertain, as are f2 (+-0.593) and f1 (+-0.569).
+  EXPECT_EQ(data["scale"]["step"], 0.5);
+  EXPECT_NEAR(data["halfWidth"][3].get<double>(), 1.959964 * 2 * std::sqrt(1.0 / 40 + 1.0 / 80),
+              1e-6);
+  EXPECT_NEAR(data["halfWidth"][2].get<double>(), 1.959964 * 1.7 * std::sqrt(1.0 / 50 + 1.0 / 85),
+              1e-6);
+  EXPECT_TRUE(data["halfWidth"][4].is_null());
+  EXPECT_EQ(data["marked"], "11110");
+  EXPECT_NE(data["markLabel"].get<std::string>().find("uncertain"), std::string::npos);
   EXPECT_EQ(data["columnNames"],
             nlohmann::json({"cycles", "instructions", "cycles samples", "instructions samples"}));
   EXPECT_EQ(data["columns"][1], nlohmann::json({8600, 8600, 8500, 8000, 100}));

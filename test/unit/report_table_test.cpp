@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -100,11 +101,18 @@ TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
   EXPECT_EQ(metrics->columns()[ipc].source, MetricSource::kSampledPeriods);
   MetricValue f = metrics->Evaluate(ipc, table, table.rows[0]);
   EXPECT_DOUBLE_EQ(*f.value, 1.5);
-  EXPECT_FALSE(f.low_confidence);
+  // Poisson counts of 20 and 30 samples: IPC's relative variance is 1/20 + 1/30, so the 95 %
+  // interval is 1.5 +- 1.96 * 1.5 * sqrt(0.0833) = +-0.849, wider than 10 %: low confidence.
+  ASSERT_TRUE(f.half_width.has_value());
+  EXPECT_NEAR(*f.half_width, 1.959964 * 1.5 * std::sqrt(1.0 / 20 + 1.0 / 30), 1e-6);
+  EXPECT_TRUE(f.low_confidence);
   MetricValue g = metrics->Evaluate(ipc, table, table.rows[1]);
   EXPECT_DOUBLE_EQ(*g.value, 0.2);
-  EXPECT_TRUE(g.low_confidence);  // 1 instructions sample < 10
-  EXPECT_DOUBLE_EQ(*metrics->EvaluateTotal(ipc, table).value, 31.0 / 25.0);
+  EXPECT_NEAR(*g.half_width, 1.959964 * 0.2 * std::sqrt(1.0 / 5 + 1.0 / 1), 1e-6);
+  EXPECT_TRUE(g.low_confidence);
+  MetricValue all = metrics->EvaluateTotal(ipc, table);
+  EXPECT_DOUBLE_EQ(*all.value, 31.0 / 25.0);
+  EXPECT_NEAR(*all.half_width, 1.959964 * 31.0 / 25 * std::sqrt(1.0 / 25 + 1.0 / 31), 1e-6);
   // No branch events: no branch-miss column.
   for (const MetricColumn& c : metrics->columns()) EXPECT_NE(c.name, "branch-miss%");
 }
@@ -426,7 +434,13 @@ TEST_F(MetricTableRecording, TheCpuPicksTheTableAndItsFormulasUseCreditedDeltas)
   EXPECT_DOUBLE_EQ(*value("frontend_bound", 0).value, 100.0 * 4500 / (5 * 3000));
   EXPECT_DOUBLE_EQ(*value("backend_bound", 0).value, 100.0 * 1500 / (5 * 3000));
   EXPECT_DOUBLE_EQ(*value("retiring", 0).value, 100.0 * (7200.0 / 9000) * (1 - 6000.0 / 15000));
-  EXPECT_TRUE(value("retiring", 0).low_confidence);  // 2 credited windows < 10
+  // f's two windows are in proportion (the second is twice the first), so every ratio is the
+  // same in both: no spread, a zero-width interval.
+  EXPECT_NEAR(*value("retiring", 0).half_width, 0, 1e-6 * *value("retiring", 0).value);
+  EXPECT_FALSE(value("retiring", 0).low_confidence);
+  // g has one credited window: no spread can be estimated.
+  EXPECT_FALSE(value("frontend_bound", 1).half_width.has_value());
+  EXPECT_TRUE(value("frontend_bound", 1).low_confidence);
   // g: one credited window of 1000 cycles, 2500 frontend stall slots.
   EXPECT_DOUBLE_EQ(*value("frontend_bound", 1).value, 100.0 * 2500 / (5 * 1000));
 
@@ -443,6 +457,110 @@ TEST_F(MetricTableRecording, TheCpuPicksTheTableAndItsFormulasUseCreditedDeltas)
       EXPECT_DOUBLE_EQ(*corrected->Evaluate(c, table, table.rows[0]).value,
                        100.0 * (4500 - 3000) / (5 * 3000));
     }
+}
+
+// {cycles,instructions}:S read in every sample; four windows in f of 100 cycles and 150, 140,
+// 160, 150 instructions, then one window straddling f -> g.
+TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
+  std::vector<EventDesc> events = {Sampled("cycles"), Sampled("instructions")};
+  for (uint32_t i = 0; i < 2; ++i) {
+    events[i].group_leader = 0;
+    events[0].group_members.push_back(i);
+  }
+  events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
+  events[0].read_format = PERF_FORMAT_GROUP;
+  FakeResolver resolver;
+  auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  const std::vector<std::pair<uint64_t, std::vector<uint64_t>>> samples = {
+      {0x1000, {0, 0}},     {0x1001, {100, 150}}, {0x1002, {200, 290}},
+      {0x1003, {300, 450}}, {0x1004, {400, 600}}, {0x2000, {500, 700}}};
+  for (const auto& [ip, values] : samples) {
+    Sample s = At(0, ip, 100);
+    s.counter_values = values;
+    (*builder)->OnSample(s);
+  }
+  ReportTable table = (*builder)->Finish();
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  size_t ipc = metrics->columns().size();
+  for (size_t c = 0; c < metrics->columns().size(); ++c)
+    if (metrics->columns()[c].name == "IPC" &&
+        metrics->columns()[c].source == MetricSource::kGroupDeltas)
+      ipc = c;
+  ASSERT_LT(ipc, metrics->columns().size());
+  ASSERT_EQ(table.rows[0].keys[0], "f(int)");
+  MetricValue f = metrics->Evaluate(ipc, table, table.rows[0]);
+  EXPECT_DOUBLE_EQ(*f.value, 1.5);
+  // By hand: residuals instructions - 1.5 * cycles are 0, -10, 10, 0, their sample variance
+  // 200 / 3; Var(IPC) = n * s^2 / (sum of cycles)^2 = 4 * 66.67 / 400^2 = 0.0016667; t(3) is
+  // 3.182: 1.5 +- 0.1299, 8.7 % of the value: confident.
+  ASSERT_TRUE(f.half_width.has_value());
+  EXPECT_NEAR(*f.half_width, 3.182 * std::sqrt(4 * (200.0 / 3) / (400.0 * 400.0)), 1e-9);
+  EXPECT_FALSE(f.low_confidence);
+  // g's only sample closes a window that started in f: discarded, nothing credited.
+  MetricValue g = metrics->Evaluate(ipc, table, table.rows[1]);
+  EXPECT_FALSE(g.value.has_value());
+  EXPECT_TRUE(g.low_confidence);
+  // The same windows as one spread-out series: t(1) = 12.706 for two windows of IPC 1 and 2.
+  MetricValue two = ValueWithInterval(
+      [](const std::vector<double>& c) -> std::optional<double> { return c[1] / c[0]; }, {200, 300},
+      // windows (100, 100) and (100, 200): sums 200, 300; per-window covariance of
+      // (cycles, instructions) is [[0, 0], [0, 5000]]; times n = 2.
+      {0, 0, 0, 10000}, StudentT975(1));
+  EXPECT_DOUBLE_EQ(*two.value, 1.5);
+  EXPECT_NEAR(*two.half_width, 12.706 * std::sqrt(10000.0) / 200, 1e-9);
+  EXPECT_TRUE(two.low_confidence);
+}
+
+// Counters are per thread per CPU: a thread sampled on CPU 0 in f, then on CPU 1 in g, then on
+// CPU 0 in f again. CPU 0's instance counted whatever ran there between its two samples, g's
+// stretch included, so the window is discarded; only windows without a migration are credited.
+TEST(MetricIntervalTest, AWindowAcrossAMigrationIsDiscarded) {
+  std::vector<EventDesc> events = {Sampled("cycles"), Sampled("instructions")};
+  for (uint32_t i = 0; i < 2; ++i) {
+    events[i].group_leader = 0;
+    events[0].group_members.push_back(i);
+  }
+  events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ | PERF_SAMPLE_CPU;
+  events[0].read_format = PERF_FORMAT_GROUP;
+  FakeResolver resolver;
+  auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  struct At3 {
+    uint64_t ip;
+    uint32_t cpu;
+    std::vector<uint64_t> values;
+  };
+  const std::vector<At3> samples = {{0x1000, 0, {0, 0}},     {0x1001, 0, {100, 100}},
+                                    {0x2000, 1, {0, 0}},     {0x2001, 1, {100, 300}},
+                                    {0x1002, 0, {300, 900}},  // back on CPU 0: migrated
+                                    {0x1003, 0, {400, 1000}}};
+  for (const At3& a : samples) {
+    Sample s = At(0, a.ip, 100);
+    s.cpu = a.cpu;
+    s.counter_values = a.values;
+    (*builder)->OnSample(s);
+  }
+  ReportTable table = (*builder)->Finish();
+  ASSERT_EQ(table.rows[0].keys[0], "f(int)");
+  // f: the first window (100, 100) and the last (100, 100); the one across the migration
+  // (200, 800) is discarded. g: its window on CPU 1 (100, 300).
+  EXPECT_EQ(table.rows[0].groups[0].windows_credited, 2u);
+  EXPECT_EQ(table.rows[0].groups[0].deltas, (std::vector<double>{200, 200}));
+  EXPECT_EQ(table.rows[0].groups[0].windows_discarded, 1u);
+  EXPECT_EQ(table.rows[1].groups[0].windows_credited, 1u);
+  EXPECT_EQ(table.rows[1].groups[0].deltas, (std::vector<double>{100, 300}));
+  EXPECT_EQ(table.groups[0].windows_discarded, 1u);
+}
+
+TEST(MetricIntervalTest, StudentsQuantilesAndTheNormalLimit) {
+  EXPECT_DOUBLE_EQ(StudentT975(1), 12.706);
+  EXPECT_DOUBLE_EQ(StudentT975(10), 2.228);
+  EXPECT_NEAR(StudentT975(11), 2.201, 0.002);  // tables: 2.201
+  EXPECT_NEAR(StudentT975(50), 2.009, 0.002);  // tables: 2.009
+  EXPECT_NEAR(StudentT975(1000000), 1.960, 0.001);
+  EXPECT_TRUE(std::isinf(StudentT975(0)));
 }
 
 TEST(RecordedMetricTableTest, PlainEventsMatchNoTable) {

@@ -36,19 +36,24 @@ TEST(WindowAttributionTest, CreditsOnlyWindowsThatStartAndEndInTheFunction) {
   EXPECT_DOUBLE_EQ(f.deltas[1] / f.deltas[0], 2.0);
 }
 
-TEST(WindowAttributionTest, SeriesArePerThreadAndCpu) {
+// A window is two consecutive samples of a thread on one counter instance (thread and CPU):
+// when the thread was sampled on another CPU in between, the instance's delta spans the thread's
+// absence, during which it counted whatever the thread ran on its CPU before and after, so the
+// window is discarded.
+TEST(WindowAttributionTest, SeriesArePerThreadAndCpuAndAMigrationEndsOne) {
   WindowAttributor a(1);
   a.Add(At(1, 0, {100}), "f");
   a.Add(At(2, 0, {5}), "f");    // another thread: its own series
   a.Add(At(1, 1, {7}), "f");    // thread 1 on another CPU: its own counter instance
-  a.Add(At(1, 0, {160}), "f");  // continues thread 1 on CPU 0: +60
-  a.Add(At(2, 0, {25}), "f");   // +20
-  a.Add(At(1, 1, {10}), "f");   // +3
-  EXPECT_EQ(a.functions().at("f").deltas, std::vector<double>{83});
-  EXPECT_EQ(a.windows_credited(), 3u);
-  EXPECT_EQ(a.windows_discarded(), 0u);
-  // Each instance's last read, summed: 160 + 25 + 10.
-  EXPECT_EQ(a.read_totals(), std::vector<uint64_t>{195});
+  a.Add(At(1, 0, {160}), "f");  // thread 1 back on CPU 0, sampled on CPU 1 since: discarded
+  a.Add(At(2, 0, {25}), "f");   // thread 2, still on CPU 0: +20
+  a.Add(At(1, 1, {10}), "f");   // thread 1 on CPU 1 again, sampled on CPU 0 since: discarded
+  a.Add(At(1, 1, {13}), "f");   // and again on CPU 1: +3
+  EXPECT_EQ(a.functions().at("f").deltas, std::vector<double>{23});
+  EXPECT_EQ(a.windows_credited(), 2u);
+  EXPECT_EQ(a.windows_discarded(), 2u);
+  // Each instance's last read, summed: 160 + 25 + 13.
+  EXPECT_EQ(a.read_totals(), std::vector<uint64_t>{198});
 }
 
 TEST(WindowAttributionTest, ABackwardsCounterOrMissingValuesAreNotCredited) {

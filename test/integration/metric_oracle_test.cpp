@@ -1,0 +1,253 @@
+// Per-function metrics against the truth, on any machine (software events: no PMU needed).
+// metric_oracle's three functions cause page faults at designed, different rates (faults_heavy
+// about twice faults_light, compute none) and count their own task-clock and page-faults around
+// every call. tprof's faults per ms of CPU of each function, `report --metric`, by each way it
+// measures, is held against that truth:
+//   [g]    a leader-sampled group {task-clock:u,page-faults}:S, credited windows;
+//   [s]    the two events sampled on their own with callchains, sampled periods over each
+//          function's samples with the kernel's work below it (--children: the clock's samples
+//          in the fault handler belong to the function that faulted);
+//   burst  --burst 1 ms,50 us (on a kernel without hf_sample_period: the group sampled at the
+//          short period, windows filtered the same way).
+// The rates differ by design, so a window credited to the wrong function fails the comparison
+// (checked below against the other functions' truths).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::RunCommand;
+const std::string kTprof = TPROF_BINARY;
+const std::string kOracle = METRIC_ORACLE_BINARY;
+const std::vector<std::string> kFunctions = {"faults_heavy", "faults_light", "compute"};
+const char* kMetric = "faults_per_ms = page-faults / task-clock * 1000000";
+
+struct Method {
+  std::string name;
+  std::vector<std::string> record_args;
+  std::string source;                    // the metric's source in report --json
+  std::vector<std::string> report_args;  // beyond the common ones
+};
+
+const std::vector<Method>& Methods() {
+  static const std::vector<Method> kMethods = {
+      {"[g] group at 4 kHz", {"-e", "{task-clock:u,page-faults}:S"}, "group deltas", {}},
+      {"[s] sampled apart",
+       {"-g", "-e", "task-clock,page-faults"},
+       "sampled periods",
+       {"--children"}},
+      {"burst 1 ms/50 us",
+       {"-e", "{task-clock:u,page-faults}:S", "--burst", "1000000,50000"},
+       "group deltas",
+       {}},
+  };
+  return kMethods;
+}
+
+struct Measured {
+  std::optional<double> value;
+  std::optional<double> low, high;  // the 95 % interval
+  double share = 0;                 // % of task-clock, self
+};
+
+struct Run {
+  std::map<std::string, double> truth;  // faults per ms of task-clock, counted by the workload
+  std::map<std::string, Measured> measured;
+};
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tprof-oracle-XXXXXX").string();
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Records the oracle by `method` and reads tprof's answer and the workload's truth.
+std::optional<Run> Measure(const Method& method, const std::string& dir, long rounds,
+                           long iterations) {
+  const std::string profile = dir + "/p.tprof", truth_path = dir + "/truth.json";
+  std::vector<std::string> record = {kTprof, "record", "-q"};
+  record.insert(record.end(), method.record_args.begin(), method.record_args.end());
+  for (const std::string& a : {std::string("-o"), profile, std::string("--"), kOracle,
+                               std::to_string(rounds), std::to_string(iterations), truth_path})
+    record.push_back(a);
+  auto recorded = RunCommand(record);
+  EXPECT_EQ(recorded.exit_code, 0) << method.name << ": " << recorded.err;
+  if (recorded.exit_code != 0) return std::nullopt;
+  Run run;
+  const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  // The faults by design (one per fresh page touched), over the CPU time the workload counted
+  // around the calls. (Its own page-fault counter reads up to 4 % fewer than designed for
+  // faults_heavy, which touches 4 pages in a row, while tprof's windows carry the designed
+  // count: printed, not yet explained.)
+  for (const std::string& f : kFunctions) {
+    run.truth[f] =
+        truth[f]["designed-faults"].get<double>() / truth[f]["task-clock"].get<double>() * 1e6;
+    if (truth[f]["page-faults"] != truth[f]["designed-faults"])
+      std::printf("note: %s counted %lld faults of its own, designed %lld\n", f.c_str(),
+                  truth[f]["page-faults"].get<long long>(),
+                  truth[f]["designed-faults"].get<long long>());
+  }
+  std::vector<std::string> args = {kTprof,        "report", "-i",  profile,    "--json",
+                                   "--no-inline", "--sort", "sym", "--metric", kMetric};
+  args.insert(args.end(), method.report_args.begin(), method.report_args.end());
+  auto report = RunCommand(args);
+  EXPECT_EQ(report.exit_code, 0) << method.name << ": " << report.err;
+  if (report.exit_code != 0) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  int column = -1;
+  for (size_t c = 0; c < j["metrics"].size(); ++c)
+    if (j["metrics"][c]["name"] == "faults_per_ms" && j["metrics"][c]["source"] == method.source)
+      column = static_cast<int>(c);
+  EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
+                       << j["metrics"].dump();
+  if (column < 0) return std::nullopt;
+  for (const auto& row : j["rows"]) {
+    // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
+    const std::string full = row["keys"]["sym"];
+    std::string sym;
+    for (const std::string& f : kFunctions)
+      if (full.find("::" + f + "(") != std::string::npos) sym = f;
+    if (sym.empty()) continue;
+    Measured m;
+    const auto& v = row["metrics"][column];
+    if (!v["value"].is_null()) m.value = v["value"].get<double>();
+    if (!v["ci95"].is_null()) {
+      m.low = v["ci95"][0].get<double>();
+      m.high = v["ci95"][1].get<double>();
+    }
+    for (const auto& e : row["events"])
+      if (e["event"] == 0) m.share = e["self_percent"].get<double>();
+    if (m.share == 0)  // a row that only appears on callchains has no entry of its own
+      for (const auto& e : row["events"])
+        if (e["event"] == 0) m.share = e["total_percent"].get<double>();
+    run.measured[sym] = m;
+  }
+  for (const std::string& f : kFunctions)
+    EXPECT_TRUE(run.measured.count(f)) << method.name << ": no row for " << f << "\n"
+                                       << report.out.substr(0, 3000);
+  return run;
+}
+
+double ErrorPercent(double measured, double truth) {
+  return truth == 0 ? (measured == 0 ? 0 : INFINITY) : 100.0 * (measured - truth) / truth;
+}
+
+// Calls of tens of milliseconds: every method within 2 % of the truth for each function with at
+// least 5 % of the samples, and exactly zero where the truth is zero.
+TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  for (const Method& method : Methods()) {
+    auto run = Measure(method, dir.path(), 8, 500);
+    ASSERT_TRUE(run.has_value()) << method.name;
+    // The design: rates apart, so that credit given to the wrong function shows.
+    ASSERT_GT(run->truth["faults_heavy"], 1.3 * run->truth["faults_light"]);
+    ASSERT_GT(run->truth["faults_light"], 0);
+    ASSERT_EQ(run->truth["compute"], 0);
+    for (const std::string& f : kFunctions) {
+      const Measured& m = run->measured[f];
+      const double truth = run->truth[f];
+      std::printf("%-20s %-13s share %5.1f%%  truth %8.3f/ms  measured %8.3f/ms  error %+6.2f%%\n",
+                  method.name.c_str(), f.c_str(), m.share, truth, m.value.value_or(NAN),
+                  m.value ? ErrorPercent(*m.value, truth) : NAN);
+      if (m.share < 5) continue;
+      ASSERT_TRUE(m.value.has_value()) << method.name << " " << f;
+      if (truth == 0) {
+        EXPECT_EQ(*m.value, 0) << method.name << " " << f;
+        continue;
+      }
+      // The target: [g] and burst within 2 %; [s] rests on far fewer samples (its
+      // Poisson interval is some +-7 % here), so it is held to its interval.
+      if (method.source == "sampled periods") {
+        ASSERT_TRUE(m.low.has_value()) << method.name << " " << f;
+        EXPECT_LE(*m.low, truth) << method.name << " " << f;
+        EXPECT_GE(*m.high, truth) << method.name << " " << f;
+      } else {
+        EXPECT_LE(std::abs(ErrorPercent(*m.value, truth)), 2.0) << method.name << " " << f;
+      }
+      // Against a deliberately wrong attribution: the other functions' truths are far off.
+      for (const std::string& other : kFunctions) {
+        if (other == f) continue;
+        EXPECT_GT(std::abs(ErrorPercent(*m.value, run->truth[other])), 2.0)
+            << method.name << ": " << f << " would pass as " << other;
+      }
+    }
+  }
+}
+
+// The 95 % intervals cover the truth: over 20 recordings per method, the truth lies inside the
+// interval for at least 90 % of the (function, run) pairs with a nonzero truth.
+TEST(MetricOracle, IntervalsCoverTheTruth) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  for (const Method& method : Methods()) {
+    int pairs = 0, covered = 0;
+    double worst = 0;
+    for (int r = 0; r < 20; ++r) {
+      auto run = Measure(method, dir.path(), 2, 500);
+      ASSERT_TRUE(run.has_value()) << method.name;
+      for (const std::string f : {"faults_heavy", "faults_light"}) {
+        const Measured& m = run->measured[f];
+        if (!m.value || !m.low || m.share < 5) continue;
+        ++pairs;
+        const double truth = run->truth[f];
+        covered += *m.low <= truth && truth <= *m.high;
+        worst = std::max(worst, std::abs(ErrorPercent(*m.value, truth)));
+      }
+    }
+    std::printf("%-20s coverage %d of %d (%.0f%%), worst error %.2f%%\n", method.name.c_str(),
+                covered, pairs, 100.0 * covered / std::max(pairs, 1), worst);
+    EXPECT_GE(pairs, 36) << method.name;
+    EXPECT_GE(covered, 0.9 * pairs) << method.name;
+  }
+}
+
+// The seed's hard case: functions of 25-80 us in turn. Prints each method's error per function
+// (the README's table; no method measures calls this short well on a kernel without
+// hf_sample_period). Asserted: windows longer than the calls credit compute, which never faults,
+// with faults it never made (both ends of a window in two of its calls, the others run between).
+TEST(MetricOracle, ShortCallsPerMethod) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  for (const Method& method : Methods()) {
+    auto run = Measure(method, dir.path(), 2000, 1);
+    ASSERT_TRUE(run.has_value()) << method.name;
+    for (const std::string& f : kFunctions) {
+      const Measured& m = run->measured[f];
+      const double truth = run->truth[f];
+      std::printf(
+          "short calls %-20s %-13s share %5.1f%%  truth %8.3f/ms  measured %8.3f/ms  "
+          "error %+7.2f%%  interval [%.3f, %.3f]\n",
+          method.name.c_str(), f.c_str(), m.share, truth, m.value.value_or(NAN),
+          m.value ? ErrorPercent(*m.value, truth) : NAN, m.low.value_or(NAN), m.high.value_or(NAN));
+    }
+    if (method.name.rfind("[g]", 0) == 0) {
+      EXPECT_GT(run->measured["compute"].value.value_or(0), 0) << "windows spanning calls";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tprof

@@ -1,0 +1,144 @@
+// The oracle of per-function metrics: three functions with designed, different page-fault counts
+// (every iteration touches fresh pages: one fault each), and each function's CPU time counted by
+// the workload itself around every call (its own perf_event_open group of task-clock and
+// page-faults on this thread), so that a test can hold tprof's per-function numbers against
+// them. A test passes only if each function's windows are
+// credited to that function: the rates differ by design.
+//   faults_heavy: 4 fresh pages per iteration, faults_light: 1, compute: none; every iteration
+//   also runs the same 20,000 steps of arithmetic.
+//
+//   metric_oracle ROUNDS ITERATIONS TRUTH.json
+// Each round calls the three functions in turn, ITERATIONS iterations each (500: calls of tens of
+// milliseconds; 1: calls of some 25-80 us, the short-function case). TRUTH.json gets, per
+// function, the calls, the designed faults and what the group counted during them:
+//   {"faults_heavy": {"calls": N, "designed-faults": N, "task-clock": NS, "page-faults": N}, ...}
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+volatile uint64_t g_sink;
+
+// Fresh pages for one round of calls; main hands them back to the kernel between rounds, outside
+// the functions, so that the functions call nothing (their counts are their own, as a profile's
+// rows are).
+struct Region {
+  char* memory = nullptr;
+  long page = 4096;
+  long next = 0;
+};
+
+// One iteration: `pages` first touches (one minor fault each) and 20,000 steps of arithmetic.
+// Inlined into each function so that every sample of an iteration falls in its caller.
+__attribute__((always_inline)) inline void Iteration(Region& region, int pages) {
+  for (int p = 0; p < pages; ++p) region.memory[region.next++ * region.page] = 1;
+  uint64_t x = g_sink | 1;
+  for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  g_sink = x;
+}
+
+__attribute__((noinline)) void faults_heavy(Region& region, long iterations) {
+  for (long i = 0; i < iterations; ++i) Iteration(region, 4);
+}
+
+__attribute__((noinline)) void faults_light(Region& region, long iterations) {
+  for (long i = 0; i < iterations; ++i) Iteration(region, 1);
+}
+
+__attribute__((noinline)) void compute(Region& region, long iterations) {
+  for (long i = 0; i < iterations; ++i) Iteration(region, 0);
+}
+
+int OpenCounter(uint64_t config, int group) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = config;
+  attr.read_format = PERF_FORMAT_GROUP;
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, group, 0));
+}
+
+struct Counts {
+  uint64_t calls = 0, task_clock = 0, page_faults = 0;
+};
+
+// The group's two values: task-clock (ns), page-faults.
+bool ReadGroup(int leader, uint64_t* clock, uint64_t* faults) {
+  uint64_t values[3];  // nr, then the values in group order
+  if (read(leader, values, sizeof values) != static_cast<ssize_t>(sizeof values)) return false;
+  *clock = values[1];
+  *faults = values[2];
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: metric_oracle ROUNDS ITERATIONS TRUTH.json\n");
+    return 2;
+  }
+  const long rounds = std::atol(argv[1]);
+  const long iterations = std::atol(argv[2]);
+  const int leader = OpenCounter(PERF_COUNT_SW_TASK_CLOCK, -1);
+  const int member = leader >= 0 ? OpenCounter(PERF_COUNT_SW_PAGE_FAULTS, leader) : -1;
+  if (leader < 0 || member < 0) {
+    std::perror("metric_oracle: perf_event_open");
+    return 1;
+  }
+  Region region;
+  region.page = sysconf(_SC_PAGESIZE);
+  const size_t region_bytes = static_cast<size_t>(5 * iterations * region.page);  // 4 + 1 a round
+  region.memory = static_cast<char*>(
+      mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (region.memory == MAP_FAILED) return 1;
+  // One fault per page: no transparent huge pages, of any size, that would map several pages
+  // on one fault as memory allows.
+  madvise(region.memory, region_bytes, MADV_NOHUGEPAGE);
+
+  using Function = void (*)(Region&, long);
+  const Function functions[] = {faults_heavy, faults_light, compute};
+  const char* names[] = {"faults_heavy", "faults_light", "compute"};
+  const long pages_per_iteration[] = {4, 1, 0};
+  Counts counts[3];
+  for (long r = 0; r < rounds; ++r) {
+    if (r > 0) {
+      // The next touches fault again: the pages are handed back.
+      madvise(region.memory, region_bytes, MADV_DONTNEED);
+      region.next = 0;
+    }
+    for (int f = 0; f < 3; ++f) {
+      uint64_t clock0, faults0, clock1, faults1;
+      if (!ReadGroup(leader, &clock0, &faults0)) return 1;
+      functions[f](region, iterations);
+      if (!ReadGroup(leader, &clock1, &faults1)) return 1;
+      counts[f].calls += 1;
+      counts[f].task_clock += clock1 - clock0;
+      counts[f].page_faults += faults1 - faults0;
+    }
+  }
+
+  FILE* out = std::fopen(argv[3], "w");
+  if (!out) {
+    std::perror(argv[3]);
+    return 1;
+  }
+  std::fprintf(out, "{");
+  for (int f = 0; f < 3; ++f)
+    std::fprintf(
+        out,
+        "%s\"%s\": {\"calls\": %llu, \"designed-faults\": %llu, \"task-clock\": %llu, "
+        "\"page-faults\": %llu}",
+        f ? ", " : "", names[f], static_cast<unsigned long long>(counts[f].calls),
+        static_cast<unsigned long long>(counts[f].calls * iterations * pages_per_iteration[f]),
+        static_cast<unsigned long long>(counts[f].task_clock),
+        static_cast<unsigned long long>(counts[f].page_faults));
+  std::fprintf(out, "}\n");
+  return std::fclose(out) == 0 ? 0 : 1;
+}
