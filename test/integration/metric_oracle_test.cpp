@@ -198,15 +198,29 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
 }
 
 // The 95 % intervals cover the truth: over 20 recordings per method, the truth lies inside the
-// interval for at least 90 % of the (function, run) pairs with a nonzero truth.
+// interval for at least 85 % of the (function, run) pairs with a nonzero truth: 34 of 40, which
+// honest 95 % intervals miss with probability 0.3 % (90 %, 36 of 40, would flake 5 % of runs).
 // One method's coverage (a test per method, so that each stays within its time limit under the
 // sanitizers).
+//
+// Under the sanitizers the statistics are the Release build's to check (the same code computes
+// them); there a few recordings run the paths, against a bound loose enough never to flake
+// (honest 95 % intervals miss 5 of 12 pairs with probability 0.02 %), which keeps CI in its
+// budget.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kCoverageRecordings = 6;
+constexpr double kCoverageFloor = 0.66;
+#else
+constexpr int kCoverageRecordings = 20;
+constexpr double kCoverageFloor = 0.85;
+#endif
+
 void CheckCoverage(const Method& method) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
   int pairs = 0, covered = 0;
   double worst = 0;
-  for (int r = 0; r < 20; ++r) {
+  for (int r = 0; r < kCoverageRecordings; ++r) {
     auto run = Measure(method, dir.path(), 2, 500);
     ASSERT_TRUE(run.has_value()) << method.name;
     for (const std::string f : {"faults_heavy", "faults_light"}) {
@@ -220,8 +234,8 @@ void CheckCoverage(const Method& method) {
   }
   std::printf("%-20s coverage %d of %d (%.0f%%), worst error %.2f%%\n", method.name.c_str(),
               covered, pairs, 100.0 * covered / std::max(pairs, 1), worst);
-  EXPECT_GE(pairs, 36) << method.name;
-  EXPECT_GE(covered, 0.9 * pairs) << method.name;
+  EXPECT_GE(pairs, 2 * kCoverageRecordings - 4) << method.name;
+  EXPECT_GE(covered, kCoverageFloor * pairs) << method.name;
 }
 
 TEST(MetricOracle, IntervalsCoverTheTruthGroup) { CheckCoverage(Methods()[0]); }
