@@ -45,6 +45,28 @@ class UnwindReportingSource : public ProfileSource {
   bool reported_ = false;
 };
 
+// Reads through KernelEntryCredit, and says in the summary how many samples it credited.
+class KernelCreditingSource : public ProfileSource {
+ public:
+  explicit KernelCreditingSource(ProfileSource& inner) : inner_(inner) {}
+  ProfileFormat format() const override { return inner_.format(); }
+  const Metadata& metadata() const override { return inner_.metadata(); }
+  const std::vector<EventDesc>& events() const override { return inner_.events(); }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    KernelEntryCredit credit(inner_.events(), inner_.metadata().architecture, visitor);
+    auto summary = inner_.ReadRecords(credit);
+    if (summary.ok()) summary->kernel_credit = credit.statistics();
+    return summary;
+  }
+  FrameResolver* embedded_frames() override { return inner_.embedded_frames(); }
+  std::string RecordedBuildId(const std::string& path) const override {
+    return inner_.RecordedBuildId(path);
+  }
+
+ private:
+  ProfileSource& inner_;
+};
+
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options) {
   SymbolizerOptions symbolizer;
   symbolizer.symfs = options.symfs;
@@ -91,8 +113,12 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   auto source = ProfileSource::OpenFile(path, source_options);
   if (!source.ok()) return source.error();
   opened->source_ = std::move(source).value();
-  opened->reporting_ =
-      std::make_unique<UnwindReportingSource>(*opened->source_, options.command, path);
+  ProfileSource* read = opened->source_.get();
+  if (options.credit_kernel_to_user) {
+    opened->crediting_ = std::make_unique<KernelCreditingSource>(*read);
+    read = opened->crediting_.get();
+  }
+  opened->reporting_ = std::make_unique<UnwindReportingSource>(*read, options.command, path);
   return opened;
 }
 

@@ -23,6 +23,9 @@ struct ProfileOpenOptions {
   std::vector<std::string> binaries;
   std::function<void(const std::string&)> on_note;  // symbolizer notes; null: the default
   std::string command = "report";                   // names the command in the unwinding statistics
+  // Kernel samples of user threads read as the user function that entered the kernel
+  // (KernelEntryCredit); false: kernel functions are rows of their own, as in perf.
+  bool credit_kernel_to_user = false;
 };
 
 // Owns the source and the resolvers it reads through; they refer to each other, so the object
@@ -52,7 +55,8 @@ class OpenedProfile {
   Symbolizer symbolizer_;
   LocatingResolver located_;
   std::unique_ptr<ProfileSource> source_;
-  std::unique_ptr<ProfileSource> reporting_;  // source_ seen through the statistics printer
+  std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
+  std::unique_ptr<ProfileSource> reporting_;  // the above seen through the statistics printer
 };
 
 }  // namespace tprof

@@ -68,6 +68,11 @@ class ReportCommand : public Subcommand {
         "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
         "after the profile start (the recording's start, else the first sample), and shares are\n"
         "of what it keeps.\n"
+        "Kernel work: a sample taken in the kernel on a user thread's behalf (a page fault, a\n"
+        "system call) counts for the user function that entered the kernel (the callchain's user\n"
+        "part, or the user pc that `tprof record` samples without -g); the header says how many.\n"
+        "--kernel-rows shows kernel functions as rows instead, as perf does. --folded, --pprof\n"
+        "and --speedscope keep the stacks as recorded, kernel frames on top.\n"
         "\n"
         "--flamegraph writes one self-contained HTML page (no network needed): click to zoom,\n"
         "search by regular expression, tooltips with counts and shares, icicle layout.\n"
@@ -147,6 +152,10 @@ class ReportCommand : public Subcommand {
     app.add_flag("--children", children_,
                  "Add Total%: the share of samples with the row anywhere on the callchain, and "
                  "order by it");
+    app.add_flag("--kernel-rows", kernel_rows_,
+                 "Show kernel functions as rows (perf's view); by default a sample taken in the "
+                 "kernel on a user thread's behalf (a fault, a system call) counts for the user "
+                 "function that entered the kernel, in the table and the flame graph");
     app.add_option("--comm", comms_, "Only rows of these commands (comma-separated)")
         ->delimiter(',')
         ->allow_extra_args(false);
@@ -280,6 +289,8 @@ class ReportCommand : public Subcommand {
     view.percent_limit = options_.percent_limit;
     view.max_rows = options_.max_rows;
     view.unwinding = summary->unwinding;
+    view.kernel_credit = summary->kernel_credit;
+    view.kernel_rows = kernel_rows_;
     if (json_)
       RenderReportJson(view, std::cout);
     else if (csv_)
@@ -306,7 +317,14 @@ class ReportCommand : public Subcommand {
   // --- end of report table options ---
 
   int Run() override {
-    auto opened_or = OpenedProfile::Open(input_, {symfs_, binaries_, nullptr});
+    ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
+    // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
+    // frames on top, as the tools that read them expect; the user function's total holds them.
+    // Annotate credits like the table, so that its lines add up to the function's row.
+    const bool stack_export = exports_.folded || !exports_.pprof_path.empty() ||
+                              !exports_.speedscope_path.empty();
+    open_options.credit_kernel_to_user = !kernel_rows_ && !stack_export;
+    auto opened_or = OpenedProfile::Open(input_, open_options);
     if (!opened_or.ok()) return ReportError(name(), opened_or.error());
     OpenedProfile& opened = **opened_or;
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table.
@@ -382,6 +400,10 @@ class ReportCommand : public Subcommand {
     if (!command.empty()) input.subtitle += " | " + command;
     if (!meta.hostname.empty()) input.subtitle += " | " + meta.hostname;
     if (!meta.cpu.model_name.empty()) input.subtitle += ", " + meta.cpu.model_name;
+    if (kernel_rows_)
+      input.subtitle += " | kernel functions as frames (--kernel-rows)";
+    else if (summary->kernel_credit && summary->kernel_credit->credited())
+      input.subtitle += " | kernel work in the user function that entered the kernel";
     if (ratio) {
       const std::string& num = events[ratio->numerator].name;
       const std::string& den = events[ratio->denominator].name;
@@ -414,6 +436,7 @@ class ReportCommand : public Subcommand {
   std::string sort_ = "comm,dso,sym";
   std::vector<std::string> metric_texts_;  // --metric 'NAME = EXPRESSION'...
   bool children_ = false;
+  bool kernel_rows_ = false;
   std::vector<std::string> comms_;
   std::vector<uint32_t> pids_;
   std::vector<uint32_t> tids_;

@@ -29,6 +29,16 @@ uint64_t UserRegisterMask() {
 #endif
 }
 
+uint64_t UserPcRegisterMask() {
+#if defined(__x86_64__)
+  return 1ull << 8;  // PERF_REG_X86_IP
+#elif defined(__aarch64__)
+  return 1ull << 32;        // PERF_REG_ARM64_PC
+#else
+  return 0;
+#endif
+}
+
 std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
                                      const SamplingOptions& options) {
   std::vector<PlannedEvent> planned;
@@ -59,6 +69,12 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
                          PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
       switch (options.call_graph) {
         case CallGraphMode::kNone:
+          // The user pc at kernel entry, so that a sample in the kernel (a page fault, a system
+          // call) can be credited to the user function that entered it (KernelEntryCredit).
+          if (!options.user_only && !spec.exclude_kernel && UserPcRegisterMask()) {
+            attr.sample_type |= PERF_SAMPLE_REGS_USER;
+            attr.sample_regs_user = UserPcRegisterMask();
+          }
           break;
         case CallGraphMode::kFramePointer:
           attr.sample_type |= PERF_SAMPLE_CALLCHAIN;

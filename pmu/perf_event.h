@@ -48,6 +48,8 @@ BurstAttr EncodeBurstAttr(const perf_event_attr& base, uint32_t hf_sample_period
 // The user registers copied for DWARF unwinding: all general-purpose registers of this
 // architecture, as perf does.
 uint64_t UserRegisterMask();
+// The user pc alone, sampled without a call graph: it names the user function of a kernel sample.
+uint64_t UserPcRegisterMask();
 
 // One event ready to open: its attribute and how the profile describes it.
 struct PlannedEvent {

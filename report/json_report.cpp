@@ -73,6 +73,16 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   j["lost"] = table.lost;
   j["samples_outside_time"] = table.samples_outside_time;
   j["unwinding"] = UnwindingJson(view.unwinding);
+  if (view.kernel_credit) {
+    const KernelCreditStatistics& k = *view.kernel_credit;
+    j["kernel_work"] = {{"shown_as", "user function"},
+                        {"samples", k.samples},
+                        {"kernel_samples", k.kernel_samples},
+                        {"credited", k.credited()},
+                        {"without_user_context", k.without_user_context}};
+  } else {
+    j["kernel_work"] = {{"shown_as", "kernel functions"}};
+  }
   nlohmann::json events = nlohmann::json::array();
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& d = table.events[e];

@@ -2,10 +2,32 @@
 
 #include <algorithm>
 
+#include "report/printf.h"
+
 namespace tprof {
 
 double Percent(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string KernelWorkLine(const ReportTableView& view) {
+  if (view.kernel_rows)
+    return "kernel work: kernel functions are rows of their own (--kernel-rows)";
+  if (!view.kernel_credit || view.kernel_credit->kernel_samples == 0) return "";
+  const KernelCreditStatistics& k = *view.kernel_credit;
+  std::string line =
+      Printf("kernel work: %llu of %llu samples (%.1f%%) were in the kernel; ",
+             static_cast<unsigned long long>(k.kernel_samples),
+             static_cast<unsigned long long>(k.samples), Percent(k.kernel_samples, k.samples));
+  if (k.credited())
+    line += Printf("%llu credited to the user function that entered it (a fault, a system call)",
+                   static_cast<unsigned long long>(k.credited()));
+  if (k.without_user_context)
+    line += Printf(
+        "%s%llu shown as kernel functions (no user context: kernel threads, or "
+        "recorded without a call graph or user registers)",
+        k.credited() ? ", " : "", static_cast<unsigned long long>(k.without_user_context));
+  return line + "; --kernel-rows shows kernel functions as rows";
 }
 
 std::string LowConfidenceRule() {

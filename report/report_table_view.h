@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
 #include "core/analysis/report_table.h"
+#include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
 #include "core/model/user_stack_unwinder.h"
 
@@ -30,7 +32,14 @@ struct ReportTableView {
   // How the stack copies of a --call-graph dwarf recording were unwound; no samples when the
   // input had none.
   UnwindStatistics unwinding;
+  // How samples taken in the kernel were shown: credited to the user function that entered the
+  // kernel (set: how many), or as kernel rows (nullopt; kernel_rows: the user asked for them).
+  std::optional<KernelCreditStatistics> kernel_credit;
+  bool kernel_rows = false;
 };
+
+// One line on how kernel samples are shown; empty when the profile has none and nothing was asked.
+std::string KernelWorkLine(const ReportTableView& view);
 
 // The rows to show, ordered by the first sampled event's self (or, with children, total)
 // period.

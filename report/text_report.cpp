@@ -151,6 +151,8 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (table.lost) out << "# lost samples: " << table.lost << '\n';
   if (!view.stack_hint.empty()) out << "# note: " << view.stack_hint << '\n';
+  if (const std::string kernel = KernelWorkLine(view); !kernel.empty())
+    out << "# " << kernel << '\n';
   WriteUnwinding(view, out);
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];

@@ -25,7 +25,9 @@ void UnwindPass::OnTask(const TaskRecord& r) {
 }
 
 void UnwindPass::OnSample(const Sample& sample) {
-  if (sample.user_regs.empty() || sample.event >= events_.size()) {
+  // Registers without a stack copy (the user pc of kernel samples) are not for unwinding.
+  if (sample.user_regs.empty() || sample.event >= events_.size() ||
+      !events_[sample.event].sample_stack_user) {
     Forward(sample);
     return;
   }

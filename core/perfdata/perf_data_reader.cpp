@@ -374,6 +374,11 @@ class PerfDataRecordPump {
       u.regs = parsed_.regs_user;
       u.stack = parsed_.stack_user;
       UnwindUserStack(u, *unwinder_, &s, &summary_.unwinding);
+    } else if (!parsed_.regs_user.empty() && !(info.layout.sample_type & PERF_SAMPLE_STACK_USER)) {
+      // Registers alone (`perf record --user-regs=ip`): the user pc of a kernel sample, which
+      // credits the kernel work to the user function (KernelEntryCredit).
+      s.user_regs_abi = parsed_.regs_user_abi;
+      s.user_regs.assign(parsed_.regs_user.begin(), parsed_.regs_user.end());
     }
     if (info.attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) StitchLbrCallStack(s);
     ++summary_.samples;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/model/frame_resolver.h"
+#include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
 #include "core/model/user_stack_unwinder.h"
 
@@ -31,6 +33,8 @@ struct SourceSummary {
   // Samples with stack copies, by how far SourceOptions::unwinder walked them (perf.data).
   UnwindStatistics unwinding;
   std::string warning;  // one line, when there is something the user should know
+  // Set when kernel samples were credited to the user code that entered the kernel.
+  std::optional<KernelCreditStatistics> kernel_credit;
 };
 
 struct SourceOptions {

@@ -8,7 +8,9 @@
 //          function's samples with the kernel's work below it (--children: the clock's samples
 //          in the fault handler belong to the function that faulted);
 //   burst  --burst 1 ms,50 us (on a kernel without hf_sample_period: the group sampled at the
-//          short period, windows filtered the same way).
+//          short period, windows filtered the same way);
+//   [g] kernel credited: the group with a clock that counts kernel time too, its samples in the
+//          fault handler credited to the user function that faulted (report's default).
 // The rates differ by design, so a window credited to the wrong function fails the comparison
 // (checked below against the other functions' truths).
 #include <gtest/gtest.h>
@@ -52,6 +54,9 @@ const std::vector<Method>& Methods() {
        {"-e", "{task-clock:u,page-faults}:S", "--burst", "1000000,50000"},
        "group deltas",
        {}},
+      // The clock counts the kernel's work too: a window that ends in the fault handler belongs
+      // to the function that faulted, through the user pc `record` samples without -g.
+      {"[g] kernel credited", {"-e", "{task-clock,page-faults}:S"}, "group deltas", {}},
   };
   return kMethods;
 }
@@ -241,6 +246,56 @@ void CheckCoverage(const Method& method) {
 TEST(MetricOracle, IntervalsCoverTheTruthGroup) { CheckCoverage(Methods()[0]); }
 TEST(MetricOracle, IntervalsCoverTheTruthSampled) { CheckCoverage(Methods()[1]); }
 TEST(MetricOracle, IntervalsCoverTheTruthBurst) { CheckCoverage(Methods()[2]); }
+
+// A window that ends in the kernel's fault handler counts for the function that faulted; with
+// --kernel-rows the handler is a row of its own and the functions lose those faults, which the
+// truth catches (the deliberately wrong attribution, run every time).
+TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string profile = dir.path() + "/k.tprof", truth_path = dir.path() + "/truth.json";
+  auto recorded = RunCommand({kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S", "-o",
+                              profile, "--", kOracle, "8", "500", truth_path});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  auto faults_of = [&](const std::vector<std::string>& extra, nlohmann::json* whole) {
+    std::vector<std::string> args = {kTprof,   "report",      "-i",     profile,
+                                     "--json", "--no-inline", "--sort", "dso,sym"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto report = RunCommand(args);
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    *whole = nlohmann::json::parse(report.out);
+    std::map<std::string, double> faults;  // D:page-faults per function, and the kernel's rows
+    for (const auto& row : (*whole)["rows"]) {
+      const std::string sym = row["keys"]["sym"];
+      std::string name = row["keys"]["dso"] == "[kernel.kallsyms]" ? "kernel" : "";
+      for (const std::string& f : kFunctions)
+        if (sym.find("::" + f + "(") != std::string::npos) name = f;
+      if (name.empty() || row["groups"].empty()) continue;
+      faults[name] += row["groups"][0]["deltas"].value("page-faults", 0.0);
+    }
+    return faults;
+  };
+  nlohmann::json credited_json, rows_json;
+  auto credited = faults_of({}, &credited_json);
+  auto rows = faults_of({"--kernel-rows"}, &rows_json);
+  const auto& k = credited_json["kernel_work"];
+  std::printf("kernel work: %s\n", k.dump().c_str());
+  ASSERT_EQ(k["shown_as"], "user function");
+  EXPECT_GT(k["kernel_samples"].get<int>(), 0) << "the clock never sampled the fault handler";
+  EXPECT_EQ(k["credited"], k["kernel_samples"]) << "every sample is a user thread's";
+  EXPECT_EQ(rows_json["kernel_work"]["shown_as"], "kernel functions");
+  for (const std::string f : {"faults_heavy", "faults_light"}) {
+    const double designed = truth[f]["designed-faults"].get<double>();
+    std::printf("%-13s designed %6.0f  credited %6.0f  --kernel-rows %6.0f\n", f.c_str(), designed,
+                credited[f], rows[f]);
+    EXPECT_NEAR(credited[f], designed, 0.03 * designed) << f;
+    EXPECT_LT(rows[f], 0.97 * designed) << f << ": the kernel rows' faults were not missed";
+  }
+  EXPECT_EQ(credited["compute"], 0);
+  EXPECT_EQ(credited["kernel"], 0) << "no kernel rows left to hold faults";
+  EXPECT_GT(rows["kernel"], 0) << "--kernel-rows shows the fault handler's windows";
+}
 
 // The seed's hard case: functions of 25-80 us in turn. Prints each method's error per function
 // (the README's table; no method measures calls this short well on a kernel without

@@ -182,7 +182,9 @@ TEST_F(DemoReport, SortByTidAndDsoGroupsTheRawSamples) {
   // Samples in the demo binary, by its recorded mappings.
   uint64_t in_demo = 0;
   for (const Sample& s : raw_->samples) in_demo += raw_->FileAt(s.pid, s.ip, s.time) == kDemo;
-  nlohmann::json by_dso = ReportJson({"-i", *path_, "--sort", "dso"});
+  // Kernel rows, as the raw samples' ips name them (by default a sample in the kernel counts for
+  // the user code that entered it).
+  nlohmann::json by_dso = ReportJson({"-i", *path_, "--sort", "dso", "--kernel-rows"});
   const nlohmann::json* demo = RowWhere(by_dso, "dso", "tprof_demo");
   ASSERT_NE(demo, nullptr);
   EXPECT_EQ((*demo)["events"][0]["self_samples"].get<uint64_t>(), in_demo);
@@ -538,7 +540,8 @@ TEST(HardwareReport, GroupReadIpcPerModuleMatchesAHandComputation) {
   HandWindows hand;
   hand.Run(raw.samples, [&](const Sample& s) { return BaseName(raw.FileAt(s.pid, s.ip, s.time)); });
   ASSERT_GT(hand.all_credited, 0u);
-  nlohmann::json j = ReportJson({"-i", file, "--sort", "dso"});
+  // Modules as the raw samples' ips name them: kernel rows.
+  nlohmann::json j = ReportJson({"-i", file, "--sort", "dso", "--kernel-rows"});
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["windows_credited"].get<uint64_t>(), hand.all_credited);
   EXPECT_EQ(j["groups"][0]["windows_discarded"].get<uint64_t>(), hand.all_discarded);

@@ -41,6 +41,7 @@ std::string UnwindToBytes(const std::vector<Sample>& input, bool keep, FakeUnwin
   std::vector<EventDesc> events(1);
   events[0].name = "task-clock";
   events[0].sample_regs_user = kMask;
+  events[0].sample_stack_user = 8192;  // a --call-graph dwarf recording copies both
   std::string bytes;
   auto writer = ProfileWriter::Create(std::make_unique<StringSink>(bytes), Metadata{}, events);
   EXPECT_TRUE(writer.ok());

@@ -1,0 +1,65 @@
+#include "core/model/kernel_entry_credit.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace tprof {
+
+uint64_t UserPcRegisterBit(const std::string& architecture) {
+  // perf_regs numbering: PERF_REG_X86_IP and PERF_REG_ARM64_PC.
+  if (architecture == "x86_64" || architecture == "amd64") return 1ull << 8;
+  if (architecture == "aarch64" || architecture == "arm64") return 1ull << 32;
+  return 0;
+}
+
+std::optional<size_t> UserPcIndex(const std::string& architecture, uint64_t regs_mask) {
+  const uint64_t bit = UserPcRegisterBit(architecture);
+  if (!bit || !(regs_mask & bit)) return std::nullopt;
+  // Registers are copied in the order of their bits.
+  return static_cast<size_t>(std::popcount(regs_mask & (bit - 1)));
+}
+
+KernelEntryCredit::KernelEntryCredit(const std::vector<EventDesc>& events,
+                                     const std::string& architecture, RecordVisitor& downstream)
+    : downstream_(downstream) {
+  for (const EventDesc& e : events)
+    pc_index_.push_back(UserPcIndex(architecture, e.sample_regs_user));
+}
+
+void KernelEntryCredit::OnSample(const Sample& sample) {
+  ++stats_.samples;
+  const SplitStack stack = SplitLeaf(sample);
+  if (!stack.has_leaf || !stack.leaf_kernel) {
+    downstream_.OnSample(sample);
+    return;
+  }
+  ++stats_.kernel_samples;
+  // With a callchain, its user part: the pc at kernel entry, then the user callers.
+  const auto user = std::find(sample.callchain.begin(), sample.callchain.end(), kContextUser);
+  if (user != sample.callchain.end() && user + 1 != sample.callchain.end() &&
+      !IsContextMarker(user[1])) {
+    credited_ = sample;
+    credited_.ip = user[1];
+    credited_.callchain.assign(user, sample.callchain.end());
+    ++stats_.from_callchain;
+    downstream_.OnSample(credited_);
+    return;
+  }
+  // Without one (or with a kernel-only chain, as a DWARF stack copy that did not unwind leaves),
+  // the user pc among the sampled registers; kernel threads have no user registers (abi 0).
+  const std::optional<size_t> pc =
+      sample.event < pc_index_.size() ? pc_index_[sample.event] : std::nullopt;
+  if (pc && sample.user_regs_abi && *pc < sample.user_regs.size() && sample.user_regs[*pc]) {
+    credited_ = sample;
+    credited_.ip = sample.user_regs[*pc];
+    credited_.callchain.clear();
+    if (!sample.callchain.empty()) credited_.callchain = {kContextUser, credited_.ip};
+    ++stats_.from_registers;
+    downstream_.OnSample(credited_);
+    return;
+  }
+  ++stats_.without_user_context;
+  downstream_.OnSample(sample);
+}
+
+}  // namespace tprof
