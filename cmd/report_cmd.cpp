@@ -126,11 +126,18 @@ class ReportCommand : public Subcommand {
     app.add_option("--flamegraph", flamegraph_,
                    "Write an interactive flame graph (self-contained HTML) to this file "
                    "instead of the table");
-    app.add_option("--color", color_name_, "Flame graph colours: name (default), ipc, cpi or stall")
-        ->transform(CLI::IsMember({"name", "ipc", "cpi", "stall"}, CLI::ignore_case));
+    app.add_option("--color", color_name_,
+                   "Flame graph colours: name (default), ipc, cpi, stall, or metric:NAME (any "
+                   "metric of the table's, a --metric of yours, over events sampled on their own)")
+        ->check([](const std::string& value) -> std::string {
+          if (value.rfind("metric:", 0) == 0 && value.size() > 7) return "";
+          for (const char* known : {"name", "ipc", "cpi", "stall"})
+            if (value == known) return "";
+          return "--color: '" + value + "' is not name, ipc, cpi, stall or metric:NAME";
+        });
     app.add_option("--color-min-samples", min_samples_,
-                   "With --color ipc/cpi/stall: frames with fewer samples of either event "
-                   "are grey (default 10)");
+                   "With --color ipc/cpi/stall/metric:NAME: frames with fewer samples of any of "
+                   "its events are grey (default 10)");
     app.add_option("--flame-roots", roots_name_,
                    "Flame graph roots: none (default), process, pid or thread")
         ->transform(CLI::IsMember({"none", "process", "pid", "thread"}, CLI::ignore_case));
@@ -321,8 +328,8 @@ class ReportCommand : public Subcommand {
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect; the user function's total holds them.
     // Annotate credits like the table, so that its lines add up to the function's row.
-    const bool stack_export = exports_.folded || !exports_.pprof_path.empty() ||
-                              !exports_.speedscope_path.empty();
+    const bool stack_export =
+        exports_.folded || !exports_.pprof_path.empty() || !exports_.speedscope_path.empty();
     open_options.credit_kernel_to_user = !kernel_rows_ && !stack_export;
     auto opened_or = OpenedProfile::Open(input_, open_options);
     if (!opened_or.ok()) return ReportError(name(), opened_or.error());
@@ -351,7 +358,8 @@ class ReportCommand : public Subcommand {
         {"process", CallTreeOptions::Roots::kProcess},
         {"pid", CallTreeOptions::Roots::kPid},
         {"thread", CallTreeOptions::Roots::kThread}};
-    const FlameColor color = colors.at(color_name_);  // CLI11 checked the names
+    const bool by_metric = color_name_.rfind("metric:", 0) == 0;
+    const FlameColor color = by_metric ? FlameColor::kName : colors.at(color_name_);
     std::optional<RatioEvents> ratio;
     if (color != FlameColor::kName) {
       const FrameRatioKind kind = color == FlameColor::kIpc   ? FrameRatioKind::kIpc
@@ -404,6 +412,23 @@ class ReportCommand : public Subcommand {
       input.subtitle += " | kernel functions as frames (--kernel-rows)";
     else if (summary->kernel_credit && summary->kernel_credit->credited())
       input.subtitle += " | kernel work in the user function that entered the kernel";
+    if (by_metric) {
+      std::vector<MetricFormula> user_metrics;
+      for (const std::string& text : metric_texts_) {
+        auto parsed = ParseUserMetric(text, events);
+        if (!parsed.ok()) return Usage(parsed.error().message());
+        user_metrics.push_back(std::move(parsed).value());
+      }
+      auto recorded = MatchRecordedMetricTable(events, meta.cpu, BuiltinMetricTables());
+      auto plan = FrameMetricEvaluator::Plan(
+          tree.root(), events, color_name_.substr(7),
+          recorded ? recorded->formulas : std::vector<MetricFormula>{}, user_metrics);
+      if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
+      std::vector<std::string> names;
+      for (size_t e : plan->column().events) names.push_back(events[e].name);
+      ColorFramesByMetric(input, plan->Compute(tree.root(), min_samples_), plan->column(), names,
+                          min_samples_);
+    }
     if (ratio) {
       const std::string& num = events[ratio->numerator].name;
       const std::string& den = events[ratio->denominator].name;

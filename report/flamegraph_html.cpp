@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "report/flamegraph_template.h"  // generated from report/flamegraph.html.in
+#include "report/printf.h"
 
 namespace tprof {
 namespace {
@@ -362,6 +363,60 @@ void ColorFramesByRatio(FlameGraphInput& input,
     d.columns = {static_cast<double>(r.denominator), static_cast<double>(r.numerator),
                  static_cast<double>(r.denominator_samples),
                  static_cast<double>(r.numerator_samples)};
+    input.details.emplace(node, std::move(d));
+  }
+}
+
+void ColorFramesByMetric(FlameGraphInput& input,
+                         const std::unordered_map<const CallNode*, FrameMetric>& metrics,
+                         const MetricColumn& column, const std::vector<std::string>& event_names,
+                         uint64_t min_samples) {
+  double largest = 0;
+  for (const auto& [node, m] : metrics)
+    if (m.reliable) largest = std::max(largest, *m.value.value);
+  // 0 .. a round top: 1, 2 or 5 times a power of ten, at or above the largest frame.
+  double top = 1;
+  if (largest > 0) {
+    const double power = std::pow(10.0, std::floor(std::log10(largest)));
+    top = 10 * power;
+    for (double f : {1.0, 2.0, 5.0})
+      if (f * power >= largest) {
+        top = f * power;
+        break;
+      }
+  }
+  FlameColorScale scale;
+  scale.title = column.name + " (" + column.formula + "), 0 to " + Printf("%g", top);
+  scale.min = 0;
+  scale.max = top;
+  scale.stops = {{0, "#440154"},
+                 {0.25 * top, "#3b528b"},
+                 {0.5 * top, "#21918c"},
+                 {0.75 * top, "#5ec962"},
+                 {top, "#fde725"}};
+  scale.step = top / 10;
+  std::string events;
+  for (const std::string& e : event_names) events += (events.empty() ? "" : " or of ") + e;
+  scale.no_value_rule = "grey: fewer than " + std::to_string(min_samples) + " samples of " +
+                        events + " through the frame, or no value";
+  input.scale = scale;
+  input.ratio_label = column.name;
+  input.detail_columns.clear();
+  for (const std::string& e : event_names) input.detail_columns.push_back(e);
+  for (const std::string& e : event_names) input.detail_columns.push_back(e + " samples");
+  input.mark_label = "uncertain: the 95% interval of " + column.name +
+                     " is wider than one legend step (\u00b1" + Printf("%g", scale.step) + ")";
+  input.details.clear();
+  input.details.reserve(metrics.size());
+  for (const auto& [node, m] : metrics) {
+    FlameFrameDetail d;
+    if (m.reliable) {
+      d.color_value = m.value.value;
+      d.half_width = m.value.half_width;
+      d.marked = !m.value.half_width || *m.value.half_width > scale.step;
+    }
+    for (uint64_t p : m.periods) d.columns.push_back(static_cast<double>(p));
+    for (uint64_t n : m.samples) d.columns.push_back(static_cast<double>(n));
     input.details.emplace(node, std::move(d));
   }
 }

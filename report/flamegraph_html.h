@@ -19,6 +19,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/diff_flame_tree.h"
+#include "core/analysis/frame_metric.h"
 #include "core/analysis/frame_ratio.h"
 #include "report/event_units.h"
 
@@ -97,6 +98,16 @@ void ColorFramesByRatio(FlameGraphInput& input,
                         const std::unordered_map<const CallNode*, FrameRatio>& ratios,
                         FrameRatioKind kind, const std::string& numerator_event,
                         const std::string& denominator_event, uint64_t min_samples);
+
+// Colours `input`'s frames by a metric (--color metric:NAME) on a scale from 0 to a round
+// value at or above the largest reliable frame's (1, 2 or 5 times a power of ten), ten legend
+// steps; viridis colours, which read in order without implying good or bad (a metric may be
+// better high or low). Unreliable frames are grey; frames whose interval is wider than one step
+// are marked uncertain. `event_names` name the column's events, for the tooltip's columns.
+void ColorFramesByMetric(FlameGraphInput& input,
+                         const std::unordered_map<const CallNode*, FrameMetric>& metrics,
+                         const MetricColumn& column, const std::vector<std::string>& event_names,
+                         uint64_t min_samples);
 
 // The fixed symmetric scale of differential flame graphs: -points..+points of the old total.
 FlameColorScale DeltaColorScale(double points);

@@ -102,6 +102,10 @@ build_all() {
   $cc -fomit-frame-pointer -fasynchronous-unwind-tables -o "$bin/lab_loop_nofp" \
     "$src/lab_loop.c" -pthread || die "cannot build lab_loop_nofp"
   $cc -static -o "$bin/pmu_count" "$src/pmu_count.c" || die "cannot build pmu_count"
+  # The page-fault oracle of the x86-64 tests (test/workloads): faults per function by design.
+  $triplet-g++ -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -static \
+    -o "$bin/metric_oracle" "$root/test/workloads/metric_oracle.cpp" ||
+    die "cannot build metric_oracle"
   cp "$build/tprof" "$bin/tprof"
 }
 

@@ -328,6 +328,12 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
       StudentT975(credit.windows_credited > 0 ? credit.windows_credited - 1 : 0));
 }
 
+MetricValue DerivedMetrics::EvaluateSampled(size_t column, const std::vector<uint64_t>& periods,
+                                            const std::vector<uint64_t>& samples) const {
+  std::vector<double> counts(periods.begin(), periods.end());
+  return Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
+}
+
 MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& table) const {
   const MetricColumn& c = columns_[column];
   std::vector<double> counts;

@@ -98,6 +98,10 @@ class DerivedMetrics {
                        bool inclusive = false) const;
   // The same over every sample (sampled periods) or every credited window (group deltas).
   MetricValue EvaluateTotal(size_t column, const ReportTable& table) const;
+  // A sampled-periods column at counts gathered elsewhere (a flame graph's frame): per event of
+  // columns()[column].events, the period and the number of samples.
+  MetricValue EvaluateSampled(size_t column, const std::vector<uint64_t>& periods,
+                              const std::vector<uint64_t>& samples) const;
 
  private:
   struct Compiled {

@@ -337,6 +337,47 @@ TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
     EXPECT_DOUBLE_EQ(l1["metrics"][MetricIndex(l1, name)]["overall"].get<double>(), 0) << name;
 }
 
+// metric_oracle's page faults, designed per function, in the group of a leader that counts the
+// kernel too: windows that end in the fault handler count for the function that faulted, found
+// through arm64's sampled user pc; with --kernel-rows those faults go to kernel rows instead.
+TEST(ArmLabN1, KernelWorkCountsForTheFunctionThatFaulted) {
+  Check recorded = Ran("n1", "kernel_credit");
+  ASSERT_EQ(recorded.status, 0) << recorded.Describe();
+  const json truth = json::parse(Slurp(recorded.dir / "truth.json"), nullptr, false);
+  ASSERT_FALSE(truth.is_discarded()) << recorded.Describe();
+  json credited = JsonOf("n1", "kernel_credit_report");
+  json rows = JsonOf("n1", "kernel_rows_report");
+  ASSERT_FALSE(credited.is_null());
+  ASSERT_FALSE(rows.is_null());
+  auto faults = [](const json& report) {
+    std::map<std::string, double> by;  // D:page-faults per oracle function, and "kernel"
+    for (const json& row : report["rows"]) {
+      const std::string sym = row["keys"]["sym"];
+      std::string name = row["keys"]["dso"] == "[kernel.kallsyms]" ? "kernel" : "";
+      for (const char* f : {"faults_heavy", "faults_light", "compute"})
+        if (sym.find(std::string("::") + f + "(") != std::string::npos) name = f;
+      if (!name.empty() && !row["groups"].empty())
+        by[name] += row["groups"][0]["deltas"].value("page-faults", 0.0);
+    }
+    return by;
+  };
+  auto with = faults(credited), without = faults(rows);
+  const json& k = credited["kernel_work"];
+  Print("n1 kernel work: " + k.dump());
+  EXPECT_GT(k["credited"].get<uint64_t>(), 0u) << "no cycles sample in the fault handler";
+  EXPECT_EQ(k["credited"], k["kernel_samples"]);
+  for (const char* f : {"faults_heavy", "faults_light"}) {
+    const double designed = truth[f]["designed-faults"].get<double>();
+    Print(std::string("n1 ") + f + ": designed " + std::to_string(designed) + ", credited " +
+          std::to_string(with[f]) + ", --kernel-rows " + std::to_string(without[f]));
+    EXPECT_NEAR(with[f], designed, 0.03 * designed) << f;
+    EXPECT_LT(without[f], 0.97 * designed) << f;
+  }
+  EXPECT_EQ(with["compute"], 0);
+  EXPECT_EQ(with["kernel"], 0);
+  EXPECT_GT(without["kernel"], 0);
+}
+
 // Linux 6.1 has no hf_sample_period: --burst falls back to sampling every SHORT events, which
 // the kernel throttles here; windows across a throttle must not be credited (the lab found
 // IPC 0.95 and 0.62 where every instruction takes two cycles).

@@ -297,6 +297,66 @@ TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
   EXPECT_GT(rows["kernel"], 0) << "--kernel-rows shows the fault handler's windows";
 }
 
+// The metric-coloured flame graph on the [s] recording: each oracle function's frame carries
+// its faults per ms within one legend step of the truth (and the grey rule where it has too few
+// samples of page-faults: compute takes none).
+TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string profile = dir.path() + "/s.tprof", truth_path = dir.path() + "/truth.json",
+                    page = dir.path() + "/f.html";
+  auto recorded = RunCommand({kTprof, "record", "-q", "-g", "-e", "task-clock,page-faults", "-o",
+                              profile, "--", kOracle, "8", "500", truth_path});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--no-inline",
+                           "--metric", kMetric, "--color", "metric:faults_per_ms"});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  const std::string html = testing::ReadWholeFile(page);
+  const std::string marker = "const DATA = ";
+  size_t begin = html.find(marker);
+  ASSERT_NE(begin, std::string::npos);
+  begin += marker.size();
+  const nlohmann::json data =
+      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  ASSERT_TRUE(data.is_object());
+  const double step = data["scale"]["step"].get<double>();
+  EXPECT_NE(data["scale"]["title"].get<std::string>().find("faults_per_ms"), std::string::npos);
+  std::map<std::string, int> coloured;
+  for (size_t n = 0; n < data["name"].size(); ++n) {
+    const std::string name = data["names"][data["name"][n].get<size_t>()];
+    for (const std::string& f : kFunctions) {
+      if (name.find("::" + f + "(") == std::string::npos) continue;
+      const double expected =
+          truth[f]["designed-faults"].get<double>() / truth[f]["task-clock"].get<double>() * 1e6;
+      if (data["value"][n].is_null()) {
+        EXPECT_EQ(f, "compute") << "frame " << n << " of " << f << " is grey";
+        continue;
+      }
+      const double value = data["value"][n].get<double>();
+      std::printf("%-13s frame value %8.3f  truth %8.3f  step %g\n", f.c_str(), value, expected,
+                  step);
+      EXPECT_NEAR(value, expected, step) << f;
+      // The other faulting function's colour would be more than a step away.
+      const std::string other = f == "faults_heavy" ? "faults_light" : "faults_heavy";
+      if (f != "compute") {
+        EXPECT_GT(std::abs(value - truth[other]["designed-faults"].get<double>() /
+                                       truth[other]["task-clock"].get<double>() * 1e6),
+                  step)
+            << f << " would pass as " << other;
+      }
+      ++coloured[f];
+    }
+  }
+  EXPECT_GE(coloured["faults_heavy"], 1);
+  EXPECT_GE(coloured["faults_light"], 1);
+  // A metric the frames cannot have: a usage error that names those there are.
+  auto unknown = RunCommand(
+      {kTprof, "report", "-i", profile, "--flamegraph", page, "--color", "metric:nonesuch"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("nonesuch"), std::string::npos) << unknown.err;
+}
+
 // The seed's hard case: functions of 25-80 us in turn. Prints each method's error per function
 // (the README's table; no method measures calls this short well on a kernel without
 // hf_sample_period). Asserted: windows longer than the calls credit compute, which never faults,

@@ -87,6 +87,14 @@ case $job in
       -- "$fp" $rounds
     check group_read_report tprof report -i ../group_read/p.tprof --json
     check metrics_ipc tprof record -M ipc -c $group_period -o p.tprof -- "$fp" $rounds
+    # Kernel work credited to the user function that faulted, through arm64's user pc (perf_regs
+    # bit 32): cycles counted in the kernel too, page faults by design per function.
+    check kernel_credit tprof record -e '{cycles,page-faults}:S' -c $group_period -o p.tprof -- \
+      /lab/bin/metric_oracle 2 300 truth.json
+    check kernel_credit_report tprof report -i ../kernel_credit/p.tprof --json --no-inline \
+      --sort dso,sym
+    check kernel_rows_report tprof report -i ../kernel_credit/p.tprof --json --no-inline \
+      --sort dso,sym --kernel-rows
     check metrics_ipc_report tprof report -i ../metrics_ipc/p.tprof --json
     check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
     check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json

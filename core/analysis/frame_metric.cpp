@@ -1,0 +1,64 @@
+#include "core/analysis/frame_metric.h"
+
+#include "core/analysis/frame_ratio.h"
+
+namespace tprof {
+
+Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
+    const CallNode& root, const std::vector<EventDesc>& events, const std::string& name,
+    const std::vector<MetricFormula>& table_formulas, const std::vector<MetricFormula>& user) {
+  // A table without rows whose totals are the tree's: what DerivedMetrics plans columns from.
+  ReportTable totals;
+  totals.events = events;
+  totals.total_period = root.total;
+  for (size_t e = 0; e < events.size(); ++e)
+    totals.total_samples.push_back(TotalSamples(root, e)[&root]);
+  auto metrics = DerivedMetrics::Plan(totals, table_formulas, "table", user);
+  if (!metrics.ok()) return metrics.error();
+  std::string known;
+  for (size_t c = 0; c < metrics->columns().size(); ++c) {
+    const MetricColumn& column = metrics->columns()[c];
+    if (column.name == name && column.source == MetricSource::kSampledPeriods)
+      return FrameMetricEvaluator(std::move(metrics).value(), c);
+    if (column.source == MetricSource::kSampledPeriods)
+      known += (known.empty() ? "" : ", ") + column.name;
+  }
+  // Group members are not in the tree's totals (they ride on the leader's samples), so a
+  // metric over them plans no column; say so rather than "no such metric".
+  for (const MetricFormula& f : user)
+    if (f.name == name)
+      return Error::BadRequest(
+          "--color metric:" + name +
+          ": its events are not all sampled on their own (a flame graph's frames have no group "
+          "windows; record them as -e a,b, not {a,b}:S)");
+  return Error::BadRequest("--color metric:" + name + ": no such metric from sampled events" +
+                           (known.empty() ? " (there are none; define one with --metric)"
+                                          : " (there are: " + known + ")"));
+}
+
+std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
+    const CallNode& root, uint64_t min_samples) const {
+  const MetricColumn& c = column();
+  std::vector<std::unordered_map<const CallNode*, uint64_t>> samples;
+  for (size_t e : c.events) samples.push_back(TotalSamples(root, e));
+  std::unordered_map<const CallNode*, FrameMetric> out;
+  out.reserve(samples.empty() ? 0 : samples[0].size());
+  for (const auto& [node, ignored] :
+       samples.empty() ? decltype(samples)::value_type{} : samples[0]) {
+    FrameMetric m;
+    m.reliable = true;
+    for (size_t i = 0; i < c.events.size(); ++i) {
+      const size_t e = c.events[i];
+      m.periods.push_back(node->total.size() > e ? node->total[e] : 0);
+      auto it = samples[i].find(node);
+      m.samples.push_back(it == samples[i].end() ? 0 : it->second);
+      m.reliable &= m.samples.back() >= min_samples;
+    }
+    m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
+    m.reliable &= m.value.value.has_value();
+    out.emplace(node, std::move(m));
+  }
+  return out;
+}
+
+}  // namespace tprof
