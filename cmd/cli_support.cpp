@@ -108,6 +108,23 @@ bool IsOptionWord(const std::string& word) {
 
 }  // namespace
 
+namespace {
+class FixedUsageFormatter : public CLI::Formatter {
+ public:
+  explicit FixedUsageFormatter(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "Usage: " + usage_ + "\n";
+  }
+
+ private:
+  std::string usage_;
+};
+}  // namespace
+
+void SetUsageLine(CLI::App& app, std::string usage) {
+  app.formatter(std::make_shared<FixedUsageFormatter>(std::move(usage)));
+}
+
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
   const std::string name = CommandName(app);
   std::string message = error.what();

@@ -49,6 +49,10 @@ std::unique_ptr<Subcommand> MakeStreamCommand();
 std::unique_ptr<Subcommand> MakeTopdownCommand();
 std::unique_ptr<Subcommand> MakeListCommand();
 
+// Replaces CLI11's generated "Usage:" line of `app` (which writes a positional taking 0 to 2
+// values as "profiles(0x)") with `usage`, e.g. "tprof diff [OPTIONS] OLD NEW".
+void SetUsageLine(CLI::App& app, std::string usage);
+
 // Turns a CLI11 parse error into one line, with a suggestion for a misspelt option.
 int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);
 // For a parsed subcommand that takes a command after "--" (its positional `command`, with

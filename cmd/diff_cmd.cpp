@@ -84,6 +84,9 @@ class DiffCommand : public Subcommand {
         "(--allow-incomplete\njudges it anyway); 1 unreadable input; 2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
         ->expected(0, 2);
+    SetUsageLine(
+        app,
+        "tprof diff [OPTIONS] OLD NEW   or   tprof diff [OPTIONS] --old A1 A2.. --new B1 B2..");
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
     app.add_option("--new", new_files_, "Profiles of the new side (repeated runs)");
     app.add_option("--split", split_,
@@ -99,7 +102,8 @@ class DiffCommand : public Subcommand {
     app.add_flag("--allow-incomplete", allow_incomplete_,
                  "Let --fail-if judge profiles that are incomplete (cut short, .partial, no "
                  "samples); without it such an input fails the gate with exit status 4");
-    app.add_option("--limit", report_options_.max_rows, "Show at most N functions per event");
+    app.add_option("--limit", report_options_.max_rows,
+                   "Show the N functions that changed most per event (default 30; 0: every one)");
     app.add_option("--alpha", diff_options_.alpha, "Significance level (default 0.05)")
         ->check(CLI::Range(1e-9, 0.5));
     app.add_option("--min-effect", diff_options_.min_effect_percent,
@@ -183,6 +187,7 @@ class DiffCommand : public Subcommand {
     options.symfs = load_options_.symfs;
     options.binaries = load_options_.binaries;
     options.icicle = icicle_;
+    options.ignore_module = ignore_module_;
     return RunDiffFlameGraph(options);
   }
 
@@ -244,6 +249,14 @@ class DiffCommand : public Subcommand {
     }
     auto verdict = EvaluateGate(*diff, thresholds);
     if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
+    if (!ignore_module_ && !diff->events.empty())
+      if (auto rename = DetectModuleRename(diff->events.front()))
+        std::cerr << "tprof diff: note: " << rename->gone_or_new << " of " << rename->rows
+                  << " functions are gone or new, and " << rename->paired
+                  << " gone ones reappear under their name in another module ("
+                  << rename->old_module << " -> " << rename->new_module
+                  << "): renamed between builds? --ignore-module matches functions by name "
+                     "alone\n";
 
     if (json_)
       std::cout << DiffToJson(*diff, *verdict, inputs).dump(2) << '\n';

@@ -29,7 +29,9 @@ Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& 
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
-  CallTreeBuilder builder(source.events(), (*opened)->resolver(), CallTreeOptions{});
+  CallTreeOptions tree_options;
+  tree_options.ignore_module = options.ignore_module;
+  CallTreeBuilder builder(source.events(), (*opened)->resolver(), tree_options);
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
   if (!summary->warning.empty())

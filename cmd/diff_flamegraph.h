@@ -21,6 +21,7 @@ struct DiffFlameGraphOptions {
   std::string symfs;
   std::vector<std::string> binaries;
   bool icicle = false;
+  bool ignore_module = false;  // frames paired by function name alone (--ignore-module)
 };
 
 // The colour scale's limits, in points of the old total: the same in every graph.

@@ -14,14 +14,21 @@ class ListCommand : public Subcommand {
   const char* summary() const override { return "List CPUs with metric tables, metrics, events"; }
 
   void Setup(CLI::App& app) override {
-    app.description("  tprof list cpus\n  tprof list metrics --cpu NAME\n  tprof list events");
+    app.description(
+        "List what tprof knows: the CPUs it has metric tables for, a table's metrics, and the\n"
+        "generic event names.\n"
+        "  tprof list cpus\n  tprof list metrics --cpu NAME\n  tprof list events");
     app.add_option("what", what_, "cpus, metrics or events")
-        ->required()
         ->check(CLI::IsMember({"cpus", "metrics", "events"}));
     app.add_option("--cpu", cpu_, "CPU name or Arm MIDR, for 'metrics'");
   }
 
   int Run() override {
+    if (what_.empty()) {
+      std::cerr << "tprof list: say what to list: cpus, metrics --cpu NAME, or events (see 'tprof "
+                   "list --help')\n";
+      return kExitUsage;
+    }
     if (what_ == "cpus") {
       for (const MetricTable& t : BuiltinMetricTables())
         std::cout << t.name << "\t" << t.title << "\t(" << t.source << ")\n";

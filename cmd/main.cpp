@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <string>
 
 #include "cmd/cli_support.h"
 #include "core/base/version.h"
@@ -14,6 +15,20 @@ constexpr const char* kExitCodesHelp =
     "3 a `tprof diff` regression gate tripped; 4 a `tprof diff` gate did not judge because an\n"
     "input is incomplete (--allow-incomplete). `tprof record` exits with the workload's own\n"
     "status when the workload fails and the recording succeeded.";
+
+// Each subcommand's help names the statuses it can end with, no other command's.
+std::string ExitStatusOf(const std::string& command) {
+  const std::string common =
+      "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error";
+  if (command == "diff")
+    return common +
+           ";\n3 a regression gate (--fail-if) tripped; 4 a gate did not judge because an input "
+           "is\nincomplete (cut short, .partial, no samples; --allow-incomplete judges it anyway).";
+  if (command == "record")
+    return common +
+           ".\nWhen the recording succeeded but the workload failed, the workload's own status.";
+  return common + ".";
+}
 
 }  // namespace
 
@@ -36,6 +51,7 @@ int main(int argc, char** argv) {
   for (auto& command : commands) {
     CLI::App* sub = app.add_subcommand(command->name(), command->summary());
     command->Setup(*sub);
+    sub->footer(ExitStatusOf(command->name()));
     subcommands.push_back({sub, command.get()});
   }
   std::string help_topic;

@@ -1,6 +1,8 @@
 #include "cmd/opened_profile.h"
 
+#include <algorithm>
 #include <iostream>
+#include <string_view>
 
 #include "cmd/unwind_summary.h"
 #include "symbolize/elf_symbols.h"
@@ -67,12 +69,17 @@ class KernelCreditingSource : public ProfileSource {
   ProfileSource& inner_;
 };
 
-SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options) {
+SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options, ModuleNotes& notes) {
   SymbolizerOptions symbolizer;
   symbolizer.symfs = options.symfs;
-  if (options.on_note) symbolizer.on_note = options.on_note;
+  if (options.on_note)
+    symbolizer.on_note = options.on_note;
+  else
+    symbolizer.on_note = [&notes](const std::string& note) { notes.Add(note); };
   return symbolizer;
 }
+
+constexpr std::string_view kMissingPrefix = "no usable file for ";
 
 std::string BuildIdOfFile(const std::string& path) {
   auto symbols = ElfSymbols::Load(path);
@@ -81,10 +88,32 @@ std::string BuildIdOfFile(const std::string& path) {
 
 }  // namespace
 
+void ModuleNotes::Add(const std::string& note) {
+  if (!verbose_ && note.starts_with(kMissingPrefix)) {
+    const size_t end = note.find(';');
+    missing_.push_back(note.substr(kMissingPrefix.size(), end - kMissingPrefix.size()));
+    return;
+  }
+  std::cerr << "tprof: note: " << note << '\n';
+}
+
+void ModuleNotes::Flush() {
+  if (missing_.empty()) return;
+  std::string names;
+  const size_t shown = std::min<size_t>(missing_.size(), 3);
+  for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + missing_[i];
+  if (missing_.size() > shown) names += " and " + std::to_string(missing_.size() - shown) + " more";
+  std::cerr << "tprof: note: no usable file for " << missing_.size()
+            << (missing_.size() == 1 ? " module (" : " modules (") << names
+            << "); their addresses are shown as [module+0xoffset] (-v lists each)\n";
+  missing_.clear();
+}
+
 OpenedProfile::OpenedProfile(const ProfileOpenOptions& options)
-    : locator_({options.symfs, options.binaries, BuildIdOfFile}),
+    : notes_(options.verbose),
+      locator_({options.symfs, options.binaries, BuildIdOfFile}),
       unwinder_(UnwinderOptions(options, locator_)),
-      symbolizer_(SymbolizerOptionsFor(options)),
+      symbolizer_(SymbolizerOptionsFor(options, notes_)),
       located_(symbolizer_, locator_) {}
 
 FrameResolver& OpenedProfile::live_resolver() {

@@ -26,6 +26,23 @@ struct ProfileOpenOptions {
   // Kernel samples of user threads read as the user function that entered the kernel
   // (KernelEntryCredit); false: kernel functions are rows of their own, as in perf.
   bool credit_kernel_to_user = false;
+  // Every "no usable file for MODULE" note on its own line; else one line when the profile is
+  // closed, with the count and the first few (a profile from another machine lacks dozens).
+  bool verbose = false;
+};
+
+// The symbolizer's notes on stderr, those about modules without a usable file gathered into
+// one summary line unless verbose.
+class ModuleNotes {
+ public:
+  explicit ModuleNotes(bool verbose) : verbose_(verbose) {}
+  ~ModuleNotes() { Flush(); }
+  void Add(const std::string& note);
+  void Flush();
+
+ private:
+  bool verbose_;
+  std::vector<std::string> missing_;  // modules
 };
 
 // Owns the source and the resolvers it reads through; they refer to each other, so the object
@@ -50,7 +67,8 @@ class OpenedProfile {
  private:
   explicit OpenedProfile(const ProfileOpenOptions& options);
 
-  BinaryLocator locator_;  // first: the unwinder asks it for --binary files
+  ModuleNotes notes_;      // first: the symbolizer's notes land here until the end
+  BinaryLocator locator_;  // the unwinder asks it for --binary files
   DwarfUnwinder unwinder_;
   Symbolizer symbolizer_;
   LocatingResolver located_;

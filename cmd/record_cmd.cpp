@@ -316,9 +316,16 @@ class RecordCommand : public Subcommand {
     if (!embedded.ok()) return embedded.error();
     std::remove(stacks.c_str());
     std::remove((stacks + ".old").c_str());
-    // Stacks cut short are a warning, which -q keeps; complete ones are part of the summary.
-    if (!quiet_ || stats->incomplete())
+    // Stacks cut short are a warning, which -q keeps to its first line (the counts); complete
+    // ones are part of the summary, which -q drops.
+    if (!quiet_) {
       PrintUnwinding(name(), OutputName(), stats.value(), std::cerr);
+    } else if (stats->incomplete()) {
+      const std::vector<std::string> lines = DescribeUnwinding(stats.value());
+      if (!lines.empty())
+        std::cerr << "tprof record: " << OutputName() << ": unwinding: " << lines.front()
+                  << " (without -q: why)\n";
+    }
     if (keep_stacks_ && !quiet_)
       std::fprintf(stderr, "tprof record: stack copies kept in %s\n", OutputName().c_str());
     struct stat st {};

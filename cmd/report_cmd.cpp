@@ -78,10 +78,12 @@ class ReportCommand : public Subcommand {
         "search by regular expression, tooltips with counts and shares, icicle layout.\n"
         "--color name (default): a stable colour per function name. ipc / cpi: each frame by\n"
         "its own instructions per cycle (or cycles per instruction) on a fixed 0-4 scale, from\n"
-        "independently sampled cycles and instructions (perf record -e cycles,instructions -c N);\n"
+        "independently sampled cycles and instructions (tprof record -e cycles,instructions -c "
+        "N);\n"
         "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
-        "cycles, 0-100 %. Frames with fewer than --color-min-samples samples of either event\n"
-        "are grey.");
+        "cycles, 0-100 %. metric:NAME: any metric of the table (IPC, MPKI, a CPU table's) or your\n"
+        "own --metric, over events sampled on their own, on a 0 to round-top scale. Frames with\n"
+        "fewer than --color-min-samples samples of any of the events are grey.");
     CLI::Option* input =
         app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
@@ -159,6 +161,8 @@ class ReportCommand : public Subcommand {
     app.add_flag("--children", children_,
                  "Add Total%: the share of samples with the row anywhere on the callchain, and "
                  "order by it");
+    app.add_flag("-v,--verbose", verbose_,
+                 "Every note on its own line (each module without a usable file, not a summary)");
     app.add_flag("--kernel-rows", kernel_rows_,
                  "Show kernel functions as rows (perf's view); by default a sample taken in the "
                  "kernel on a user thread's behalf (a fault, a system call) counts for the user "
@@ -325,6 +329,7 @@ class ReportCommand : public Subcommand {
 
   int Run() override {
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
+    open_options.verbose = verbose_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect; the user function's total holds them.
     // Annotate credits like the table, so that its lines add up to the function's row.
@@ -462,6 +467,7 @@ class ReportCommand : public Subcommand {
   std::vector<std::string> metric_texts_;  // --metric 'NAME = EXPRESSION'...
   bool children_ = false;
   bool kernel_rows_ = false;
+  bool verbose_ = false;
   std::vector<std::string> comms_;
   std::vector<uint32_t> pids_;
   std::vector<uint32_t> tids_;

@@ -113,6 +113,14 @@ class TopdownCommand : public Subcommand {
     if (!counts.ok()) return ReportError(name(), counts.error().WithContext(input_));
     auto results = EvaluateMetrics(*table, selected.value(), counts.value());
     if (!results.ok()) return ReportError(name(), results.error());
+    // Counts of another CPU: a table of n/a would read as "nothing to see". Say so, and which
+    // tables the counts do fit.
+    if (std::none_of(results->begin(), results->end(),
+                     [](const MetricResult& r) { return r.value.has_value(); }))
+      return ReportError(name(), input_ + ": none of the " + table->name +
+                                     " table's metrics can be evaluated from these counts (its "
+                                     "events were not counted); " +
+                                     TablesThatFit(counts.value()));
     RenderTopdown(*table, counts->format + " " + input_, results.value(),
                   json_  ? TopdownFormat::kJson
                   : csv_ ? TopdownFormat::kCsv
@@ -122,6 +130,29 @@ class TopdownCommand : public Subcommand {
   }
 
  private:
+  // The built-in tables that evaluate at least one selected metric from `counts`, those that
+  // evaluate most first: what --cpu could have named.
+  std::string TablesThatFit(const CounterReport& counts) const {
+    std::vector<std::pair<size_t, std::string>> fits;
+    for (const MetricTable& t : BuiltinMetricTables()) {
+      auto selected = t.Select(selection_);
+      if (!selected.ok()) continue;
+      auto results = EvaluateMetrics(t, selected.value(), counts);
+      if (!results.ok()) continue;
+      const size_t evaluated = static_cast<size_t>(
+          std::count_if(results->begin(), results->end(),
+                        [](const MetricResult& r) { return r.value.has_value(); }));
+      if (evaluated) fits.emplace_back(evaluated, t.name);
+    }
+    if (fits.empty()) return "no built-in table fits them ('tprof list cpus')";
+    std::stable_sort(fits.begin(), fits.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string names;
+    for (const auto& [evaluated, table_name] : fits)
+      names += (names.empty() ? "" : ", ") + table_name;
+    return "tables that fit them: " + names + " (--cpu NAME)";
+  }
+
   // The metrics: from --spec, else the table named by --cpu, else the detected CPU's (the arm
   // lab found --spec ignored when counting live).
   Result<const MetricTable*> ChooseTable() {

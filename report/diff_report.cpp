@@ -96,7 +96,8 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
   size_t shown = 0;
   for (const FunctionDiff& f : event.functions) {
     if (options.max_rows && shown >= options.max_rows) {
-      out << "# ... " << event.functions.size() - shown << " more (--limit)\n";
+      out << "# ... " << event.functions.size() - shown
+          << " more, smaller changes (--limit N; --limit 0 shows every function)\n";
       break;
     }
     std::string line =

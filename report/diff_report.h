@@ -29,7 +29,7 @@ struct DiffReportInputs {
 };
 
 struct DiffReportOptions {
-  size_t max_rows = 0;  // per event; 0: every function
+  size_t max_rows = 30;  // per event, the largest changes first; 0: every function
 };
 
 // The formulas of the columns, as the text header and `tprof diff --help` state them.

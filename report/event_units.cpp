@@ -6,11 +6,6 @@
 
 namespace tprof {
 
-EventUnit UnitOfEvent(std::string_view event_name) {
-  const std::string_view base = event_name.substr(0, event_name.find(':'));
-  return base == "cpu-clock" || base == "task-clock" ? EventUnit::kNanoseconds : EventUnit::kCount;
-}
-
 ValueScale ScaleForEvent(std::string_view event_name, double largest) {
   if (UnitOfEvent(event_name) == EventUnit::kCount) return {1, 0, std::string(event_name)};
   if (std::fabs(largest) < 100e9) return {1e6, 3, "ms"};

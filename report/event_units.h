@@ -7,12 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/model/event_unit.h"
+
 namespace tprof {
-
-enum class EventUnit { kCount, kNanoseconds };
-
-// "cpu-clock", "task-clock" and their modified forms ("cpu-clock:u") count nanoseconds.
-EventUnit UnitOfEvent(std::string_view event_name);
 
 // How a column of values of one event is written: a time unit chosen once for the column (so
 // that rows compare at a glance), or a plain count.

@@ -61,7 +61,8 @@ const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pi
 CallNode* CallTreeBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
   if (kernel && !options_.include_kernel) return node;
   for (const Frame& f : FramesAt(pid, address, kernel))
-    node = node->Child(f.name, f.module, f.kind, events_.size());
+    node = node->Child(f.name, options_.ignore_module ? std::string_view() : f.module, f.kind,
+                       events_.size());
   return node;
 }
 

@@ -55,6 +55,9 @@ struct CallTreeOptions {
   enum class Roots { kNone, kProcess, kPid, kThread } roots = Roots::kNone;
   bool include_kernel = true;
   bool expand_inlined = true;  // inlined calls are frames of their own (FunctionAttribution)
+  // Frames by function name alone, the module left empty: `diff --ignore-module` pairs a
+  // renamed program's frames with the old ones.
+  bool ignore_module = false;
 };
 
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "core/analysis/cost_split.h"
@@ -393,6 +394,37 @@ DiffCallNode MergeCallTrees(const CallNode& old_root, const CallNode& new_root, 
   DiffCallNode root;
   MergeInto(root, &old_root, &new_root, events);
   return root;
+}
+
+std::optional<ModuleRename> DetectModuleRename(const EventDiff& event) {
+  ModuleRename rename;
+  rename.rows = event.functions.size();
+  std::map<std::string, std::vector<const FunctionKey*>> new_by_name;
+  for (const FunctionDiff& f : event.functions) {
+    if (f.status == FunctionStatus::kBoth) continue;
+    ++rename.gone_or_new;
+    if (f.status == FunctionStatus::kNew) new_by_name[f.key.function].push_back(&f.key);
+  }
+  std::map<std::pair<std::string, std::string>, size_t> moves;
+  for (const FunctionDiff& f : event.functions) {
+    if (f.status != FunctionStatus::kGone) continue;
+    auto it = new_by_name.find(f.key.function);
+    if (it == new_by_name.end()) continue;
+    ++rename.paired;
+    ++moves[{f.key.module, it->second.front()->module}];
+  }
+  // Most rows changed side, and at least three (or all, in a tiny profile) pair up by name.
+  if (rename.gone_or_new * 2 < rename.rows ||
+      rename.paired < std::min<size_t>(3, rename.rows / 2) || rename.paired == 0)
+    return std::nullopt;
+  size_t most = 0;
+  for (const auto& [modules, count] : moves)
+    if (count > most) {
+      most = count;
+      rename.old_module = modules.first;
+      rename.new_module = modules.second;
+    }
+  return rename;
 }
 
 }  // namespace tprof

@@ -158,6 +158,17 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
                                  const std::vector<FunctionTotals>& new_side,
                                  const ProfileDiffOptions& options);
 
+// The sign of a program renamed or moved between builds: most of an event's functions are gone
+// or new, and gone ones reappear under the same name in another module. Suggests matching by name
+// alone (--ignore-module). Absent when the diff does not look so.
+struct ModuleRename {
+  size_t rows = 0;                     // functions of the event
+  size_t gone_or_new = 0;              // of them
+  size_t paired = 0;                   // gone functions whose name is also a new function's
+  std::string old_module, new_module;  // the pair most of them moved between
+};
+std::optional<ModuleRename> DetectModuleRename(const EventDiff& event);
+
 // Per call path: the seam for differential flame graphs. The union of two call trees (as
 // CallTreeBuilder makes them), each node with both sides' self and total periods per event; a
 // path present on one side only has zeros on the other, so vanished stacks stay visible.

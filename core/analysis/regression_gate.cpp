@@ -8,6 +8,8 @@
 #include <limits>
 #include <regex>
 
+#include "core/model/event_unit.h"
+
 namespace tprof {
 namespace {
 
@@ -74,6 +76,11 @@ struct Candidate {
   Significance significance = Significance::kNotAssessed;
 };
 
+// A raw threshold on a clock shows its values in the unit it was written in, not in ns.
+double TimeUnitDivisor(const std::string& unit) {
+  return unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1;
+}
+
 void Judge(GateCheck& check, std::vector<Candidate> candidates) {
   const Threshold& t = check.threshold;
   check.matched = candidates.size();
@@ -93,11 +100,19 @@ void Judge(GateCheck& check, std::vector<Candidate> candidates) {
               return Excess(a.observed, t) > Excess(b.observed, t);
             });
   check.tripped = !check.crossed.empty();
-  const char* unit = UnitSuffix(t.unit);
+  const char* unit = t.time_unit.empty() ? UnitSuffix(t.unit) : t.time_unit.c_str();
   auto describe = [&](const GateFinding& f) {
-    char values[96];
-    std::snprintf(values, sizeof values, " (old %.6g, new %.6g", f.old_value, f.new_value);
-    std::string s = f.subject + " " + FormatNumber(f.observed, unit) + values;
+    char values[128];
+    std::string s;
+    if (!t.time_unit.empty()) {
+      const double d = TimeUnitDivisor(t.time_unit);
+      std::snprintf(values, sizeof values, " (old %.3f%s, new %.3f%s", f.old_value / d, unit,
+                    f.new_value / d, unit);
+      s = f.subject + " " + FormatNumber(f.observed / d, unit) + values;
+    } else {
+      std::snprintf(values, sizeof values, " (old %.6g, new %.6g", f.old_value, f.new_value);
+      s = f.subject + " " + FormatNumber(f.observed, unit) + values;
+    }
     if (f.p_value) {
       char p[32];
       std::snprintf(p, sizeof p, ", p=%.3g", *f.p_value);
@@ -135,6 +150,8 @@ const char* const kThresholdSyntaxHelp =
     "  total[.EVENT] OP N%          the event's total: 100 * delta / old total (or N raw units)\n"
     "  func(PATTERN)[.EVENT] OP N%  any matching function: 100 * delta / its own old value\n"
     "  func(PATTERN)[.EVENT] OP Npt   ... or 100 * delta / old total (points), or N raw units\n"
+    "  N raw units: a count for counted events; for cpu-clock and task-clock a time, with its\n"
+    "  unit (ns us ms s: 'func(parse) > +5ms'), as a bare number would read as ns.\n"
     "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
     "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
     "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions, or\n"
@@ -154,23 +171,49 @@ Result<Threshold> ParseThreshold(std::string_view text) {
   // The operator is the last one followed by a number, so that function names may hold '<'.
   std::string subject;
   {
+    // Any run of operator characters and any word after the number, so that a wrong one is named
+    // ('>>', '5x') rather than taken for part of the subject.
     static const std::regex kTail(
-        R"(\s*(>=|<=|>|<)\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(%|pt)?\s*$)");
+        R"(\s*([<>=!]+)\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z%]*)\s*$)");
     if (!std::regex_search(s, m, kTail)) return Error("threshold '" + t.text + "': " + kShape);
     subject = s.substr(0, static_cast<size_t>(m.position(0)));
     const std::string op = m[1].str();
+    if (op != ">" && op != ">=" && op != "<" && op != "<=")
+      return Error("threshold '" + t.text + "': unknown operator '" + op +
+                   "' (OP is one of > >= < <=)");
     t.op = op == ">"    ? Threshold::Op::kGreater
            : op == ">=" ? Threshold::Op::kGreaterEqual
            : op == "<"  ? Threshold::Op::kLess
                         : Threshold::Op::kLessEqual;
     t.value = std::stod(m[2].str());
     const std::string unit = m[3].str();
+    static const std::pair<const char*, double> kTimeUnits[] = {
+        {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
     t.unit = unit == "%"    ? Threshold::Unit::kPercent
              : unit == "pt" ? Threshold::Unit::kPoints
                             : Threshold::Unit::kRaw;
+    for (const auto& [name, nanoseconds] : kTimeUnits)
+      if (unit == name) {
+        t.time_unit = name;
+        t.value *= nanoseconds;
+      }
+    if (t.unit == Threshold::Unit::kRaw && !unit.empty() && t.time_unit.empty())
+      return Error("threshold '" + t.text + "': unknown unit '" + unit + "' after " + m[2].str() +
+                   " (% or pt; ns, us, ms or s for cpu-clock and task-clock; nothing for counts)");
   }
   while (!subject.empty() && std::isspace(static_cast<unsigned char>(subject.front())))
     subject.erase(0, 1);
+  while (!subject.empty() && std::isspace(static_cast<unsigned char>(subject.back())))
+    subject.pop_back();
+  // 'total > > 5%': the tail took the last '>', leaving one behind.
+  if (!subject.empty() && std::string_view("<>=!").find(subject.back()) != std::string_view::npos) {
+    size_t start = subject.find_last_not_of("<>=! ");
+    start = start == std::string::npos ? 0 : start + 1;
+    std::string op = subject.substr(start) + m[1].str();
+    op.erase(std::remove(op.begin(), op.end(), ' '), op.end());
+    return Error("threshold '" + t.text + "': unknown operator '" + op +
+                 "' (OP is one of > >= < <=)");
+  }
   std::string rest;  // "" or ".EVENT"
   if (subject.rfind("total", 0) == 0) {
     t.subject = Threshold::Subject::kTotal;
@@ -179,7 +222,9 @@ Result<Threshold> ParseThreshold(std::string_view text) {
     t.subject = subject[0] == 'f' ? Threshold::Subject::kFunction : Threshold::Subject::kShare;
     size_t open = subject.find('(');
     size_t close = subject.rfind(')');
-    if (close == std::string::npos || close <= open + 1)
+    if (close == std::string::npos)
+      return Error("threshold '" + t.text + "': '" + subject + "' is missing its ')'");
+    if (close <= open + 1)
       return Error("threshold '" + t.text + "': " + subject.substr(0, open) +
                    "(...) needs a function name or pattern");
     t.pattern = subject.substr(open + 1, close - open - 1);
@@ -197,6 +242,10 @@ Result<Threshold> ParseThreshold(std::string_view text) {
   auto refuse = [&](const char* why) -> Error {
     return Error("threshold '" + t.text + "': " + why);
   };
+  if (!t.time_unit.empty() && (IsMetric(t.event) || t.subject == Threshold::Subject::kShare))
+    return refuse(
+        "a time unit is for a clock's change (cpu-clock, task-clock), not a ratio or "
+        "share");
   if (IsSplitPart(t.event)) {
     if (t.subject == Threshold::Subject::kShare)
       return refuse("share() takes events, not work/efficiency");
@@ -230,6 +279,13 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
             "threshold '" + t.text +
             "': work/efficiency need the cost and work events (cycles and instructions, or "
             "--split COST/WORK) sampled on both sides");
+      const bool clock_cost = UnitOfEvent(diff.split->cost_event) == EventUnit::kNanoseconds;
+      if (t.unit == Threshold::Unit::kRaw && clock_cost && t.time_unit.empty())
+        return Error::BadRequest("threshold '" + t.text + "': the cost, " + diff.split->cost_event +
+                                 ", counts time: give the number a unit (ms, us, ns, s), or %");
+      if (!t.time_unit.empty() && !clock_cost)
+        return Error::BadRequest("threshold '" + t.text + "': the cost, " + diff.split->cost_event +
+                                 ", counts events, not time");
       const bool work = t.event == "work";
       auto add = [&](const std::string& subject, const CostSplit& s) {
         const SplitPart& part = work ? s.work : s.efficiency;
@@ -295,6 +351,14 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
       return Error::BadRequest("threshold '" + t.text + "': no event '" + t.event +
                                "' in the diff (it has: " + names + ")");
     }
+    // A clock counts ns: a bare number would read as ns, or be mistaken for percent.
+    const bool clock = UnitOfEvent(event->name) == EventUnit::kNanoseconds;
+    if (t.unit == Threshold::Unit::kRaw && clock && t.time_unit.empty())
+      return Error::BadRequest("threshold '" + t.text + "': " + event->name +
+                               " counts time: give the number a unit (ms, us, ns, s), or % or pt");
+    if (!t.time_unit.empty() && !clock)
+      return Error::BadRequest("threshold '" + t.text + "': " + event->name +
+                               " counts events, not time: drop the unit '" + t.time_unit + "'");
     if (t.subject == Threshold::Subject::kTotal) {
       Candidate c;
       c.finding.subject = "total." + event->name;

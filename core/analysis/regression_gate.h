@@ -5,7 +5,8 @@
 //              | func(PATTERN)[.EVENT]  every function whose name matches PATTERN
 //              | share(PATTERN)[.EVENT] the same functions' shares of their side's total
 //   OP        := >  >=  <  <=
-//   VALUE     := [+|-]NUMBER followed by % or pt, or nothing (raw period units)
+//   VALUE     := [+|-]NUMBER followed by % or pt; a time unit (ns us ms s) for the clocks
+//                (cpu-clock, task-clock), which need one; nothing for other events' raw counts
 //
 // PATTERN is a shell glob (fnmatch: * ? [..]) matched against the function name, with and
 // without its parameter list ("work_alpha" matches "work_alpha(unsigned long)"). EVENT defaults
@@ -41,9 +42,10 @@ struct Threshold {
   std::string pattern;  // kFunction, kShare
   std::string event;    // empty: the diff's first event
   Op op = Op::kGreater;
-  double value = 0;
+  double value = 0;  // with a time unit: in nanoseconds, what the clocks' periods count
   Unit unit = Unit::kPercent;
-  std::string text;  // as written
+  std::string time_unit;  // "ns", "us", "ms" or "s" when written (kRaw); a time event's only
+  std::string text;       // as written
 };
 
 // The grammar above, for `tprof diff --help`.

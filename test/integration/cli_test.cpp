@@ -352,6 +352,22 @@ TEST(CliTest, TopdownLiveWithoutAPmuSaysSoInOneLine) {
   EXPECT_EQ(Lines(r.err), 1);
 }
 
+// Counts of an Arm CPU evaluated with an Intel table: not a table of n/a and exit 0, but an
+// error that names the tables the counts fit.
+TEST(CliTest, TopdownCountsThatDoNotFitTheTableSayWhichDo) {
+  std::string path = ::testing::TempDir() + "/tprof_cli_arm_counts.csv";
+  std::ofstream(path)
+      << "1000,,CPU_CYCLES,5000,100.00,,\n1500,,STALL_SLOT_FRONTEND,5000,100.00,,\n";
+  auto r = RunCommand({kTprof, "topdown", "--cpu", "skylake", "--input", path});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("none of the skylake table's metrics"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tables that fit them: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("neoverse-n2"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("skylake (--cpu"), std::string::npos) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 // Offline evaluation through the command line, in all three output forms. N2 r0p0-r0p2 counts:
 // frontend = (1500 - 1000) / (5 * 1000) = 10%.
 TEST(CliTest, TopdownEvaluatesSavedPerfStatCounts) {

@@ -9,7 +9,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -415,6 +417,92 @@ namespace {
 
 // The other input formats through the command line: folded stacks written here (exact
 // arithmetic), and a perf.data file recorded on real hardware diffed against itself.
+// The same program built under another name: every function gone and new. The diff says so and
+// suggests --ignore-module, which pairs them, in the table and in the flame graph.
+TEST_F(DiffRecordings, ARenamedProgramIsPairedByNameWithIgnoreModule) {
+  const std::string renamed = TempPath("diff_workload_renamed");
+  std::filesystem::copy_file(kWorkload, renamed, std::filesystem::copy_options::overwrite_existing);
+  const std::string moved = TempPath("renamed.tprof");
+  CommandResult recorded =
+      RunCommand({kTprof, "record", "-q", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o",
+                  moved, "--", renamed, "100", "60", "40"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  CommandResult plain = RunCommand({kTprof, "diff", Base(0), moved});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.err.find("gone ones reappear under their name in another module ("),
+            std::string::npos)
+      << plain.err;
+  EXPECT_NE(plain.err.find("diff_workload -> "), std::string::npos) << plain.err;
+  EXPECT_NE(plain.err.find("--ignore-module"), std::string::npos) << plain.err;
+  nlohmann::json paired = DiffJson({Base(0), moved, "--ignore-module"});
+  ASSERT_FALSE(paired.is_discarded());
+  for (const char* f : kFunctions) EXPECT_EQ(Function(paired["events"][0], f)["status"], "both");
+  CommandResult quiet = RunCommand({kTprof, "diff", Base(0), moved, "--ignore-module"});
+  EXPECT_EQ(quiet.err.find("reappear"), std::string::npos) << quiet.err;
+
+  // The flame graph: one work_alpha frame with both sides, not a gone one beside a new one.
+  for (bool ignore : {false, true}) {
+    const std::string page = TempPath(ignore ? "paired.html" : "apart.html");
+    std::vector<std::string> args = {kTprof, "diff", Base(0), moved, "--flamegraph", page};
+    if (ignore) args.push_back("--ignore-module");
+    CommandResult drawn = RunCommand(args);
+    ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+    std::ifstream in(page);
+    std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string marker = "const DATA = ";
+    size_t begin = html.find(marker);
+    ASSERT_NE(begin, std::string::npos);
+    begin += marker.size();
+    nlohmann::json data =
+        nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+    ASSERT_TRUE(data.is_object());
+    const auto& names = data["columnNames"];
+    const size_t old_col = std::find(names.begin(), names.end(), "old total") - names.begin();
+    const size_t new_col = std::find(names.begin(), names.end(), "new total") - names.begin();
+    ASSERT_LT(old_col, names.size());
+    ASSERT_LT(new_col, names.size());
+    size_t both = 0, one_sided = 0;
+    for (size_t n = 0; n < data["name"].size(); ++n) {
+      if (data["names"][data["name"][n].get<size_t>()] != "work_alpha") continue;
+      const double o = data["columns"][old_col][n].get<double>();
+      const double w = data["columns"][new_col][n].get<double>();
+      (o > 0 && w > 0 ? both : one_sided) += 1;
+    }
+    if (ignore) {
+      EXPECT_EQ(both, 1u);
+      EXPECT_EQ(one_sided, 0u);
+    } else {
+      EXPECT_EQ(both, 0u);
+      EXPECT_EQ(one_sided, 2u);
+    }
+    std::remove(page.c_str());
+  }
+  std::remove(moved.c_str());
+  std::remove(renamed.c_str());
+}
+
+// The text table shows the 30 largest changes by default, and says how many it left out.
+TEST(DiffInputs, TheTextTableShowsTheLargestChangesFirst) {
+  const std::string old_path = TempPath("many_old.folded"), new_path = TempPath("many_new.folded");
+  {
+    std::ofstream old_out(old_path), new_out(new_path);
+    for (int i = 0; i < 40; ++i) {
+      old_out << "main;f" << i << " 100\n";
+      new_out << "main;f" << i << " " << 100 + i << "\n";  // f39 changed most
+    }
+  }
+  CommandResult text = RunCommand({kTprof, "diff", old_path, new_path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("# ... 10 more, smaller changes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" f39 ["), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" f9 ["), std::string::npos) << text.out;  // +9: among the smallest
+  CommandResult all = RunCommand({kTprof, "diff", old_path, new_path, "--limit", "0"});
+  EXPECT_NE(all.out.find(" f0 ["), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more, smaller"), std::string::npos) << all.out;
+  std::remove(old_path.c_str());
+  std::remove(new_path.c_str());
+}
+
 TEST(DiffInputs, FoldedStacksGiveExactNumbers) {
   std::string old_path = TempPath("old.folded"), new_path = TempPath("new.folded");
   std::ofstream(old_path) << "main;parse 400\nmain;render 100\n";

@@ -533,6 +533,29 @@ TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
 
 // hotspot PerfFormatLost: {cycles,instructions}:S, both counts in every sample. Per-module IPC
 // from the credited windows, against the same windows worked out by hand over the raw samples.
+// A profile from another machine: its modules are missing here. One summary line with the count
+// and the first names, each on its own line with -v; either way every module is accounted for.
+TEST(HardwareReport, MissingModulesAreOneSummaryLineUnlessVerbose) {
+  const std::string file = kPerfDir + "quipper-perf.data.busy.1-3.4";
+  auto count_lines = [](const std::string& err, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = err.find(what); at != std::string::npos; at = err.find(what, at + 1)) ++n;
+    return n;
+  };
+  auto summary = RunCommand({kTprof, "report", "-i", file, "--limit", "3"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  auto verbose = RunCommand({kTprof, "report", "-i", file, "--limit", "3", "-v"});
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  const size_t each = count_lines(verbose.err, "no usable file for /");
+  EXPECT_GE(each, 5u) << verbose.err;
+  EXPECT_EQ(count_lines(summary.err, "no usable file for"), 1u) << summary.err;
+  EXPECT_NE(summary.err.find("no usable file for " + std::to_string(each) + " modules ("),
+            std::string::npos)
+      << summary.err;
+  EXPECT_NE(summary.err.find("-v lists each"), std::string::npos) << summary.err;
+  EXPECT_EQ(summary.out, verbose.out);
+}
+
 TEST(HardwareReport, GroupReadIpcPerModuleMatchesAHandComputation) {
   const std::string file = kPerfDir + "hotspot-perf.data.PerfFormatLost";
   RawSamples raw = ReadRaw(file);

@@ -56,6 +56,38 @@ TEST(ThresholdSyntax, ErrorsSayWhatIsWrong) {
     EXPECT_NE(t.error().message().find(bad), std::string::npos) << t.error().message();
   }
   EXPECT_NE(ParseThreshold("share(x) > 5%").error().message().find("points"), std::string::npos);
+  // Each names the real mistake, not a symptom further on.
+  const std::pair<const char*, const char*> named[] = {
+      {"func(foo > 5%", "'func(foo' is missing its ')'"},
+      {"total >> 5%", "unknown operator '>>'"},
+      {"total > > 5%", "unknown operator '>>'"},
+      {"total => 5%", "unknown operator '=>'"},
+      {"total != 5%", "unknown operator '!='"},
+      {"total > 5x", "unknown unit 'x' after 5"},
+      {"share(x) > 5ms", "time unit"},
+      {"total.ipc > 5ms", "time unit"}};
+  for (const auto& [bad, says] : named) {
+    auto t = ParseThreshold(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_NE(t.error().message().find(says), std::string::npos) << t.error().message();
+  }
+  // Operators inside a function's name stay the function's.
+  auto templ = ParseThreshold("func(operator<<) > 5%");
+  ASSERT_TRUE(templ.ok()) << templ.error().message();
+  EXPECT_EQ(templ->pattern, "operator<<");
+}
+
+TEST(ThresholdSyntax, TimeUnitsAreNanosecondsOfTheClocks) {
+  const std::pair<const char*, double> cases[] = {{"func(x).task-clock > +5ms", 5e6},
+                                                  {"total > 2s", 2e9},
+                                                  {"total > 750us", 7.5e5},
+                                                  {"func(x) < -40ns", -40}};
+  for (const auto& [text, ns] : cases) {
+    auto t = ParseThreshold(text);
+    ASSERT_TRUE(t.ok()) << t.error().message();
+    EXPECT_EQ(t->unit, Threshold::Unit::kRaw) << text;
+    EXPECT_DOUBLE_EQ(t->value, ns) << text;
+  }
 }
 
 const char* kOld = "main;alpha 300\nmain;beta 200\nmain;gamma 100\nmain 50\n";
@@ -173,6 +205,41 @@ TEST(RegressionGate, WithRepeatedRunsOnlySignificantChangesTrip) {
   EXPECT_FALSE(v.checks[1].tripped);
   EXPECT_EQ(v.checks[1].not_significant, 1u);
   EXPECT_NE(v.checks[1].explanation.find("not significant"), std::string::npos);
+}
+
+// perf script text: one task-clock sample per function, periods in ns.
+std::string Clock(int alpha_ns, int beta_ns) {
+  std::string s;
+  int t = 0;
+  for (auto [ns, function] : {std::pair{alpha_ns, "alpha"}, std::pair{beta_ns, "beta"}})
+    s += "prog  100  1." + std::to_string(100 + ++t) + ":  " + std::to_string(ns) +
+         " task-clock: \n\t  401000 " + function + "+0x4 (/bin/prog)\n\n";
+  return s;
+}
+
+TEST(RegressionGate, ClockThresholdsTakeATimeUnitAndPrintIt) {
+  // alpha 2.5 ms -> 4 ms (+1.5 ms), beta 1 ms both sides.
+  auto diff =
+      DiffProfiles({TotalsOf(Clock(2500000, 1000000))}, {TotalsOf(Clock(4000000, 1000000))}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  auto v = Gate(*diff, {"func(alpha) > +1.4ms", "func(alpha) > +1.6ms", "total > 1499us"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_FALSE(v.checks[1].tripped);
+  EXPECT_TRUE(v.checks[2].tripped);
+  EXPECT_NE(v.checks[0].explanation.find("+1.50ms (old 2.500ms, new 4.000ms"), std::string::npos)
+      << v.checks[0].explanation;
+  // A bare number on a clock reads as ns to the code and as anything to a reader: refused.
+  auto bare = EvaluateGate(*diff, {ParseThreshold("func(alpha) > 5").value()});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.error().message().find("counts time"), std::string::npos)
+      << bare.error().message();
+  // And a time unit on counted events.
+  auto counted = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(kOld)}, {});
+  ASSERT_TRUE(counted.ok());
+  auto wrong = EvaluateGate(*counted, {ParseThreshold("total > 5ms").value()});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message().find("counts events"), std::string::npos)
+      << wrong.error().message();
 }
 
 }  // namespace
