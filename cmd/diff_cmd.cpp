@@ -172,13 +172,13 @@ class DiffCommand : public Subcommand {
 
   int RunFlameGraph(const std::vector<std::string>& old_files,
                     const std::vector<std::string>& new_files) {
-    if (old_files.size() != 1 || new_files.size() != 1)
-      return Usage("--flamegraph compares one OLD and one NEW profile");
     if (!thresholds_.empty() || json_) return Usage("--flamegraph takes no --fail-if or --json");
     ParseNormalize();
     DiffFlameGraphOptions options;
-    options.old_path = old_files[0];
-    options.new_path = new_files[0];
+    options.old_paths = old_files;
+    options.new_paths = new_files;
+    options.alpha = diff_options_.alpha;
+    options.min_effect_percent = diff_options_.min_effect_percent;
     options.out_path = flamegraph_;
     options.event = flame_event_;
     options.width = flame_width_ == "old" ? FlameWidthSide::kOld : FlameWidthSide::kNew;

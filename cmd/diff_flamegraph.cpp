@@ -1,11 +1,13 @@
 #include "cmd/diff_flamegraph.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
@@ -51,15 +53,28 @@ std::string EventList(const std::vector<EventDesc>& events) {
   return out;
 }
 
+// A side's runs, each reduced to the events the graph needs (the sized event, and the
+// --normalize event when there is one), with their mean.
+struct Side {
+  std::vector<std::string> paths;
+  std::vector<EventDesc> events;  // the first run's
+  std::vector<CallNode> runs;
+};
+
 }  // namespace
 
 int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
-  auto old_side = LoadSide(options.old_path, options);
-  if (!old_side.ok()) return ReportError(kCommand, old_side.error());
-  auto new_side = LoadSide(options.new_path, options);
-  if (!new_side.ok()) return ReportError(kCommand, new_side.error());
-  const std::vector<EventDesc>& old_events = old_side->events;
-  const std::vector<EventDesc>& new_events = new_side->events;
+  Side old_side{options.old_paths, {}, {}}, new_side{options.new_paths, {}, {}};
+  // The first run of each side decides the events; later runs are loaded one at a time below.
+  std::vector<SideTree> firsts;
+  for (Side* side : {&old_side, &new_side}) {
+    auto first = LoadSide(side->paths.front(), options);
+    if (!first.ok()) return ReportError(kCommand, first.error());
+    side->events = first->events;
+    firsts.push_back(std::move(first).value());
+  }
+  const std::vector<EventDesc>& old_events = old_side.events;
+  const std::vector<EventDesc>& new_events = new_side.events;
   const std::string both_lists =
       " (old: " + EventList(old_events) + "; new: " + EventList(new_events) + ")";
 
@@ -86,7 +101,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
       return ReportError(kCommand, "no event common to both profiles" + both_lists);
     }
   }
-  std::vector<size_t> old_select{*old_event}, new_select{*new_event};
+  std::vector<std::string> old_names{old_events[*old_event].name},
+      new_names{new_events[*new_event].name};
   if (options.normalize == Normalization::kEvent) {
     auto o = FindEvent(old_events, options.normalize_event);
     auto n = FindEvent(new_events, options.normalize_event);
@@ -95,19 +111,43 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
                 << "' in both profiles" << both_lists << " (see 'tprof diff --help')\n";
       return kExitUsage;
     }
-    old_select.push_back(*o);
-    new_select.push_back(*n);
+    old_names.push_back(options.normalize_event);
+    new_names.push_back(options.normalize_event);
   }
+  // Every run reduced to those events, found by name in each run (runs of one side may list
+  // their events in another order); a run without them is an error naming it.
+  for (auto [side, names, first] : {std::tuple{&old_side, &old_names, &firsts[0]},
+                                    std::tuple{&new_side, &new_names, &firsts[1]}}) {
+    for (size_t r = 0; r < side->paths.size(); ++r) {
+      std::optional<SideTree> loaded;
+      if (r == 0) {
+        loaded = std::move(*first);
+      } else {
+        auto run = LoadSide(side->paths[r], options);
+        if (!run.ok()) return ReportError(kCommand, run.error());
+        loaded = std::move(run).value();
+      }
+      std::vector<size_t> select;
+      for (const std::string& name : *names) {
+        auto index = FindEvent(loaded->events, name);
+        // Two lone differently named events pair by position, as above.
+        if (!index && loaded->events.size() == 1 && names->size() == 1) index = 0;
+        if (!index)
+          return ReportError(kCommand,
+                             Error::BadRequest(side->paths[r] + ": no event '" + name +
+                                               "' (it has: " + EventList(loaded->events) + ")"));
+        select.push_back(*index);
+      }
+      side->runs.push_back(SelectCallTreeEvents(loaded->root, select));
+    }
+  }
+  const size_t selected = old_names.size();
 
-  // Each tree is let go as soon as the next step has what it needs from it: two 1M-sample
-  // profiles make trees of hundreds of thousands of nodes.
-  const DiffCallNode merged = [&] {
-    const CallNode old_tree = SelectCallTreeEvents(old_side->root, old_select);
-    old_side->root = CallNode();
-    const CallNode new_tree = SelectCallTreeEvents(new_side->root, new_select);
-    new_side->root = CallNode();
-    return MergeCallTrees(old_tree, new_tree, old_select.size());
-  }();
+  std::vector<const CallNode*> old_roots, new_roots;
+  for (const CallNode& run : old_side.runs) old_roots.push_back(&run);
+  for (const CallNode& run : new_side.runs) new_roots.push_back(&run);
+  const DiffCallNode merged =
+      MergeCallTrees(MeanCallTree(old_roots), MeanCallTree(new_roots), selected);
   auto scale = DiffFlameNewScale(merged, options.normalize, 0, 1);
   if (!scale.ok()) return ReportError(kCommand, scale.error());
   DiffFlameOptions flame_options;
@@ -115,7 +155,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   flame_options.width = options.width;
   flame_options.new_scale = *scale;
   auto tree = BuildDiffFlameTree(merged, flame_options);
-  if (!tree.ok()) return ReportError(kCommand, options.old_path + ": " + tree.error().message());
+  if (!tree.ok())
+    return ReportError(kCommand, options.old_paths.front() + ": " + tree.error().message());
   if (tree->root->total[0] == 0)
     return ReportError(kCommand, "no samples of " + event_name + " on the width side");
 
@@ -131,8 +172,14 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   input.value_name = event_name;
   input.title = "tprof differential flame graph";
   input.icicle = options.icicle;
-  input.subtitle = "old " + options.old_path + " | new " + options.new_path + " | widths from " +
-                   (width_new ? "new" : "old") + " | colour: delta as % of the old total";
+  auto side_label = [](const std::vector<std::string>& paths) {
+    return paths.size() == 1 ? paths.front()
+                             : paths.front() + " and " + std::to_string(paths.size() - 1) +
+                                   " more (" + std::to_string(paths.size()) + " runs, means)";
+  };
+  input.subtitle = "old " + side_label(options.old_paths) + " | new " +
+                   side_label(options.new_paths) + " | widths from " + (width_new ? "new" : "old") +
+                   " | colour: delta as % of the old total";
   switch (options.normalize) {
     case Normalization::kNone:
       input.subtitle += " | not normalized";
@@ -148,7 +195,37 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
                         " total equals the old";
       break;
   }
-  ColorFramesByDelta(input, *tree, kDiffFlameScalePoints);
+  const size_t old_runs = old_roots.size(), new_runs = new_roots.size();
+  if (old_runs >= 2 && new_runs >= 2) {
+    // Each run's values on the scale the widths are on: per-run normalization like the mean's.
+    auto factors = [&](const std::vector<const CallNode*>& roots) {
+      std::vector<double> out;
+      const size_t by = options.normalize == Normalization::kEvent ? 1 : 0;
+      double reference = 0;
+      for (const CallNode* r : old_roots) reference += static_cast<double>(r->total[by]);
+      reference /= static_cast<double>(old_runs);
+      for (const CallNode* r : roots)
+        out.push_back(options.normalize == Normalization::kNone || r->total[by] == 0
+                          ? 1.0
+                          : reference / static_cast<double>(r->total[by]));
+      return out;
+    };
+    const SideRuns old_side_runs{old_roots, factors(old_roots)};
+    const SideRuns new_side_runs{new_roots, factors(new_roots)};
+    auto changes = AssessFrameChanges(*tree, old_side_runs, new_side_runs, 0, options.alpha,
+                                      options.min_effect_percent);
+    char rule[160];
+    std::snprintf(rule, sizeof rule,
+                  "Mann-Whitney U over %zu old and %zu new runs: p < %g and |change| >= %g%% of "
+                  "the old mean",
+                  old_runs, new_runs, options.alpha, options.min_effect_percent);
+    ColorFramesBySignificantDelta(input, *tree, kDiffFlameScalePoints, changes, rule);
+    input.subtitle += std::string(" | ") + rule;
+  } else {
+    ColorFramesByDelta(input, *tree, kDiffFlameScalePoints);
+    if (old_runs > 1 || new_runs > 1)
+      input.subtitle += " | significance not assessed (two runs or more on both sides needed)";
+  }
 
   std::ofstream out(options.out_path, std::ios::binary | std::ios::trunc);
   if (!out)

@@ -13,7 +13,12 @@
 namespace tprof {
 
 struct DiffFlameGraphOptions {
-  std::string old_path, new_path, out_path;
+  // One profile a side, or repeated runs: then widths are the runs' means and a frame is
+  // coloured only where its change is significant (alpha, min_effect_percent: the table's rule).
+  std::vector<std::string> old_paths, new_paths;
+  std::string out_path;
+  double alpha = 0.05;
+  double min_effect_percent = 5;
   std::string event;  // empty: the old profile's first event the new one has too
   FlameWidthSide width = FlameWidthSide::kNew;
   Normalization normalize = Normalization::kNone;

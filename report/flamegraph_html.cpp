@@ -485,4 +485,28 @@ void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, doubl
   }
 }
 
+void ColorFramesBySignificantDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points,
+                                   const std::unordered_map<const CallNode*, FrameChange>& changes,
+                                   const std::string& rule) {
+  ColorFramesByDelta(input, tree, points);
+  input.scale->title +=
+      "; coloured only where the change is significant (" + rule + "), the rest white";
+  input.detail_columns.push_back("p total (runs)");
+  input.detail_columns.push_back("p self (runs)");
+  const double nan = std::nan("");
+  for (auto& [node, d] : input.details) {
+    auto it = changes.find(node);
+    if (it == changes.end()) {
+      d.columns.push_back(nan);
+      d.columns.push_back(nan);
+      continue;
+    }
+    const FrameChange& c = it->second;
+    if (!c.total_significant) d.color_value = 0;
+    if (!c.self_significant) d.alt_color_value = 0;
+    d.columns.push_back(c.total_test.p_value);
+    d.columns.push_back(c.self_test.p_value);
+  }
+}
+
 }  // namespace tprof

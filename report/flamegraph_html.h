@@ -119,4 +119,11 @@ FlameColorScale DeltaColorScale(double points);
 // marked. `input.root` must be `tree.root`.
 void ColorFramesByDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points);
 
+// The same over repeated runs: a frame gets its delta's colour only where its change is
+// significant (`changes`, AssessFrameChanges); the others are drawn neutral (white, delta 0) and
+// the legend and tooltips say so, with each frame's p-value. `rule` states the test in words.
+void ColorFramesBySignificantDelta(FlameGraphInput& input, const DiffFlameTree& tree, double points,
+                                   const std::unordered_map<const CallNode*, FrameChange>& changes,
+                                   const std::string& rule);
+
 }  // namespace tprof

@@ -26,6 +26,12 @@ CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {
   return raw;
 }
 
+const CallNode* CallNode::Find(std::string_view child_name, std::string_view child_module,
+                               FrameKind child_kind) const {
+  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind});
+  return it == child_index_.end() ? nullptr : it->second;
+}
+
 CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                  CallTreeOptions options)
     : events_(std::move(events)), resolver_(resolver), options_(options), tally_(events_.size()) {

@@ -37,6 +37,8 @@ struct CallNode {
   CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t events);
   // Appends a child built elsewhere (its name, module and kind set); returns it.
   CallNode* Adopt(std::unique_ptr<CallNode> child);
+  // The child with this name, module and kind, or null.
+  const CallNode* Find(std::string_view name, std::string_view module, FrameKind kind) const;
 
  private:
   struct ChildKey {

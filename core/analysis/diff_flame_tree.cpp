@@ -121,4 +121,104 @@ CallNode SelectCallTreeEvents(const CallNode& node, const std::vector<size_t>& e
   return out;
 }
 
+namespace {
+
+bool Counts(const MannWhitneyResult& test, const std::vector<double>& old_runs,
+            const std::vector<double>& new_runs, double alpha, double min_effect_percent) {
+  if (old_runs.size() < 2 || new_runs.size() < 2 || test.p_value >= alpha) return false;
+  const double old_mean = Mean(old_runs), new_mean = Mean(new_runs);
+  if (old_mean == 0) return new_mean != 0;
+  return 100.0 * std::fabs(new_mean - old_mean) / old_mean >= min_effect_percent;
+}
+
+struct FrameChangeWalk {
+  const SideRuns &old_runs, &new_runs;
+  size_t event;
+  double alpha, min_effect_percent;
+  std::unordered_map<const CallNode*, FrameChange>& out;
+
+  void Visit(const CallNode& frame, const std::vector<const CallNode*>& olds,
+             const std::vector<const CallNode*>& news) {
+    FrameChange change;
+    auto values = [&](const std::vector<const CallNode*>& nodes, const SideRuns& runs,
+                      std::vector<double>& totals, std::vector<double>& selfs) {
+      for (size_t r = 0; r < nodes.size(); ++r) {
+        const CallNode* n = nodes[r];
+        const bool has = n && n->total.size() > event;
+        totals.push_back(has ? static_cast<double>(n->total[event]) * runs.factors[r] : 0);
+        selfs.push_back(has ? static_cast<double>(n->self[event]) * runs.factors[r] : 0);
+      }
+    };
+    values(olds, old_runs, change.old_totals, change.old_selfs);
+    values(news, new_runs, change.new_totals, change.new_selfs);
+    change.total_test = MannWhitneyU(change.old_totals, change.new_totals);
+    change.self_test = MannWhitneyU(change.old_selfs, change.new_selfs);
+    change.total_significant =
+        Counts(change.total_test, change.old_totals, change.new_totals, alpha, min_effect_percent);
+    change.self_significant =
+        Counts(change.self_test, change.old_selfs, change.new_selfs, alpha, min_effect_percent);
+    out.emplace(&frame, std::move(change));
+    for (const auto& child : frame.children) {
+      auto step = [&](const std::vector<const CallNode*>& nodes) {
+        std::vector<const CallNode*> next;
+        next.reserve(nodes.size());
+        for (const CallNode* n : nodes)
+          next.push_back(n ? n->Find(child->name, child->module, child->kind) : nullptr);
+        return next;
+      };
+      Visit(*child, step(olds), step(news));
+    }
+  }
+};
+
+}  // namespace
+
+std::unordered_map<const CallNode*, FrameChange> AssessFrameChanges(const DiffFlameTree& tree,
+                                                                    const SideRuns& old_runs,
+                                                                    const SideRuns& new_runs,
+                                                                    size_t event, double alpha,
+                                                                    double min_effect_percent) {
+  std::unordered_map<const CallNode*, FrameChange> out;
+  if (!tree.root) return out;
+  FrameChangeWalk walk{old_runs, new_runs, event, alpha, min_effect_percent, out};
+  walk.Visit(*tree.root, old_runs.roots, new_runs.roots);
+  return out;
+}
+
+namespace {
+void AddCallTree(CallNode& into, const CallNode& from) {
+  const size_t events = from.total.size();
+  if (into.total.size() < events) {
+    into.total.resize(events, 0);
+    into.self.resize(events, 0);
+    into.self_samples.resize(events, 0);
+  }
+  for (size_t e = 0; e < events; ++e) {
+    into.total[e] += from.total[e];
+    into.self[e] += from.self[e];
+    if (e < from.self_samples.size()) into.self_samples[e] += from.self_samples[e];
+  }
+  for (const auto& child : from.children)
+    AddCallTree(*into.Child(child->name, child->module, child->kind, events), *child);
+}
+
+void DivideCallTree(CallNode& node, double runs) {
+  for (auto* counts : {&node.total, &node.self, &node.self_samples})
+    for (uint64_t& v : *counts)
+      v = static_cast<uint64_t>(std::llround(static_cast<double>(v) / runs));
+  for (auto& child : node.children) DivideCallTree(*child, runs);
+}
+}  // namespace
+
+CallNode MeanCallTree(const std::vector<const CallNode*>& runs) {
+  CallNode mean;
+  if (runs.empty()) return mean;
+  mean.name = runs.front()->name;
+  mean.module = runs.front()->module;
+  mean.kind = runs.front()->kind;
+  for (const CallNode* run : runs) AddCallTree(mean, *run);
+  DivideCallTree(mean, static_cast<double>(runs.size()));
+  return mean;
+}
+
 }  // namespace tprof

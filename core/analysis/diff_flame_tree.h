@@ -23,6 +23,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/profile_diff.h"
+#include "core/analysis/significance.h"
 #include "core/base/error.h"
 
 namespace tprof {
@@ -68,6 +69,37 @@ Result<double> DiffFlameNewScale(const DiffCallNode& merged, Normalization norma
 // Errors: the old side has no period of the event (nothing to take points of).
 Result<DiffFlameTree> BuildDiffFlameTree(const DiffCallNode& merged,
                                          const DiffFlameOptions& options);
+
+// Repeated runs per side: each run's own tree, and the factor its values are multiplied by (1,
+// or its normalization to the old side), so that a frame's change can be tested against the
+// runs' spread as the function diff tests a function's.
+struct SideRuns {
+  std::vector<const CallNode*> roots;
+  std::vector<double> factors;  // parallel to roots
+};
+
+// A frame's change over repeated runs: its per-run totals and selfs on each side, the two-sided
+// Mann-Whitney U test of the totals, and whether the change counts (profile_diff.h's rule: p <
+// alpha and |change| >= min_effect_percent of the old mean; a frame absent from every old run
+// has an unbounded effect).
+struct FrameChange {
+  std::vector<double> old_totals, new_totals, old_selfs, new_selfs;
+  MannWhitneyResult total_test, self_test;
+  bool total_significant = false;
+  bool self_significant = false;
+};
+
+// Every frame of `tree` (keyed as tree.frames is), its path looked up in each run's tree by name,
+// module and kind (absent: 0). `event` indexes the runs' trees' per-event vectors.
+std::unordered_map<const CallNode*, FrameChange> AssessFrameChanges(const DiffFlameTree& tree,
+                                                                    const SideRuns& old_runs,
+                                                                    const SideRuns& new_runs,
+                                                                    size_t event, double alpha,
+                                                                    double min_effect_percent);
+
+// The mean of a side's runs, node by node (each count rounded to the nearest integer), named and
+// kinded as the first run's root.
+CallNode MeanCallTree(const std::vector<const CallNode*>& runs);
 
 // A copy of `node`'s tree with only the given events, in that order, so that two profiles whose
 // event lists differ can be merged event by event.

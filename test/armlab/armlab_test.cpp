@@ -337,6 +337,51 @@ TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
     EXPECT_DOUBLE_EQ(l1["metrics"][MetricIndex(l1, name)]["overall"].get<double>(), 0) << name;
 }
 
+// The cost split where its answer is known: the same loop at 1.3x the rounds, every instruction
+// two cycles. All of each function's change is work (+30 % of its cycles), none efficiency, and
+// the intervals from three runs a side say so.
+TEST(ArmLabN1, CostSplitIsAllWorkWhenOnlyTheIterationsGrow) {
+  std::vector<std::string> args = {TPROF_BINARY, "diff", "--json", "--split",
+                                   "cycles:u/instructions:u", "--old"};
+  for (int run = 1; run <= 3; ++run) {
+    Check c = Ran("n1", "split_old_" + std::to_string(run));
+    ASSERT_EQ(c.status, 0) << c.Describe();
+    args.push_back((c.dir / "p.tprof").string());
+  }
+  args.push_back("--new");
+  for (int run = 1; run <= 3; ++run) {
+    Check c = Ran("n1", "split_new_" + std::to_string(run));
+    ASSERT_EQ(c.status, 0) << c.Describe();
+    args.push_back((c.dir / "p.tprof").string());
+  }
+  auto r = tprof::testing::RunCommand(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j["split"].is_object()) << r.out.substr(0, 2000);
+  auto expect_all_work = [](const json& s, const std::string& what) {
+    const json &work = s["work"], &efficiency = s["efficiency"];
+    Print("n1 split " + what + ": work " + work.dump() + ", efficiency " + efficiency.dump());
+    ASSERT_FALSE(work["half_width"].is_null()) << what;
+    ASSERT_FALSE(efficiency["half_width"].is_null()) << what;
+    EXPECT_NEAR(work["percent"].get<double>(), 30.0, 3.0) << what;
+    const double old_cost = s["old_cost"].get<double>();
+    EXPECT_LE(std::abs(work["value"].get<double>() - 0.3 * old_cost),
+              work["half_width"].get<double>() + 0.01 * old_cost)
+        << what;
+    EXPECT_LE(std::abs(efficiency["value"].get<double>()), efficiency["half_width"].get<double>())
+        << what << ": efficiency's interval does not hold 0";
+    EXPECT_LT(std::abs(efficiency["percent"].get<double>()), 3.0) << what;
+  };
+  expect_all_work(j["split"]["total"], "total");
+  int functions = 0;
+  for (const json& f : j["split"]["functions"])
+    if (f["function"] == "heavy" || f["function"] == "light") {
+      expect_all_work(f, f["function"]);
+      ++functions;
+    }
+  EXPECT_EQ(functions, 2);
+}
+
 // metric_oracle's page faults, designed per function, in the group of a leader that counts the
 // kernel too: windows that end in the fault handler count for the function that faulted, found
 // through arm64's sampled user pc; with --kernel-rows those faults go to kernel rows instead.

@@ -379,6 +379,45 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   EXPECT_NE(text.out.find("Mann-Whitney"), std::string::npos);
   EXPECT_NE(text.out.find("n >= 4 runs per side"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("CV-old"), std::string::npos);
+
+  // The differential flame graph of the same runs colours a frame only where the table calls
+  // its change significant, with the table's p-value: alpha red, beta and gamma white.
+  const std::string page = TempPath("runs.html");
+  std::vector<std::string> flame{kTprof, "diff", old_list, new_list, "--flamegraph", page};
+  CommandResult drawn = RunCommand(flame);
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string marker = "const DATA = ";
+  size_t begin = html.find(marker);
+  ASSERT_NE(begin, std::string::npos);
+  begin += marker.size();
+  nlohmann::json data =
+      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_NE(data["scale"]["title"].get<std::string>().find("only where the change is significant"),
+            std::string::npos);
+  const auto& names = data["columnNames"];
+  const size_t p_col = std::find(names.begin(), names.end(), "p total (runs)") - names.begin();
+  ASSERT_LT(p_col, names.size()) << names.dump();
+  int seen = 0;
+  for (size_t n = 0; n < data["name"].size(); ++n) {
+    const std::string name = data["names"][data["name"][n].get<size_t>()];
+    if (name.rfind("work_", 0) != 0) continue;
+    const nlohmann::json& row = Function(e, name);
+    const bool significant = row["runs"]["significance"] == "significant";
+    const double value = data["value"][n].get<double>();
+    EXPECT_EQ(value != 0, significant) << name << " coloured " << value;
+    if (name == "work_alpha") {
+      EXPECT_GT(value, 0);
+    }
+    // The page prints six significant digits.
+    const double p = row["runs"]["p_value"].get<double>();
+    EXPECT_NEAR(data["columns"][p_col][n].get<double>(), p, 1e-5 * p) << name;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 3);
+  std::remove(page.c_str());
 }
 
 // Formats mix: perf's own recording of the baseline (perf is a reference here, never called by
@@ -596,10 +635,14 @@ TEST(DiffFlameGraphCli, OptionsAndErrors) {
   EXPECT_NE(data["markLabel"].get<std::string>().find("new"), std::string::npos);
   const std::string marked = data["marked"];
   EXPECT_EQ(std::count(marked.begin(), marked.end(), '1'), 1) << marked;
+  // Repeated runs on one side only: means, and no significance to colour by, which it says.
+  CommandResult one_sided =
+      RunCommand({kTprof, "diff", old_path + "," + old_path, new_path, "--flamegraph", html});
+  EXPECT_EQ(one_sided.exit_code, 0) << one_sided.err;
+  EXPECT_NE(FlamePageData(html)["subtitle"].get<std::string>().find(
+                "significance not assessed (two runs or more on both sides needed)"),
+            std::string::npos);
   // Usage errors exit 2; a missing event exits 1 with one line.
-  EXPECT_EQ(RunCommand({kTprof, "diff", old_path + "," + old_path, new_path, "--flamegraph", html})
-                .exit_code,
-            2);
   EXPECT_EQ(RunCommand({kTprof, "diff", old_path, new_path, "--flamegraph", html, "--flame-width",
                         "sideways"})
                 .exit_code,

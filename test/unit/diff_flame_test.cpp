@@ -210,5 +210,57 @@ TEST(DiffFlame, OldSideWithoutPeriodIsAnError) {
   EXPECT_FALSE(DiffFlameNewScale(merged, Normalization::kTotal, 0, 0).ok());
 }
 
+// Repeated runs: the mean tree is each count's mean rounded; a frame's change is tested on its
+// per-run totals (worked out here from the folded inputs) with the table's rule.
+TEST(DiffFlame, RepeatedRunsColourOnlySignificantChanges) {
+  // alpha: 100, 102, 98, 101 -> 140, 142, 139, 141 (+40 %, every new run above every old one);
+  // beta: 50, 40, 60, 45 -> 52, 41, 58, 47 (the runs overlap: noise).
+  const int alpha_old[] = {100, 102, 98, 101}, alpha_new[] = {140, 142, 139, 141};
+  const int beta_old[] = {50, 40, 60, 45}, beta_new[] = {52, 41, 58, 47};
+  std::vector<CallNode> olds, news;
+  for (int r = 0; r < 4; ++r) {
+    olds.push_back(TreeOf("main;alpha " + std::to_string(alpha_old[r]) + "\nmain;beta " +
+                          std::to_string(beta_old[r]) + "\n"));
+    news.push_back(TreeOf("main;alpha " + std::to_string(alpha_new[r]) + "\nmain;beta " +
+                          std::to_string(beta_new[r]) + "\n"));
+  }
+  std::vector<const CallNode*> old_roots, new_roots;
+  for (const CallNode& n : olds) old_roots.push_back(&n);
+  for (const CallNode& n : news) new_roots.push_back(&n);
+  const CallNode old_mean = MeanCallTree(old_roots), new_mean = MeanCallTree(new_roots);
+  auto tree = BuildDiffFlameTree(MergeCallTrees(old_mean, new_mean, 1), DiffFlameOptions{});
+  ASSERT_TRUE(tree.ok());
+  std::map<std::string, Frame> frames = Frames(*tree);
+  // alpha's old mean 401 / 4 = 100.25 -> 100; new 562 / 4 = 140.5 -> 141 (half away from 0).
+  EXPECT_EQ(frames.at("main;alpha").values->total.old_value, 100);
+  EXPECT_EQ(frames.at("main;alpha").values->total.new_value, 141);
+  const SideRuns old_runs{old_roots, {1, 1, 1, 1}}, new_runs{new_roots, {1, 1, 1, 1}};
+  auto changes = AssessFrameChanges(*tree, old_runs, new_runs, 0, 0.05, 5);
+  const FrameChange& alpha = changes.at(frames.at("main;alpha").node);
+  EXPECT_EQ(alpha.old_totals, (std::vector<double>{100, 102, 98, 101}));
+  EXPECT_EQ(alpha.new_totals, (std::vector<double>{140, 142, 139, 141}));
+  // Every new run above every old one: U = 0 and 16, the exact two-sided p of 4 vs 4 is
+  // 2 / C(8, 4) = 2 / 70.
+  EXPECT_NEAR(alpha.total_test.p_value, 2.0 / 70, 1e-12);
+  EXPECT_TRUE(alpha.total_significant);
+  const FrameChange& beta = changes.at(frames.at("main;beta").node);
+  EXPECT_EQ(beta.total_test.p_value, MannWhitneyU({50, 40, 60, 45}, {52, 41, 58, 47}).p_value);
+  EXPECT_FALSE(beta.total_significant);
+  // main: its total is alpha's plus beta's, per run; it grew by 28 % (significant).
+  EXPECT_EQ(changes.at(frames.at("main").node).old_totals,
+            (std::vector<double>{150, 142, 158, 146}));
+  EXPECT_TRUE(changes.at(frames.at("main").node).total_significant);
+
+  // The page: alpha keeps its colour, beta is white, and each carries its p-value.
+  FlameGraphInput input;
+  input.root = tree->root.get();
+  ColorFramesBySignificantDelta(input, *tree, 5, changes, "rule");
+  EXPECT_GT(*input.details.at(frames.at("main;alpha").node).color_value, 0);
+  EXPECT_EQ(*input.details.at(frames.at("main;beta").node).color_value, 0);
+  EXPECT_NE(input.scale->title.find("only where the change is significant (rule)"),
+            std::string::npos);
+  EXPECT_NEAR(input.details.at(frames.at("main;alpha").node).columns.at(10), 2.0 / 70, 1e-12);
+}
+
 }  // namespace
 }  // namespace tprof

@@ -87,6 +87,14 @@ case $job in
       -- "$fp" $rounds
     check group_read_report tprof report -i ../group_read/p.tprof --json
     check metrics_ipc tprof record -M ipc -c $group_period -o p.tprof -- "$fp" $rounds
+    # The cost split's designed case: 30 % more rounds at the same cost per instruction (IPC 0.5
+    # everywhere), three runs a side; the host diffs them (ArmLabN1.CostSplit...).
+    for run in 1 2 3; do
+      check split_old_$run tprof record -e cycles:u,instructions:u -c $period -o p.tprof -- \
+        "$fp" $rounds
+      check split_new_$run tprof record -e cycles:u,instructions:u -c $period -o p.tprof -- \
+        "$fp" $((rounds * 13 / 10))
+    done
     # Kernel work credited to the user function that faulted, through arm64's user pc (perf_regs
     # bit 32): cycles counted in the kernel too, page faults by design per function.
     check kernel_credit tprof record -e '{cycles,page-faults}:S' -c $group_period -o p.tprof -- \
