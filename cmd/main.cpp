@@ -5,8 +5,10 @@
 #include <string>
 
 #include "cmd/cli_support.h"
+#include "cmd/help_pages.h"
 #include "core/base/version.h"
 #include "pmu/event_spec.h"
+#include "pmu/metric_table.h"
 
 namespace {
 
@@ -54,9 +56,13 @@ int main(int argc, char** argv) {
     sub->footer(ExitStatusOf(command->name()));
     subcommands.push_back({sub, command.get()});
   }
-  std::string help_topic;
+  std::string help_topic, completion_shell;
+  bool man_page = false;
   CLI::App* help = app.add_subcommand("help", "Show help for a command: tprof help CMD");
   help->add_option("command", help_topic, "The command to explain");
+  help->add_flag("--man", man_page, "The help as a man page (tprof.1, or tprof-CMD.1)");
+  help->add_option("--completion", completion_shell, "A completion script for SHELL (bash)")
+      ->check(CLI::IsMember({"bash"}));
 
   // An unknown first word is a misspelt command: say so, with the closest one.
   if (argc > 1 && argv[1][0] != '-') {
@@ -87,6 +93,24 @@ int main(int argc, char** argv) {
   }
 
   if (help->parsed()) {
+    std::vector<CommandHelp> pages{{"", "a hardware-counter-aware CPU profiler", &app}};
+    for (auto& [sub, command] : subcommands)
+      pages.push_back({command->name(), command->summary(), sub});
+    if (!completion_shell.empty()) {
+      std::vector<std::string> cpus;
+      for (const MetricTable& t : BuiltinMetricTables()) cpus.push_back(t.name);
+      std::cout << BashCompletion(pages, KnownEventNames(), cpus);
+      return kExitOk;
+    }
+    if (man_page) {
+      for (const CommandHelp& page : pages)
+        if (page.name == help_topic) {
+          std::cout << ManPage(page, pages);
+          return kExitOk;
+        }
+      std::cerr << "tprof help: unknown command '" << help_topic << "'\n";
+      return kExitUsage;
+    }
     if (help_topic.empty()) {
       std::cout << app.help();
       return kExitOk;

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 
 #include "test/support/run_command.h"
 
@@ -24,6 +26,49 @@ TEST(CliTest, HelpListsEverySubcommandAndTheExitCodes) {
   for (const char* c : {"record", "report", "diff", "stream", "topdown", "help"})
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
   EXPECT_NE(r.out.find("Exit status"), std::string::npos);
+}
+
+// Man pages and bash completion come from the options --help shows: every long option of every
+// command is in its page, and completion offers commands, options, event and CPU names.
+TEST(CliTest, ManPagesAndCompletionFollowTheHelp) {
+  for (const std::string command :
+       {"", "record", "report", "import", "diff", "stream", "topdown", "list"}) {
+    auto page = RunCommand({kTprof, "help", "--man", command});
+    ASSERT_EQ(page.exit_code, 0) << command << ": " << page.err;
+    const std::string title = command.empty() ? "TPROF" : "TPROF-" + command;
+    std::string upper = title;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(page.out.rfind(".TH " + upper + " 1 ", 0), 0u) << page.out.substr(0, 200);
+    auto help = RunCommand({kTprof, "help", command});
+    ASSERT_EQ(help.exit_code, 0);
+    std::regex long_option("--[a-z][a-z-]*");
+    size_t options = 0;
+    for (auto it = std::sregex_iterator(help.out.begin(), help.out.end(), long_option);
+         it != std::sregex_iterator(); ++it) {
+      std::string escaped;
+      for (char c : it->str()) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
+      EXPECT_NE(page.out.find(escaped), std::string::npos) << command << ": " << it->str();
+      ++options;
+    }
+    EXPECT_GT(options, 1u) << command;
+  }
+  auto script = RunCommand({kTprof, "help", "--completion", "bash"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  const std::string path = ::testing::TempDir() + "/tprof_completion_" + std::to_string(::getpid());
+  std::ofstream(path) << script.out;
+  auto complete = [&](const std::string& words, int word) {
+    auto r = RunCommand({"/bin/bash", "-c",
+                         "source " + path + " && COMP_WORDS=(" + words + ") && COMP_CWORD=" +
+                             std::to_string(word) + " && _tprof && echo \"${COMPREPLY[*]}\""});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(complete("tprof rec", 1), "record\n");
+  EXPECT_EQ(complete("tprof record --call", 2), "--call-graph\n");
+  EXPECT_NE(complete("tprof record -e cyc", 3).find("cycles"), std::string::npos);
+  EXPECT_NE(complete("tprof topdown --cpu neoverse-n", 3).find("neoverse-n1"), std::string::npos);
+  EXPECT_NE(complete("tprof diff --ignore", 2).find("--ignore-module"), std::string::npos);
+  std::remove(path.c_str());
 }
 
 TEST(CliTest, HelpForEachCommandInBothForms) {
