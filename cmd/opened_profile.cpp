@@ -20,53 +20,35 @@ DwarfUnwinderOptions UnwinderOptions(const ProfileOpenOptions& options, BinaryLo
 }
 
 // Passes everything through; prints the unwinding statistics of the first read that has any.
-class UnwindReportingSource : public ProfileSource {
+class UnwindReportingSource : public ForwardingSource {
  public:
   UnwindReportingSource(ProfileSource& inner, std::string command, std::string input)
-      : inner_(inner), command_(std::move(command)), input_(std::move(input)) {}
-  ProfileFormat format() const override { return inner_.format(); }
-  const Metadata& metadata() const override { return inner_.metadata(); }
-  const std::vector<EventDesc>& events() const override { return inner_.events(); }
+      : ForwardingSource(inner), command_(std::move(command)), input_(std::move(input)) {}
   Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
-    auto summary = inner_.ReadRecords(visitor);
+    auto summary = inner().ReadRecords(visitor);
     if (summary.ok() && !reported_ && summary->unwinding.samples) {
       PrintUnwinding(command_, input_, summary->unwinding, std::cerr);
       reported_ = true;
     }
     return summary;
   }
-  FrameResolver* embedded_frames() override { return inner_.embedded_frames(); }
-  std::string RecordedBuildId(const std::string& path) const override {
-    return inner_.RecordedBuildId(path);
-  }
 
  private:
-  ProfileSource& inner_;
   std::string command_;
   std::string input_;
   bool reported_ = false;
 };
 
 // Reads through KernelEntryCredit, and says in the summary how many samples it credited.
-class KernelCreditingSource : public ProfileSource {
+class KernelCreditingSource : public ForwardingSource {
  public:
-  explicit KernelCreditingSource(ProfileSource& inner) : inner_(inner) {}
-  ProfileFormat format() const override { return inner_.format(); }
-  const Metadata& metadata() const override { return inner_.metadata(); }
-  const std::vector<EventDesc>& events() const override { return inner_.events(); }
+  using ForwardingSource::ForwardingSource;
   Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
-    KernelEntryCredit credit(inner_.events(), inner_.metadata().architecture, visitor);
-    auto summary = inner_.ReadRecords(credit);
+    KernelEntryCredit credit(inner().events(), inner().metadata().architecture, visitor);
+    auto summary = inner().ReadRecords(credit);
     if (summary.ok()) summary->kernel_credit = credit.statistics();
     return summary;
   }
-  FrameResolver* embedded_frames() override { return inner_.embedded_frames(); }
-  std::string RecordedBuildId(const std::string& path) const override {
-    return inner_.RecordedBuildId(path);
-  }
-
- private:
-  ProfileSource& inner_;
 };
 
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options, ModuleNotes& notes) {

@@ -70,4 +70,27 @@ class ProfileSource {
   virtual std::string RecordedBuildId(const std::string& /*path*/) const { return ""; }
 };
 
+// A source seen through another: forwards everything to `inner`; a subclass overrides what it
+// adds (reading through a filter, reporting on a read).
+class ForwardingSource : public ProfileSource {
+ public:
+  explicit ForwardingSource(ProfileSource& inner) : inner_(inner) {}
+  ProfileFormat format() const override { return inner_.format(); }
+  const Metadata& metadata() const override { return inner_.metadata(); }
+  const std::vector<EventDesc>& events() const override { return inner_.events(); }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    return inner_.ReadRecords(visitor);
+  }
+  FrameResolver* embedded_frames() override { return inner_.embedded_frames(); }
+  std::string RecordedBuildId(const std::string& path) const override {
+    return inner_.RecordedBuildId(path);
+  }
+
+ protected:
+  ProfileSource& inner() { return inner_; }
+
+ private:
+  ProfileSource& inner_;
+};
+
 }  // namespace tprof

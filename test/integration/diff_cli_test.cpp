@@ -72,6 +72,18 @@ struct IndependentSums : RecordVisitor {
   double total = 0;
 };
 
+// The data a --flamegraph page draws: the JSON assigned to DATA in its script.
+nlohmann::json FlamePageData(const std::string& html_path) {
+  std::ifstream in(html_path);
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string start = "const DATA = ";
+  const size_t at = html.find(start);
+  if (at == std::string::npos) return nlohmann::json();
+  const size_t end = html.find(";\n", at);
+  return nlohmann::json::parse(html.substr(at + start.size(), end - at - start.size()), nullptr,
+                               false);
+}
+
 // Recordings are made when a test first asks for them and shared by the suite's tests: ctest
 // runs each test in a process of its own, and should then make only what that test uses.
 class DiffRecordings : public ::testing::Test {
@@ -386,14 +398,7 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
   std::vector<std::string> flame{kTprof, "diff", old_list, new_list, "--flamegraph", page};
   CommandResult drawn = RunCommand(flame);
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string marker = "const DATA = ";
-  size_t begin = html.find(marker);
-  ASSERT_NE(begin, std::string::npos);
-  begin += marker.size();
-  nlohmann::json data =
-      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  nlohmann::json data = FlamePageData(page);
   ASSERT_TRUE(data.is_object());
   EXPECT_NE(data["scale"]["title"].get<std::string>().find("only where the change is significant"),
             std::string::npos);
@@ -486,14 +491,7 @@ TEST_F(DiffRecordings, ARenamedProgramIsPairedByNameWithIgnoreModule) {
     if (ignore) args.push_back("--ignore-module");
     CommandResult drawn = RunCommand(args);
     ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
-    std::ifstream in(page);
-    std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string marker = "const DATA = ";
-    size_t begin = html.find(marker);
-    ASSERT_NE(begin, std::string::npos);
-    begin += marker.size();
-    nlohmann::json data =
-        nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+    nlohmann::json data = FlamePageData(page);
     ASSERT_TRUE(data.is_object());
     const auto& names = data["columnNames"];
     const size_t old_col = std::find(names.begin(), names.end(), "old total") - names.begin();
@@ -592,18 +590,6 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
       EXPECT_EQ(f["delta"], 0.0);
       EXPECT_EQ(f["status"], "both");
     }
-}
-
-// The data a --flamegraph page draws: the JSON assigned to DATA in its script.
-nlohmann::json FlamePageData(const std::string& html_path) {
-  std::ifstream in(html_path);
-  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string start = "const DATA = ";
-  const size_t at = html.find(start);
-  if (at == std::string::npos) return nlohmann::json();
-  const size_t end = html.find(";\n", at);
-  return nlohmann::json::parse(html.substr(at + start.size(), end - at - start.size()), nullptr,
-                               false);
 }
 
 TEST(DiffFlameGraphCli, APerfDataFileAgainstItselfIsUnchangedEverywhere) {
