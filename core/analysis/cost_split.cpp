@@ -8,17 +8,14 @@
 namespace tprof {
 namespace {
 
-std::string Base(const std::string& name) { return name.substr(0, name.find(':')); }
-
-// The index of `wanted` among a run's events: by name, without modifiers, or (for the defaults)
-// perf's aliases.
+// The index of `wanted` among a run's events: by name, else as a formula names events
+// (modifiers, PMU wrappers and perf's aliases aside: cycles finds cpu-cycles:u).
 std::optional<size_t> Find(const std::vector<std::string>& events, const std::string& wanted) {
   for (size_t e = 0; e < events.size(); ++e)
     if (events[e] == wanted) return e;
-  for (size_t e = 0; e < events.size(); ++e) {
-    const std::string base = Base(events[e]);
-    if (base == wanted || (wanted == "cycles" && base == "cpu-cycles")) return e;
-  }
+  const std::string base = FormulaEventName(wanted);
+  for (size_t e = 0; e < events.size(); ++e)
+    if (FormulaEventName(events[e]) == base) return e;
   return std::nullopt;
 }
 

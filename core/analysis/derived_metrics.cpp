@@ -248,8 +248,6 @@ double StudentT975(uint64_t degrees) {
 
 namespace {
 
-constexpr double kNormal975 = 1.959964;  // the normal distribution's 97.5 % quantile
-
 // Sampled periods: each count S_e from n_e samples is Poisson, variance S_e^2 / n_e; the
 // events are sampled independently. Empty when an event has no sample (no estimate).
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,

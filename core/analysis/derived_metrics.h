@@ -23,6 +23,10 @@ namespace tprof {
 // interval cannot be estimated) is low-confidence.
 inline constexpr double kMaxConfidentRelativeHalfWidth = 0.10;
 
+// The normal distribution's 97.5 % quantile: a 95 % interval is value +- kNormal975 * its
+// standard error when the counts are large (Poisson sample counts).
+inline constexpr double kNormal975 = 1.959964;
+
 // IPC, CPI, branch-miss and cache-miss rates, and MPKI figures over perf's generic event names.
 const std::vector<MetricFormula>& GenericMetricFormulas();
 

@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "core/analysis/derived_metrics.h"
+
 namespace tprof {
 namespace {
 
@@ -146,7 +148,7 @@ std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNod
     r.reliable = r.denominator > 0 && r.numerator_samples >= min_samples &&
                  r.denominator_samples >= min_samples;
     if (r.numerator_samples > 0 && r.denominator_samples > 0)
-      r.half_width = 1.959964 * r.value *
+      r.half_width = kNormal975 * r.value *
                      std::sqrt(1.0 / static_cast<double>(r.numerator_samples) +
                                1.0 / static_cast<double>(r.denominator_samples));
     out.emplace(node, r);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/analysis/cost_split.h"
+#include "core/analysis/derived_metrics.h"
 #include "core/base/file_paths.h"
 
 namespace tprof {
@@ -19,7 +20,6 @@ std::string ModuleFileName(const std::string& path) {
 }
 
 // "cycles:u" -> "cycles": the event a name counts, whatever its modifiers.
-std::string EventBase(const std::string& name) { return name.substr(0, name.find(':')); }
 
 // Which event of one run stands for each paired event.
 struct EventPairing {
@@ -153,11 +153,9 @@ std::optional<double> Percent(double part, double whole) {
   return 100.0 * part / whole;
 }
 
-bool IsCycles(const std::string& name) {
-  std::string base = EventBase(name);
-  return base == "cycles" || base == "cpu-cycles";
-}
-bool IsInstructions(const std::string& name) { return EventBase(name) == "instructions"; }
+// Modifiers, PMU wrappers and perf's aliases aside (cpu-cycles:u, cpu_core/cycles/).
+bool IsCycles(const std::string& name) { return FormulaEventName(name) == "cycles"; }
+bool IsInstructions(const std::string& name) { return FormulaEventName(name) == "instructions"; }
 
 RatioPair Ratio(double old_num, double old_den, double new_num, double new_den) {
   RatioPair r;
