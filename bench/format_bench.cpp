@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& s : samples)
     if (!writer.value()->Write(s).ok()) return 1;
-  if (!writer.value()->Finish({1, 1}).ok()) return 1;
+  if (!writer.value()->Finish({1, 1, {}}).ok()) return 1;
   auto t1 = Clock::now();
   uint64_t bytes = writer.value()->bytes_written();
 

@@ -125,8 +125,10 @@ class ImportCommand : public Subcommand {
     auto summary = (*source)->ReadRecords(copier);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     if (!copier.status().ok()) return ReportError(name(), copier.status().error());
-    Status finished =
-        FinishWithSymbols(**writer, symbols, {metadata.duration_ns, copier.last_time()});
+    Status finished = FinishWithSymbols(
+        **writer, symbols,
+        {metadata.duration_ns, copier.last_time(),
+         summary->unwinding.samples ? std::optional(summary->unwinding) : std::nullopt});
     if (!finished.ok()) return ReportError(name(), finished.error());
     remover.Completed();
     if (!summary->warning.empty())

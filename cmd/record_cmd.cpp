@@ -180,9 +180,9 @@ class RecordCommand : public Subcommand {
     Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
-    Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs()})
+    Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs(), {}})
                             : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
-                                                    {stats->wall_time_ns, MonotonicNowNs()});
+                                                    {stats->wall_time_ns, MonotonicNowNs(), {}});
     if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
     uint64_t bytes = writer.value()->bytes_written();
     if (dwarf) {

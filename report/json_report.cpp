@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/unwind_statistics_json.h"
+
 namespace tprof {
 namespace {
 
@@ -17,24 +19,6 @@ nlohmann::json Interval(const MetricValue& v) {
 
 nlohmann::json OptionalSeconds(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-// The stack copies of a --call-graph dwarf input, by how far they were walked; null without.
-nlohmann::json UnwindingJson(const UnwindStatistics& stats) {
-  if (stats.samples == 0) return nullptr;
-  nlohmann::json stopped = nlohmann::json::array();
-  for (size_t i = 0; i < kUnwindEndCount; ++i) {
-    const UnwindStatistics::Stopped& s = stats.stopped[i];
-    if (s.samples == 0) continue;
-    stopped.push_back({{"cause", UnwindEndName(static_cast<UnwindEnd>(i))},
-                       {"samples", s.samples},
-                       {"leaf_only", s.leaf_only},
-                       {"module", s.module}});
-  }
-  return {{"samples", stats.samples},
-          {"complete", stats.complete},
-          {"user_frames", stats.user_frames},
-          {"stopped", stopped}};
 }
 
 }  // namespace
@@ -72,7 +56,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   j["start_timestamp"] = table.start_timestamp;
   j["lost"] = table.lost;
   j["samples_outside_time"] = table.samples_outside_time;
-  j["unwinding"] = UnwindingJson(view.unwinding);
+  j["unwinding"] = UnwindStatisticsJson(view.unwinding);
   if (view.kernel_credit) {
     const KernelCreditStatistics& k = *view.kernel_credit;
     j["kernel_work"] = {{"shown_as", "user function"},

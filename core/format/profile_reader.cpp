@@ -13,6 +13,7 @@
 #include "core/format/format_spec.h"
 #include "core/format/profile_json.h"
 #include "core/format/record_codec.h"
+#include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
 
@@ -188,6 +189,8 @@ Status ProfileReader::ReadHeader() {
         if (json.ok() && json->is_object()) {
           auto it = json->find("duration_ns");
           if (it != json->end() && it->is_number_unsigned()) metadata_.duration_ns = *it;
+          if (auto u = json->find("unwinding"); u != json->end())
+            recorded_unwinding_ = UnwindStatisticsFromJson(*u);
         }
       }
     }

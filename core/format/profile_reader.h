@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/model/profile.h"
+#include "core/model/user_stack_unwinder.h"
 
 namespace tprof {
 
@@ -38,6 +40,8 @@ class ProfileReader {
   static bool LooksLikeTprof(std::string_view first_bytes);
 
   const Metadata& metadata() const { return metadata_; }
+  // The trailer's unwinding statistics (a --call-graph dwarf recording); nullopt without.
+  const std::optional<UnwindStatistics>& recorded_unwinding() const { return recorded_unwinding_; }
   const std::vector<EventDesc>& events() const { return events_; }
   uint16_t major_version() const { return major_; }
   uint16_t minor_version() const { return minor_; }
@@ -59,6 +63,7 @@ class ProfileReader {
   uint16_t major_ = 0;
   uint16_t minor_ = 0;
   Metadata metadata_;
+  std::optional<UnwindStatistics> recorded_unwinding_;
   std::vector<EventDesc> events_;
 };
 

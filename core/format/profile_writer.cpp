@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format/profile_json.h"
+#include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
 namespace {
@@ -150,6 +151,8 @@ Status ProfileWriter::Finish(const FinishInfo& info) {
   trailer["record_count"] = record_total_;
   trailer["sample_count"] = sample_count_;
   trailer["samples_per_event"] = samples_per_event_;
+  if (info.unwinding && info.unwinding->samples)
+    trailer["unwinding"] = UnwindStatisticsJson(*info.unwinding);
   nlohmann::json chunks = nlohmann::json::array();
   for (const ChunkIndexEntry& e : index_) chunks.push_back({e.offset, e.kind, e.records});
   trailer["chunks"] = std::move(chunks);

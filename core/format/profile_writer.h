@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/format/output_file.h"
 #include "core/format/record_codec.h"
 #include "core/model/profile.h"
+#include "core/model/user_stack_unwinder.h"
 
 namespace tprof {
 
@@ -33,6 +35,9 @@ struct WriterOptions {
 struct FinishInfo {
   uint64_t duration_ns = 0;
   uint64_t end_timestamp = 0;
+  // How the stack copies were walked into callchains (record --call-graph dwarf), kept in the
+  // trailer so that every later read can tell it.
+  std::optional<UnwindStatistics> unwinding;
 };
 
 class ProfileWriter {

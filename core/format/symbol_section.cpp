@@ -406,7 +406,8 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
   if (!copy.status().ok()) return copy.status().error();
   SymbolTable table = builder.Finish();
   TPROF_RETURN_IF_ERROR(WriteSymbolSection(**writer, table));
-  TPROF_RETURN_IF_ERROR((*writer)->Finish({reader->metadata().duration_ns, 0}));
+  TPROF_RETURN_IF_ERROR(
+      (*writer)->Finish({reader->metadata().duration_ns, 0, reader->recorded_unwinding()}));
   return table.size();
 }
 

@@ -64,7 +64,7 @@ Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::stri
   auto summary = reader->ReadRecords(pass);
   if (!summary.ok()) return summary.error().WithContext(input);
   if (!pass.status().ok()) return pass.status().error();
-  Status finished = writer.value()->Finish({reader->metadata().duration_ns, 0});
+  Status finished = writer.value()->Finish({reader->metadata().duration_ns, 0, pass.stats()});
   if (!finished.ok()) return finished.error();
   return pass.stats();
 }

@@ -41,6 +41,9 @@ class TprofSource : public ProfileSource {
     s.records = read->records_read;
     s.samples = read->samples_read;
     s.warning = read->warning;
+    // Stacks unwound when recorded (--call-graph dwarf) say how far they were walked, as a
+    // perf.data file's do when they are unwound on reading.
+    if (reader_.recorded_unwinding()) s.unwinding = *reader_.recorded_unwinding();
     return s;
   }
 

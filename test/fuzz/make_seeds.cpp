@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       Status status = std::visit([&](const auto& r) { return writer.value()->Write(r); }, record);
       if (!status.ok()) return 1;
     }
-    if (!writer.value()->Finish({1000, 2000}).ok()) return 1;
+    if (!writer.value()->Finish({1000, 2000, {}}).ok()) return 1;
     std::ofstream(std::string(argv[1]) + "/seed" + std::to_string(seed) + ".tprof",
                   std::ios::binary)
         << bytes;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/format/profile_reader.h"
@@ -91,6 +92,24 @@ TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("unwound"), std::string::npos) << r.err;
   EXPECT_NE(::access((dwarf + ".stacks").c_str(), F_OK), 0) << "the stack copies are dropped";
+  // The recording keeps how its stacks were walked: report tells the same lines record did, and
+  // JSON the counts, as for a perf.data file unwound on reading.
+  auto told = RunCommand({kTprof, "report", "-i", dwarf, "--limit", "1"});
+  ASSERT_EQ(told.exit_code, 0) << told.err;
+  const std::string recorded_line = ": unwinding: ";
+  const size_t at = r.err.find(recorded_line);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string first =
+      r.err.substr(at + recorded_line.size(), r.err.find('\n', at) - at - recorded_line.size());
+  EXPECT_NE(told.out.find("# unwinding: " + first + "\n"), std::string::npos)
+      << first << "\n"
+      << told.out.substr(0, 1500);
+  auto json = RunCommand({kTprof, "report", "-i", dwarf, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json unwinding = nlohmann::json::parse(json.out)["unwinding"];
+  ASSERT_TRUE(unwinding.is_object()) << json.out.substr(0, 500);
+  EXPECT_GT(unwinding["samples"].get<uint64_t>(), 500u);
+  EXPECT_LE(unwinding["complete"].get<uint64_t>(), unwinding["samples"].get<uint64_t>());
   ASSERT_EQ(
       RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", fp, "--", kNoFp}).exit_code, 0);
 

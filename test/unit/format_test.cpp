@@ -41,7 +41,7 @@ WrittenProfile WriteRandomProfile(uint32_t seed, size_t count, size_t chunk_size
     EXPECT_TRUE(s.ok());
     out.records.push_back(std::move(r));
   }
-  EXPECT_TRUE(writer.value()->Finish({123456789, 99}).ok());
+  EXPECT_TRUE(writer.value()->Finish({123456789, 99, {}}).ok());
   return out;
 }
 
@@ -120,7 +120,7 @@ TEST(FormatTest, BackgroundWriteErrorsSurfaceAtFinish) {
       Status s = std::visit([&](const auto& rec) { return writer.value()->Write(rec); }, r);
       if (!s.ok() && first_error.empty()) first_error = s.error().message();
     }
-    Status finished = writer.value()->Finish({1, 1});
+    Status finished = writer.value()->Finish({1, 1, {}});
     ASSERT_FALSE(finished.ok()) << background;
     if (first_error.empty()) first_error = finished.error().message();
     EXPECT_NE(first_error.find("No space left"), std::string::npos) << first_error;
@@ -290,7 +290,7 @@ TEST(FormatTest, UnknownRecordAndChunkKindsFromANewerMinorAreSkipped) {
   ASSERT_TRUE(writer.value()->WriteRaw(200, 3000, std::string("\xff\xff\x01unknown", 10)).ok());
   ASSERT_TRUE(writer.value()->Write(second).ok());
   ASSERT_TRUE(writer.value()->WriteOpaqueChunk(0x4242, "a future section").ok());
-  ASSERT_TRUE(writer.value()->Finish({1, 1}).ok());
+  ASSERT_TRUE(writer.value()->Finish({1, 1, {}}).ok());
 
   auto reader = ProfileReader::OpenBytes(bytes);
   ASSERT_TRUE(reader.ok()) << reader.error().message();
@@ -319,7 +319,7 @@ TEST(FormatTest, FileIsWrittenAsPartialAndRenamedWithTheOldKept) {
     ASSERT_TRUE(writer.value()->Write(s).ok());
     ASSERT_TRUE(writer.value()->Flush().ok());
     EXPECT_EQ(::access((path + ".partial").c_str(), F_OK), 0);
-    ASSERT_TRUE(writer.value()->Finish({1, 1}).ok());
+    ASSERT_TRUE(writer.value()->Finish({1, 1, {}}).ok());
     EXPECT_NE(::access((path + ".partial").c_str(), F_OK), 0);
   }
   auto current = ProfileReader::OpenFile(path);
@@ -372,11 +372,45 @@ TEST(FormatTest, MetadataThatIsNotUtf8IsWrittenNotThrown) {
   auto writer =
       ProfileWriter::Create(std::make_unique<StringSink>(bytes), metadata, testing::TestEvents());
   ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE(writer.value()->Finish({1, 1}).ok());
+  ASSERT_TRUE(writer.value()->Finish({1, 1, {}}).ok());
   auto reader = ProfileReader::OpenBytes(bytes);
   ASSERT_TRUE(reader.ok());
   ASSERT_EQ(reader->metadata().command_line.size(), 2u);
   EXPECT_EQ(reader->metadata().command_line[1].substr(0, 3), "caf");
+}
+
+// The trailer keeps a --call-graph dwarf recording's unwinding statistics; a file without them
+// has none.
+TEST(FormatTest, TrailerKeepsTheUnwindingStatistics) {
+  UnwindStatistics stats;
+  stats.samples = 120;
+  stats.complete = 100;
+  stats.user_frames = 900;
+  stats.stopped[static_cast<size_t>(UnwindEnd::kNoCfi)] = {15, 3, "/usr/lib/libfoo.so"};
+  stats.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)] = {5, 0, ""};
+  for (bool with : {true, false}) {
+    std::string bytes;
+    auto writer =
+        ProfileWriter::Create(std::make_unique<StringSink>(bytes), TestMetadata(), TestEvents());
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer.value()->Finish({1, 1, with ? std::optional(stats) : std::nullopt}).ok());
+    auto reader = ProfileReader::OpenBytes(bytes);
+    ASSERT_TRUE(reader.ok());
+    if (!with) {
+      EXPECT_FALSE(reader->recorded_unwinding().has_value());
+      continue;
+    }
+    ASSERT_TRUE(reader->recorded_unwinding().has_value());
+    const UnwindStatistics& read = *reader->recorded_unwinding();
+    EXPECT_EQ(read.samples, 120u);
+    EXPECT_EQ(read.complete, 100u);
+    EXPECT_EQ(read.user_frames, 900u);
+    for (size_t i = 0; i < kUnwindEndCount; ++i) {
+      EXPECT_EQ(read.stopped[i].samples, stats.stopped[i].samples) << i;
+      EXPECT_EQ(read.stopped[i].leaf_only, stats.stopped[i].leaf_only) << i;
+      EXPECT_EQ(read.stopped[i].module, stats.stopped[i].module) << i;
+    }
+  }
 }
 
 }  // namespace

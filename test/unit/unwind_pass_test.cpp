@@ -51,7 +51,7 @@ std::string UnwindToBytes(const std::vector<Sample>& input, bool keep, FakeUnwin
   pass.OnMmap(m);
   for (const Sample& s : input) pass.OnSample(s);
   EXPECT_TRUE(pass.status().ok());
-  EXPECT_TRUE(writer.value()->Finish({1, 1}).ok());
+  EXPECT_TRUE(writer.value()->Finish({1, 1, {}}).ok());
   *stats = pass.stats();
   return bytes;
 }
