@@ -191,6 +191,20 @@ try {
     const expected = (through(OLD, 'main;legacy') + through(NEW, 'main;fresh_cache')) /
       (newTotal + through(OLD, 'main;legacy'));
     assert.ok(Math.abs(share - expected) < 1e-9, `${share} vs ${expected}`);
+    // Matches keep their delta colour (the answer) and are outlined, not painted magenta.
+    const matches = await page.evaluate(() => __flame.matchedFrames.map(i =>
+      ({ colour: __flame.colorOf(i), outlined: __flame.isOutlinedMatch(i) })));
+    assert.ok(matches.length >= 2, JSON.stringify(matches));
+    for (const m of matches) {
+      assert.notEqual(m.colour, 'rgb(230,0,230)');
+      assert.ok(m.outlined);
+    }
+    // The details line follows the pointer: empty once it leaves the graph.
+    const cat = await pointAt(page, workIndex);
+    await page.mouse.move(cat.x, cat.y);
+    assert.ok((await page.evaluate(() => __flame.detailsLine)).startsWith('work'));
+    await page.mouse.move(2, 2);
+    assert.equal(await page.evaluate(() => __flame.detailsLine), '');
     assert.deepEqual(problems, []);
   });
   await page.close();
