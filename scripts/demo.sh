@@ -3,8 +3,9 @@
 # workload and prints the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPROF_TESTS=OFF >/dev/null
+scripts/setup.sh --demo
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPROF_TESTS=OFF \
+  -DTPROF_BENCHMARKS=OFF >/dev/null
 cmake --build build/release --target tprof tprof_demo
 mkdir -p out
 echo "== tprof record -g -o out/demo.tprof -- build/release/tprof_demo"

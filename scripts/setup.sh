@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package tprof's build, tests and benchmarks need; skips what is present.
-#   scripts/setup.sh            what building, the demo and the host's tests need
+#   scripts/setup.sh --demo     only what building tprof and its demo needs (scripts/demo.sh)
+#   scripts/setup.sh            also what the host's tests and benchmarks need
 #   scripts/setup.sh --armlab   also the arm lab's (scripts/armlab.sh): the arm64 architecture, the
 #                               cross compiler, tprof's libraries for arm64 and QEMU
 set -euo pipefail
 armlab=no
+tests=yes
 case ${1:-} in
   "") ;;
+  --demo) tests=no ;;
   --armlab) armlab=yes ;;
-  *) echo "setup: unknown option $1 (known: --armlab)" >&2; exit 2 ;;
+  *) echo "setup: unknown option $1 (known: --demo, --armlab)" >&2; exit 2 ;;
 esac
 
+# What tprof itself builds with.
 packages=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format llvm-14 rustc
+  build-essential cmake ninja-build pkg-config
   libdw-dev libelf-dev libzstd-dev libxxhash-dev libcapstone-dev libdeflate-dev
-  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libpfm4-dev linux-perf binutils libdtl-dev libabsl-dev libmimalloc-dev
-  zlib1g-dev protobuf-compiler golang-github-google-pprof-dev
-  chromium
+  nlohmann-json3-dev libcli11-dev libpfm4-dev libdtl-dev libabsl-dev libmimalloc-dev zlib1g-dev
 )
-# Node.js runs the speedscope schema check (test/speedscope_schema) and the browser tests
-# (test/browser); Debian's only where no node/npm is installed already (a NodeSource nodejs
-# bundles npm and conflicts with Debian's).
-command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+if [ $tests = yes ]; then
+  # The tests' references and tools: clang (fuzzing, clang-built binaries), rustc, perf,
+  # binutils, pprof, Chromium for the flame graph pages.
+  packages+=(clang libclang-rt-14-dev clang-format llvm-14 rustc
+    libgtest-dev libgmock-dev libbenchmark-dev linux-perf binutils
+    protobuf-compiler golang-github-google-pprof-dev chromium)
+  # Node.js runs the speedscope schema check (test/speedscope_schema) and the browser tests
+  # (test/browser); Debian's only where no node/npm is installed already (a NodeSource nodejs
+  # bundles npm and conflicts with Debian's).
+  command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
 if [ $armlab = yes ]; then
   # The same -dev packages as above, for arm64 beside the host's (Debian's multiarch); the guest
   # kernel and busybox are downloaded by scripts/armlab.sh, not installed.
@@ -48,6 +56,8 @@ else
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ $tests = yes ] || exit 0
 
 # The speedscope export test validates against the schema of the pinned speedscope package.
 schema_check="$(dirname "$0")/../test/speedscope_schema"
