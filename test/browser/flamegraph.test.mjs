@@ -231,6 +231,45 @@ try {
     await page.close();
   });
 
+  await check('name mode: the sandwich of main gives perf\'s share and callers', async () => {
+    // Expected from perf's own stacks (leaf first): the stacks through main, and the frame
+    // after main's outermost occurrence, its caller.
+    const stacks = perfScriptStacks(perfData);
+    let all = 0, through = 0;
+    const callers = new Map();
+    for (const s of stacks) {
+      all += s.period;
+      const at = s.frames.lastIndexOf('main');
+      if (at < 0) continue;
+      through += s.period;
+      const caller = s.frames[at + 1] || '(root)';
+      callers.set(caller, (callers.get(caller) || 0) + s.period);
+    }
+    assert.ok(through > 0.5 * all, `main on ${through} of ${all}`);
+    const [topCaller, topPeriod] = [...callers.entries()].sort((a, b) => b[1] - a[1])[0];
+    const { page, problems } = await openPage(nameHtml);
+    const got = await page.evaluate(() => {
+      const s = __flame.sandwich('main');
+      const level1 = n => [...n.children.values()].map(c => [c.name, c.value / s.total]);
+      return { share: s.total / __flame.data.total[0], callers: level1(s.callers),
+        callees: level1(s.callees), text: __flame.sandwichText };
+    });
+    assert.ok(Math.abs(got.share - through / all) < 1e-9, `${got.share} vs perf ${through / all}`);
+    const mine = got.callers.find(c => c[0] === topCaller);
+    assert.ok(mine, `no caller ${topCaller} in ${JSON.stringify(got.callers)}`);
+    assert.ok(Math.abs(mine[1] - topPeriod / through) < 1e-9, JSON.stringify([mine, topPeriod / through]));
+    const callerSum = got.callers.reduce((a, c) => a + c[1], 0);
+    assert.ok(Math.abs(callerSum - 1) < 1e-9, `callers add up to ${callerSum}`);
+    assert.ok(got.callees.length >= 3, JSON.stringify(got.callees));
+    assert.ok(got.callees.reduce((a, c) => a + c[1], 0) <= 1 + 1e-9);
+    assert.match(got.text, /Sandwich of main/);
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-sandwich.png'), fullPage: true });
+    await page.keyboard.press('Escape');
+    assert.equal(await page.evaluate(() => __flame.sandwichText), '');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   // ---- The same demo recorded by tprof itself, with thread roots. ----
   await check('tprof record of the demo: thread roots, screenshot', async () => {
     const profile = path.join(work, 'demo.tprof');
