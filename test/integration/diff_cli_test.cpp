@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/format/profile_reader.h"
 #include "symbolize/elf_symbols.h"
@@ -516,6 +517,56 @@ TEST_F(DiffRecordings, ARenamedProgramIsPairedByNameWithIgnoreModule) {
   }
   std::remove(moved.c_str());
   std::remove(renamed.c_str());
+}
+
+// Per-event period sums of a perf.data file as perf itself reads them.
+std::map<std::string, double> PerfEventTotals(const std::string& file) {
+  CommandResult r = RunCommand({"/usr/bin/perf", "script", "-i", file, "-F", "event,period"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, double> totals;
+  std::istringstream lines(r.out);
+  std::string period, event;
+  while (lines >> period >> event) {
+    if (!event.empty() && event.back() == ':') event.pop_back();
+    totals[event] += std::stod(period);
+  }
+  return totals;
+}
+
+// The cost split on two public recordings with cycles and instructions sampled on their own
+// (quipper's throttle test at a fixed period against its busy one at 1 kHz): the totals are
+// perf's own sums of each file, and the two parts are worked out here from them.
+TEST(DiffInputs, CostSplitOfPublicRecordingsFollowsPerfsTotals) {
+  const std::string dir = std::string(TPROF_TESTDATA_DIR) + "/perf/";
+  const std::string old_file = dir + "quipper-perf.data.throttle-3.8";
+  const std::string new_file = dir + "quipper-perf.data.busy.1-3.4";
+  auto old_totals = PerfEventTotals(old_file), new_totals = PerfEventTotals(new_file);
+  const double c0 = old_totals["cycles"], w0 = old_totals["instructions"];
+  const double c1 = new_totals["cycles"], w1 = new_totals["instructions"];
+  ASSERT_GT(c0 * w0 * c1 * w1, 0);
+  CommandResult r = RunCommand({kTprof, "diff", old_file, new_file, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json split = nlohmann::json::parse(r.out)["split"];
+  ASSERT_TRUE(split.is_object()) << r.out.substr(0, 500);
+  const nlohmann::json& total = split["total"];
+  EXPECT_DOUBLE_EQ(total["old_cost"].get<double>(), c0);
+  EXPECT_DOUBLE_EQ(total["old_work"].get<double>(), w0);
+  EXPECT_DOUBLE_EQ(total["new_cost"].get<double>(), c1);
+  EXPECT_DOUBLE_EQ(total["new_work"].get<double>(), w1);
+  // work = (W1 - W0) x C0 / W0; efficiency = C1 - W1 x C0 / W0.
+  EXPECT_NEAR(total["work"]["value"].get<double>(), (w1 - w0) * c0 / w0, 1e-6 * c1);
+  EXPECT_NEAR(total["efficiency"]["value"].get<double>(), c1 - w1 * c0 / w0, 1e-6 * c1);
+  EXPECT_NEAR(total["work"]["percent"].get<double>(), 100 * (w1 - w0) / w0, 1e-9);
+  // Every function's parts add up to its change of cost.
+  size_t functions = 0;
+  for (const nlohmann::json& f : split["functions"]) {
+    const double delta = f["new_cost"].get<double>() - f["old_cost"].get<double>();
+    EXPECT_NEAR(f["work"]["value"].get<double>() + f["efficiency"]["value"].get<double>(), delta,
+                1e-6 * std::max(1.0, std::abs(delta)))
+        << f.dump();
+    ++functions;
+  }
+  EXPECT_GT(functions, 5u);
 }
 
 // The text table shows the 30 largest changes by default, and says how many it left out.
