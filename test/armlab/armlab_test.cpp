@@ -626,8 +626,9 @@ TEST(ArmLabSmp2, ThreadsAndAllCpus) {
   ASSERT_FALSE(threads.is_null());
   // Per thread, heavy has about twice light's samples (the source's 20,000 and 10,000
   // iterations); the machine-wide count inflates each function by what the other CPU ran
-  // meanwhile, which is neither the same for both threads nor for both functions (1.97-2.10
-  // seen), hence 10%.
+  // meanwhile, which is neither the same for both threads nor for both functions: 1.97-2.10
+  // seen, then 2.00 and 2.28 in one CI boot whose one thread got 1.7x the other's samples for the
+  // same work. Exact per-function ratios are the one-CPU boot's to check; here, +-20 %.
   std::map<std::string, std::pair<double, double>> per_thread;  // tid -> heavy, light
   for (const json& row : threads["rows"]) {
     const double samples = row["events"][0]["self_samples"].get<double>();
@@ -637,7 +638,7 @@ TEST(ArmLabSmp2, ThreadsAndAllCpus) {
   ASSERT_EQ(per_thread.size(), 2u) << "both threads sampled";
   for (const auto& [tid, samples] : per_thread) {
     EXPECT_GT(samples.second, 500) << tid;
-    EXPECT_NEAR(samples.first / samples.second, 2.0, 0.2) << tid;
+    EXPECT_NEAR(samples.first / samples.second, 2.0, 0.4) << tid;
   }
   json group = JsonOf("n1-smp2", "group_read_report");
   ASSERT_FALSE(group.is_null());
