@@ -29,56 +29,52 @@ std::string CommandName(const CLI::App& app) {
 // a closest-spelling guess ('did you mean -h?') would mislead.
 struct PerfHabit {
   const char* command;
-  const char* option;
+  const char* options[2];  // perf's spellings of one option; the second may be null
   const char* instead;
 };
 constexpr PerfHabit kPerfHabits[] = {
-    {"report", "-g",
+    {"report",
+     {"-g"},
      "tprof report shows callers with --children (totals), --callers FUNC and "
      "--callees FUNC; whole call graphs with --flamegraph OUT.html or --folded"},
-    {"report", "--call-graph",
+    {"report",
+     {"--call-graph"},
      "tprof report shows callers with --children (totals), --callers "
      "FUNC and --callees FUNC; whole call graphs with --flamegraph"},
-    {"report", "-G", "--folded or --flamegraph OUT.html --icicle show callers above callees"},
-    {"report", "--children-only", "--children orders the rows by their totals"},
-    {"report", "--tui", "tprof report prints text; --flamegraph OUT.html is the interactive view"},
-    {"report", "--gtk", "tprof report prints text; --flamegraph OUT.html is the interactive view"},
-    {"report", "-k",
+    {"report", {"-G"}, "--folded or --flamegraph OUT.html --icicle show callers above callees"},
+    {"report", {"--children-only"}, "--children orders the rows by their totals"},
+    {"report",
+     {"--tui", "--gtk"},
+     "tprof report prints text; --flamegraph OUT.html is the interactive view"},
+    {"report",
+     {"-k", "--vmlinux"},
      "tprof reads the kernel's symbols from the profile or /proc/kallsyms; "
      "--symfs DIR for another machine's files"},
-    {"report", "--vmlinux",
-     "tprof reads the kernel's symbols from the profile or "
-     "/proc/kallsyms; --symfs DIR for another machine's files"},
-    {"report", "-S", "--symbol REGEX"},
-    {"report", "--symbols", "--symbol REGEX"},
-    {"report", "-d", "--dso MODULE"},
-    {"report", "--dsos", "--dso MODULE"},
-    {"report", "-c", "--comm NAME"},
-    {"report", "--comms", "--comm NAME"},
-    {"report", "--pids", "--pid PID"},
-    {"report", "--tids", "--tid TID"},
-    {"report", "-F", "--sort KEYS chooses the key columns; every event's columns are shown"},
-    {"report", "--fields", "--sort KEYS chooses the key columns; every event's columns are shown"},
-    {"report", "--header", "the header is always printed, as '#' lines"},
-    {"report", "-T", "--sort tid"},
-    {"report", "--percentage",
+    {"report", {"-S", "--symbols"}, "--symbol REGEX"},
+    {"report", {"-d", "--dsos"}, "--dso MODULE"},
+    {"report", {"-c", "--comms"}, "--comm NAME"},
+    {"report", {"--pids"}, "--pid PID"},
+    {"report", {"--tids"}, "--tid TID"},
+    {"report",
+     {"-F", "--fields"},
+     "--sort KEYS chooses the key columns; every event's columns are shown"},
+    {"report", {"--header"}, "the header is always printed, as '#' lines"},
+    {"report", {"-T"}, "--sort tid"},
+    {"report",
+     {"--percentage"},
      "shares are always of every sample in the time range (perf's "
      "'absolute'); filters hide rows"},
-    {"record", "-z", "tprof profiles are always zstd-compressed"},
-    {"record", "--compression-level", "tprof profiles are always zstd-compressed"},
-    {"record", "--switch-output", "record for a time with --duration SECONDS"},
-    {"record", "-C", "-a records every CPU; tprof has no per-CPU selection"},
-    {"record", "--no-inherit", "tprof always follows the command's threads and children"},
-    {"record", "-s", "tprof keeps per-thread data in every sample; report --sort tid shows it"},
-    {"record", "--user-regs", "--call-graph dwarf records the registers it needs"},
-    {"import", "-f", "tprof imports files of any owner"},
-    {"import", "--force", "tprof imports files of any owner"},
-    {"diff", "-c",
+    {"record", {"-z", "--compression-level"}, "tprof profiles are always zstd-compressed"},
+    {"record", {"--switch-output"}, "record for a time with --duration SECONDS"},
+    {"record", {"-C"}, "-a records every CPU; tprof has no per-CPU selection"},
+    {"record", {"--no-inherit"}, "tprof always follows the command's threads and children"},
+    {"record", {"-s"}, "tprof keeps per-thread data in every sample; report --sort tid shows it"},
+    {"record", {"--user-regs"}, "--call-graph dwarf records the registers it needs"},
+    {"import", {"-f", "--force"}, "tprof imports files of any owner"},
+    {"diff",
+     {"-c", "--compute"},
      "tprof diff shows old, new and deltas per function; --normalize chooses the "
      "scaling"},
-    {"diff", "--compute",
-     "tprof diff shows old, new and deltas per function; --normalize "
-     "chooses the scaling"},
 };
 
 }  // namespace
@@ -86,8 +82,9 @@ constexpr PerfHabit kPerfHabits[] = {
 std::string UnknownOptionMessage(const CLI::App& app, const std::string& word) {
   const std::string option = word.substr(0, word.find('='));
   for (const PerfHabit& habit : kPerfHabits)
-    if (app.get_name() == habit.command && option == habit.option)
-      return "unknown option '" + word + "' (perf's): " + habit.instead;
+    for (const char* spelling : habit.options)
+      if (spelling && app.get_name() == habit.command && option == spelling)
+        return "unknown option '" + word + "' (perf's): " + habit.instead;
   std::vector<std::string> known;
   for (const CLI::Option* option : app.get_options()) {
     for (const std::string& l : option->get_lnames()) known.push_back("--" + l);

@@ -275,15 +275,11 @@ class ReportCommand : public Subcommand {
     ReportTable table = (*builder)->Finish();
     auto recorded =
         MatchRecordedMetricTable(table.events, source.metadata().cpu, BuiltinMetricTables());
-    std::vector<MetricFormula> user_metrics;
-    for (const std::string& text : metric_texts_) {
-      auto parsed = ParseUserMetric(text, table.events);
-      if (!parsed.ok()) return Usage(parsed.error().message());
-      user_metrics.push_back(std::move(parsed).value());
-    }
+    auto user_metrics = UserMetrics(table.events);
+    if (!user_metrics.ok()) return Usage(user_metrics.error().message());
     auto metrics =
         DerivedMetrics::Plan(table, recorded ? recorded->formulas : std::vector<MetricFormula>{},
-                             recorded ? recorded->table->name : "", user_metrics);
+                             recorded ? recorded->table->name : "", *user_metrics);
     if (!metrics.ok()) return ReportError(name(), metrics.error());
     ReportTableView view;
     view.metadata = &source.metadata();
@@ -309,6 +305,17 @@ class ReportCommand : public Subcommand {
     else
       RenderReportTable(view, std::cout);
     return kExitOk;
+  }
+
+  // The --metric definitions over `events`; an error names the first that does not parse.
+  Result<std::vector<MetricFormula>> UserMetrics(const std::vector<EventDesc>& events) const {
+    std::vector<MetricFormula> user_metrics;
+    for (const std::string& text : metric_texts_) {
+      auto parsed = ParseUserMetric(text, events);
+      if (!parsed.ok()) return parsed.error();
+      user_metrics.push_back(std::move(parsed).value());
+    }
+    return user_metrics;
   }
 
   InlineMode InlineModeOf() const {
@@ -418,16 +425,12 @@ class ReportCommand : public Subcommand {
     else if (summary->kernel_credit && summary->kernel_credit->credited())
       input.subtitle += " | kernel work in the user function that entered the kernel";
     if (by_metric) {
-      std::vector<MetricFormula> user_metrics;
-      for (const std::string& text : metric_texts_) {
-        auto parsed = ParseUserMetric(text, events);
-        if (!parsed.ok()) return Usage(parsed.error().message());
-        user_metrics.push_back(std::move(parsed).value());
-      }
+      auto user_metrics = UserMetrics(events);
+      if (!user_metrics.ok()) return Usage(user_metrics.error().message());
       auto recorded = MatchRecordedMetricTable(events, meta.cpu, BuiltinMetricTables());
       auto plan = FrameMetricEvaluator::Plan(
           tree.root(), events, color_name_.substr(7),
-          recorded ? recorded->formulas : std::vector<MetricFormula>{}, user_metrics);
+          recorded ? recorded->formulas : std::vector<MetricFormula>{}, *user_metrics);
       if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
       std::vector<std::string> names;
       for (size_t e : plan->column().events) names.push_back(events[e].name);

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/model/kernel_entry_credit.h"
+
 namespace tprof {
 
 namespace {
@@ -31,9 +33,9 @@ uint64_t UserRegisterMask() {
 
 uint64_t UserPcRegisterMask() {
 #if defined(__x86_64__)
-  return 1ull << 8;  // PERF_REG_X86_IP
+  return UserPcRegisterBit("x86_64");
 #elif defined(__aarch64__)
-  return 1ull << 32;        // PERF_REG_ARM64_PC
+  return UserPcRegisterBit("aarch64");
 #else
   return 0;
 #endif

@@ -397,19 +397,19 @@ DiffCallNode MergeCallTrees(const CallNode& old_root, const CallNode& new_root, 
 std::optional<ModuleRename> DetectModuleRename(const EventDiff& event) {
   ModuleRename rename;
   rename.rows = event.functions.size();
-  std::map<std::string, std::vector<const FunctionKey*>> new_by_name;
+  std::map<std::string, std::string> new_module_by_name;  // the first new function's module
   for (const FunctionDiff& f : event.functions) {
     if (f.status == FunctionStatus::kBoth) continue;
     ++rename.gone_or_new;
-    if (f.status == FunctionStatus::kNew) new_by_name[f.key.function].push_back(&f.key);
+    if (f.status == FunctionStatus::kNew) new_module_by_name.emplace(f.key.function, f.key.module);
   }
   std::map<std::pair<std::string, std::string>, size_t> moves;
   for (const FunctionDiff& f : event.functions) {
     if (f.status != FunctionStatus::kGone) continue;
-    auto it = new_by_name.find(f.key.function);
-    if (it == new_by_name.end()) continue;
+    auto it = new_module_by_name.find(f.key.function);
+    if (it == new_module_by_name.end()) continue;
     ++rename.paired;
-    ++moves[{f.key.module, it->second.front()->module}];
+    ++moves[{f.key.module, it->second}];
   }
   // Most rows changed side, and at least three (or all, in a tiny profile) pair up by name.
   if (rename.gone_or_new * 2 < rename.rows ||

@@ -76,9 +76,15 @@ struct Candidate {
   Significance significance = Significance::kNotAssessed;
 };
 
+// The time units a clock's threshold takes, in nanoseconds (what the clocks' periods count).
+constexpr std::pair<const char*, double> kTimeUnits[] = {
+    {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+
 // A raw threshold on a clock shows its values in the unit it was written in, not in ns.
 double TimeUnitDivisor(const std::string& unit) {
-  return unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1;
+  for (const auto& [name, nanoseconds] : kTimeUnits)
+    if (unit == name) return nanoseconds;
+  return 1;
 }
 
 void Judge(GateCheck& check, std::vector<Candidate> candidates) {
@@ -187,8 +193,6 @@ Result<Threshold> ParseThreshold(std::string_view text) {
                         : Threshold::Op::kLessEqual;
     t.value = std::stod(m[2].str());
     const std::string unit = m[3].str();
-    static const std::pair<const char*, double> kTimeUnits[] = {
-        {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
     t.unit = unit == "%"    ? Threshold::Unit::kPercent
              : unit == "pt" ? Threshold::Unit::kPoints
                             : Threshold::Unit::kRaw;
