@@ -182,7 +182,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     FoldedOptions folded_options;
     folded_options.event = folded_event;
     folded_options.annotate = !options.no_marks;
-    std::cout << RenderFolded(tree->root(), folded_options);
+    WriteFolded(tree->root(), folded_options, std::cout);
   }
   if (stackcollapse) std::cout << stackcollapse->Render();
   if (stacks) {

@@ -5,14 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tprof {
-
-class FileBytes;
 
 class KernelSymbols {
  public:
@@ -26,21 +24,33 @@ class KernelSymbols {
   // unavailable_reason() set.
   static KernelSymbols Load(const std::string& path);
 
-  bool available() const { return !symbols_.empty(); }
+  bool available() const { return !entries_.empty(); }
   const std::string& unavailable_reason() const { return reason_; }
-  // The symbol holding `address` (up to the next symbol), or nullptr.
-  const Symbol* Find(uint64_t address) const;
-  size_t size() const { return symbols_.size(); }
+  // The symbol holding `address` (up to the next symbol), or nothing.
+  std::optional<Symbol> Find(uint64_t address) const;
+  size_t size() const { return entries_.size(); }
 
  private:
-  std::vector<Symbol> symbols_;  // sorted by address
-  // The file's text, which the names point into: a hundred thousand symbols are not copied one
-  // by one. On the heap, so the views stay valid when the table moves.
-  std::shared_ptr<const FileBytes> text_;
+  // A hundred thousand symbols, held in 16 bytes each plus their names, not as the file's
+  // text: the table lives through a recording's symbol step, whose peak memory is the
+  // recorder's.
+  struct Entry {
+    uint64_t address;
+    uint32_t name_at;    // into names_
+    uint16_t name_size;  // kallsyms names are at most KSYM_NAME_LEN (512) bytes
+    uint16_t module;     // into modules_
+  };
+  // Adds one kallsyms line; false when it is not a line of that format.
+  bool AddLine(std::string_view line);
+
+  std::vector<Entry> entries_;  // sorted by address
+  std::string names_;
+  std::vector<std::string> modules_;  // [0] is "[kernel.kallsyms]"
+  uint16_t last_module_ = 0;          // the module of the last module symbol read
+  bool any_nonzero_ = false;
   std::string reason_;
 };
 
-// The running kernel's build-id from /sys/kernel/notes (raw bytes), empty when unknown.
 std::string RunningKernelBuildId(const std::string& notes_path = "/sys/kernel/notes");
 
 }  // namespace tprof

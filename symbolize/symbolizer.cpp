@@ -49,6 +49,16 @@ std::string DefaultBuildIdDir() {
 Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
 Symbolizer::~Symbolizer() = default;
 
+void Symbolizer::ReleaseModules() {
+  // The memo points into the modules' frames; the notes stay, so none is said twice.
+  memo_.clear();
+  frames_ = FrameInterner();
+  modules_.clear();
+  if (kernel_loading_.valid()) return;  // a preload still running keeps its result
+  kernel_.reset();
+  kernel_usable_ = false;
+}
+
 void Symbolizer::Note(const std::string& message) {
   for (const std::string& seen : notes_)
     if (seen == message) return;
@@ -203,11 +213,12 @@ ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address
   MemoKey key{&kKernelMemo, address};
   if (auto it = memo_.find(key); it != memo_.end()) {
     ++stats_.cache_hits;
-    return it->second;
+    return *it->second;
   }
   ResolvedFrame frame;
   frame.module = "[kernel.kallsyms]";
-  const KernelSymbols::Symbol* symbol = kernel_usable_ ? kernel_->Find(address) : nullptr;
+  const std::optional<KernelSymbols::Symbol> symbol =
+      kernel_usable_ ? kernel_->Find(address) : std::nullopt;
   if (symbol) {
     frame.module = symbol->module;
     frame.function = symbol->name;
@@ -218,7 +229,7 @@ ResolvedFrame Symbolizer::ResolveKernel(const Mapping* mapping, uint64_t address
   } else {
     frame.function = UnresolvedName(frame.module, address);
   }
-  return memo_.emplace(key, std::move(frame)).first->second;
+  return *memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
 }
 
 ResolvedFrame Symbolizer::ResolveJit(uint32_t pid, const Mapping* mapping, uint64_t address) {
@@ -239,7 +250,7 @@ ResolvedFrame Symbolizer::ResolveJit(uint32_t pid, const Mapping* mapping, uint6
     MemoKey key{map, address};
     if (auto it = memo_.find(key); it != memo_.end()) {
       ++stats_.cache_hits;
-      return it->second;
+      return *it->second;
     }
     if (const PerfMap::Entry* entry = map->Find(address)) {
       frame.module = BaseName(map_path);
@@ -248,7 +259,7 @@ ResolvedFrame Symbolizer::ResolveJit(uint32_t pid, const Mapping* mapping, uint6
       SourceFrame only;
       only.function = entry->name;
       frame.frames.push_back(std::move(only));
-      return memo_.emplace(key, std::move(frame)).first->second;
+      return *memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
     }
   }
   if (mapping) {
@@ -275,7 +286,7 @@ ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) 
   MemoKey key{module, file_address};
   if (auto it = memo_.find(key); it != memo_.end()) {
     ++stats_.cache_hits;
-    ResolvedFrame hit = it->second;
+    ResolvedFrame hit = *it->second;
     hit.module = frame.module;
     hit.build_id = frame.build_id;
     return hit;
@@ -283,7 +294,7 @@ ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) 
   if (frame.build_id.empty()) frame.build_id = module->build_id();
   module->Lookup(file_address, &frame);
   if (!frame.resolved) frame.function = UnresolvedName(frame.module, offset);
-  return memo_.emplace(key, std::move(frame)).first->second;
+  return *memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
 }
 
 }  // namespace tprof

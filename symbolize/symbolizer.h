@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/model/frame_interner.h"
 #include "core/model/frame_resolver.h"
 #include "symbolize/dwarf_module.h"
 #include "symbolize/kernel_symbols.h"
@@ -83,6 +84,7 @@ class Symbolizer : public FrameResolver {
     uint64_t modules_opened = 0;  // distinct modules opened
   };
   const Stats& stats() const { return stats_; }
+  void ReleaseModules() override;
 
  private:
   struct ModuleEntry {
@@ -118,7 +120,9 @@ class Symbolizer : public FrameResolver {
 
   SymbolizerOptions options_;
   std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id
-  std::unordered_map<MemoKey, ResolvedFrame, MemoKeyHash> memo_;
+  // Per address, the frame it resolved to; addresses that resolve alike share one.
+  std::unordered_map<MemoKey, const ResolvedFrame*, MemoKeyHash> memo_;
+  FrameInterner frames_;
   std::optional<KernelSymbols> kernel_;
   std::string kernel_build_id_;                // whose symbols kernel_ holds; empty: unknown
   std::future<KernelSymbols> kernel_loading_;  // valid after PreloadKernelSymbols

@@ -1,6 +1,7 @@
 #include "core/analysis/call_tree.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace tprof {
 
@@ -163,34 +164,80 @@ CallNode CallTreeBuilder::TakeRoot() {
 
 namespace {
 
+// The folded lines, each a range of one arena string: a million-stack profile's lines take
+// one allocation, not one each.
+struct FoldedLines {
+  std::string text;
+  struct Line {
+    size_t begin, size;
+    uint64_t count;
+  };
+  std::vector<Line> lines;
+  std::string_view View(const Line& line) const {
+    return std::string_view(text).substr(line.begin, line.size);
+  }
+};
+
 void Fold(const CallNode& node, std::string& prefix, const FoldedOptions& options,
-          std::vector<std::pair<std::string, uint64_t>>& out) {
+          FoldedLines& out) {
   const size_t mark = prefix.size();
   if (node.kind != FrameKind::kRoot || !node.module.empty() || node.name != "all") {
     if (!prefix.empty()) prefix.push_back(';');
-    std::string name = node.name;
+    const size_t name_at = prefix.size();
+    prefix += node.name;
     // ';' separates frames and a trailing number is the count: keep names from containing them.
-    std::replace(name.begin(), name.end(), ';', ':');
-    prefix += name;
+    std::replace(prefix.begin() + static_cast<ptrdiff_t>(name_at), prefix.end(), ';', ':');
     if (options.annotate && node.kind == FrameKind::kKernel) prefix += "_[k]";
     if (options.annotate && node.kind == FrameKind::kInlined) prefix += "_[i]";
   }
   uint64_t self = options.use_period ? node.self[options.event] : node.self_samples[options.event];
-  if (self && !prefix.empty()) out.push_back({prefix, self});
+  if (self && !prefix.empty()) {
+    out.lines.push_back({out.text.size(), prefix.size(), self});
+    out.text += prefix;
+  }
   for (const auto& child : node.children) Fold(*child, prefix, options, out);
   prefix.resize(mark);
 }
 
+// The size of every folded line under `node` (`prefix`: the size of its parent's stack), so
+// that the arena is allocated once: doubling it would copy a hundred MiB several times over.
+size_t FoldedSize(const CallNode& node, size_t prefix, const FoldedOptions& options,
+                  size_t* lines) {
+  size_t here = prefix;
+  if (node.kind != FrameKind::kRoot || !node.module.empty() || node.name != "all")
+    here +=
+        (prefix ? 1 : 0) + node.name.size() +
+        (options.annotate && (node.kind == FrameKind::kKernel || node.kind == FrameKind::kInlined)
+             ? 4
+             : 0);
+  uint64_t self = options.use_period ? node.self[options.event] : node.self_samples[options.event];
+  size_t size = self && here ? (++*lines, here) : 0;
+  for (const auto& child : node.children) size += FoldedSize(*child, here, options, lines);
+  return size;
+}
+
 }  // namespace
 
-std::string RenderFolded(const CallNode& root, const FoldedOptions& options) {
-  std::vector<std::pair<std::string, uint64_t>> lines;
+void WriteFolded(const CallNode& root, const FoldedOptions& options, std::ostream& out) {
+  FoldedLines folded;
+  size_t lines = 0;
+  folded.text.reserve(FoldedSize(root, 0, options, &lines));
+  folded.lines.reserve(lines);
   std::string prefix;
-  Fold(root, prefix, options, lines);
-  std::sort(lines.begin(), lines.end());
-  std::string out;
-  for (const auto& [stack, count] : lines) out += stack + " " + std::to_string(count) + "\n";
-  return out;
+  Fold(root, prefix, options, folded);
+  std::sort(folded.lines.begin(), folded.lines.end(),
+            [&](const FoldedLines::Line& a, const FoldedLines::Line& b) {
+              const std::string_view x = folded.View(a), y = folded.View(b);
+              return x != y ? x < y : a.count < b.count;
+            });
+  for (const FoldedLines::Line& line : folded.lines)
+    out << folded.View(line) << ' ' << line.count << '\n';
+}
+
+std::string RenderFolded(const CallNode& root, const FoldedOptions& options) {
+  std::ostringstream out;
+  WriteFolded(root, options, out);
+  return out.str();
 }
 
 }  // namespace tprof

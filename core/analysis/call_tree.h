@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -123,5 +124,7 @@ struct FoldedOptions {
   bool use_period = true;  // counts are periods (as perf script's default); else sample counts
 };
 std::string RenderFolded(const CallNode& root, const FoldedOptions& options);
+// The same, written to `out` as it goes rather than gathered in one string.
+void WriteFolded(const CallNode& root, const FoldedOptions& options, std::ostream& out);
 
 }  // namespace tprof

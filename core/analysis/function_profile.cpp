@@ -17,11 +17,19 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
   if (sample.event >= profile_.events.size()) return;
   const Mapping* mapping = space().Find(sample.pid, sample.ip);
   FrameKey key{mapping, sample.ip};
-  auto it = frame_cache_.find(key);
-  if (it == frame_cache_.end())
-    it = frame_cache_
-             .emplace(key, FunctionId(resolver_.ResolveInProcess(sample.pid, mapping, sample.ip)))
-             .first;
+  auto [it, inserted] = frame_cache_.try_emplace(key, 0);
+  if (inserted) {
+    // A frame the resolver holds is read in place; others are resolved into a copy.
+    const ResolvedFrame* held = resolver_.FindHeld(sample.pid, mapping, sample.ip);
+    if (held) {
+      // Held frames are shared by the addresses that resolve alike: name each once.
+      auto [f, first] = function_of_frame_.try_emplace(held, 0);
+      if (first) f->second = FunctionId(*held);
+      it->second = f->second;
+    } else {
+      it->second = FunctionId(resolver_.ResolveInProcess(sample.pid, mapping, sample.ip));
+    }
+  }
   const uint32_t function_id = it->second;
   const uint32_t command_id = CommandId(sample.pid, sample.tid);
   const uint64_t ids = uint64_t{command_id} << 32 | function_id;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/analysis/function_attribution.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
@@ -49,10 +50,9 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
     const Mapping* mapping;
     uint64_t address;
     bool operator==(const FrameKey&) const = default;
-  };
-  struct FrameKeyHash {
-    size_t operator()(const FrameKey& k) const {
-      return std::hash<const void*>()(k.mapping) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    template <typename H>
+    friend H AbslHashValue(H h, const FrameKey& k) {
+      return H::combine(std::move(h), k.mapping, k.address);
     }
   };
 
@@ -60,7 +60,8 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   FunctionAttribution attribution_;
   FunctionProfile profile_;
   // The function id of each distinct address (see FunctionId).
-  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_cache_;
+  absl::flat_hash_map<FrameKey, uint32_t> frame_cache_;
+  absl::flat_hash_map<const ResolvedFrame*, uint32_t> function_of_frame_;  // held frames
   // (command, module, function) -> row index
   std::map<std::tuple<std::string, std::string, std::string>, size_t> row_index_;
 
@@ -68,12 +69,12 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   // so that a sample costs a few hash lookups rather than building and comparing names.
   uint32_t CommandId(uint32_t pid, uint32_t tid);
   uint32_t FunctionId(const ResolvedFrame& frame);
-  std::unordered_map<uint64_t, uint32_t> command_of_thread_;  // pid << 32 | tid -> command id
+  absl::flat_hash_map<uint64_t, uint32_t> command_of_thread_;  // pid << 32 | tid -> command id
   std::unordered_map<std::string, uint32_t> command_ids_;
   std::vector<std::string> commands_;
   std::map<std::pair<std::string, std::string>, uint32_t> function_ids_;  // (module, function)
   std::vector<std::pair<std::string, std::string>> functions_;            // by id
-  std::unordered_map<uint64_t, size_t> row_of_ids_;  // command id << 32 | function id -> row
+  absl::flat_hash_map<uint64_t, size_t> row_of_ids_;  // command id << 32 | function id -> row
 };
 
 }  // namespace tprof

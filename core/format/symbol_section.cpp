@@ -77,35 +77,60 @@ SymbolTable::Module& SymbolTable::ModuleOf(const std::string& name, const std::s
 void SymbolTable::Add(const SymbolKey& key, ResolvedFrame frame) {
   Module& module = ModuleOf(key.module, key.build_id);
   if (FindIn(module, key.offset)) return;  // the first entry for an address stays
-  module.frames.emplace(key.offset, std::move(frame));
+  module.frames.emplace(key.offset, added_.Intern(std::move(frame)));
   entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
 }
 
 const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
-  std::string index_key = key.module;
+  return FindAt(FindModule(key.module, key.build_id), key.offset);
+}
+
+int64_t SymbolTable::FindModule(const std::string& name, const std::string& build_id) const {
+  std::string index_key = name;
   index_key.push_back('\0');
-  index_key += key.build_id;
+  index_key += build_id;
   auto it = module_index_.find(index_key);
-  if (it == module_index_.end()) return nullptr;
-  return FindIn(modules_[it->second], key.offset);
+  return it == module_index_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+const ResolvedFrame* SymbolTable::FindAt(int64_t module, uint64_t offset) const {
+  return module < 0 ? nullptr : FindIn(modules_[static_cast<size_t>(module)], offset);
 }
 
 const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
-  if (auto f = module.frames.find(offset); f != module.frames.end()) return &f->second;
   auto p = std::lower_bound(module.pending.begin(), module.pending.end(), offset,
                             [](const Pending& e, uint64_t o) { return e.offset < o; });
-  if (p == module.pending.end() || p->offset != offset) return nullptr;
-  // Decode validated the entry's fields and string indexes; build it.
-  const Payload& payload = *payloads_[p->payload];
-  ByteReader in(std::string_view(payload.bytes).substr(p->position));
+  if (p != module.pending.end() && p->offset == offset) {
+    if (!p->frame) p->frame = Build(module, *p);
+    return p->frame;
+  }
+  if (module.frames.empty()) return nullptr;
+  auto f = module.frames.find(offset);
+  return f == module.frames.end() ? nullptr : f->second;
+}
+
+const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& entry) const {
+  // Decode validated the entry's fields and string indexes. Find where they end first: equal
+  // fields in one payload mean an equal frame (the build-id is the module's).
+  const Payload& payload = *payloads_[entry.payload];
+  const std::string_view rest = std::string_view(payload.bytes).substr(entry.position);
+  ByteReader skip(rest);
+  for (int field = 0; field < 4; ++field) skip.GetVarint();  // flags, function, mangled, module
+  const uint64_t frame_count = skip.GetVarint();
+  for (uint64_t f = 0; f < frame_count * 6; ++f) skip.GetVarint();
+  const std::string_view fields = rest.substr(0, rest.size() - skip.remaining());
+  auto [it, inserted] = built_by_fields_.try_emplace(std::pair{entry.payload, fields}, nullptr);
+  if (!inserted) return it->second;
+
+  ByteReader in(fields);
   auto str = [&](uint64_t index) { return std::string(payload.strings[index]); };
-  ResolvedFrame frame;
+  ResolvedFrame& frame = built_.emplace_back();
   frame.resolved = in.GetVarint() & kEntryResolved;
   frame.function = str(in.GetVarint());
   frame.mangled = str(in.GetVarint());
   frame.module = str(in.GetVarint());
   frame.build_id = module.build_id;
-  uint64_t frame_count = in.GetVarint();
+  in.GetVarint();  // the frame count, read above
   frame.frames.reserve(frame_count);
   for (uint64_t f = 0; f < frame_count; ++f) {
     SourceFrame source;
@@ -117,7 +142,8 @@ const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const 
     source.inlined = in.GetVarint() & kFrameInlined;
     frame.frames.push_back(std::move(source));
   }
-  return &module.frames.emplace(offset, std::move(frame)).first->second;
+  it->second = &frame;
+  return &frame;
 }
 
 std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
@@ -180,9 +206,11 @@ std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
   return payloads;
 }
 
-Status SymbolTable::Decode(std::string_view bytes) {
+Status SymbolTable::Decode(std::string_view bytes) { return Decode(std::string(bytes)); }
+
+Status SymbolTable::Decode(std::string&& bytes) {
   auto payload = std::make_shared<Payload>();
-  payload->bytes = std::string(bytes);
+  payload->bytes = std::move(bytes);
   ByteReader in(payload->bytes);
   const auto* base = reinterpret_cast<const uint8_t*>(payload->bytes.data());
   uint64_t version = in.GetVarint();
@@ -228,15 +256,18 @@ Status SymbolTable::Decode(std::string_view bytes) {
       in.GetVarint();                                     // column
       in.GetVarint();                                     // flags
     }
-    if (in.ok()) entries.push_back({modules[module], {offset, payload_index, position}});
+    if (in.ok()) entries.push_back({modules[module], {offset, payload_index, position, nullptr}});
   }
   if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
   payloads_.push_back(std::move(payload));
-  std::vector<size_t> touched;
+  std::vector<size_t> added(modules_.size());
+  for (const auto& entry : entries) ++added[entry.first];
+  for (size_t m = 0; m < added.size(); ++m)
+    if (added[m]) modules_[m].pending.reserve(modules_[m].pending.size() + added[m]);
+  entries_.reserve(entries_.size() + entries.size());
   for (const auto& [module_index, pending] : entries) {
     Module& module = modules_[module_index];
     if (module.pending.empty() || module.pending.back().offset < pending.offset) {
-      if (module.pending.empty()) touched.push_back(module_index);
       module.pending.push_back(pending);  // the encoder writes offsets in order: the usual case
       entries_.emplace_back(module_index, pending.offset);
       continue;
@@ -263,12 +294,12 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader) {
   auto payloads = reader.ReadChunksOfKind(static_cast<uint16_t>(format::ChunkKind::kSymbols));
   if (!payloads.ok()) return payloads.error();
   SymbolTable table;
-  for (const std::string& payload : *payloads) TPROF_RETURN_IF_ERROR(table.Decode(payload));
+  for (std::string& payload : *payloads) TPROF_RETURN_IF_ERROR(table.Decode(std::move(payload)));
   return table;
 }
 
 SymbolTableBuilder::SymbolTableBuilder(FrameResolver& resolver, ResolveOn where)
-    : resolver_(resolver) {
+    : resolver_(resolver), by_module_(where == ResolveOn::kFinishByModule) {
   if (where == ResolveOn::kWorkerThread)
     worker_ = std::make_unique<BackgroundBatches<RecordBatch>>(
         [this](std::vector<RecordBatch>& batches) {
@@ -370,7 +401,9 @@ void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
   const Request request{pid, mapping, address};
   // On the worker, kernel addresses wait for Finish: their symbols may still be loading on
   // another thread (a whole kallsyms file), and meanwhile this thread can open binaries.
-  if (worker_ && IsKernelCode(mapping, address))
+  if (by_module_)
+    deferred_.push_back(request);
+  else if (worker_ && IsKernelCode(mapping, address))
     kernel_requests_.push_back(request);
   else
     Resolve(request);
@@ -389,7 +422,33 @@ SymbolTable SymbolTableBuilder::Finish() {
   }
   for (const Request& request : kernel_requests_) Resolve(request);
   kernel_requests_.clear();
+  ResolveByModule();
   return std::move(table_);
+}
+
+void SymbolTableBuilder::ResolveByModule() {
+  if (deferred_.empty()) return;
+  // Requests grouped by what the resolver opens for them: a file (by path and build-id), the
+  // kernel, or nothing (code outside files, named per process).
+  absl::flat_hash_map<std::string, uint32_t> group_of_module;
+  std::vector<std::pair<uint32_t, size_t>> order;  // (group, request index)
+  order.reserve(deferred_.size());
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const Request& r = deferred_[i];
+    std::string module = IsKernelCode(r.mapping, r.address) ? std::string("\0kernel", 7)
+                         : r.mapping ? r.mapping->filename + '\0' + r.mapping->build_id
+                                     : std::string();
+    auto [it, inserted] = group_of_module.try_emplace(
+        std::move(module), static_cast<uint32_t>(group_of_module.size()));
+    order.push_back({it->second, i});
+  }
+  std::sort(order.begin(), order.end());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && order[i].first != order[i - 1].first) resolver_.ReleaseModules();
+    Resolve(deferred_[order[i].second]);
+  }
+  resolver_.ReleaseModules();
+  deferred_.clear();
 }
 
 Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
@@ -411,6 +470,18 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
   return table.size();
 }
 
+const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mapping* mapping,
+                                                      uint64_t address) {
+  if (!mapping || IsKernelCode(mapping, address) || IsFilelessMapping(mapping->filename))
+    return table_.Find(SymbolKeyOf(pid, mapping, address));
+  auto [it, inserted] = module_of_mapping_.try_emplace(mapping);
+  MappingModule& m = it->second;
+  if (inserted || m.filename != mapping->filename || m.build_id != mapping->build_id)
+    m = {mapping->filename, mapping->build_id,
+         table_.FindModule(mapping->filename, mapping->build_id)};
+  return table_.FindAt(m.module, mapping->FileOffset(address));
+}
+
 ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mapping* mapping,
                                                        uint64_t address) {
   SymbolKey key = SymbolKeyOf(pid, mapping, address);
@@ -429,7 +500,7 @@ Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
   TPROF_RETURN_IF_ERROR(writer.Flush());
   auto reader = ProfileReader::OpenFile(path + ".partial");
   if (!reader.ok()) return reader.error();
-  SymbolTableBuilder builder(resolver);
+  SymbolTableBuilder builder(resolver, SymbolTableBuilder::ResolveOn::kFinishByModule);
   auto summary = reader->ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
   return FinishWithSymbols(writer, builder, info);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,6 +22,7 @@
 #include "core/base/error.h"
 #include "core/format/profile_writer.h"
 #include "core/model/address_space.h"
+#include "core/model/frame_interner.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
 #include "core/model/stack_tally.h"
@@ -45,8 +47,19 @@ SymbolKey SymbolKeyOf(uint32_t pid, const Mapping* mapping, uint64_t address);
 
 class SymbolTable {
  public:
+  SymbolTable() = default;
+  // Movable, not copyable: the modules point at frames the table holds.
+  SymbolTable(SymbolTable&&) = default;
+  SymbolTable& operator=(SymbolTable&&) = default;
+  SymbolTable(const SymbolTable&) = delete;
+  SymbolTable& operator=(const SymbolTable&) = delete;
+
   void Add(const SymbolKey& key, ResolvedFrame frame);
   const ResolvedFrame* Find(const SymbolKey& key) const;
+  // The same in two steps, for callers that look up many offsets of one module: its index
+  // (-1 when the table has none of it), then an offset in it.
+  int64_t FindModule(const std::string& name, const std::string& build_id) const;
+  const ResolvedFrame* FindAt(int64_t module, uint64_t offset) const;
   size_t size() const { return entries_.size(); }
 
   // The section payloads (chunk kind 16): one or more, each decodable on its own and at most
@@ -56,28 +69,41 @@ class SymbolTable {
   // Entries are checked and indexed here but built on first lookup: a report looks up the
   // sampled pcs, a small part of a table that holds every callchain address.
   Status Decode(std::string_view payload);
+  Status Decode(std::string&& payload);  // the same, keeping the bytes rather than a copy
 
  private:
   struct Payload {
     std::string bytes;
     std::vector<std::string_view> strings;  // into bytes
   };
-  struct Pending {  // a decoded payload's entry not built yet
+  struct Pending {  // a decoded payload's entry, built on first lookup
     uint64_t offset;
     uint32_t payload;   // index into payloads_
     uint32_t position;  // of the entry's fields after the offset, in the payload's bytes
+    const ResolvedFrame* frame = nullptr;  // once built
   };
   struct Module {
     std::string name, build_id;
-    std::unordered_map<uint64_t, ResolvedFrame> frames;  // by offset: added, or built on lookup
-    std::vector<Pending> pending;                        // sorted by offset
+    // By offset: the entries added, equal frames shared (decoded entries are in `pending`,
+    // and those of one payload with the same fields share one frame too). Most addresses of a
+    // function resolve alike, so the table holds a frame per distinct answer, not per address.
+    absl::flat_hash_map<uint64_t, const ResolvedFrame*> frames;
+    std::vector<Pending> pending;  // sorted by offset
   };
   Module& ModuleOf(const std::string& name, const std::string& build_id);
   // The entry at `offset`, built from its payload when it is pending; null when there is none.
   const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;
+  // A pending entry's frame: the one already built from the same fields of the same payload,
+  // or a new one.
+  const ResolvedFrame* Build(const Module& module, const Pending& entry) const;
 
   // Mutable: lookups build pending entries (single-threaded use, as every profile analysis).
   mutable std::vector<Module> modules_;
+  FrameInterner added_;                      // what Module::frames point at
+  mutable std::deque<ResolvedFrame> built_;  // what Pending::frame points at; never moves
+  // (payload, the entry's encoded fields) -> its frame. The views point into payloads_.
+  mutable absl::flat_hash_map<std::pair<uint32_t, std::string_view>, const ResolvedFrame*>
+      built_by_fields_;
   std::vector<std::shared_ptr<const Payload>> payloads_;
   std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
   std::vector<std::pair<size_t, uint64_t>> entries_;      // insertion order, for Encode
@@ -97,9 +123,14 @@ Result<SymbolTable> ReadSymbolSection(const ProfileReader& reader);
 // callchain; mappings, names and tasks in full) into batches, so finding stacks and addresses,
 // opening binaries and reading their DWARF overlap with reading the records. `resolver` is then
 // used by that thread alone until Finish returns.
+//
+// With ResolveOn::kFinishByModule the addresses wait for Finish, which resolves them one
+// module at a time and has the resolver release each module before opening the next
+// (FrameResolver::ReleaseModules): the peak memory is the largest module's DWARF, not the sum
+// of every module's. For a recorder, whose symbol step after the workload is its peak.
 class SymbolTableBuilder : public ProcessTrackingVisitor {
  public:
-  enum class ResolveOn { kCallerThread, kWorkerThread };
+  enum class ResolveOn { kCallerThread, kWorkerThread, kFinishByModule };
   explicit SymbolTableBuilder(FrameResolver& resolver, ResolveOn where = ResolveOn::kCallerThread);
   ~SymbolTableBuilder() override;
 
@@ -158,6 +189,7 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   void AddStack(uint32_t pid, uint64_t ip, std::span<const uint64_t> callchain);
   void AddAddress(uint32_t pid, uint64_t address);
   void Resolve(const Request& request);
+  void ResolveByModule();  // the deferred requests
 
   FrameResolver& resolver_;
   // The building thread's (the worker's until Finish):
@@ -166,6 +198,8 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_set<Seen> seen_;
   SymbolTable table_;
   std::vector<Request> kernel_requests_;  // resolved by Finish (worker mode)
+  bool by_module_ = false;                // ResolveOn::kFinishByModule
+  std::vector<Request> deferred_;         // resolved by Finish, module by module
   // The caller's:
   RecordBatch filling_;
   size_t hand_over_at_ = 8;  // entries; grows, so the worker starts at the first samples
@@ -253,17 +287,23 @@ class EmbeddedSymbolResolver : public FrameResolver {
     return ResolveInProcess(0, mapping, address);
   }
   ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
-  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override {
-    return table_.Find(SymbolKeyOf(pid, mapping, address));
-  }
+  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override;
 
   const SymbolTable& table() const { return table_; }
   uint64_t misses() const { return misses_; }
 
  private:
+  // A file mapping's module in the table, found once per mapping rather than by building its
+  // key at every address. The names are kept to notice a mapping freed and another allocated
+  // at its place.
+  struct MappingModule {
+    std::string filename, build_id;
+    int64_t module = -1;
+  };
   SymbolTable table_;
   FrameResolver* fallback_;
   uint64_t misses_ = 0;
+  absl::flat_hash_map<const Mapping*, MappingModule> module_of_mapping_;
 };
 
 }  // namespace tprof

@@ -66,6 +66,10 @@ class FrameResolver {
     (void)pid, (void)mapping, (void)address;
     return nullptr;
   }
+  // Lets go of what the resolver holds for the modules it has opened (their symbols, DWARF and
+  // per-address memo), for a caller that is done with them; later calls open them again.
+  // Pointers from FindHeld are invalid afterwards.
+  virtual void ReleaseModules() {}
 };
 
 // Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.

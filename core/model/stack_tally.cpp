@@ -19,13 +19,10 @@ StackInterner::Interned StackTally::Add(const Sample& sample, uint64_t tag,
                                         AddressSpace::Generation generation) {
   const auto stack = stacks_.Intern(
       {tag, sample.pid, generation.process, generation.kernel, sample.ip}, sample.callchain);
-  if (stack.first) {
-    period_.resize(period_.size() + events_, 0);
-    samples_.resize(samples_.size() + events_, 0);
-  }
-  const size_t at = stack.id * events_ + sample.event;
-  period_[at] += sample.period;
-  samples_[at] += 1;
+  if (stack.first) counts_.resize(counts_.size() + events_);
+  Counts& counts = counts_[stack.id * events_ + sample.event];
+  counts.period += sample.period;
+  counts.samples += 1;
   return stack;
 }
 

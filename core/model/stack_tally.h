@@ -54,14 +54,21 @@ class StackTally {
                               AddressSpace::Generation generation);
 
   size_t stacks() const { return stacks_.size(); }
-  uint64_t period(uint32_t stack, size_t event) const { return period_[stack * events_ + event]; }
-  uint64_t samples(uint32_t stack, size_t event) const { return samples_[stack * events_ + event]; }
+  uint64_t period(uint32_t stack, size_t event) const {
+    return counts_[stack * events_ + event].period;
+  }
+  uint64_t samples(uint32_t stack, size_t event) const {
+    return counts_[stack * events_ + event].samples;
+  }
 
  private:
+  struct Counts {  // side by side: a sample touches one cache line of them, not two
+    uint64_t period = 0;
+    uint64_t samples = 0;
+  };
   size_t events_;
   StackInterner stacks_;
-  std::vector<uint64_t> period_;   // stack * events + event
-  std::vector<uint64_t> samples_;  // stack * events + event
+  std::vector<Counts> counts_;  // stack * events + event
 };
 
 }  // namespace tprof

@@ -62,7 +62,41 @@ TEST(KernelSymbols, ParsesTextSymbolsAndModules) {
   EXPECT_EQ(table.Find(0xffffffff81001010)->name, "do_syscall_64");
   EXPECT_EQ(table.Find(0xffffffff81002010)->name, "do_syscall_64");  // data is not a boundary
   EXPECT_EQ(table.Find(0xffffffffc0001004)->module, "[ext4]");
-  EXPECT_EQ(table.Find(0x1000), nullptr);
+  EXPECT_FALSE(table.Find(0x1000));
+  ::unlink(path.c_str());
+}
+
+// Module symbols come in runs, unsorted, and a module may come back after another: each symbol
+// keeps its own module. The file is larger than one read, and has no newline at its end.
+TEST(KernelSymbols, ModulesInRunsAndLargeFiles) {
+  std::string path = TempPath("kallsyms_modules");
+  std::string text = "ffffffff81000000 T _text\n";
+  for (int i = 0; i < 5000; ++i) {  // about 200 KB: several reads
+    char line[96];
+    std::snprintf(line, sizeof line, "ffffffff81%06x t kernel_function_number_%d\n",
+                  0x1000 + i * 16, i);
+    text += line;
+  }
+  text +=
+      "ffffffffc0003000 t xfs_write\t[xfs]\n"
+      "ffffffffc0001000 t ext4_read\t[ext4]\n"
+      "ffffffffc0002000 t ext4_write\t[ext4]\n"
+      "ffffffffc0004000 t xfs_read\t[xfs]\n"
+      "ffffffffc0005000 t last_one\t[ext4]";
+  WriteFile(path, text);
+  KernelSymbols table = KernelSymbols::Load(path);
+  ASSERT_TRUE(table.available());
+  EXPECT_EQ(table.size(), 5006u);
+  EXPECT_EQ(table.Find(0xffffffff81001000 + 4321 * 16 + 3)->name, "kernel_function_number_4321");
+  EXPECT_EQ(table.Find(0xffffffff81001000 + 4321 * 16)->module, "[kernel.kallsyms]");
+  EXPECT_EQ(table.Find(0xffffffffc0001004)->name, "ext4_read");
+  EXPECT_EQ(table.Find(0xffffffffc0001004)->module, "[ext4]");
+  EXPECT_EQ(table.Find(0xffffffffc0002004)->module, "[ext4]");
+  EXPECT_EQ(table.Find(0xffffffffc0003004)->module, "[xfs]");
+  EXPECT_EQ(table.Find(0xffffffffc0004004)->name, "xfs_read");
+  EXPECT_EQ(table.Find(0xffffffffc0004004)->module, "[xfs]");
+  EXPECT_EQ(table.Find(0xffffffffc0005004)->name, "last_one");
+  EXPECT_EQ(table.Find(0xffffffffc0005004)->module, "[ext4]");
   ::unlink(path.c_str());
 }
 
@@ -412,6 +446,83 @@ TEST(SymbolTableBuilder, WorkerThreadBuildsTheSameTable) {
   EXPECT_TRUE(b.Find(SymbolKeyOf(7, &second, 0x400000 + 899 * 4)));
   EXPECT_EQ(in_line_namer.threads.size(), 1u);
   EXPECT_EQ(worker_namer.threads.size(), 2u);  // the worker's, and Finish's for the kernel's
+}
+
+// Names addresses as AddressNamer does, and logs the module of each resolution and each
+// release, in order.
+class ModuleLoggingNamer : public AddressNamer {
+ public:
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    log.push_back(IsKernelCode(mapping, address) ? "kernel" : mapping ? mapping->filename : "-");
+    return AddressNamer::ResolveInProcess(pid, mapping, address);
+  }
+  void ReleaseModules() override { log.push_back("release"); }
+  std::vector<std::string> log;
+};
+
+// A recorder's symbol step resolves module by module, releasing each before the next opens, and
+// builds the table that resolving in line builds.
+TEST(SymbolTableBuilder, ByModuleResolvesEachModuleOnceInOneRun) {
+  auto feed = [](SymbolTableBuilder& builder) {
+    MmapRecord a, b;
+    a.pid = b.pid = 9;
+    a.start = 0x400000;
+    a.length = b.length = 0x10000;
+    a.filename = "/bin/a";
+    b.start = 0x500000;
+    b.filename = "/lib/b.so";
+    builder.OnMmap(a);
+    builder.OnMmap(b);
+    for (uint64_t i = 0; i < 2000; ++i) {  // the modules interleave in every stack
+      Sample s;
+      s.pid = s.tid = 9;
+      s.ip = (i % 2 ? 0x400000 : 0x500000) + (i % 300) * 4;
+      s.callchain = {kContextKernel,      0xffffffff81000000 + (i % 7) * 8,
+                     kContextUser,        s.ip,
+                     0x400200 + (i % 11), 0x500300 + (i % 3)};
+      builder.OnSample(s);
+    }
+  };
+  AddressNamer in_line_namer;
+  ModuleLoggingNamer by_module_namer;
+  SymbolTableBuilder in_line(in_line_namer);
+  SymbolTableBuilder by_module(by_module_namer, SymbolTableBuilder::ResolveOn::kFinishByModule);
+  feed(in_line);
+  feed(by_module);
+  SymbolTable expected = in_line.Finish();
+  SymbolTable got = by_module.Finish();
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_EQ(by_module.distinct_addresses(), in_line.distinct_addresses());
+  Mapping a;
+  a.start = 0x400000;
+  a.end = 0x410000;
+  a.filename = "/bin/a";
+  Mapping b = a;
+  b.start = 0x500000;
+  b.end = 0x510000;
+  b.filename = "/lib/b.so";
+  size_t compared = 0;
+  for (const Mapping* m : {&a, &b})
+    for (uint64_t address = m->start; address < m->start + 0x1000; ++address) {
+      const ResolvedFrame* want = expected.Find(SymbolKeyOf(9, m, address));
+      const ResolvedFrame* have = got.Find(SymbolKeyOf(9, m, address));
+      ASSERT_EQ(want == nullptr, have == nullptr) << m->filename << " " << address;
+      if (want) {
+        EXPECT_EQ(*have, *want);
+        ++compared;
+      }
+    }
+  EXPECT_EQ(compared + 7, expected.size());  // every entry but the 7 kernel addresses
+  // Three modules (a, b.so, the kernel), each in one run of resolutions closed by a release.
+  std::vector<std::string> runs;
+  for (const std::string& entry : by_module_namer.log)
+    if (runs.empty() || runs.back() != entry) runs.push_back(entry);
+  ASSERT_EQ(runs.size(), 6u) << ::testing::PrintToString(runs);
+  EXPECT_EQ(std::set<std::string>({runs[0], runs[2], runs[4]}),
+            std::set<std::string>({"/bin/a", "/lib/b.so", "kernel"}));
+  EXPECT_EQ(runs[1], "release");
+  EXPECT_EQ(runs[3], "release");
+  EXPECT_EQ(runs[5], "release");
 }
 
 // RecordCopier does not show the builder a sample whose callchain the writer matched in its
