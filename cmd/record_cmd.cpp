@@ -417,12 +417,16 @@ class RecordCommand : public Subcommand {
     std::fprintf(
         stderr,
         "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times (%.2f%% "
-        "of the time); wrote %.1f KiB to %s in %.2f s (symbols %s in %.2f s)%s ]\n",
+        "of the time); wrote %.1f KiB to %s in %.2f s (symbols %s in %.2f s); recorder CPU "
+        "%.3f s while recording, %.2f us per sample%s ]\n",
         per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
         percent(stats.lost_samples), static_cast<unsigned long long>(stats.throttle_events),
         ThrottledPercent(stats), static_cast<double>(bytes) / 1024.0, OutputName().c_str(),
         static_cast<double>(stats.wall_time_ns) / 1e9,
         unwound ? "unwound and embedded" : "embedded", static_cast<double>(finish_ns) / 1e9,
+        static_cast<double>(stats.recorder_cpu_ns) / 1e9,
+        samples ? static_cast<double>(stats.recorder_cpu_ns) / 1e3 / static_cast<double>(samples)
+                : 0.0,
         stats.interrupted        ? "; interrupted"
         : stats.duration_reached ? "; --duration reached"
                                  : "");

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -20,7 +21,6 @@
 
 namespace tprof {
 namespace {
-
 
 using AnyRecord =
     std::variant<Sample, MmapRecord, CommRecord, TaskRecord, LostRecord, ThrottleRecord>;
@@ -229,12 +229,28 @@ Status Recorder::WriteSnapshots(ProfileWriter& writer) {
   return Status::Ok();
 }
 
+namespace {
+
+// CPU time (user and system) of this process's threads so far: the recorder's, not the
+// workload's, which is a child.
+uint64_t OwnCpuNs() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto ns = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000 + static_cast<uint64_t>(t.tv_usec) * 1000;
+  };
+  return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
+}  // namespace
+
 Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
   using Kind = RecordTarget::Kind;
   RecordStats stats;
   stats.samples_per_event.assign(planned_.size(), 0);
   SignalWatch signals;
   const uint64_t start = MonotonicNowNs();
+  const uint64_t cpu_start = OwnCpuNs();
 
   // A launched command's events start at its exec (enable_on_exec); any other target's start
   // now, before a command that runs beside them (-a -- ./prog) is let go.
@@ -428,6 +444,7 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
     if (status.ok()) stats.wait_status = status.value();
   }
   stats.wall_time_ns = MonotonicNowNs() - start;
+  stats.recorder_cpu_ns = OwnCpuNs() - cpu_start;
   // Still throttled at the end: count until the end.
   const uint64_t end = MonotonicNowNs();
   for (const auto& [key, since] : throttled_since)

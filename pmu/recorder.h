@@ -49,6 +49,9 @@ struct RecordStats {
   uint64_t throttled_ns = 0;     // summed over counter instances (event on one CPU)
   uint64_t counter_instances = 0;
   uint64_t wall_time_ns = 0;
+  // The recorder's own CPU time while recording (draining buffers, encoding, writing), without
+  // the symbol step after it: the user-space cost of the samples.
+  uint64_t recorder_cpu_ns = 0;
   int wait_status = 0;  // of a launched workload
   bool interrupted = false;
   bool duration_reached = false;
