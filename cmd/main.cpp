@@ -1,8 +1,13 @@
 // tprof: one binary, one thin file per subcommand in cmd/.
+#ifdef TPROF_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "cmd/cli_support.h"
 #include "cmd/help_pages.h"
@@ -36,6 +41,17 @@ std::string ExitStatusOf(const std::string& command) {
 
 int main(int argc, char** argv) {
   using namespace tprof;
+#ifdef TPROF_MIMALLOC
+  // The analysis commands allocate hundreds of MiB of small objects in a few hundred ms: with
+  // 2 MiB pages (transparent huge pages, where the kernel offers them on madvise) they take a
+  // fraction of the page faults, which were a tenth of a large report's time. record's
+  // footprint sits beside the workload's instead: it hands freed memory back at once, which
+  // takes a fifth off the peak of its symbol step.
+  if (argc > 1 && std::string_view(argv[1]) == "record")
+    mi_option_set(mi_option_decommit_delay, 0);
+  else
+    mi_option_enable(mi_option_large_os_pages);
+#endif
   CLI::App app("tprof: a hardware-counter-aware CPU profiler", "tprof");
   app.set_version_flag("--version", std::string("tprof ") + kVersion);
   app.footer(kExitCodesHelp);
