@@ -118,6 +118,10 @@ class DiffCommand : public Subcommand {
                  "inlined into (default: an inlined function is a function of its own)");
     app.add_flag("--ignore-module", ignore_module_,
                  "Match functions by name alone (e.g. when the binary was renamed)");
+    app.add_flag("--kernel-rows", kernel_rows_,
+                 "Show kernel functions as rows rather than crediting kernel work to the user "
+                 "function that entered the kernel (done only when every input records a "
+                 "callchain or the user pc)");
     app.add_flag("--stream", stream_,
                  "Compare hot streams (branch or call chains) entry by entry, with source-line "
                  "mapping: tprof diff --stream OLD NEW [--before DIR --after DIR] "
@@ -224,17 +228,43 @@ class DiffCommand : public Subcommand {
     inputs.old_files = old_files;
     inputs.new_files = new_files;
     inputs.functions = load_options_.inline_mode;
-    for (auto [files, side, label] :
-         {std::tuple{&old_files, &old_side, "old"}, std::tuple{&new_files, &new_side, "new"}})
+    // Every input is opened before any is read: kernel work is credited to user functions on
+    // both sides or on neither, or a function would gain its kernel work on one side only.
+    std::vector<std::pair<const char*, ProfileToCompare>> inputs_to_read;
+    std::string without_user_context;
+    for (auto [files, label] : {std::pair{&old_files, "old"}, std::pair{&new_files, "new"}})
       for (const std::string& path : *files) {
-        auto loaded = LoadFunctionProfile(path, load_options_);
+        auto opened = ProfileToCompare::Open(path, load_options_);
+        if (!opened.ok()) return ReportError(name(), opened.error());
+        if (without_user_context.empty() && !opened->records_user_context())
+          without_user_context = path;
+        inputs_to_read.emplace_back(label, std::move(opened).value());
+      }
+    load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
+    inputs.kernel_work =
+        kernel_rows_ ? "kernel functions are rows (--kernel-rows)"
+        : load_options_.credit_kernel_to_user
+            ? "credited to the user function that entered the kernel, on both sides "
+              "(--kernel-rows: kernel functions as rows)"
+            : "kernel functions are rows on both sides: " + without_user_context +
+                  " records neither callchains nor the user pc, so its kernel samples cannot be "
+                  "credited to user functions (record with -g, or with tprof record)";
+    inputs.kernel_credited = load_options_.credit_kernel_to_user;
+    for (auto& [label, opened] : inputs_to_read) {
+      std::vector<FunctionTotals>* side = std::string_view(label) == "old" ? &old_side : &new_side;
+      const std::string& path = opened.path();
+      {
+        auto loaded = opened.Load(load_options_);
         if (!loaded.ok()) return ReportError(name(), loaded.error());
         if (!loaded->warning.empty())
           std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
         if (!loaded->incomplete.empty())
           inputs.incomplete.push_back({label, path, loaded->incomplete});
+        if (loaded->kernel_credit)
+          inputs.kernel_samples_credited += loaded->kernel_credit->credited();
         side->push_back(SumByFunction(loaded->profile, !ignore_module_));
       }
+    }
     // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
     // with a status of its own unless the user accepts such inputs.
     inputs.gate_withheld = !thresholds.empty() && !inputs.incomplete.empty() && !allow_incomplete_;
@@ -293,6 +323,7 @@ class DiffCommand : public Subcommand {
   bool allow_incomplete_ = false;
   bool stream_ = false;
   bool ignore_module_ = false;
+  bool kernel_rows_ = false;
   bool no_inline_ = false;
   ProfileDiffOptions diff_options_;
   DiffReportOptions report_options_;

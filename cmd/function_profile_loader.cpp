@@ -1,26 +1,52 @@
 #include "cmd/function_profile_loader.h"
 
 #include "cmd/opened_profile.h"
+#include "core/model/kernel_entry_credit.h"
 
 namespace tprof {
 
-Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
-                                                  const ProfileLoadOptions& options) {
+ProfileToCompare::ProfileToCompare(std::string path, std::unique_ptr<OpenedProfile> opened)
+    : path_(std::move(path)), opened_(std::move(opened)) {}
+ProfileToCompare::ProfileToCompare(ProfileToCompare&&) noexcept = default;
+ProfileToCompare::~ProfileToCompare() = default;
+
+Result<ProfileToCompare> ProfileToCompare::Open(const std::string& path,
+                                                const ProfileLoadOptions& options) {
   auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
   if (!opened.ok()) return opened.error();
-  ProfileSource& source = (*opened)->source();
-  FunctionProfileBuilder builder(source.events(), (*opened)->resolver(), options.inline_mode);
-  auto summary = source.ReadRecords(builder);
-  if (!summary.ok()) return summary.error().WithContext(path);
+  return ProfileToCompare(path, std::move(opened).value());
+}
+
+bool ProfileToCompare::records_user_context() const {
+  ProfileSource& source = opened_->source();
+  return RecordsUserContext(source.events(), source.metadata().architecture);
+}
+
+Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& options) {
+  ProfileSource& source = opened_->source();
+  FunctionProfileBuilder builder(source.events(), opened_->resolver(), options.inline_mode);
+  KernelEntryCredit credit(source.events(), source.metadata().architecture, builder);
+  RecordVisitor& reader = options.credit_kernel_to_user ? static_cast<RecordVisitor&>(credit)
+                                                        : static_cast<RecordVisitor&>(builder);
+  auto summary = source.ReadRecords(reader);
+  if (!summary.ok()) return summary.error().WithContext(path_);
   LoadedFunctionProfile loaded;
   loaded.metadata = source.metadata();
   loaded.profile = builder.Finish();
   loaded.warning = summary->warning;
+  if (options.credit_kernel_to_user) loaded.kernel_credit = credit.statistics();
   if (!summary->complete)
     loaded.incomplete = summary->warning.empty() ? "the file was cut short" : summary->warning;
   else if (summary->samples == 0)
     loaded.incomplete = "it holds no samples";
   return loaded;
+}
+
+Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
+                                                  const ProfileLoadOptions& options) {
+  auto opened = ProfileToCompare::Open(path, options);
+  if (!opened.ok()) return opened.error();
+  return opened->Load(options);
 }
 
 }  // namespace tprof

@@ -3,19 +3,27 @@
 // copies named with --binary, or a --symfs tree. Shared by the commands that compare profiles.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/analysis/function_profile.h"
 #include "core/base/error.h"
+#include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
 
 namespace tprof {
+
+class OpenedProfile;
 
 struct ProfileLoadOptions {
   std::string symfs;
   std::vector<std::string> binaries;
   InlineMode inline_mode = InlineMode::kInnermost;
+  // Kernel samples count for the user function that entered the kernel (KernelEntryCredit), as
+  // in `tprof report`; a comparison sets it only when every input records a user context.
+  bool credit_kernel_to_user = false;
 };
 
 struct LoadedFunctionProfile {
@@ -25,9 +33,31 @@ struct LoadedFunctionProfile {
   // Why the profile cannot stand for the run it recorded (cut short, no samples); empty when
   // it can. A gate over such a profile fails rather than judge it.
   std::string incomplete;
+  // Set when kernel work was credited (ProfileLoadOptions::credit_kernel_to_user).
+  std::optional<KernelCreditStatistics> kernel_credit;
 };
 
-// Errors carry the path.
+// A profile opened, not yet read: a comparison opens every input first, to decide how to read
+// them all alike.
+class ProfileToCompare {
+ public:
+  // Errors carry the path.
+  static Result<ProfileToCompare> Open(const std::string& path, const ProfileLoadOptions& options);
+  ProfileToCompare(ProfileToCompare&&) noexcept;
+  ~ProfileToCompare();
+
+  const std::string& path() const { return path_; }
+  // Every event that samples records a callchain or the user pc (see RecordsUserContext).
+  bool records_user_context() const;
+  Result<LoadedFunctionProfile> Load(const ProfileLoadOptions& options);
+
+ private:
+  ProfileToCompare(std::string path, std::unique_ptr<OpenedProfile> opened);
+  std::string path_;
+  std::unique_ptr<OpenedProfile> opened_;
+};
+
+// Opens and reads one profile. Errors carry the path.
 Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
                                                   const ProfileLoadOptions& options);
 

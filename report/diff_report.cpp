@@ -206,6 +206,12 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
   out << "# new: " << Join(inputs.new_files) << " (" << diff.new_runs << " run"
       << (diff.new_runs == 1 ? "" : "s") << ")\n";
   out << "# functions: " << InlineModeDescription(inputs.functions) << "\n";
+  if (!inputs.kernel_work.empty()) {
+    out << "# kernel work: " << inputs.kernel_work;
+    if (inputs.kernel_credited)
+      out << "; " << inputs.kernel_samples_credited << " samples credited";
+    out << '\n';
+  }
   out << "# normalize: " << NormalizeName(diff.options);
   switch (diff.options.normalize) {
     case Normalization::kNone:
@@ -355,6 +361,9 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
   for (const IncompleteInput& in : inputs.incomplete)
     incomplete.push_back({{"side", in.side}, {"file", in.file}, {"reason", in.reason}});
   j["incomplete"] = std::move(incomplete);
+  j["kernel_work"] = {{"credited", inputs.kernel_credited},
+                      {"samples_credited", inputs.kernel_samples_credited},
+                      {"explanation", inputs.kernel_work}};
   j["gate"] = {{"tripped", verdict.tripped()},
                {"judged", !inputs.gate_withheld},
                {"checks", std::move(checks)}};

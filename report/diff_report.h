@@ -26,6 +26,11 @@ struct DiffReportInputs {
   std::vector<IncompleteInput> incomplete;
   // The gate did not judge because of them (they were not allowed with --allow-incomplete).
   bool gate_withheld = false;
+  // How kernel samples count: credited to user functions on both sides, or kernel rows (and
+  // why), in one line.
+  std::string kernel_work;
+  bool kernel_credited = false;
+  uint64_t kernel_samples_credited = 0;  // over every input
 };
 
 struct DiffReportOptions {

@@ -1,5 +1,7 @@
 #include "core/model/kernel_entry_credit.h"
 
+#include <linux/perf_event.h>
+
 #include <algorithm>
 #include <bit>
 
@@ -17,6 +19,23 @@ std::optional<size_t> UserPcIndex(const std::string& architecture, uint64_t regs
   if (!bit || !(regs_mask & bit)) return std::nullopt;
   // Registers are copied in the order of their bits.
   return static_cast<size_t>(std::popcount(regs_mask & (bit - 1)));
+}
+
+bool RecordsUserContext(const std::vector<EventDesc>& events, const std::string& architecture) {
+  bool any = false;
+  for (size_t e = 0; e < events.size(); ++e) {
+    const EventDesc& event = events[e];
+    // A member of a leader-sampled group takes no samples of its own.
+    if (event.group_leader >= 0 && static_cast<size_t>(event.group_leader) != e &&
+        static_cast<size_t>(event.group_leader) < events.size() &&
+        (events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ))
+      continue;
+    if (!(event.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+        !UserPcIndex(architecture, event.sample_regs_user))
+      return false;
+    any = true;
+  }
+  return any;
 }
 
 KernelEntryCredit::KernelEntryCredit(const std::vector<EventDesc>& events,

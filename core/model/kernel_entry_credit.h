@@ -32,6 +32,11 @@ std::optional<size_t> UserPcIndex(const std::string& architecture, uint64_t regs
 // The perf_regs bit of the user pc, 0 where the architecture is unknown to tprof.
 uint64_t UserPcRegisterBit(const std::string& architecture);
 
+// Whether every event that takes samples records a user context for its kernel samples (a
+// callchain, or the user pc among its user registers), so that kernel work can be credited to
+// user functions in every sample that has one. A comparison credits both sides or neither.
+bool RecordsUserContext(const std::vector<EventDesc>& events, const std::string& architecture);
+
 // Forwards every record to `downstream`, each kernel sample with a user context rewritten so that
 // its leaf is the user pc at kernel entry and its callers are the user frames.
 class KernelEntryCredit : public RecordVisitor {

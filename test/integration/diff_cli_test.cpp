@@ -702,3 +702,130 @@ TEST(DiffFlameGraphCli, OptionsAndErrors) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
+
+// Kernel samples of a recording, read from its records: their count and period.
+struct KernelSamples : RecordVisitor {
+  void OnSample(const Sample& s) override {
+    total += s.period;
+    if (s.ip >> 63) {  // the kernel's half of the address space
+      ++samples;
+      period += s.period;
+    }
+  }
+  uint64_t samples = 0, period = 0, total = 0;
+};
+
+KernelSamples KernelSamplesOf(const std::string& path) {
+  KernelSamples k;
+  auto reader = ProfileReader::OpenFile(path);
+  EXPECT_TRUE(reader.ok()) << path;
+  if (reader.ok()) {
+    EXPECT_TRUE(reader->ReadRecords(k).ok());
+  }
+  return k;
+}
+
+nlohmann::json DiffJsonOf(std::vector<std::string> args) {
+  args.insert(args.begin(), {kTprof, "diff", "--json", "--limit", "0"});
+  CommandResult r = RunCommand(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// Per side, the sums of every row, of the kernel functions' and of one function's (by the start
+// of its name: C++ names carry their parameters).
+struct SideSums {
+  double kernel = 0, function = 0, rows = 0;
+};
+std::pair<SideSums, SideSums> Sums(const nlohmann::json& event, const std::string& function) {
+  SideSums old_side, new_side;
+  for (const nlohmann::json& f : event["functions"]) {
+    const bool kernel = f["module"].get<std::string>().starts_with("[kernel");
+    for (auto [side, key] : {std::pair{&old_side, "old"}, std::pair{&new_side, "new"}}) {
+      const double v = f[key].get<double>();
+      side->rows += v;
+      if (kernel) side->kernel += v;
+      if (f["function"].get<std::string>().starts_with(function)) side->function += v;
+    }
+  }
+  return {old_side, new_side};
+}
+
+// touch_pages faults in fresh pages (one minor fault each): the kernel time of those faults is
+// its work. A diff credits it to touch_pages on both sides when both record a user context (as
+// tprof record does, with the user pc beside each sample), and on neither side when one input
+// has none (perf record without -g): then kernel functions are rows on both sides, their sums
+// the kernel samples' periods as read from the records.
+TEST(DiffKernelWork, CreditedOnBothSidesOrOnNeither) {
+  const std::string old_file = TempPath("faults_old.tprof"),
+                    new_file = TempPath("faults_new.tprof");
+  const std::string perf_file = TempPath("faults_old.perf.data");
+  for (auto [path, pages] : {std::pair{old_file, "30000"}, std::pair{new_file, "60000"}}) {
+    CommandResult r = RunCommand({kTprof, "record", "-q", "-e", "cpu-clock", "-c", "100000", "-o",
+                                  path, "--", kFaultSwitch, pages, "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  ASSERT_EQ(::access("/usr/bin/perf", X_OK), 0) << "perf is not installed (scripts/setup.sh)";
+  CommandResult r = RunCommand({"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-c", "100000",
+                                "-o", perf_file, "--", kFaultSwitch, "30000", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const KernelSamples old_kernel = KernelSamplesOf(old_file),
+                      new_kernel = KernelSamplesOf(new_file);
+  // Faulting in 30,000 pages takes tens of ms of kernel time: enough samples to tell.
+  ASSERT_GT(old_kernel.samples, 20u);
+  ASSERT_GT(new_kernel.samples, 20u);
+
+  nlohmann::json credited = DiffJsonOf({old_file, new_file});
+  nlohmann::json rows = DiffJsonOf({old_file, new_file, "--kernel-rows"});
+  ASSERT_FALSE(credited.is_discarded());
+  ASSERT_FALSE(rows.is_discarded());
+  EXPECT_EQ(credited["kernel_work"]["credited"], true);
+  EXPECT_EQ(rows["kernel_work"]["credited"], false);
+  // Every kernel sample of a thread with a user context is credited: all but a few (the
+  // process's last moments, after its memory is gone).
+  const uint64_t kernel_samples = old_kernel.samples + new_kernel.samples;
+  const uint64_t samples_credited = credited["kernel_work"]["samples_credited"].get<uint64_t>();
+  EXPECT_LE(samples_credited, kernel_samples);
+  EXPECT_GE(samples_credited, kernel_samples * 9 / 10);
+
+  auto [credited_old, credited_new] = Sums(credited["events"][0], "touch_pages");
+  auto [rows_old, rows_new] = Sums(rows["events"][0], "touch_pages");
+  // Crediting moves samples between rows, never adds or drops one: each side's rows sum to its
+  // records' total either way.
+  for (double sum : {credited_old.rows, rows_old.rows})
+    EXPECT_DOUBLE_EQ(sum, static_cast<double>(old_kernel.total));
+  for (double sum : {credited_new.rows, rows_new.rows})
+    EXPECT_DOUBLE_EQ(sum, static_cast<double>(new_kernel.total));
+  // As rows, kernel functions hold every kernel sample; credited, at most the uncredited few.
+  EXPECT_DOUBLE_EQ(rows_old.kernel, static_cast<double>(old_kernel.period));
+  EXPECT_DOUBLE_EQ(rows_new.kernel, static_cast<double>(new_kernel.period));
+  EXPECT_LE(credited_old.kernel, static_cast<double>(old_kernel.period) / 10);
+  EXPECT_LE(credited_new.kernel, static_cast<double>(new_kernel.period) / 10);
+  // Most of that kernel time is touch_pages's faults, on both sides alike.
+  EXPECT_GE(credited_old.function - rows_old.function, static_cast<double>(old_kernel.period) / 2);
+  EXPECT_GE(credited_new.function - rows_new.function, static_cast<double>(new_kernel.period) / 2);
+
+  // perf's file has neither callchains nor user registers: neither side is credited.
+  nlohmann::json mixed = DiffJsonOf({perf_file, new_file});
+  ASSERT_FALSE(mixed.is_discarded());
+  EXPECT_EQ(mixed["kernel_work"]["credited"], false);
+  EXPECT_NE(mixed["kernel_work"]["explanation"].get<std::string>().find(perf_file),
+            std::string::npos);
+  auto [mixed_old, mixed_new] = Sums(mixed["events"][0], "touch_pages");
+  EXPECT_DOUBLE_EQ(mixed_new.kernel, static_cast<double>(new_kernel.period));
+  EXPECT_GT(mixed_old.kernel, 0);
+  CommandResult text = RunCommand({kTprof, "diff", perf_file, new_file});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("# kernel work: kernel functions are rows on both sides"),
+            std::string::npos)
+      << text.out;
+  for (const std::string& path : {old_file, new_file, perf_file}) std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tprof
