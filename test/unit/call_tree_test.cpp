@@ -141,3 +141,74 @@ TEST(CallTreeTest, TheTreeFollowsLaterSamplesAndRemappedCode) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// Folded lines come out in the order of their text, as FlameGraph's `sort` leaves them, however
+// the tree is shaped: names that are prefixes of their siblings' ('foo' and 'foo2', 'foo' and
+// 'foo_[k]'), characters on both sides of ';' in the order, names that had a ';', the same name
+// in two modules (whose lines interleave), an empty name, and equal lines ordered by count.
+// The expected text is the tree's lines joined here and sorted as strings.
+TEST(CallTreeTest, FoldedLinesAreInTheOrderOfTheirText) {
+  CallNode root;
+  root.name = "all";
+  root.kind = FrameKind::kRoot;
+  root.self.assign(1, 0);
+  root.self_samples.assign(1, 0);
+  struct Expected {
+    std::string text;
+    uint64_t count;
+  };
+  std::vector<Expected> expected;
+  uint64_t next_count = 1;
+  // Adds the path (name, module, kind per frame) with a self count at its end.
+  auto add = [&](std::vector<std::tuple<std::string, std::string, FrameKind>> path,
+                 uint64_t count = 0) {
+    CallNode* node = &root;
+    std::string text;
+    for (const auto& [name, module, kind] : path) {
+      node = node->Child(name, module, kind, 1);
+      std::string shown = name;
+      std::replace(shown.begin(), shown.end(), ';', ':');
+      if (kind == FrameKind::kKernel) shown += "_[k]";
+      if (kind == FrameKind::kInlined) shown += "_[i]";
+      text += (text.empty() ? "" : ";") + shown;
+    }
+    if (!count) count = next_count++;
+    node->self[0] += count;
+    node->self_samples[0] += 1;
+    expected.push_back({text, count});
+  };
+  const FrameKind u = FrameKind::kUser, k = FrameKind::kKernel, i = FrameKind::kInlined;
+  add({{"main", "a", u}, {"foo", "a", u}});
+  add({{"main", "a", u}, {"foo", "a", u}, {"bar", "a", u}});
+  add({{"main", "a", u}, {"foo2", "a", u}, {"zed", "a", u}});
+  add({{"main", "a", u}, {"foo", "a", k}, {"x", "a", u}});   // foo_[k]: '_' sorts after ';'
+  add({{"main", "a", u}, {"foo", "a", i}});                  // foo_[i]
+  add({{"main", "a", u}, {"foo!", "a", u}, {"y", "a", u}});  // '!' sorts before ';'
+  add({{"main", "a", u}, {"fo", "a", u}});
+  add({{"main", "a", u}, {"a;b", "a", u}, {"c", "a", u}});  // shown a:b
+  add({{"main", "a", u}, {"a:b", "a", u}, {"b", "a", u}});  // the same text, another node
+  add({{"main", "a", u}, {"dup", "libA", u}, {"m", "a", u}});
+  add({{"main", "a", u}, {"dup", "libB", u}, {"k", "a", u}});
+  add({{"main", "a", u}, {"dup", "libA", u}, {"n", "a", u}});
+  add({{"main", "a", u}, {"dup", "libB", u}, {"m", "a", u}}, 3);  // the same text as libA's
+  add({{"", "a", u}});                                            // no text: no line
+  add({{"", "a", u}, {"under_empty", "a", u}});
+  add({{"main", "a", u}});
+  expected.erase(std::remove_if(expected.begin(), expected.end(),
+                                [](const Expected& e) { return e.text.empty(); }),
+                 expected.end());
+  std::sort(expected.begin(), expected.end(), [](const Expected& a, const Expected& b) {
+    return a.text != b.text ? a.text < b.text : a.count < b.count;
+  });
+  std::string want;
+  for (const Expected& e : expected) want += e.text + " " + std::to_string(e.count) + "\n";
+  // Lines with equal text (a:b's and dup;m's) sort by count, so the order is fully defined.
+  EXPECT_EQ(RenderFolded(root, {}), want);
+  EXPECT_NE(want.find("main;dup;m 3\nmain;dup;m "), std::string::npos) << want;
+}
+
+}  // namespace
+}  // namespace tprof
