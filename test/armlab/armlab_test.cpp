@@ -431,6 +431,46 @@ TEST(ArmLabN1, KernelWorkCountsForTheFunctionThatFaulted) {
   EXPECT_EQ(without.count("kernel"), 1u) << "--kernel-rows shows the fault handler's rows";
 }
 
+// Faults per kilo-instruction per function, a user metric over the group's credited windows, is
+// exact here: the faults are designed and the workload counts its own instructions (user and
+// kernel, as the group does) around every call. Credited to the wrong function, faults_heavy's
+// rate (4 faults an iteration) and faults_light's (1) would trade places or blend.
+TEST(ArmLabN1, FaultsPerKiloInstructionFollowsTheDesignPerFunction) {
+  Check recorded = Ran("n1", "faults_per_ki");
+  ASSERT_EQ(recorded.status, 0) << recorded.Describe();
+  const json truth = json::parse(Slurp(recorded.dir / "truth.json"), nullptr, false);
+  ASSERT_FALSE(truth.is_discarded()) << recorded.Describe();
+  json report = JsonOf("n1", "faults_per_ki_report");
+  ASSERT_FALSE(report.is_null());
+  size_t column = report["metrics"].size();
+  for (size_t c = 0; c < report["metrics"].size(); ++c)
+    if (report["metrics"][c]["name"] == "faults_per_ki") column = c;
+  ASSERT_LT(column, report["metrics"].size()) << report["metrics"].dump();
+  std::map<std::string, double> measured;
+  for (const json& row : report["rows"]) {
+    const std::string sym = row["keys"]["sym"];
+    for (const char* f : {"faults_heavy", "faults_light", "compute"})
+      if (sym.find(std::string("::") + f + "(") != std::string::npos &&
+          row["metrics"][column]["value"].is_number())
+        measured[f] = row["metrics"][column]["value"].get<double>();
+  }
+  for (const char* f : {"faults_heavy", "faults_light", "compute"}) {
+    ASSERT_TRUE(truth[f]["instructions"].is_number()) << "the guest has a PMU: " << truth.dump();
+    const double instructions = truth[f]["instructions"].get<double>();
+    ASSERT_GT(instructions, 0) << f;
+    const double designed = truth[f]["designed-faults"].get<double>() / instructions * 1000;
+    ASSERT_TRUE(measured.count(f)) << "no faults_per_ki for " << f;
+    Print(std::string("n1 faults per kilo-instruction, ") + f + ": designed " +
+          std::to_string(designed) + ", measured " + std::to_string(measured[f]));
+    if (designed == 0) {
+      EXPECT_EQ(measured[f], 0) << f;
+    } else {
+      EXPECT_NEAR(measured[f], designed, 0.02 * designed) << f;
+    }
+  }
+  EXPECT_GT(measured["faults_heavy"], 3 * measured["faults_light"]);
+}
+
 // Linux 6.1 has no hf_sample_period: --burst falls back to sampling every SHORT events, which
 // the kernel throttles here; windows across a throttle must not be credited (the lab found
 // IPC 0.95 and 0.62 where every instruction takes two cycles).

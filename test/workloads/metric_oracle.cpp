@@ -11,7 +11,10 @@
 // Each round calls the three functions in turn, ITERATIONS iterations each (500: calls of tens of
 // milliseconds; 1: calls of some 25-80 us, the short-function case). TRUTH.json gets, per
 // function, the calls, the designed faults and what the group counted during them:
-//   {"faults_heavy": {"calls": N, "designed-faults": N, "task-clock": NS, "page-faults": N}, ...}
+//   {"faults_heavy": {"calls": N, "designed-faults": N, "task-clock": NS, "page-faults": N,
+//                     "instructions": N or null}, ...}
+// "instructions" (user and kernel, a counter of its own) is null where the machine has no PMU;
+// in the arm lab it is exact, and so is each function's faults per kilo-instruction.
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -65,8 +68,23 @@ int OpenCounter(uint64_t config, int group) {
 }
 
 struct Counts {
-  uint64_t calls = 0, task_clock = 0, page_faults = 0;
+  uint64_t calls = 0, task_clock = 0, page_faults = 0, instructions = 0;
 };
+
+// A hardware instruction counter on this thread, user and kernel; -1 without a PMU.
+int OpenInstructionCounter() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_HARDWARE;
+  attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+}
+
+uint64_t ReadCounter(int fd) {
+  uint64_t value = 0;
+  return fd >= 0 && read(fd, &value, sizeof value) == static_cast<ssize_t>(sizeof value) ? value
+                                                                                         : 0;
+}
 
 // The group's two values: task-clock (ns), page-faults.
 bool ReadGroup(int leader, uint64_t* clock, uint64_t* faults) {
@@ -92,6 +110,7 @@ int main(int argc, char** argv) {
     std::perror("metric_oracle: perf_event_open");
     return 1;
   }
+  const int instructions = OpenInstructionCounter();
   Region region;
   region.page = sysconf(_SC_PAGESIZE);
   const size_t region_bytes = static_cast<size_t>(5 * iterations * region.page);  // 4 + 1 a round
@@ -116,8 +135,11 @@ int main(int argc, char** argv) {
     for (int f = 0; f < 3; ++f) {
       uint64_t clock0, faults0, clock1, faults1;
       if (!ReadGroup(leader, &clock0, &faults0)) return 1;
+      const uint64_t instructions0 = ReadCounter(instructions);
       functions[f](region, iterations);
+      const uint64_t instructions1 = ReadCounter(instructions);
       if (!ReadGroup(leader, &clock1, &faults1)) return 1;
+      counts[f].instructions += instructions1 - instructions0;
       counts[f].calls += 1;
       counts[f].task_clock += clock1 - clock0;
       counts[f].page_faults += faults1 - faults0;
@@ -130,15 +152,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::fprintf(out, "{");
-  for (int f = 0; f < 3; ++f)
+  for (int f = 0; f < 3; ++f) {
+    char instruction_count[32] = "null";
+    if (instructions >= 0)
+      std::snprintf(instruction_count, sizeof instruction_count, "%llu",
+                    static_cast<unsigned long long>(counts[f].instructions));
     std::fprintf(
         out,
         "%s\"%s\": {\"calls\": %llu, \"designed-faults\": %llu, \"task-clock\": %llu, "
-        "\"page-faults\": %llu}",
+        "\"page-faults\": %llu, \"instructions\": %s}",
         f ? ", " : "", names[f], static_cast<unsigned long long>(counts[f].calls),
         static_cast<unsigned long long>(counts[f].calls * iterations * pages_per_iteration[f]),
         static_cast<unsigned long long>(counts[f].task_clock),
-        static_cast<unsigned long long>(counts[f].page_faults));
+        static_cast<unsigned long long>(counts[f].page_faults), instruction_count);
+  }
   std::fprintf(out, "}\n");
   return std::fclose(out) == 0 ? 0 : 1;
 }

@@ -103,6 +103,12 @@ case $job in
       --sort dso,sym
     check kernel_rows_report tprof report -i ../kernel_credit/p.tprof --json --no-inline \
       --sort dso,sym --kernel-rows
+    # Faults per kilo-instruction per function, exact here: the workload counts its own
+    # instructions around each call, and every fault is designed.
+    check faults_per_ki tprof record -e '{cycles,instructions,page-faults}:S' -c $group_period \
+      -o p.tprof -- /lab/bin/metric_oracle 2 300 truth.json
+    check faults_per_ki_report tprof report -i ../faults_per_ki/p.tprof --json --no-inline \
+      --sort sym --metric 'faults_per_ki = page-faults / instructions * 1000'
     check metrics_ipc_report tprof report -i ../metrics_ipc/p.tprof --json
     check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
     check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json
