@@ -252,18 +252,16 @@ class DiffCommand : public Subcommand {
     inputs.kernel_credited = load_options_.credit_kernel_to_user;
     for (auto& [label, opened] : inputs_to_read) {
       std::vector<FunctionTotals>* side = std::string_view(label) == "old" ? &old_side : &new_side;
-      const std::string& path = opened.path();
-      {
-        auto loaded = opened.Load(load_options_);
-        if (!loaded.ok()) return ReportError(name(), loaded.error());
-        if (!loaded->warning.empty())
-          std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
-        if (!loaded->incomplete.empty())
-          inputs.incomplete.push_back({label, path, loaded->incomplete});
-        if (loaded->kernel_credit)
-          inputs.kernel_samples_credited += loaded->kernel_credit->credited();
-        side->push_back(SumByFunction(loaded->profile, !ignore_module_));
-      }
+      const std::string path = opened.path();
+      auto loaded = std::move(opened).Load(load_options_);
+      if (!loaded.ok()) return ReportError(name(), loaded.error());
+      if (!loaded->warning.empty())
+        std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
+      if (!loaded->incomplete.empty())
+        inputs.incomplete.push_back({label, path, loaded->incomplete});
+      if (loaded->kernel_credit)
+        inputs.kernel_samples_credited += loaded->kernel_credit->credited();
+      side->push_back(SumByFunction(loaded->profile, !ignore_module_));
     }
     // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
     // with a status of its own unless the user accepts such inputs.

@@ -22,9 +22,10 @@ bool ProfileToCompare::records_user_context() const {
   return RecordsUserContext(source.events(), source.metadata().architecture);
 }
 
-Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& options) {
-  ProfileSource& source = opened_->source();
-  FunctionProfileBuilder builder(source.events(), opened_->resolver(), options.inline_mode);
+Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& options) && {
+  const std::unique_ptr<OpenedProfile> opened = std::move(opened_);
+  ProfileSource& source = opened->source();
+  FunctionProfileBuilder builder(source.events(), opened->resolver(), options.inline_mode);
   KernelEntryCredit credit(source.events(), source.metadata().architecture, builder);
   RecordVisitor& reader = options.credit_kernel_to_user ? static_cast<RecordVisitor&>(credit)
                                                         : static_cast<RecordVisitor&>(builder);
@@ -46,7 +47,7 @@ Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
                                                   const ProfileLoadOptions& options) {
   auto opened = ProfileToCompare::Open(path, options);
   if (!opened.ok()) return opened.error();
-  return opened->Load(options);
+  return std::move(opened).value().Load(options);
 }
 
 }  // namespace tprof

@@ -49,7 +49,8 @@ class ProfileToCompare {
   const std::string& path() const { return path_; }
   // Every event that samples records a callchain or the user pc (see RecordsUserContext).
   bool records_user_context() const;
-  Result<LoadedFunctionProfile> Load(const ProfileLoadOptions& options);
+  // Reads the profile once, and closes it: a comparison of many runs holds one open at a time.
+  Result<LoadedFunctionProfile> Load(const ProfileLoadOptions& options) &&;
 
  private:
   ProfileToCompare(std::string path, std::unique_ptr<OpenedProfile> opened);
