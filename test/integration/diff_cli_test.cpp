@@ -2,10 +2,12 @@
 // so every sample weighs the same). The expected per-function sums are computed in the test
 // straight from the records: the workload's own mapping and its ELF symbol table, not tprof's
 // aggregation.
+#include <asm/perf_regs.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -50,10 +52,20 @@ constexpr Work kAlphaMuchSlower{140, 60, 40};
 constexpr Work kTwiceAsSlow{200, 120, 80};
 constexpr Work kGammaGone{100, 60, 0};
 
+// The user pc's bit in sample_regs_user, from the kernel's own header.
+#if defined(__x86_64__)
+constexpr uint64_t kUserPcBit = uint64_t{1} << PERF_REG_X86_IP;
+#elif defined(__aarch64__)
+constexpr uint64_t kUserPcBit = uint64_t{1} << PERF_REG_ARM64_PC;
+#endif
+
 // Per-function period sums from the records themselves: samples in the workload's executable
-// mapping are named by its symbol table; every sample counts toward the total.
+// mapping are named by its symbol table, and so are samples taken in the kernel (a timer tick,
+// a fault) at the user pc the recorder sampled beside them, which is where the diff credits
+// them; every sample counts toward the total.
 struct IndependentSums : RecordVisitor {
-  explicit IndependentSums(const ElfSymbols& symbols) : symbols(symbols) {}
+  IndependentSums(const ElfSymbols& symbols, std::vector<EventDesc> events)
+      : symbols(symbols), events(std::move(events)) {}
   void OnMmap(const MmapRecord& m) override {
     char* real = ::realpath(kWorkload.c_str(), nullptr);
     if (m.filename == kWorkload || (real && m.filename == real)) maps.push_back(m);
@@ -61,13 +73,20 @@ struct IndependentSums : RecordVisitor {
   }
   void OnSample(const Sample& s) override {
     total += static_cast<double>(s.period);
+    uint64_t pc = s.ip;
+    if (s.ip >> 63) {  // in the kernel: the user pc, when the sample carries one
+      const uint64_t mask = s.event < events.size() ? events[s.event].sample_regs_user : 0;
+      const size_t at = static_cast<size_t>(std::popcount(mask & (kUserPcBit - 1)));
+      pc = (mask & kUserPcBit) && s.user_regs_abi && at < s.user_regs.size() ? s.user_regs[at] : 0;
+    }
     for (const MmapRecord& m : maps)
-      if (s.pid == m.pid && s.ip >= m.start && s.ip < m.start + m.length) {
-        const ElfSymbol* symbol = symbols.FindByFileOffset(s.ip - m.start + m.page_offset);
+      if (s.pid == m.pid && pc >= m.start && pc < m.start + m.length) {
+        const ElfSymbol* symbol = symbols.FindByFileOffset(pc - m.start + m.page_offset);
         if (symbol) by_function[symbol->name] += static_cast<double>(s.period);
       }
   }
   const ElfSymbols& symbols;
+  std::vector<EventDesc> events;
   std::vector<MmapRecord> maps;
   std::map<std::string, double> by_function;
   double total = 0;
@@ -122,10 +141,12 @@ class DiffRecordings : public ::testing::Test {
   }
 
   static IndependentSums Sums(const std::string& path) {
-    IndependentSums sums(*symbols_);
     auto reader = ProfileReader::OpenFile(path);
     EXPECT_TRUE(reader.ok());
-    EXPECT_TRUE(reader->ReadRecords(sums).ok());
+    IndependentSums sums(*symbols_, reader.ok() ? reader->events() : std::vector<EventDesc>{});
+    if (reader.ok()) {
+      EXPECT_TRUE(reader->ReadRecords(sums).ok());
+    }
     return sums;
   }
 
