@@ -192,6 +192,16 @@ class DiffCommand : public Subcommand {
     options.binaries = load_options_.binaries;
     options.icicle = icicle_;
     options.ignore_module = ignore_module_;
+    // Kernel work as the table counts it: credited on every input or on none.
+    if (!kernel_rows_) {
+      options.credit_kernel_to_user = true;
+      for (const auto* files : {&old_files, &new_files})
+        for (const std::string& path : *files) {
+          auto opened = ProfileToCompare::Open(path, load_options_);
+          if (!opened.ok()) return ReportError(name(), opened.error());
+          options.credit_kernel_to_user &= opened->records_user_context();
+        }
+    }
     return RunDiffFlameGraph(options);
   }
 

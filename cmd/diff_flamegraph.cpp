@@ -12,6 +12,7 @@
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
 #include "core/analysis/call_tree.h"
+#include "core/model/kernel_entry_credit.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {
@@ -34,7 +35,9 @@ Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& 
   CallTreeOptions tree_options;
   tree_options.ignore_module = options.ignore_module;
   CallTreeBuilder builder(source.events(), (*opened)->resolver(), tree_options);
-  auto summary = source.ReadRecords(builder);
+  KernelEntryCredit credit(source.events(), source.metadata().architecture, builder);
+  auto summary =
+      options.credit_kernel_to_user ? source.ReadRecords(credit) : source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
   if (!summary->warning.empty())
     std::cerr << "tprof diff: warning: " << path << ": " << summary->warning << '\n';

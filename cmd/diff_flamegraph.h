@@ -16,6 +16,9 @@ struct DiffFlameGraphOptions {
   // One profile a side, or repeated runs: then widths are the runs' means and a frame is
   // coloured only where its change is significant (alpha, min_effect_percent: the table's rule).
   std::vector<std::string> old_paths, new_paths;
+  // Kernel samples count for the user function that entered the kernel, as in the table (the
+  // caller decides, for every input alike).
+  bool credit_kernel_to_user = false;
   std::string out_path;
   double alpha = 0.05;
   double min_effect_percent = 5;
