@@ -12,7 +12,6 @@
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
 #include "core/analysis/call_tree.h"
-#include "core/model/kernel_entry_credit.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {
@@ -28,16 +27,16 @@ struct SideTree {
 };
 
 Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& options) {
-  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
+  ProfileOpenOptions open_options{options.symfs, options.binaries, nullptr, "diff"};
+  open_options.credit_kernel_to_user = options.credit_kernel_to_user;
+  auto opened = OpenedProfile::Open(path, open_options);
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
   CallTreeOptions tree_options;
   tree_options.ignore_module = options.ignore_module;
   CallTreeBuilder builder(source.events(), (*opened)->resolver(), tree_options);
-  KernelEntryCredit credit(source.events(), source.metadata().architecture, builder);
-  auto summary =
-      options.credit_kernel_to_user ? source.ReadRecords(credit) : source.ReadRecords(builder);
+  auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
   if (!summary->warning.empty())
     std::cerr << "tprof diff: warning: " << path << ": " << summary->warning << '\n';

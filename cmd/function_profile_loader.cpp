@@ -24,18 +24,16 @@ bool ProfileToCompare::records_user_context() const {
 
 Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& options) && {
   const std::unique_ptr<OpenedProfile> opened = std::move(opened_);
+  if (options.credit_kernel_to_user) opened->CreditKernelWorkToUser();
   ProfileSource& source = opened->source();
   FunctionProfileBuilder builder(source.events(), opened->resolver(), options.inline_mode);
-  KernelEntryCredit credit(source.events(), source.metadata().architecture, builder);
-  RecordVisitor& reader = options.credit_kernel_to_user ? static_cast<RecordVisitor&>(credit)
-                                                        : static_cast<RecordVisitor&>(builder);
-  auto summary = source.ReadRecords(reader);
+  auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext(path_);
   LoadedFunctionProfile loaded;
   loaded.metadata = source.metadata();
   loaded.profile = builder.Finish();
   loaded.warning = summary->warning;
-  if (options.credit_kernel_to_user) loaded.kernel_credit = credit.statistics();
+  loaded.kernel_credit = summary->kernel_credit;
   if (!summary->complete)
     loaded.incomplete = summary->warning.empty() ? "the file was cut short" : summary->warning;
   else if (summary->samples == 0)

@@ -124,13 +124,24 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   auto source = ProfileSource::OpenFile(path, source_options);
   if (!source.ok()) return source.error();
   opened->source_ = std::move(source).value();
-  ProfileSource* read = opened->source_.get();
-  if (options.credit_kernel_to_user) {
-    opened->crediting_ = std::make_unique<KernelCreditingSource>(*read);
-    read = opened->crediting_.get();
-  }
-  opened->reporting_ = std::make_unique<UnwindReportingSource>(*read, options.command, path);
+  opened->command_ = options.command;
+  opened->path_ = path;
+  opened->ChainSources(options.credit_kernel_to_user);
   return opened;
+}
+
+void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
+  ProfileSource* read = source_.get();
+  crediting_.reset();
+  if (credit_kernel_to_user) {
+    crediting_ = std::make_unique<KernelCreditingSource>(*read);
+    read = crediting_.get();
+  }
+  reporting_ = std::make_unique<UnwindReportingSource>(*read, command_, path_);
+}
+
+void OpenedProfile::CreditKernelWorkToUser() {
+  if (!crediting_) ChainSources(true);
 }
 
 }  // namespace tprof

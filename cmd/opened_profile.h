@@ -63,9 +63,14 @@ class OpenedProfile {
   // The DWARF of the binary a recorded module stands for (a located local copy first); null
   // when none is usable. For views that read code, such as annotate.
   DwarfModule* OpenModule(const std::string& module, const std::string& build_id);
+  // From now on source() reads as ProfileOpenOptions::credit_kernel_to_user does, for callers
+  // that decide only once the profile is open (a comparison, after seeing every input).
+  void CreditKernelWorkToUser();
 
  private:
   explicit OpenedProfile(const ProfileOpenOptions& options);
+  // source() over source_: credited when asked, seen through the statistics printer.
+  void ChainSources(bool credit_kernel_to_user);
 
   ModuleNotes notes_;      // first: the symbolizer's notes land here until the end
   BinaryLocator locator_;  // the unwinder asks it for --binary files
@@ -75,6 +80,7 @@ class OpenedProfile {
   std::unique_ptr<ProfileSource> source_;
   std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
   std::unique_ptr<ProfileSource> reporting_;  // the above seen through the statistics printer
+  std::string command_, path_;                // for the statistics printer
 };
 
 }  // namespace tprof
