@@ -13,6 +13,7 @@
 #include "core/analysis/cost_split.h"
 #include "core/analysis/profile_diff.h"
 #include "core/analysis/regression_gate.h"
+#include "core/model/event_selection.h"
 #include "report/diff_report.h"
 
 namespace tprof {
@@ -134,8 +135,9 @@ class DiffCommand : public Subcommand {
         ->check(CLI::IsMember({"old", "new"}))
         ->default_str("new");
     app.add_option("--event", flame_event_,
-                   "--flamegraph: the event that sizes and colours the frames (default: the "
-                   "first event both profiles have)");
+                   "Show this event alone; with --flamegraph, the event that sizes and colours "
+                   "the frames (default: every event; the flame graph's is the first event both "
+                   "profiles have)");
     app.add_flag("--icicle", icicle_, "--flamegraph: start with the roots at the top");
   }
 
@@ -287,6 +289,15 @@ class DiffCommand : public Subcommand {
     }
     auto verdict = EvaluateGate(*diff, thresholds);
     if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
+    // --event shows that event alone; the gate above judged each threshold's own event.
+    if (!flame_event_.empty()) {
+      std::vector<std::string> names;
+      for (const EventDiff& event : diff->events) names.push_back(event.name);
+      auto selected = SelectEvent(names, flame_event_);
+      if (!selected.ok()) return ReportError(name(), selected.error().WithContext("the diff"));
+      EventDiff shown = std::move(diff->events[*selected]);
+      diff->events = {std::move(shown)};
+    }
     if (!ignore_module_ && !diff->events.empty())
       if (auto rename = DetectModuleRename(diff->events.front()))
         std::cerr << "tprof diff: note: " << rename->gone_or_new << " of " << rename->rows

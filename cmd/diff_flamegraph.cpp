@@ -12,6 +12,7 @@
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
 #include "core/analysis/call_tree.h"
+#include "core/model/event_selection.h"
 #include "report/flamegraph_html.h"
 
 namespace tprof {
@@ -43,18 +44,6 @@ Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& 
   return SideTree{builder.events(), builder.TakeRoot()};
 }
 
-std::optional<size_t> FindEvent(const std::vector<EventDesc>& events, const std::string& name) {
-  for (size_t i = 0; i < events.size(); ++i)
-    if (events[i].name == name) return i;
-  return std::nullopt;
-}
-
-std::string EventList(const std::vector<EventDesc>& events) {
-  std::string out;
-  for (const EventDesc& e : events) out += (out.empty() ? "" : ", ") + e.name;
-  return out;
-}
-
 // A side's runs, each reduced to the events the graph needs (the sized event, and the
 // --normalize event when there is one), with their mean.
 struct Side {
@@ -78,22 +67,24 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   const std::vector<EventDesc>& old_events = old_side.events;
   const std::vector<EventDesc>& new_events = new_side.events;
   const std::string both_lists =
-      " (old: " + EventList(old_events) + "; new: " + EventList(new_events) + ")";
+      " (old: " + EventNameList(old_events) + "; new: " + EventNameList(new_events) + ")";
 
   // The event that sizes and colours the frames: named, else the first both sides have, else
   // the lone events of two one-event profiles (e.g. folded stacks' "samples" vs cpu-clock).
   std::optional<size_t> old_event, new_event;
   std::string event_name;
   if (!options.event.empty()) {
-    old_event = FindEvent(old_events, options.event);
-    new_event = FindEvent(new_events, options.event);
-    if (!old_event || !new_event)
-      return ReportError(kCommand, Error::BadRequest("no event '" + options.event +
-                                                     "' in both profiles" + both_lists));
+    for (auto [events, path, index] :
+         {std::tuple{&old_events, &options.old_paths.front(), &old_event},
+          std::tuple{&new_events, &options.new_paths.front(), &new_event}}) {
+      auto selected = SelectEvent(*events, options.event);
+      if (!selected.ok()) return ReportError(kCommand, selected.error().WithContext(*path));
+      *index = *selected;
+    }
     event_name = options.event;
   } else {
     for (size_t i = 0; i < old_events.size() && !new_event; ++i)
-      if ((new_event = FindEvent(new_events, old_events[i].name))) old_event = i;
+      if ((new_event = FindEventNamed(new_events, old_events[i].name))) old_event = i;
     if (old_event) {
       event_name = old_events[*old_event].name;
     } else if (old_events.size() == 1 && new_events.size() == 1) {
@@ -106,8 +97,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   std::vector<std::string> old_names{old_events[*old_event].name},
       new_names{new_events[*new_event].name};
   if (options.normalize == Normalization::kEvent) {
-    auto o = FindEvent(old_events, options.normalize_event);
-    auto n = FindEvent(new_events, options.normalize_event);
+    auto o = FindEventNamed(old_events, options.normalize_event);
+    auto n = FindEventNamed(new_events, options.normalize_event);
     if (!o || !n) {
       std::cerr << "tprof diff: --normalize: no event '" << options.normalize_event
                 << "' in both profiles" << both_lists << " (see 'tprof diff --help')\n";
@@ -131,13 +122,15 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
       }
       std::vector<size_t> select;
       for (const std::string& name : *names) {
-        auto index = FindEvent(loaded->events, name);
+        auto index = FindEventNamed(loaded->events, name);
         // Two lone differently named events pair by position, as above.
         if (!index && loaded->events.size() == 1 && names->size() == 1) index = 0;
-        if (!index)
-          return ReportError(kCommand,
-                             Error::BadRequest(side->paths[r] + ": no event '" + name +
-                                               "' (it has: " + EventList(loaded->events) + ")"));
+        if (!index) {
+          auto selected = SelectEvent(loaded->events, name);
+          if (!selected.ok())
+            return ReportError(kCommand, selected.error().WithContext(side->paths[r]));
+          index = *selected;
+        }
         select.push_back(*index);
       }
       side->runs.push_back(SelectCallTreeEvents(loaded->root, select));

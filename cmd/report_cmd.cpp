@@ -14,6 +14,7 @@
 #include "core/analysis/frame_ratio.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/short_stack_census.h"
+#include "core/model/event_selection.h"
 #include "core/source/profile_source.h"
 #include "pmu/recorded_metrics.h"
 #include "report/csv_report.h"
@@ -346,6 +347,12 @@ class ReportCommand : public Subcommand {
     auto opened_or = OpenedProfile::Open(input_, open_options);
     if (!opened_or.ok()) return ReportError(name(), opened_or.error());
     OpenedProfile& opened = **opened_or;
+    // A misspelt --event is the same usage error whatever the output (pprof and speedscope carry
+    // every event, and the table shows every one, but a name that is not there is a mistake).
+    if (!exports_.event.empty()) {
+      auto selected = SelectEvent(opened.source().events(), exports_.event);
+      if (!selected.ok()) return ReportError(name(), selected.error().WithContext(input_));
+    }
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table.
     if (!flamegraph_.empty()) return WriteFlameGraph(opened.source(), opened.resolver());
     if (exports_.requested()) {
@@ -383,17 +390,7 @@ class ReportCommand : public Subcommand {
     }
     size_t event = 0;
     if (ratio) event = ratio->kind == FrameRatioKind::kCpi ? ratio->numerator : ratio->denominator;
-    if (!exports_.event.empty()) {
-      std::string known;
-      bool found = false;
-      for (size_t i = 0; i < events.size() && !found; ++i) {
-        if (events[i].name == exports_.event) event = i, found = true;
-        known += (known.empty() ? "" : ", ") + events[i].name;
-      }
-      if (!found)
-        return ReportError(name(), Error::BadRequest(input_ + ": no event '" + exports_.event +
-                                                     "' (the profile has: " + known + ")"));
-    }
+    if (!exports_.event.empty()) event = SelectEvent(events, exports_.event).value();
 
     CallTreeOptions tree_options;
     tree_options.roots = roots.at(roots_name_);

@@ -8,6 +8,7 @@
 #include "core/analysis/call_tree.h"
 #include "core/analysis/instruction_profile.h"
 #include "core/analysis/stack_profile.h"
+#include "core/model/event_selection.h"
 #include "report/pprof_exporter.h"
 #include "report/speedscope_exporter.h"
 #include "report/stackcollapse_folded.h"
@@ -49,16 +50,6 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
   out.close();
   if (!out) return Error(path + ": write failed");
   return {};
-}
-
-// The index of the event named `name` (exactly, or without its modifiers), or -1.
-int ExportedEventIndex(const std::vector<EventDesc>& events, const std::string& name) {
-  for (size_t pass = 0; pass < 2; ++pass)
-    for (size_t e = 0; e < events.size(); ++e) {
-      const std::string& n = events[e].name;
-      if (pass == 0 ? n == name : n.substr(0, n.find(':')) == name) return static_cast<int>(e);
-    }
-  return -1;
 }
 
 }  // namespace
@@ -124,15 +115,9 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   }
   if (options.folded) {
     if (!options.event.empty()) {
-      int e = ExportedEventIndex(events, options.event);
-      if (e < 0) {
-        std::string names;
-        for (const EventDesc& event : events) names += (names.empty() ? "" : ", ") + event.name;
-        std::cerr << "tprof report: " << input << " has no event '" << options.event
-                  << "' (it has: " << names << ")\n";
-        return kExitUsage;
-      }
-      folded_event = static_cast<size_t>(e);
+      auto selected = SelectEvent(events, options.event);
+      if (!selected.ok()) return ReportError(kCommand, selected.error().WithContext(input));
+      folded_event = *selected;
     } else if (events.size() > 1) {
       std::cerr << "tprof report: note: folding event '" << events[0].name
                 << "'; --event chooses another\n";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/model/event_selection.h"
+
 namespace tprof {
 
 const char* StreamKindName(StreamKind kind) {
@@ -254,14 +256,9 @@ Result<StreamProfile> HotStreamBuilder::Finish() {
   profile.events = events_;
   int chosen = -1;
   if (!options_.event.empty()) {
-    for (size_t i = 0; i < events_.size(); ++i)
-      if (events_[i].name == options_.event) chosen = static_cast<int>(i);
-    if (chosen < 0) {
-      std::string names;
-      for (const EventDesc& e : events_) names += (names.empty() ? "" : ", ") + e.name;
-      return Error::BadRequest("no event '" + options_.event +
-                               "' in the profile (it has: " + names + ")");
-    }
+    auto selected = SelectEvent(events_, options_.event);
+    if (!selected.ok()) return selected.error();
+    chosen = static_cast<int>(*selected);
   } else {
     for (size_t i = 0; i < per_event_.size(); ++i)
       if (per_event_[i].samples) {

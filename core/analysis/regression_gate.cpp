@@ -8,6 +8,7 @@
 #include <limits>
 #include <regex>
 
+#include "core/model/event_selection.h"
 #include "core/model/event_unit.h"
 
 namespace tprof {
@@ -345,16 +346,13 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
     }
     const EventDiff* event = diff.events.empty() ? nullptr : &diff.events.front();
     if (!t.event.empty()) {
-      event = nullptr;
-      for (const EventDiff& e : diff.events)
-        if (e.name == t.event) event = &e;
+      std::vector<std::string> names;
+      for (const EventDiff& e : diff.events) names.push_back(e.name);
+      auto selected = SelectEvent(names, t.event);
+      if (!selected.ok()) return selected.error().WithContext("threshold '" + t.text + "'");
+      event = &diff.events[*selected];
     }
-    if (!event) {
-      std::string names;
-      for (const EventDiff& e : diff.events) names += (names.empty() ? "" : ", ") + e.name;
-      return Error::BadRequest("threshold '" + t.text + "': no event '" + t.event +
-                               "' in the diff (it has: " + names + ")");
-    }
+    if (!event) return Error::BadRequest("threshold '" + t.text + "': the diff has no events");
     // A clock counts ns: a bare number would read as ns, or be mistaken for percent.
     const bool clock = UnitOfEvent(event->name) == EventUnit::kNanoseconds;
     if (t.unit == Threshold::Unit::kRaw && clock && t.time_unit.empty())

@@ -246,6 +246,11 @@ TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
       {{kTprof, "diff", p, p, "--normalize", "nope"}, 2},
       {{kTprof, "diff", p, p, "--fail-if", "total.nope > +5%"}, 2},
       {{kTprof, "stream", p, "--event", "nope"}, 2},
+      // Outputs that carry every event still refuse a name the profile does not have.
+      {{kTprof, "report", "-i", p, "--event", "nope"}, 2},
+      {{kTprof, "report", "-i", p, "--pprof", dir + "/p.pb", "--event", "nope"}, 2},
+      {{kTprof, "report", "-i", p, "--speedscope", dir + "/p.json", "--event", "nope"}, 2},
+      {{kTprof, "diff", p, p, "--event", "nope"}, 2},
       {{kTprof, "report", "-i", dir + "/missing.tprof"}, 1},
       {{kTprof, "report", "-i", p, "--flamegraph", dir + "/no/such/dir/out.html"}, 1},
       {{kTprof, "diff", dir + "/missing.tprof", p}, 1},
@@ -263,6 +268,14 @@ TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
     EXPECT_NE(r.err.find("tprof " + c.argv[1] + ": "), std::string::npos) << shown << r.err;
     EXPECT_TRUE(r.out.empty()) << shown << "\n" << r.out;
     EXPECT_FALSE(std::filesystem::exists(html)) << shown;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/p.pb")) << shown;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/p.json")) << shown;
+    // One message for a misspelt event, whichever command and output met it.
+    if (shown.find("nope") != std::string::npos && shown.find("--metric") == std::string::npos &&
+        shown.find("--normalize") == std::string::npos) {
+      EXPECT_NE(r.err.find("no event 'nope' (it has: task-clock)"), std::string::npos)
+          << shown << r.err;
+    }
   }
   std::filesystem::remove_all(dir);
 }

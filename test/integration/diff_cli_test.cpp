@@ -716,7 +716,8 @@ TEST(DiffFlameGraphCli, OptionsAndErrors) {
   CommandResult e =
       RunCommand({kTprof, "diff", old_path, new_path, "--flamegraph", html, "--event", "nosuch"});
   EXPECT_EQ(e.exit_code, 2);  // the command line names what the profiles lack: a usage error
-  EXPECT_EQ(e.err.rfind("tprof diff: no event 'nosuch'", 0), 0u) << e.err;
+  EXPECT_EQ(e.err.rfind("tprof diff: " + old_path + ": no event 'nosuch' (it has: ", 0), 0u)
+      << e.err;
   EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
   for (const std::string& f : {old_path, new_path, html}) std::remove(f.c_str());
 }
