@@ -8,6 +8,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+// GCC's noipa keeps it from cloning or specialising the recursive functions; clang has no such
+// attribute and no such pass over functions with external linkage.
+#if defined(__clang__)
+#define KEEP_AS_WRITTEN __attribute__((noinline))
+#else
+#define KEEP_AS_WRITTEN __attribute__((noinline, noipa))
+#endif
+
 enum { kDepth = 12, kDeepDepth = 200 };
 
 static volatile uint64_t g_sink;
@@ -18,7 +26,7 @@ static double CpuSeconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-__attribute__((noinline, noipa)) uint64_t leaf(uint64_t seed) {
+KEEP_AS_WRITTEN uint64_t leaf(uint64_t seed) {
   volatile uint64_t local[4] = {seed, seed + 1, seed + 2, seed + 3};
   uint64_t h = seed;
   for (int i = 0; i < 20000; ++i) h = (h ^ local[i & 3]) * 1099511628211ULL;
@@ -27,30 +35,30 @@ __attribute__((noinline, noipa)) uint64_t leaf(uint64_t seed) {
 
 // The empty asm keeps the result live after the call, so no call is a tail call and no
 // recursion becomes a loop.
-__attribute__((noinline, noipa)) uint64_t rec(int depth, uint64_t x) {
+KEEP_AS_WRITTEN uint64_t rec(int depth, uint64_t x) {
   volatile uint64_t pad[4] = {x, 0, 0, 0};
   uint64_t r = depth == 0 ? leaf(x + pad[0]) : rec(depth - 1, x * 3 + 1);
   __asm__ volatile("" : "+r"(r));
   return r + (uint64_t)depth;
 }
 
-__attribute__((noinline, noipa)) uint64_t pong(int depth, uint64_t x);
+KEEP_AS_WRITTEN uint64_t pong(int depth, uint64_t x);
 
-__attribute__((noinline, noipa)) uint64_t ping(int depth, uint64_t x) {
+KEEP_AS_WRITTEN uint64_t ping(int depth, uint64_t x) {
   volatile uint64_t pad[2] = {x, 1};
   uint64_t r = depth == 0 ? leaf(x + pad[1]) : pong(depth - 1, x + 1);
   __asm__ volatile("" : "+r"(r));
   return r * 2;
 }
 
-__attribute__((noinline, noipa)) uint64_t pong(int depth, uint64_t x) {
+KEEP_AS_WRITTEN uint64_t pong(int depth, uint64_t x) {
   volatile uint64_t pad[6] = {x, 2};
   uint64_t r = depth == 0 ? leaf(x + pad[1]) : ping(depth - 1, x + 2);
   __asm__ volatile("" : "+r"(r));
   return r ^ 5;
 }
 
-__attribute__((noinline, noipa)) uint64_t deep(int depth, uint64_t x) {
+KEEP_AS_WRITTEN uint64_t deep(int depth, uint64_t x) {
   volatile uint64_t pad[8] = {x};
   uint64_t r = depth == 0 ? leaf(x + pad[0]) : deep(depth - 1, x + 7);
   __asm__ volatile("" : "+r"(r));
