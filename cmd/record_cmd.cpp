@@ -85,6 +85,10 @@ class RecordCommand : public Subcommand {
                    "Record branch stacks with a filter: any, any_call, any_ret, ind_call, call, "
                    "cond, call_stack, save_type, u, k, hv (comma-separated)")
         ->excludes(any_branch);
+    auto* off_cpu = app.add_flag(
+        "--off-cpu", off_cpu_,
+        "Also record where the threads wait: every switch off the CPU with its stack, and its "
+        "return, as the 'off-cpu' event (nanoseconds blocked, beside the sampled events)");
     auto* user = app.add_flag("--user-only", user_only_, "Sample user space only");
     app.add_flag("--kernel-only", kernel_only_, "Sample the kernel only")->excludes(user);
     app.add_flag("--keep-stacks", keep_stacks_,
@@ -100,6 +104,7 @@ class RecordCommand : public Subcommand {
     auto* all = app.add_flag("-a,--all-cpus", system_wide_,
                              "Record every CPU (system-wide; with -- ./prog, while it runs)");
     pids->excludes(tids)->excludes(all);
+    all->excludes(off_cpu);  // a CPU's switches are between any threads: not this recording's
     tids->excludes(all);
     app.add_flag("-q,--quiet", quiet_,
                  "No notices (the event fallback, notes) and no summary; warnings and errors "
@@ -208,7 +213,11 @@ class RecordCommand : public Subcommand {
     RecordOptions options;
     options.mmap_pages = mmap_pages_;
     options.duration_seconds = duration_;
+    options.off_cpu = off_cpu_;
     if (duration_ < 0) return Error("--duration must be positive");
+    if (off_cpu_ && !burst_.empty())
+      return Error(
+          "--off-cpu and --burst do not go together: the switches are sampled at period 1");
     SamplingOptions& s = options.sampling;
     if (period_) {
       s.use_frequency = false;
@@ -469,6 +478,7 @@ class RecordCommand : public Subcommand {
   std::string metrics_;
   std::string cpu_;
   std::string burst_;
+  bool off_cpu_ = false;
   bool keep_stacks_ = false;
   std::string frequency_text_;  // -F: a number or "max"; empty: 4000
   uint64_t period_ = 0;

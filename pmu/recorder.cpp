@@ -12,18 +12,26 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 #include <variant>
 
 #include "pmu/build_id.h"
 #include "pmu/host_info.h"
+#include "pmu/off_cpu_tracker.h"
 #include "pmu/poll_sources.h"
 #include "pmu/proc_scanner.h"
 
 namespace tprof {
 namespace {
 
+// A thread's return to the CPU (PERF_RECORD_SWITCH without SWITCH_OUT), for --off-cpu.
+struct SwitchIn {
+  uint32_t tid = 0;
+  uint64_t time = 0;
+};
+
 using AnyRecord =
-    std::variant<Sample, MmapRecord, CommRecord, TaskRecord, LostRecord, ThrottleRecord>;
+    std::variant<Sample, MmapRecord, CommRecord, TaskRecord, LostRecord, ThrottleRecord, SwitchIn>;
 
 struct TimedRecord {
   uint64_t time;
@@ -36,6 +44,12 @@ struct TimedRecord {
 // round N can no longer be preceded by a record still in a buffer (perf's "finished round").
 class TimeOrderedQueue {
  public:
+  // With --off-cpu, the records pass `tracker` in time order, the samples of `switch_event`
+  // opening intervals that the switch-ins close.
+  void TrackOffCpu(OffCpuTracker* tracker, size_t switch_event) {
+    off_cpu_ = tracker;
+    switch_event_ = switch_event;
+  }
   void Push(uint64_t time, AnyRecord record) {
     round_max_ = std::max(round_max_, time);
     pending_.push_back({time, sequence_++, std::move(record)});
@@ -46,7 +60,13 @@ class TimeOrderedQueue {
     previous_round_max_ = round_max_;
     return status;
   }
-  Status FlushAll(ProfileWriter& writer) { return FlushUpTo(writer, UINT64_MAX); }
+  Status FlushAll(ProfileWriter& writer) {
+    TPROF_RETURN_IF_ERROR(FlushUpTo(writer, UINT64_MAX));
+    if (!off_cpu_) return Status::Ok();
+    for (const Sample& still_off : off_cpu_->Finish(last_time_))
+      TPROF_RETURN_IF_ERROR(writer.Write(still_off));
+    return Status::Ok();
+  }
 
  private:
   Status FlushUpTo(ProfileWriter& writer, uint64_t limit) {
@@ -55,15 +75,34 @@ class TimeOrderedQueue {
     size_t n = 0;
     while (n < pending_.size() && pending_[n].time <= limit) ++n;
     for (size_t i = 0; i < n; ++i) {
+      last_time_ = std::max(last_time_, pending_[i].time);
       Status status =
-          std::visit([&](const auto& r) { return writer.Write(r); }, pending_[i].record);
+          std::visit([&](const auto& r) { return Write(writer, r); }, pending_[i].record);
       if (!status.ok()) return status;
     }
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
     return Status::Ok();
   }
 
+  template <typename Record>
+  Status Write(ProfileWriter& writer, const Record& record) {
+    if constexpr (std::is_same_v<Record, Sample>) {
+      if (off_cpu_ && record.event == switch_event_) off_cpu_->SwitchedOut(record);
+    } else if constexpr (std::is_same_v<Record, TaskRecord>) {
+      if (off_cpu_ && record.is_exit) off_cpu_->Exited(record.tid);
+    }
+    return writer.Write(record);
+  }
+  Status Write(ProfileWriter& writer, const SwitchIn& in) {
+    if (!off_cpu_) return Status::Ok();
+    std::optional<Sample> interval = off_cpu_->SwitchedIn(in.tid, in.time);
+    return interval ? writer.Write(*interval) : Status::Ok();
+  }
+
   std::vector<TimedRecord> pending_;
+  OffCpuTracker* off_cpu_ = nullptr;
+  size_t switch_event_ = 0;
+  uint64_t last_time_ = 0;
   uint64_t sequence_ = 0;
   uint64_t round_max_ = 0;
   uint64_t previous_round_max_ = 0;
@@ -140,8 +179,20 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
   }
 
   // Some kernels refuse parts of the plan; each retry drops one optional feature and says so.
+  std::vector<EventGroup> groups = options_.groups;
+  if (options_.off_cpu) {
+    // Every switch out, with the stack it happened in; the switches back in come as records.
+    EventGroup switches;
+    switches.events.push_back(ParseEventSpec("context-switches").value());
+    switches.events.back().period = 1;
+    groups.push_back(std::move(switches));
+  }
   for (int attempt = 0;; ++attempt) {
-    planned_ = PlanEvents(options_.groups, sampling);
+    planned_ = PlanEvents(groups, sampling);
+    if (options_.off_cpu) {
+      switch_event_ = planned_.size() - 1;
+      planned_.back().attr.context_switch = 1;
+    }
     open_.clear();
     event_by_id_.clear();
     rings_.clear();
@@ -194,6 +245,8 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
     layouts_.push_back(LayoutOf(p.attr));
     descs.push_back(p.desc);
   }
+  if (switch_event_) descs.push_back(OffCpuEventDesc(descs[*switch_event_]));
+  event_count_ = descs.size();
   return descs;
 }
 
@@ -247,7 +300,7 @@ uint64_t OwnCpuNs() {
 Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
   using Kind = RecordTarget::Kind;
   RecordStats stats;
-  stats.samples_per_event.assign(planned_.size(), 0);
+  stats.samples_per_event.assign(event_count_, 0);
   SignalWatch signals;
   const uint64_t start = MonotonicNowNs();
   const uint64_t cpu_start = OwnCpuNs();
@@ -262,6 +315,11 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
   if (workload) TPROF_RETURN_IF_ERROR(workload->Start());
 
   TimeOrderedQueue queue;
+  std::optional<OffCpuTracker> off_cpu;
+  if (switch_event_) {
+    off_cpu.emplace(static_cast<uint32_t>(planned_.size()));
+    queue.TrackOffCpu(&*off_cpu, *switch_event_);
+  }
   BuildIdCache build_ids;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> throttled_since;
   ParsedPerfSample parsed;
@@ -291,6 +349,17 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
       }
       ++stats.samples_per_event[event];
       queue.Push(parsed.sample.time, parsed.sample);
+      return;
+    }
+    if (header.type == PERF_RECORD_SWITCH) {
+      if (header.misc & PERF_RECORD_MISC_SWITCH_OUT) return;  // the switch-out sample has it
+      PerfSampleId id;
+      Status s = ParseTrailingSampleId(body, size, 0, layouts_[0], &id);
+      if (!s.ok()) {
+        parse_status = s;
+        return;
+      }
+      queue.Push(id.time, SwitchIn{id.tid, id.time});
       return;
     }
     Status s = ParsePerfNonSample(header.type, header.misc, body, size, layouts_[0], &other);
@@ -450,6 +519,10 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
   for (const auto& [key, since] : throttled_since)
     if (end > since) stats.throttled_ns += end - since;
   stats.counter_instances = open_.size();
+  if (off_cpu) {
+    stats.off_cpu_intervals = off_cpu->intervals();
+    stats.samples_per_event.back() = off_cpu->intervals();
+  }
   if (!failure.ok()) return failure.error();
   return stats;
 }

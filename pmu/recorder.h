@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct RecordOptions {
   size_t mmap_pages = 128;                  // data pages per CPU buffer (512 KiB with 4 KiB pages)
   double duration_seconds = 0;              // 0: until the target ends or Ctrl-C
   uint64_t flush_interval_ns = 1000000000;  // a killed recording loses at most about this much
+  // --off-cpu: also sample every switch out of the CPU (context-switches at period 1, with the
+  // call graph asked for) and record switches back in, for the "off-cpu" event.
+  bool off_cpu = false;
 };
 
 struct RecordStats {
@@ -52,7 +56,8 @@ struct RecordStats {
   // The recorder's own CPU time while recording (draining buffers, encoding, writing), without
   // the symbol step after it: the user-space cost of the samples.
   uint64_t recorder_cpu_ns = 0;
-  int wait_status = 0;  // of a launched workload
+  uint64_t off_cpu_intervals = 0;  // --off-cpu: blocked intervals with a start and an end
+  int wait_status = 0;             // of a launched workload
   bool interrupted = false;
   bool duration_reached = false;
 };
@@ -94,6 +99,9 @@ class Recorder {
   std::vector<int> ring_fds_;                       // the fd each ring belongs to, per CPU
   std::map<uint64_t, size_t> event_by_id_;
   std::vector<PerfRecordLayout> layouts_;  // per event
+  // --off-cpu: the planned context-switches event, and the synthetic event after the planned ones.
+  std::optional<size_t> switch_event_;
+  size_t event_count_ = 0;  // the profile's events: the planned ones, and off-cpu
   std::vector<std::string> notes_;
   std::string burst_mode_;
 };

@@ -10,6 +10,7 @@
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
 #include "core/base/version.h"
+#include "core/model/event_unit.h"
 #include "report/protobuf_writer.h"
 
 namespace tprof {
@@ -88,8 +89,7 @@ size_t MainMapping(const Metadata& metadata, const StackProfile& profile) {
 }  // namespace
 
 std::string PeriodUnit(const EventDesc& event) {
-  std::string base = event.name.substr(0, event.name.find(':'));
-  return base == "cpu-clock" || base == "task-clock" ? "nanoseconds" : "count";
+  return UnitOfEvent(event.name) == EventUnit::kNanoseconds ? "nanoseconds" : "count";
 }
 
 std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {

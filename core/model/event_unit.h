@@ -9,10 +9,17 @@ namespace tprof {
 
 enum class EventUnit { kCount, kNanoseconds };
 
-// "cpu-clock", "task-clock" and their modified forms ("cpu-clock:u") count nanoseconds.
+// tprof record --off-cpu's synthetic event: the time threads spent off the CPU, one sample per
+// blocked interval, its period the interval's nanoseconds. A software event tprof derives from
+// context switches (never opened: its config is outside the kernel's software event numbers).
+inline constexpr uint64_t kOffCpuEventConfig = 0x7470726f66000001;  // "tprof", 1
+
+// "cpu-clock", "task-clock", "off-cpu" and their modified forms ("cpu-clock:u") count
+// nanoseconds.
 inline EventUnit UnitOfEvent(std::string_view event_name) {
   const std::string_view base = event_name.substr(0, event_name.find(':'));
-  return base == "cpu-clock" || base == "task-clock" ? EventUnit::kNanoseconds : EventUnit::kCount;
+  return base == "cpu-clock" || base == "task-clock" || base == "off-cpu" ? EventUnit::kNanoseconds
+                                                                          : EventUnit::kCount;
 }
 
 }  // namespace tprof

@@ -1,0 +1,129 @@
+// tprof record --off-cpu against the truth of a workload whose functions wait for designed
+// times: nanosleep sleeps at least the time asked for, so each waiting function's off-CPU time
+// is its rounds x nap plus the wake-up latencies, and a pure compute function waits only when
+// it is preempted. On-CPU and off-CPU time of a one-thread program add up to its wall time.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "test/support/run_command.h"
+
+namespace tprof {
+namespace {
+
+using testing::RunCommand;
+const std::string kTprof = TPROF_BINARY;
+const std::string kWorkload = OFF_CPU_BINARY;
+
+// Folded stacks (root first, count last) summed by the first of `functions` each stack
+// passes through.
+std::map<std::string, double> SumByFunction(const std::string& folded,
+                                            const std::vector<std::string>& functions) {
+  std::map<std::string, double> sums;
+  std::istringstream lines(folded);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    const std::string stack = ";" + line.substr(0, space) + ";";
+    const double count = std::stod(line.substr(space + 1));
+    sums["(all)"] += count;
+    for (const std::string& f : functions)
+      if (stack.find(";" + f + ";") != std::string::npos) {
+        sums[f] += count;
+        break;
+      }
+  }
+  return sums;
+}
+
+class OffCpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/tprof_off_cpu_" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(OffCpuTest, EachFunctionWaitsItsDesignedTime) {
+  const std::string profile = dir_ + "/w.tprof";
+  // wait_long: 10 x 30 ms, wait_short: 10 x 10 ms, spin: about 0.1 s of computing.
+  auto recorded =
+      RunCommand({kTprof, "record", "--off-cpu", "--call-graph", "dwarf", "-e", "task-clock", "-o",
+                  profile, "--", kWorkload, "30", "10", "10", "100000000"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find(" off-cpu"), std::string::npos) << recorded.err;
+  auto folded = RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "off-cpu"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  auto ms = SumByFunction(folded.out, {"wait_long", "wait_short", "spin"});
+  for (auto& [name, ns] : ms) ns /= 1e6;
+  // At least the designed sleep; at most that plus 10 ms of wake-up latency per nap.
+  EXPECT_GE(ms["wait_long"], 300.0) << folded.out;
+  EXPECT_LE(ms["wait_long"], 400.0) << folded.out;
+  EXPECT_GE(ms["wait_short"], 100.0) << folded.out;
+  EXPECT_LE(ms["wait_short"], 200.0) << folded.out;
+  // The waits are in the sleep, not anywhere else on the way.
+  std::istringstream lines(folded.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find(";wait_long;") == std::string::npos) continue;
+    if (line.find("do_nanosleep") != std::string::npos) continue;
+    EXPECT_NE(line.find("irqentry_exit"), std::string::npos)
+        << "a wait_long interval off the CPU neither asleep nor preempted: " << line;
+  }
+  // spin never sleeps: at most a preemption now and then.
+  EXPECT_LT(ms["spin"], 0.5 * ms["wait_short"]) << folded.out;
+  // On the CPU, the waiting functions hardly appear.
+  auto on_cpu = RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "task-clock"});
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.err;
+  auto on_ms = SumByFunction(on_cpu.out, {"wait_long", "wait_short", "spin"});
+  EXPECT_GT(on_ms["spin"], 10 * (on_ms["wait_long"] + on_ms["wait_short"])) << on_cpu.out;
+}
+
+TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
+  const std::string profile = dir_ + "/w.tprof";
+  auto recorded = RunCommand({kTprof, "record", "-q", "--off-cpu", "-e", "task-clock", "-o",
+                              profile, "--", kWorkload, "20", "5", "10", "200000000"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  auto table = RunCommand({kTprof, "report", "-i", profile, "--limit", "1"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  auto total_of = [&](const std::string& event) {
+    const std::string key = "# event: " + event + ", ";
+    const size_t at = table.out.find(key);
+    if (at == std::string::npos) return -1.0;
+    const size_t period = table.out.find("total period ", at);
+    return std::stod(table.out.substr(period + 13));
+  };
+  const size_t at = table.out.find("# duration: ");
+  ASSERT_NE(at, std::string::npos) << table.out;
+  const double wall_ns = std::stod(table.out.substr(at + 12)) * 1e9;
+  const double on_ns = total_of("task-clock"), off_ns = total_of("off-cpu");
+  ASSERT_GT(on_ns, 0) << table.out;
+  ASSERT_GT(off_ns, 250e6) << table.out;  // 10 x (20 + 5) ms asleep at least
+  // One thread: every moment of it is on the CPU or off it. The clock's samples are 250 us
+  // apart, and the recording's ends differ from the thread's by the exec and the exit.
+  EXPECT_NEAR(on_ns + off_ns, wall_ns, 0.1 * wall_ns + 20e6) << table.out;
+}
+
+TEST_F(OffCpuTest, WhatCannotBeRecordedIsAUsageError) {
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{kTprof, "record", "--off-cpu", "-a", "-o", dir_ + "/x.tprof", "--",
+                                 "true"},
+        std::vector<std::string>{kTprof, "record", "--off-cpu", "--burst", "1000000,50000", "-o",
+                                 dir_ + "/x.tprof", "--", "true"}}) {
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--off-cpu"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_ + "/x.tprof"));
+  }
+}
+
+}  // namespace
+}  // namespace tprof
