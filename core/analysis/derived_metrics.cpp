@@ -18,6 +18,9 @@ const std::vector<MetricFormula>& GenericMetricFormulas() {
       {"cache-MPKI", "1000 * cache\\-misses / instructions", "MPKI", {}},
       {"L1D-MPKI", "1000 * L1\\-dcache\\-load\\-misses / instructions", "MPKI", {}},
       {"LLC-MPKI", "1000 * LLC\\-load\\-misses / instructions", "MPKI", {}},
+      // tprof record --off-cpu: the share of a function's wall time spent waiting.
+      {"off-CPU%", "100 * off\\-cpu / (task\\-clock + off\\-cpu)", "%", {}},
+      {"off-CPU%", "100 * off\\-cpu / (cpu\\-clock + off\\-cpu)", "%", {}},
   };
   return kFormulas;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -83,8 +84,26 @@ TEST_F(OffCpuTest, EachFunctionWaitsItsDesignedTime) {
   // On the CPU, the waiting functions hardly appear.
   auto on_cpu = RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "task-clock"});
   ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.err;
-  auto on_ms = SumByFunction(on_cpu.out, {"wait_long", "wait_short", "spin"});
-  EXPECT_GT(on_ms["spin"], 10 * (on_ms["wait_long"] + on_ms["wait_short"])) << on_cpu.out;
+  auto on_ns = SumByFunction(on_cpu.out, {"wait_long", "wait_short", "spin"});
+  EXPECT_GT(on_ns["spin"], 10 * (on_ns["wait_long"] + on_ns["wait_short"])) << on_cpu.out;
+  // The table's off-CPU% per function (its total: the waits are in libc below it): the waiting
+  // functions are almost all wait, spin almost none, each from the sums above.
+  auto table = RunCommand({kTprof, "report", "-i", profile, "--children", "--json"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const auto json = nlohmann::json::parse(table.out);
+  ASSERT_EQ(json["metrics"].size(), 1u) << json["metrics"].dump();
+  EXPECT_EQ(json["metrics"][0]["name"], "off-CPU%");
+  std::map<std::string, double> off_share;
+  for (const auto& row : json["rows"])
+    if (!row["metrics"].empty() && !row["metrics"][0]["value"].is_null())
+      off_share[row["keys"]["sym"].get<std::string>()] = row["metrics"][0]["value"].get<double>();
+  for (const char* waiting : {"wait_long", "wait_short"}) {
+    ASSERT_TRUE(off_share.count(waiting)) << table.out;
+    EXPECT_GT(off_share[waiting], 90.0) << waiting;
+  }
+  ASSERT_TRUE(off_share.count("spin")) << table.out;
+  const double spin_expected = 100 * ms["spin"] / (ms["spin"] + on_ns["spin"] / 1e6);
+  EXPECT_NEAR(off_share["spin"], spin_expected, 1.0);
 }
 
 TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
