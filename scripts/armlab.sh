@@ -106,6 +106,9 @@ build_all() {
   $triplet-g++ -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -static \
     -o "$bin/metric_oracle" "$root/test/workloads/metric_oracle.cpp" ||
     die "cannot build metric_oracle"
+  # Functions that wait designed times, for --off-cpu (test/workloads).
+  $cc -fno-omit-frame-pointer -o "$bin/off_cpu" "$root/test/workloads/off_cpu.c" ||
+    die "cannot build off_cpu"
   cp "$build/tprof" "$bin/tprof"
 }
 

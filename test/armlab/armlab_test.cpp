@@ -471,6 +471,38 @@ TEST(ArmLabN1, FaultsPerKiloInstructionFollowsTheDesignPerFunction) {
   EXPECT_GT(measured["faults_heavy"], 3 * measured["faults_light"]);
 }
 
+// --off-cpu on arm64: each waiting function's off-CPU time is at least its designed sleep (the
+// guest's clock drives both the sleeps and the timestamps) and at most that plus 10 ms of
+// wake-up latency per nap; the switches are sampled beside cycles, a PMU event.
+TEST(ArmLabN1, OffCpuTimeFollowsTheDesignedWaits) {
+  Check recorded = Ran("n1", "off_cpu");
+  ASSERT_EQ(recorded.status, 0) << recorded.Describe();
+  EXPECT_NE(recorded.err.find(" off-cpu"), std::string::npos) << recorded.Describe();
+  Check folded = Ran("n1", "off_cpu_folded");
+  ASSERT_EQ(folded.status, 0) << folded.Describe();
+  std::map<std::string, double> ms;
+  std::istringstream lines(folded.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    const std::string stack = ";" + line.substr(0, space) + ";";
+    for (const char* f : {"wait_long", "wait_short", "spin"})
+      if (stack.find(std::string(";") + f + ";") != std::string::npos) {
+        ms[f] += std::stod(line.substr(space + 1)) / 1e6;
+        break;
+      }
+  }
+  Print("n1 off-CPU ms: wait_long " + std::to_string(ms["wait_long"]) + " (designed 300), " +
+        "wait_short " + std::to_string(ms["wait_short"]) + " (designed 100), spin " +
+        std::to_string(ms["spin"]));
+  EXPECT_GE(ms["wait_long"], 300.0) << folded.out;
+  EXPECT_LE(ms["wait_long"], 400.0) << folded.out;
+  EXPECT_GE(ms["wait_short"], 100.0) << folded.out;
+  EXPECT_LE(ms["wait_short"], 200.0) << folded.out;
+  EXPECT_LT(ms["spin"], 50.0) << folded.out;
+}
+
 // Linux 6.1 has no hf_sample_period: --burst falls back to sampling every SHORT events, which
 // the kernel throttles here; windows across a throttle must not be credited (the lab found
 // IPC 0.95 and 0.62 where every instruction takes two cycles).

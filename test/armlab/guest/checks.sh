@@ -109,6 +109,10 @@ case $job in
       -o p.tprof -- /lab/bin/metric_oracle 2 300 truth.json
     check faults_per_ki_report tprof report -i ../faults_per_ki/p.tprof --json --no-inline \
       --sort sym --metric 'faults_per_ki = page-faults / instructions * 1000'
+    # Off-CPU time: wait_long sleeps 10 x 30 ms, wait_short 10 x 10 ms, beside cycles.
+    check off_cpu tprof record --off-cpu --call-graph dwarf -e cycles:u -c $period -o p.tprof \
+      -- /lab/bin/off_cpu 30 10 10 1000000
+    check off_cpu_folded tprof report -i ../off_cpu/p.tprof --folded --event off-cpu
     check metrics_ipc_report tprof report -i ../metrics_ipc/p.tprof --json
     check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
     check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json
