@@ -56,6 +56,9 @@ class OpenedProfile {
 
   // The input; the first read that unwinds stack copies prints its statistics on stderr.
   ProfileSource& source() { return *reporting_; }
+  // The input as recorded, kernel samples not credited: for views that read the kernel's
+  // frames (why a thread was off the CPU).
+  ProfileSource& recorded_source() { return *source_; }
   // Embedded symbols when the profile has them, else the live symbolizer.
   FrameResolver& resolver();
   // The live symbolizer (through --binary/--symfs when given), for disassembly and such.

@@ -12,6 +12,7 @@
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"
 #include "core/analysis/frame_ratio.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/short_stack_census.h"
 #include "core/model/event_selection.h"
@@ -236,7 +237,7 @@ class ReportCommand : public Subcommand {
     return s.str();
   }
 
-  int RunTable(ProfileSource& source, FrameResolver& resolver) {
+  int RunTable(ProfileSource& source, ProfileSource& recorded_source, FrameResolver& resolver) {
     auto sort = ParseSortKeys(sort_);
     if (!sort.ok()) return Usage(sort.error().message());
     auto filter = BuildFilter();
@@ -274,6 +275,14 @@ class ReportCommand : public Subcommand {
       return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
     WarnIfAny(*summary);
     ReportTable table = (*builder)->Finish();
+    // Why threads were off the CPU is in the kernel frames that the table credits away: read
+    // from the input as recorded.
+    std::optional<OffCpuReasons> off_cpu;
+    if (const int event = OffCpuEventIndex(source.events()); event >= 0) {
+      off_cpu.emplace(resolver, static_cast<size_t>(event));
+      auto read = recorded_source.ReadRecords(*off_cpu);
+      if (!read.ok()) return ReportError(name(), read.error().WithContext(input_));
+    }
     auto recorded =
         MatchRecordedMetricTable(table.events, source.metadata().cpu, BuiltinMetricTables());
     auto user_metrics = UserMetrics(table.events);
@@ -299,6 +308,7 @@ class ReportCommand : public Subcommand {
     view.unwinding = summary->unwinding;
     view.kernel_credit = summary->kernel_credit;
     view.kernel_rows = kernel_rows_;
+    if (off_cpu) view.off_cpu = &*off_cpu;
     if (json_)
       RenderReportJson(view, std::cout);
     else if (csv_)
@@ -361,7 +371,7 @@ class ReportCommand : public Subcommand {
       };
       return RunReportExports(exports_, input_, opened.source(), opened.resolver(), open_module);
     }
-    return RunTable(opened.source(), opened.resolver());
+    return RunTable(opened.source(), opened.recorded_source(), opened.resolver());
   }
 
  private:

@@ -67,6 +67,16 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   } else {
     j["kernel_work"] = {{"shown_as", "kernel functions"}};
   }
+  if (view.off_cpu) {
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const OffCpuShare& share : view.off_cpu->Shares())
+      reasons.push_back({{"reason", OffCpuReasonName(share.reason)},
+                         {"ns", share.ns},
+                         {"intervals", share.intervals}});
+    j["off_cpu"] = {{"ns", view.off_cpu->total_ns()},
+                    {"intervals", view.off_cpu->intervals()},
+                    {"reasons", reasons}};
+  }
   nlohmann::json events = nlohmann::json::array();
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& d = table.events[e];

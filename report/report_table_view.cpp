@@ -10,6 +10,21 @@ double Percent(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
+std::string OffCpuLine(const ReportTableView& view) {
+  if (!view.off_cpu) return "";
+  const OffCpuReasons& off = *view.off_cpu;
+  std::string line =
+      Printf("off-cpu: %.3f ms in %llu intervals", static_cast<double>(off.total_ns()) / 1e6,
+             static_cast<unsigned long long>(off.intervals()));
+  const char* separator = ": ";
+  for (const OffCpuShare& share : off.Shares()) {
+    line += Printf("%s%s %.3f ms (%.1f%%)", separator, OffCpuReasonName(share.reason),
+                   static_cast<double>(share.ns) / 1e6, Percent(share.ns, off.total_ns()));
+    separator = ", ";
+  }
+  return line;
+}
+
 std::string KernelWorkLine(const ReportTableView& view) {
   if (view.kernel_rows)
     return "kernel work: kernel functions are rows of their own (--kernel-rows)";

@@ -10,6 +10,7 @@
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/report_table.h"
 #include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
@@ -36,7 +37,13 @@ struct ReportTableView {
   // kernel (set: how many), or as kernel rows (nullopt; kernel_rows: the user asked for them).
   std::optional<KernelCreditStatistics> kernel_credit;
   bool kernel_rows = false;
+  // tprof record --off-cpu: why the threads were off the CPU; null when the profile has no
+  // off-cpu event.
+  const OffCpuReasons* off_cpu = nullptr;
 };
+
+// One line on the off-CPU time and its reasons; empty without an off-cpu event.
+std::string OffCpuLine(const ReportTableView& view);
 
 // One line on how kernel samples are shown; empty when the profile has none and nothing was asked.
 std::string KernelWorkLine(const ReportTableView& view);

@@ -153,6 +153,8 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
   if (!view.stack_hint.empty()) out << "# note: " << view.stack_hint << '\n';
   if (const std::string kernel = KernelWorkLine(view); !kernel.empty())
     out << "# " << kernel << '\n';
+  if (const std::string off_cpu = OffCpuLine(view); !off_cpu.empty())
+    out << "# " << off_cpu << '\n';
   WriteUnwinding(view, out);
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];

@@ -385,7 +385,7 @@ try {
     const e = run([tprof, 'report', '-i', throttle, '--flamegraph', path.join(work, 'z.html'),
       '--event', 'nosuch']);
     assert.equal(e.status, 2);
-    assert.match(e.stderr, /no event 'nosuch' \(the profile has: cycles, instructions\)/);
+    assert.match(e.stderr, /: no event 'nosuch' \(it has: cycles, instructions\)/);
   });
 
   await check('--event picks the event that sizes the frames', async () => {

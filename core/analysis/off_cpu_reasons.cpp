@@ -1,0 +1,97 @@
+#include "core/analysis/off_cpu_reasons.h"
+
+#include <algorithm>
+#include <array>
+
+#include "core/model/event_unit.h"
+
+namespace tprof {
+
+const char* OffCpuReasonName(OffCpuReason reason) {
+  switch (reason) {
+    case OffCpuReason::kPreempted:
+      return "preempted";
+    case OffCpuReason::kLock:
+      return "lock";
+    case OffCpuReason::kIoWait:
+      return "I/O wait";
+    case OffCpuReason::kDiskIo:
+      return "disk";
+    case OffCpuReason::kChild:
+      return "child";
+    case OffCpuReason::kSleep:
+      return "sleep";
+    case OffCpuReason::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+OffCpuReason ReasonOfKernelFrames(const std::vector<std::string_view>& functions) {
+  struct Rule {
+    OffCpuReason reason;
+    std::array<std::string_view, 9> marks;
+  };
+  // In this order: a thread preempted inside a system call was runnable, whatever the call; a
+  // wait with a timeout (poll, a futex) is the wait, not the timer.
+  static constexpr Rule kRules[] = {
+      {OffCpuReason::kPreempted,
+       {"irqentry_exit", "preempt_schedule", "_cond_resched", "el0_interrupt", "el1_interrupt",
+        "exit_to_user_mode", "el0_irq", "el1_irq", "sched_yield"}},
+      {OffCpuReason::kLock, {"futex"}},
+      {OffCpuReason::kIoWait,
+       {"pipe_read", "pipe_write", "do_sys_poll", "do_select", "ep_poll", "sk_wait", "unix_stream",
+        "n_tty_read", "wait_woken"}},
+      {OffCpuReason::kDiskIo, {"io_schedule", "folio_wait", "wait_on_page", "bit_wait_io", "blk_"}},
+      {OffCpuReason::kChild, {"do_wait", "kernel_wait"}},
+      {OffCpuReason::kSleep, {"nanosleep", "schedule_hrtimeout", "schedule_timeout", "msleep"}},
+  };
+  for (const Rule& rule : kRules)
+    for (std::string_view function : functions)
+      for (std::string_view mark : rule.marks)
+        if (!mark.empty() && function.find(mark) != std::string_view::npos) return rule.reason;
+  return OffCpuReason::kOther;
+}
+
+const std::string& OffCpuReasons::FunctionAt(uint32_t pid, uint64_t address) {
+  auto [it, inserted] = function_by_address_.try_emplace(address);
+  if (inserted)
+    it->second = resolver_.ResolveInProcess(pid, space().Find(pid, address), address).function;
+  return it->second;
+}
+
+void OffCpuReasons::OnSample(const Sample& sample) {
+  if (sample.event != off_cpu_event_) return;
+  std::vector<std::string_view> kernel;
+  ForEachFrameAddress(sample, [&](uint64_t address, bool in_kernel) {
+    if (!in_kernel) return false;  // the kernel part comes first, innermost first
+    kernel.push_back(FunctionAt(sample.pid, address));
+    return true;
+  });
+  OffCpuShare& share = by_reason_[static_cast<size_t>(ReasonOfKernelFrames(kernel))];
+  share.ns += sample.period;
+  ++share.intervals;
+  total_ns_ += sample.period;
+  ++intervals_;
+}
+
+std::vector<OffCpuShare> OffCpuReasons::Shares() const {
+  std::vector<OffCpuShare> shares;
+  for (size_t r = 0; r < kOffCpuReasons; ++r) {
+    if (!by_reason_[r].intervals) continue;
+    shares.push_back(by_reason_[r]);
+    shares.back().reason = static_cast<OffCpuReason>(r);
+  }
+  std::stable_sort(shares.begin(), shares.end(),
+                   [](const OffCpuShare& a, const OffCpuShare& b) { return a.ns > b.ns; });
+  return shares;
+}
+
+int OffCpuEventIndex(const std::vector<EventDesc>& events) {
+  for (size_t e = 0; e < events.size(); ++e)
+    if (events[e].config == kOffCpuEventConfig && events[e].name == "off-cpu")
+      return static_cast<int>(e);
+  return -1;
+}
+
+}  // namespace tprof
