@@ -126,7 +126,7 @@ Recorder::~Recorder() = default;
 
 Status Recorder::OpenOn(pid_t pid, size_t cpu_index) {
   const int cpu = cpus_[cpu_index];
-  std::vector<int> leader_fd(options_.groups.size(), -1);
+  std::vector<int> leader_fd(groups_.size(), -1);
   for (size_t e = 0; e < planned_.size(); ++e) {
     PlannedEvent& p = planned_[e];
     int group_fd = p.leader ? -1 : leader_fd[p.group];
@@ -179,16 +179,16 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
   }
 
   // Some kernels refuse parts of the plan; each retry drops one optional feature and says so.
-  std::vector<EventGroup> groups = options_.groups;
+  groups_ = options_.groups;
   if (options_.off_cpu) {
     // Every switch out, with the stack it happened in; the switches back in come as records.
     EventGroup switches;
     switches.events.push_back(ParseEventSpec("context-switches").value());
     switches.events.back().period = 1;
-    groups.push_back(std::move(switches));
+    groups_.push_back(std::move(switches));
   }
   for (int attempt = 0;; ++attempt) {
-    planned_ = PlanEvents(groups, sampling);
+    planned_ = PlanEvents(groups_, sampling);
     if (options_.off_cpu) {
       switch_event_ = planned_.size() - 1;
       planned_.back().attr.context_switch = 1;

@@ -92,6 +92,7 @@ class Recorder {
   Status WriteSnapshots(ProfileWriter& writer);
 
   RecordOptions options_;
+  std::vector<EventGroup> groups_;  // options_.groups, and --off-cpu's switches
   std::vector<PlannedEvent> planned_;
   std::vector<int> cpus_;
   std::vector<OpenEvent> open_;
