@@ -1,4 +1,5 @@
 // tprof report: the functions of a profile by self share.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -345,7 +346,38 @@ class ReportCommand : public Subcommand {
   }
   // --- end of report table options ---
 
+  // Outputs that cannot go together: each view writes alone (a flame graph page; the exports;
+  // the table or --callers/--callees, which --json and --csv format), so a second one would be
+  // silently dropped.
+  std::optional<std::string> OutputConflict() const {
+    std::vector<std::string> asked;
+    if (!flamegraph_.empty()) asked.push_back("--flamegraph");
+    if (exports_.folded) asked.push_back("--folded");
+    if (!exports_.annotate.empty()) asked.push_back("--annotate");
+    if (!exports_.pprof_path.empty()) asked.push_back("--pprof");
+    if (!exports_.speedscope_path.empty()) asked.push_back("--speedscope");
+    if (!callers_.empty()) asked.push_back("--callers");
+    if (!callees_.empty()) asked.push_back("--callees");
+    if (json_) asked.push_back("--json");
+    if (csv_) asked.push_back("--csv");
+    auto has = [&](const char* option) {
+      return std::find(asked.begin(), asked.end(), option) != asked.end();
+    };
+    auto conflict = [&](const std::string& a, const std::string& b) {
+      return a + " and " + b + " are two outputs: run one, then the other";
+    };
+    if (!flamegraph_.empty() && asked.size() > 1) return conflict("--flamegraph", asked[1]);
+    // The exports go together in one pass (folded stacks, pprof, speedscope); annotate prints
+    // its own listing; the table and --callers/--callees are another view.
+    if (exports_.folded && !exports_.annotate.empty()) return conflict("--folded", "--annotate");
+    if (exports_.requested())
+      for (const char* view : {"--callers", "--callees", "--json", "--csv"})
+        if (has(view)) return conflict(asked.front(), view);
+    return std::nullopt;
+  }
+
   int Run() override {
+    if (auto conflict = OutputConflict()) return Usage(*conflict);
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
     open_options.verbose = verbose_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel

@@ -280,6 +280,51 @@ TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
   std::filesystem::remove_all(dir);
 }
 
+// Outputs that exclude each other are a usage error, not a silent choice: `--flamegraph x
+// --json` wrote the page and dropped the JSON, `--folded --json` printed folded stacks.
+TEST(CliTest, OutputsThatExcludeEachOtherAreAUsageError) {
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_outputs_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string p = dir + "/p.tprof", html = dir + "/out.html", pb = dir + "/out.pb";
+  auto recorded =
+      RunCommand({kTprof, "record", "-q", "-g", "-e", "task-clock", "-o", p, "--", "/bin/sh", "-c",
+                  "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const std::vector<std::vector<std::string>> conflicts = {
+      {"--flamegraph", html, "--json"},
+      {"--flamegraph", html, "--folded"},
+      {"--flamegraph", html, "--pprof", pb},
+      {"--folded", "--json"},
+      {"--folded", "--csv"},
+      {"--pprof", pb, "--json"},
+      {"--annotate", "main", "--json"},
+      {"--folded", "--annotate", "main"},
+      {"--callers", "main", "--folded"},
+      {"--speedscope", dir + "/s.json", "--callees", "main"},
+  };
+  for (const auto& options : conflicts) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", p};
+    argv.insert(argv.end(), options.begin(), options.end());
+    std::string shown;
+    for (const std::string& o : options) shown += o + " ";
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << shown << r.err;
+    EXPECT_NE(r.err.find("are two outputs"), std::string::npos) << shown << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << shown << r.err;
+    EXPECT_TRUE(r.out.empty()) << shown;
+    EXPECT_FALSE(std::filesystem::exists(html)) << shown;
+    EXPECT_FALSE(std::filesystem::exists(pb)) << shown;
+  }
+  // What goes together still does: the exports share one pass.
+  auto both = RunCommand({kTprof, "report", "-i", p, "--folded", "--pprof", pb});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_FALSE(both.out.empty());
+  EXPECT_TRUE(std::filesystem::exists(pb));
+  auto callers = RunCommand({kTprof, "report", "-i", p, "--callers", "main", "--json"});
+  EXPECT_EQ(callers.exit_code, 0) << callers.err;
+  std::filesystem::remove_all(dir);
+}
+
 // A perf user's habits: what perf spells the same works, what tprof does otherwise is named.
 TEST(CliTest, PerfHabitsWorkOrSayWhatToUseInstead) {
   const std::string dir = ::testing::TempDir() + "/tprof_cli_habits_" + std::to_string(::getpid());
