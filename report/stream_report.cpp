@@ -119,6 +119,28 @@ void RenderPair(const StreamProfile& o, const StreamProfile& n, const StreamPair
 
 }  // namespace
 
+std::string FormatEntry(const StreamEntry& entry) {
+  std::string out = entry.function;
+  if (!entry.file.empty()) {
+    size_t slash = entry.file.rfind('/');
+    out += ' ';
+    out += slash == std::string::npos ? entry.file : entry.file.substr(slash + 1);
+    out += ':' + std::to_string(entry.line);
+    if (entry.end_line && entry.end_line != entry.line) out += '-' + std::to_string(entry.end_line);
+  }
+  if (!entry.line && (entry.offset || entry.end_offset)) {
+    char buf[48];
+    if (entry.end_offset)
+      std::snprintf(buf, sizeof buf, " @0x%llx-0x%llx",
+                    static_cast<unsigned long long>(entry.offset),
+                    static_cast<unsigned long long>(entry.end_offset));
+    else
+      std::snprintf(buf, sizeof buf, " @0x%llx", static_cast<unsigned long long>(entry.offset));
+    out += buf;
+  }
+  return out;
+}
+
 void RenderStreams(const StreamProfile& p, const StreamReportOptions& options, std::ostream& out) {
   if (options.blocks) {
     out << "# Hot basic blocks: " << Header(p, "blocks") << ", "

@@ -15,6 +15,10 @@ struct StreamReportOptions {
   bool blocks = false;  // the hot basic blocks rather than the streams
 };
 
+// "function file:line" (basic blocks: "function file:line-end"), file by base name; without a
+// line, "function @0xoffset" ("@0xstart-0xend").
+std::string FormatEntry(const StreamEntry& entry);
+
 void RenderStreams(const StreamProfile& profile, const StreamReportOptions& options,
                    std::ostream& out);
 nlohmann::json StreamsJson(const StreamProfile& profile, const StreamReportOptions& options);

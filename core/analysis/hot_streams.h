@@ -199,8 +199,4 @@ class HotStreamBuilder : public RecordVisitor {
   bool has_cycles_ = false;
 };
 
-// "function file:line" (basic blocks: "function file:line-end"), file by base name; without a
-// line, "function @0xoffset" ("@0xstart-0xend").
-std::string FormatEntry(const StreamEntry& entry);
-
 }  // namespace tprof

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/analysis/stream_matcher.h"
+#include "report/stream_report.h"
 
 namespace tprof {
 namespace {
