@@ -44,6 +44,14 @@ Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& 
   return SideTree{builder.events(), builder.TakeRoot()};
 }
 
+// Pairing events across profiles and runs takes equal names only: "cycles" and "cycles:u"
+// count different things. (The name the user gives is looked up more leniently: SelectEvent.)
+std::optional<size_t> FindEqualName(const std::vector<EventDesc>& events, const std::string& name) {
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].name == name) return i;
+  return std::nullopt;
+}
+
 // A side's runs, each reduced to the events the graph needs (the sized event, and the
 // --normalize event when there is one), with their mean.
 struct Side {
@@ -84,7 +92,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
     event_name = options.event;
   } else {
     for (size_t i = 0; i < old_events.size() && !new_event; ++i)
-      if ((new_event = FindEventNamed(new_events, old_events[i].name))) old_event = i;
+      if ((new_event = FindEqualName(new_events, old_events[i].name))) old_event = i;
     if (old_event) {
       event_name = old_events[*old_event].name;
     } else if (old_events.size() == 1 && new_events.size() == 1) {
@@ -97,8 +105,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
   std::vector<std::string> old_names{old_events[*old_event].name},
       new_names{new_events[*new_event].name};
   if (options.normalize == Normalization::kEvent) {
-    auto o = FindEventNamed(old_events, options.normalize_event);
-    auto n = FindEventNamed(new_events, options.normalize_event);
+    auto o = FindEqualName(old_events, options.normalize_event);
+    auto n = FindEqualName(new_events, options.normalize_event);
     if (!o || !n) {
       std::cerr << "tprof diff: --normalize: no event '" << options.normalize_event
                 << "' in both profiles" << both_lists << " (see 'tprof diff --help')\n";
@@ -122,15 +130,13 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
       }
       std::vector<size_t> select;
       for (const std::string& name : *names) {
-        auto index = FindEventNamed(loaded->events, name);
+        auto index = FindEqualName(loaded->events, name);
         // Two lone differently named events pair by position, as above.
         if (!index && loaded->events.size() == 1 && names->size() == 1) index = 0;
-        if (!index) {
-          auto selected = SelectEvent(loaded->events, name);
-          if (!selected.ok())
-            return ReportError(kCommand, selected.error().WithContext(side->paths[r]));
-          index = *selected;
-        }
+        if (!index)
+          return ReportError(kCommand, Error::BadRequest("no event '" + name + "' (it has: " +
+                                                         EventNameList(loaded->events) + ")")
+                                           .WithContext(side->paths[r]));
         select.push_back(*index);
       }
       side->runs.push_back(SelectCallTreeEvents(loaded->root, select));
