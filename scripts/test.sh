@@ -79,16 +79,30 @@ cmake --build build/fuzz -j "$jobs"
 stage "fuzz runs"
 corpus=$(mktemp -d)
 trap 'status=$?; rm -rf "$corpus"; print_stage_times $status' EXIT
-build/fuzz/test/fuzz/make_fuzz_seeds "$corpus"
+mkdir -p "$corpus/seeds"
+build/fuzz/test/fuzz/make_fuzz_seeds "$corpus/seeds"
 # The perf.data reader starts from the real files in ../shared/testdata (when present).
 perf_seeds=$(test -d ../shared/testdata/perf && echo ../shared/testdata/perf || true)
-for target in "${fuzz_targets[@]}"; do
+# fuzz TARGET: runs one fuzzer for FUZZ_SECONDS; its output in $corpus/TARGET.log, its exit
+# status in $corpus/TARGET.status.
+fuzz() {
+  local target=$1 extra status=0
   mkdir -p "$corpus/$target"
   extra=$([[ $target == perf_data_reader_fuzzer ]] && echo "$perf_seeds" || true)
   # shellcheck disable=SC2086 # $extra is empty or one directory
-  if ! build/fuzz/test/fuzz/$target -max_total_time="${FUZZ_SECONDS:-30}" -max_len=65536 \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" \
-      "$corpus/$target" "$corpus" test/fuzz/regressions $extra >"$corpus/$target.log" 2>&1; then
+  build/fuzz/test/fuzz/$target -max_total_time="${FUZZ_SECONDS:-30}" -max_len=65536 \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" \
+    "$corpus/$target" "$corpus/seeds" test/fuzz/regressions $extra >"$corpus/$target.log" 2>&1 ||
+    status=$?
+  echo "$status" >"$corpus/$target.status"
+}
+# As many fuzzers at a time as the machine has cores, each for the whole FUZZ_SECONDS.
+for ((first = 0; first < ${#fuzz_targets[@]}; first += jobs)); do
+  for target in "${fuzz_targets[@]:first:jobs}"; do fuzz "$target" & done
+  wait
+done
+for target in "${fuzz_targets[@]}"; do
+  if [ "$(cat "$corpus/$target.status")" != 0 ]; then
     tail -n 40 "$corpus/$target.log"
     echo "fuzz: $target found a failing input (kept as test/fuzz/regressions material: $(ls "$corpus" | grep -E '^(crash|leak|timeout|oom)-' | head -n 3))" >&2
     cp "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$corpus"/oom-* build/ 2>/dev/null || true
