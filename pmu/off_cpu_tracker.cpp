@@ -8,7 +8,7 @@ namespace tprof {
 
 EventDesc OffCpuEventDesc(const EventDesc& switch_event) {
   EventDesc desc = switch_event;
-  desc.name = kOffCpuEventName;
+  desc.name = std::string(kOffCpuEventName);
   desc.config = kOffCpuEventConfig;
   desc.use_frequency = false;
   desc.period_or_frequency = 0;

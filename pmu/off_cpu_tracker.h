@@ -16,9 +16,8 @@
 
 namespace tprof {
 
-// The name of the synthetic event, and its EventDesc: a software event tprof derives (never
-// opened), counting nanoseconds.
-inline constexpr const char* kOffCpuEventName = "off-cpu";
+// The synthetic event's EventDesc (kOffCpuEventName, kOffCpuEventConfig): a software event
+// tprof derives (never opened), counting nanoseconds.
 EventDesc OffCpuEventDesc(const EventDesc& switch_event);
 
 class OffCpuTracker {

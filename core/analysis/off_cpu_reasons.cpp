@@ -89,7 +89,7 @@ std::vector<OffCpuShare> OffCpuReasons::Shares() const {
 
 int OffCpuEventIndex(const std::vector<EventDesc>& events) {
   for (size_t e = 0; e < events.size(); ++e)
-    if (events[e].config == kOffCpuEventConfig && events[e].name == "off-cpu")
+    if (events[e].config == kOffCpuEventConfig && events[e].name == kOffCpuEventName)
       return static_cast<int>(e);
   return -1;
 }

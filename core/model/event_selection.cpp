@@ -11,11 +11,6 @@ std::optional<size_t> FindEventNamed(const std::vector<std::string>& names,
   return std::nullopt;
 }
 
-std::optional<size_t> FindEventNamed(const std::vector<EventDesc>& events,
-                                     std::string_view wanted) {
-  return FindEventNamed(EventNames(events), wanted);
-}
-
 Result<size_t> SelectEvent(const std::vector<std::string>& names, std::string_view wanted) {
   if (auto found = FindEventNamed(names, wanted)) return *found;
   return Error::BadRequest("no event '" + std::string(wanted) + "' (it has: " +

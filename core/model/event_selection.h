@@ -18,7 +18,6 @@ namespace tprof {
 // modifiers is `wanted` ("cycles" picks "cycles:u"); nullopt when none is.
 std::optional<size_t> FindEventNamed(const std::vector<std::string>& names,
                                      std::string_view wanted);
-std::optional<size_t> FindEventNamed(const std::vector<EventDesc>& events, std::string_view wanted);
 
 // As FindEventNamed, or a BadRequest "no event 'X' (it has: a, b)" that the caller gives the
 // context of (the file, the side of a diff, the threshold).

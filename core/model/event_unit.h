@@ -13,13 +13,15 @@ enum class EventUnit { kCount, kNanoseconds };
 // blocked interval, its period the interval's nanoseconds. A software event tprof derives from
 // context switches (never opened: its config is outside the kernel's software event numbers).
 inline constexpr uint64_t kOffCpuEventConfig = 0x7470726f66000001;  // "tprof", 1
+inline constexpr std::string_view kOffCpuEventName = "off-cpu";
 
 // "cpu-clock", "task-clock", "off-cpu" and their modified forms ("cpu-clock:u") count
 // nanoseconds.
 inline EventUnit UnitOfEvent(std::string_view event_name) {
   const std::string_view base = event_name.substr(0, event_name.find(':'));
-  return base == "cpu-clock" || base == "task-clock" || base == "off-cpu" ? EventUnit::kNanoseconds
-                                                                          : EventUnit::kCount;
+  return base == "cpu-clock" || base == "task-clock" || base == kOffCpuEventName
+             ? EventUnit::kNanoseconds
+             : EventUnit::kCount;
 }
 
 }  // namespace tprof

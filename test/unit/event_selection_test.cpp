@@ -17,11 +17,11 @@ std::vector<EventDesc> Events(std::initializer_list<const char*> names) {
 
 TEST(EventSelection, ExactNameFirstThenTheNameWithoutModifiers) {
   const auto events = Events({"cycles:u", "instructions", "cycles"});
-  EXPECT_EQ(FindEventNamed(events, "cycles"), 2u);  // the exact name wins over "cycles:u"
-  EXPECT_EQ(FindEventNamed(events, "cycles:u"), 0u);
-  EXPECT_EQ(FindEventNamed(Events({"cycles:u", "instructions:u"}), "instructions"), 1u);
-  EXPECT_EQ(FindEventNamed(events, "cycle"), std::nullopt);
-  EXPECT_EQ(FindEventNamed(events, ""), std::nullopt);
+  EXPECT_EQ(SelectEvent(events, "cycles").value(), 2u);  // the exact name wins over "cycles:u"
+  EXPECT_EQ(SelectEvent(events, "cycles:u").value(), 0u);
+  EXPECT_EQ(SelectEvent(Events({"cycles:u", "instructions:u"}), "instructions").value(), 1u);
+  EXPECT_FALSE(SelectEvent(events, "cycle").ok());
+  EXPECT_FALSE(SelectEvent(events, "").ok());
 }
 
 TEST(EventSelection, AMissingEventIsABadRequestThatListsTheEvents) {
