@@ -12,7 +12,7 @@
 namespace tprof {
 namespace {
 
-std::string Hex(const std::string& bytes) {
+std::string HexBytes(const std::string& bytes) {
   std::string hex;
   for (unsigned char c : bytes) hex += Printf("%02x", c);
   return hex;
@@ -43,8 +43,8 @@ std::vector<size_t> ShownEvents(const FunctionSamples& function) {
   return shown;
 }
 
-std::string Columns(const std::vector<size_t>& shown, const std::vector<uint64_t>* period,
-                    const std::vector<uint64_t>* samples, const std::vector<uint64_t>& total) {
+std::string CountColumns(const std::vector<size_t>& shown, const std::vector<uint64_t>* period,
+                         const std::vector<uint64_t>* samples, const std::vector<uint64_t>& total) {
   std::string out;
   for (size_t e : shown) {
     uint64_t p = period ? (*period)[e] : 0, s = samples ? (*samples)[e] : 0;
@@ -66,7 +66,7 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
     out << "# inlined into: " << function.inlined_into
         << " (its instructions are listed; shares are those of the inlined code)\n";
   out << "# module: " << function.module;
-  if (!function.build_id.empty()) out << " (build-id " << Hex(function.build_id) << ')';
+  if (!function.build_id.empty()) out << " (build-id " << HexBytes(function.build_id) << ')';
   out << '\n';
   for (size_t e : shown)
     out << Printf("# event %s: self %.2f%% of the total period, %llu samples\n",
@@ -144,7 +144,7 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
         << (function.file_offsets ? "file offsets" : "addresses") << ":\n";
     out << heading << " Address\n";
     for (const auto& [address, counts] : at)
-      out << Columns(shown, &counts.first, &counts.second, profile.total_period)
+      out << CountColumns(shown, &counts.first, &counts.second, profile.total_period)
           << Printf(" %#llx\n", static_cast<unsigned long long>(address));
     out << '\n';
     return;
@@ -169,15 +169,15 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionSamples& funct
     }
     auto it = at.find(insn.address);
     out << (it == at.end()
-                ? Columns(shown, nullptr, nullptr, profile.total_period)
-                : Columns(shown, &it->second.first, &it->second.second, profile.total_period))
+                ? CountColumns(shown, nullptr, nullptr, profile.total_period)
+                : CountColumns(shown, &it->second.first, &it->second.second, profile.total_period))
         << Printf(" %16llx: %s %s\n", static_cast<unsigned long long>(insn.address),
                   insn.mnemonic.c_str(), insn.operands.c_str());
   }
   bool any_outside = false;
   for (uint64_t s : outside_samples) any_outside |= s != 0;
   if (any_outside)
-    out << Columns(shown, &outside_period, &outside_samples, profile.total_period)
+    out << CountColumns(shown, &outside_period, &outside_samples, profile.total_period)
         << " (pcs outside the symbol's range)\n";
   out << '\n';
 }

@@ -27,7 +27,7 @@ std::string Number(double v) {
   return buf;
 }
 
-void Line(const std::vector<std::string>& fields, std::ostream& out) {
+void WriteCsvLine(const std::vector<std::string>& fields, std::ostream& out) {
   for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << Field(fields[i]);
   out << '\n';
 }
@@ -59,7 +59,7 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
     header.push_back(name + ":ci95_low");
     header.push_back(name + ":ci95_high");
   }
-  Line(header, out);
+  WriteCsvLine(header, out);
   for (const ReportRow* row : VisibleRows(view)) {
     std::vector<std::string> f = row->keys;
     for (size_t e = 0; e < table.events.size(); ++e) {
@@ -84,21 +84,22 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
       f.push_back(interval ? Number(*v.value - *v.half_width) : "");
       f.push_back(interval ? Number(*v.value + *v.half_width) : "");
     }
-    Line(f, out);
+    WriteCsvLine(f, out);
   }
 }
 
 void RenderCallRelationsCsv(const CallRelations& relations, std::ostream& out) {
-  Line({"relation", "event", "function", "module", "period", "samples", "percent"}, out);
+  WriteCsvLine({"relation", "event", "function", "module", "period", "samples", "percent"}, out);
   for (size_t e = 0; e < relations.events.size(); ++e) {
     const uint64_t through = relations.through_period[e];
     for (const auto& [kind, list] :
          {std::pair{"caller", &relations.callers}, std::pair{"callee", &relations.callees}})
       for (const Neighbour& n : *list)
         if (n.samples[e])
-          Line({kind, relations.events[e].name, n.function, n.module, std::to_string(n.period[e]),
-                std::to_string(n.samples[e]), Number(Percent(n.period[e], through))},
-               out);
+          WriteCsvLine(
+              {kind, relations.events[e].name, n.function, n.module, std::to_string(n.period[e]),
+               std::to_string(n.samples[e]), Number(Percent(n.period[e], through))},
+              out);
   }
 }
 

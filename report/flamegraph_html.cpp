@@ -60,7 +60,7 @@ const char* KindName(FrameKind kind) {
 }
 
 // Interns strings into a table; index 0.. in order of first use.
-class StringTable {
+class PageStringTable {
  public:
   uint32_t Intern(const std::string& s) {
     auto [it, added] = index_.emplace(s, static_cast<uint32_t>(strings_.size()));
@@ -82,15 +82,15 @@ class StringTable {
 };
 
 // The columns of the page's data, one entry per node in preorder.
-struct Columns {
+struct PageColumns {
   std::vector<uint32_t> name, module, depth;
   std::string kind;  // one letter per node
   std::vector<uint64_t> total, self, samples;
   std::vector<const CallNode*> nodes;
 };
 
-uint64_t Flatten(const CallNode& node, uint32_t depth, size_t event, StringTable& names,
-                 StringTable& modules, Columns& c) {
+uint64_t Flatten(const CallNode& node, uint32_t depth, size_t event, PageStringTable& names,
+                 PageStringTable& modules, PageColumns& c) {
   const uint64_t total = node.total.size() > event ? node.total[event] : 0;
   const size_t at = c.nodes.size();
   c.nodes.push_back(&node);
@@ -161,8 +161,8 @@ void AppendScale(std::string& out, const FlameColorScale& scale) {
 std::string FlameGraphJson(const FlameGraphInput& input) {
   std::string out;
   if (!input.root) return "{}";
-  StringTable names, modules;
-  Columns c;
+  PageStringTable names, modules;
+  PageColumns c;
   Flatten(*input.root, 0, input.event, names, modules, c);
 
   out.reserve(c.nodes.size() * 40);

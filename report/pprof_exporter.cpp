@@ -48,9 +48,9 @@ constexpr uint32_t kId = 1, kName = 2, kSystemName = 3, kFilename = 4;
 }
 }  // namespace field
 
-class StringTable {
+class PprofStringTable {
  public:
-  StringTable() { Index(""); }  // index 0 is the empty string, as the format requires
+  PprofStringTable() { Index(""); }  // index 0 is the empty string, as the format requires
   uint64_t Index(const std::string& s) {
     auto [it, inserted] = index_.try_emplace(s, strings_.size());
     if (inserted) strings_.push_back(s);
@@ -93,7 +93,7 @@ std::string PeriodUnit(const EventDesc& event) {
 }
 
 std::string EncodePprof(const Metadata& metadata, const StackProfile& profile) {
-  StringTable strings;
+  PprofStringTable strings;
   ProtobufWriter out, message, sub;
   const size_t events = profile.events.size();
 

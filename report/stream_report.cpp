@@ -7,7 +7,7 @@
 namespace tprof {
 namespace {
 
-std::string Percent(double share) {
+std::string PercentText(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", share * 100.0);
   return buf;
@@ -73,7 +73,8 @@ nlohmann::json BlockJson(const StreamProfile& p, const BasicBlock& b, int index)
 }
 
 // Two columns of text: `left` padded to `width`.
-void Columns(std::ostream& out, const std::string& left, const std::string& right, size_t width) {
+void TwoColumns(std::ostream& out, const std::string& left, const std::string& right,
+                size_t width) {
   out << "    " << left;
   if (!right.empty()) {
     out << std::string(left.size() < width ? width - left.size() : 2, ' ') << right;
@@ -87,7 +88,8 @@ void RenderPair(const StreamProfile& o, const StreamProfile& n, const StreamPair
   const HotStream* ns = pair.new_stream >= 0 ? &n.streams[pair.new_stream] : nullptr;
   out << '\n' << label << ' ' << index << ":\n";
   double old_share = os ? o.Share(*os) : 0, new_share = ns ? n.Share(*ns) : 0;
-  out << "  hits: " << (os ? Percent(old_share) : "-") << " -> " << (ns ? Percent(new_share) : "-");
+  out << "  hits: " << (os ? PercentText(old_share) : "-") << " -> "
+      << (ns ? PercentText(new_share) : "-");
   if (os && ns) out << " (" << SignedPercentPoints(new_share - old_share) << ")";
   out << "   samples: " << (os ? std::to_string(os->samples) : "-") << " -> "
       << (ns ? std::to_string(ns->samples) : "-");
@@ -108,12 +110,12 @@ void RenderPair(const StreamProfile& o, const StreamProfile& n, const StreamPair
   }
   size_t width = 40;
   for (const std::string& l : left) width = std::max(width, l.size() + 4);
-  if (os && ns) Columns(out, "old", "new", width);
+  if (os && ns) TwoColumns(out, "old", "new", width);
   for (size_t r = 0; r < rows; ++r) {
     if (os && ns)
-      Columns(out, left[r], right[r], width);
+      TwoColumns(out, left[r], right[r], width);
     else
-      Columns(out, os ? left[r] : right[r], "", width);
+      TwoColumns(out, os ? left[r] : right[r], "", width);
   }
 }
 
@@ -150,7 +152,7 @@ void RenderStreams(const StreamProfile& p, const StreamReportOptions& options, s
     for (size_t i = 0; i < std::min(options.top, p.blocks.size()); ++i) {
       const BasicBlock& b = p.blocks[i];
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%8s %8s %11llu  ", Percent(p.Share(b)).c_str(),
+      std::snprintf(buf, sizeof buf, "%8s %8s %11llu  ", PercentText(p.Share(b)).c_str(),
                     b.cycle_counts ? Fixed(b.average_cycles()).c_str() : "-",
                     static_cast<unsigned long long>(b.executions));
       size_t slash = b.module.rfind('/');
@@ -163,8 +165,8 @@ void RenderStreams(const StreamProfile& p, const StreamReportOptions& options, s
   out << "# Hot streams: " << Header(p, "streams") << '\n';
   for (size_t i = 0; i < std::min(options.top, p.streams.size()); ++i) {
     const HotStream& s = p.streams[i];
-    out << "\nhot stream " << i + 1 << ": hits " << Percent(p.Share(s)) << ", samples " << s.samples
-        << ", cycles " << Cycles(&s) << '\n';
+    out << "\nhot stream " << i + 1 << ": hits " << PercentText(p.Share(s)) << ", samples "
+        << s.samples << ", cycles " << Cycles(&s) << '\n';
     for (uint32_t e : s.entries) out << "    " << FormatEntry(p.entries[e]) << '\n';
   }
 }
@@ -245,7 +247,7 @@ void RenderBlockComparison(const StreamProfile& o, const StreamProfile& n, const
     double os = ob ? o.Share(*ob) : 0, ns = nb ? n.Share(*nb) : 0;
     char buf[128];
     std::snprintf(buf, sizeof buf, "%s %9s  %9s  %7s  %10s  %10s  ", r.source_changed ? "*" : " ",
-                  ob ? Percent(os).c_str() : "-", nb ? Percent(ns).c_str() : "-",
+                  ob ? PercentText(os).c_str() : "-", nb ? PercentText(ns).c_str() : "-",
                   ob && nb ? SignedPercentPoints(ns - os).c_str() : "-",
                   ob && ob->cycle_counts ? Fixed(ob->average_cycles()).c_str() : "-",
                   nb && nb->cycle_counts ? Fixed(nb->average_cycles()).c_str() : "-");

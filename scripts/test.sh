@@ -61,9 +61,10 @@ stage "Release tests (arm lab boots included)"
 test_suite build/test-release
 stage "ASan+UBSan build"
 # -g1 (line tables, enough for the sanitizers' reports) compiles about a quarter faster than -g;
-# the workloads keep their own -g.
+# the workloads keep their own -g. This build and the fuzz build are unity builds (TPROF_UNITY):
+# made once and thrown away, while the Release build above compiles file by file.
 build_suite build/test-asan -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON -DTPROF_BENCHMARKS=OFF \
-  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 -DTPROF_UNITY=ON
 stage "ASan+UBSan tests"
 test_suite build/test-asan
 
@@ -72,7 +73,7 @@ fuzz_targets=(profile_reader_fuzzer record_decoder_fuzzer perf_data_reader_fuzze
 stage "fuzz build (clang, everything)"
 echo "== fuzz (clang, ${FUZZ_SECONDS:-30} s per target)"
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTPROF_FUZZ=ON -DTPROF_WERROR=ON >/dev/null
+  -DTPROF_FUZZ=ON -DTPROF_WERROR=ON -DTPROF_UNITY=ON >/dev/null
 # Builds everything but the tests with clang too, so both compilers hold tprof's code to -Wall
 # -Wextra -Werror.
 cmake --build build/fuzz -j "$jobs"

@@ -5,7 +5,6 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "core/base/file_paths.h"
 #include "core/model/frame_resolver.h"
 #include "symbolize/debug_file.h"
+#include "symbolize/vdso_image.h"
 
 namespace tprof {
 namespace {
@@ -31,16 +31,6 @@ constexpr int kX86_64PerfOfDwarf[] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20
 constexpr int kArm64PerfOfDwarf[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
                                      11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                                      22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
-
-std::string_view OwnVdsoImage() {
-  auto base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
-  if (!base) return {};
-  Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, base, sizeof ehdr);
-  if (std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0 || ehdr.e_ident[EI_CLASS] != ELFCLASS64)
-    return {};
-  return {base, ehdr.e_shoff + size_t{ehdr.e_shnum} * ehdr.e_shentsize};
-}
 
 }  // namespace
 
@@ -247,7 +237,7 @@ DwarfUnwinder::DwarfUnwinder(DwarfUnwinderOptions options)
     : options_(std::move(options)), registers_(FindRegisterSet("")) {
   search_ = {DebugSearchPath(options_.symfs, options_.debug_dirs), options_.cache_dir};
   debuginfo_path_ptr_ = search_.path.data();
-  vdso_image_ = std::string(OwnVdsoImage());
+  vdso_image_ = std::string(RunningVdsoImage());
 }
 
 DwarfUnwinder::~DwarfUnwinder() = default;

@@ -1,7 +1,6 @@
 #include "symbolize/symbolizer.h"
 
 #include <elf.h>
-#include <sys/auxv.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,22 +10,10 @@
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
 #include "symbolize/debug_file.h"
+#include "symbolize/vdso_image.h"
 
 namespace tprof {
 namespace {
-
-// The running process's vdso image, which is the image every process on this kernel maps.
-std::string_view OwnVdsoImage() {
-  auto base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
-  if (!base) return {};
-  Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, base, sizeof ehdr);
-  if (std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0 || ehdr.e_ident[EI_CLASS] != ELFCLASS64)
-    return {};
-  // The section headers come last in the vdso image.
-  size_t size = ehdr.e_shoff + size_t{ehdr.e_shnum} * ehdr.e_shentsize;
-  return {base, size};
-}
 
 const char kKernelMemo = 0;  // memo keys of kernel addresses use this address as their module
 
@@ -70,7 +57,7 @@ void Symbolizer::Note(const std::string& message) {
 }
 
 std::unique_ptr<DwarfModule> Symbolizer::OpenVdso(const std::string& build_id) {
-  std::string_view image = OwnVdsoImage();
+  std::string_view image = RunningVdsoImage();
   if (image.empty()) return nullptr;
   auto module = DwarfModule::OpenImage("[vdso]", image);
   if (!module.ok()) return nullptr;

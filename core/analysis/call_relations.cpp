@@ -3,22 +3,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/model/function_name.h"
+
 namespace tprof {
-namespace {
-
-std::string WithoutParameters(const std::string& name) {
-  std::string n = name;
-  if (n.size() > 6 && n.compare(n.size() - 6, 6, " const") == 0) n.resize(n.size() - 6);
-  if (n.empty() || n.back() != ')') return n;
-  int depth = 0;
-  for (size_t i = n.size(); i-- > 0;) {
-    if (n[i] == ')') ++depth;
-    if (n[i] == '(' && --depth == 0) return i > 0 ? n.substr(0, i) : n;
-  }
-  return n;
-}
-
-}  // namespace
 
 bool FunctionNameMatches(const std::string& full_name, const std::string& wanted) {
   if (full_name == wanted) return true;

@@ -2,21 +2,10 @@
 
 #include <algorithm>
 
+#include "core/model/function_name.h"
+
 namespace tprof {
 namespace {
-
-// "ns::f(int) const" -> "ns::f".
-std::string WithoutParameters(const std::string& name) {
-  size_t end = name.size();
-  if (end > 6 && name.compare(end - 6, 6, " const") == 0) end -= 6;
-  if (end == 0 || name[end - 1] != ')') return name.substr(0, end);
-  int depth = 0;
-  for (size_t i = end; i-- > 0;) {
-    if (name[i] == ')') ++depth;
-    if (name[i] == '(' && --depth == 0) return i > 0 ? name.substr(0, i) : name;
-  }
-  return name;
-}
 
 // "(anonymous namespace)::f" -> "f"; "a::b<c::d>::f" -> "f".
 std::string Unqualified(const std::string& name) {

@@ -77,7 +77,9 @@ uint8_t ReverseBits(uint8_t b) {
   return static_cast<uint8_t>((b & 0xaa) >> 1 | (b & 0x55) << 1);
 }
 
-Status Malformed(const char* what) { return Error(std::string("malformed ") + what + " feature"); }
+Status MalformedFeature(const char* what) {
+  return Error(std::string("malformed ") + what + " feature");
+}
 
 }  // namespace
 
@@ -149,7 +151,7 @@ Status ParsePerfBuildIdEvent(uint16_t misc, std::string_view body, ByteOrder ord
                              PerfFeatures* out) {
   // pid (s32), build_id[24] (20 bytes, then the size when misc says so), filename.
   (void)order;
-  if (body.size() < 4 + 24) return Malformed("build-id");
+  if (body.size() < 4 + 24) return MalformedFeature("build-id");
   std::string_view id = body.substr(4, 20);
   if (misc & perf_data::kMiscBuildIdSize) {
     id = id.substr(0, std::min<size_t>(static_cast<uint8_t>(body[4 + 20]), 20));
@@ -241,7 +243,7 @@ Status ParsePerfFeature(uint32_t feature, std::string_view bytes, ByteOrder orde
       break;
     case pd::kFeatCmdline: {
       uint32_t n = c.U32();
-      if (n > c.remaining() / 4) return Malformed("cmdline");
+      if (n > c.remaining() / 4) return MalformedFeature("cmdline");
       out->cmdline.clear();
       for (uint32_t i = 0; i < n && c.ok(); ++i) out->cmdline.push_back(c.String());
       break;
@@ -249,14 +251,15 @@ Status ParsePerfFeature(uint32_t feature, std::string_view bytes, ByteOrder orde
     case pd::kFeatEventDesc: {
       uint32_t n = c.U32();
       uint32_t attr_size = c.U32();
-      if (!c.ok() || attr_size < 8 || n > c.remaining() / attr_size) return Malformed("event_desc");
+      if (!c.ok() || attr_size < 8 || n > c.remaining() / attr_size)
+        return MalformedFeature("event_desc");
       out->event_desc.clear();
       for (uint32_t i = 0; i < n && c.ok(); ++i) {
         PerfEventDescEntry e;
         e.attr = ParsePerfAttr(c.Bytes(attr_size), order);
         uint32_t nr_ids = c.U32();
         e.name = c.String();
-        if (!c.ok() || nr_ids > c.remaining() / 8) return Malformed("event_desc");
+        if (!c.ok() || nr_ids > c.remaining() / 8) return MalformedFeature("event_desc");
         for (uint32_t k = 0; k < nr_ids; ++k) e.ids.push_back(c.U64());
         out->event_desc.push_back(std::move(e));
       }
@@ -264,7 +267,7 @@ Status ParsePerfFeature(uint32_t feature, std::string_view bytes, ByteOrder orde
     }
     case pd::kFeatGroupDesc: {
       uint32_t n = c.U32();
-      if (n > c.remaining() / 12) return Malformed("group_desc");
+      if (n > c.remaining() / 12) return MalformedFeature("group_desc");
       out->groups.clear();
       for (uint32_t i = 0; i < n && c.ok(); ++i) {
         PerfGroupDesc g;
@@ -285,7 +288,7 @@ Status ParsePerfFeature(uint32_t feature, std::string_view bytes, ByteOrder orde
         std::string_view header = c.Bytes(pd::kRecordHeaderSize);
         auto h = pd::ReadRecordHeader(reinterpret_cast<const uint8_t*>(header.data()), order);
         if (h.size < pd::kRecordHeaderSize || h.size - pd::kRecordHeaderSize > c.remaining())
-          return Malformed("build_id");
+          return MalformedFeature("build_id");
         TPROF_RETURN_IF_ERROR(
             ParsePerfBuildIdEvent(h.misc, c.Bytes(h.size - pd::kRecordHeaderSize), order, out));
       }

@@ -29,14 +29,6 @@ constexpr uint64_t kEventUpdateName = 2;
 
 std::string At(uint64_t offset) { return "at byte offset " + std::to_string(offset); }
 
-size_t SampleIdSize(uint64_t st) {
-  size_t n = 0;
-  for (uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
-                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER})
-    if (st & bit) n += 8;
-  return n;
-}
-
 // Bytes that follow a record outside its declared size: perf streams tracing data and AUX
 // buffers after their announcing record.
 uint64_t TrailingPayload(const pd::RecordHeader& h, const uint8_t* body, size_t size,
@@ -90,10 +82,6 @@ std::string ModifierSuffix(const PerfAttr& a) {
   mods.append((a.flags >> pd::attr::kPreciseIpShift) & 3, 'p');
   return mods.empty() ? mods : ":" + mods;
 }
-
-struct ZstdDeleter {
-  void operator()(ZSTD_DCtx* ctx) const { ZSTD_freeDCtx(ctx); }
-};
 
 }  // namespace
 
@@ -420,7 +408,7 @@ class PerfDataRecordPump {
   uint32_t first_buffer_id_ = 0;
   std::string carry_;
   uint64_t carry_offset_ = 0;
-  std::unique_ptr<ZSTD_DCtx, ZstdDeleter> dctx_;
+  std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx_{nullptr, &ZSTD_freeDCtx};
   ParsedPerfSample parsed_;
   ParsedPerfRecord other_;
   std::vector<uint8_t> scratch_;

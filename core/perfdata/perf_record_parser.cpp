@@ -67,14 +67,6 @@ class Cursor {
   bool ok_ = true;
 };
 
-size_t SampleIdSize(uint64_t sample_type) {
-  size_t n = 0;
-  for (uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
-                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER})
-    if (sample_type & bit) n += 8;
-  return n;
-}
-
 bool ReadGroup(Cursor& c, uint64_t read_format, ParsedPerfSample* out) {
   Sample& s = out->sample;
   if (read_format & PERF_FORMAT_GROUP) {
@@ -102,6 +94,14 @@ bool ReadGroup(Cursor& c, uint64_t read_format, ParsedPerfSample* out) {
 Status Malformed(const char* what) { return Error(std::string("malformed ") + what); }
 
 }  // namespace
+
+size_t SampleIdSize(uint64_t sample_type) {
+  size_t n = 0;
+  for (uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
+                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER})
+    if (sample_type & bit) n += 8;
+  return n;
+}
 
 Status ParsePerfSample(const uint8_t* body, size_t size, const PerfRecordLayout& layout,
                        ParsedPerfSample* out) {

@@ -50,6 +50,9 @@ struct PerfSampleId {
   bool has_time = false;
 };
 
+// The size of the sample_id block that sample_type gives non-sample records (sample_id_all).
+size_t SampleIdSize(uint64_t sample_type);
+
 // Parses the body of a PERF_RECORD_SAMPLE (the bytes after the 8-byte perf_event_header).
 Status ParsePerfSample(const uint8_t* body, size_t size, const PerfRecordLayout& layout,
                        ParsedPerfSample* out);

@@ -15,11 +15,10 @@
 
 #include "pmu/perf_event.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
-
-const std::string kTestdata = TPROF_TESTDATA_DIR;
 
 using Attr = std::map<std::string, std::string>;
 

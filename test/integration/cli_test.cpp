@@ -11,14 +11,12 @@
 #include <regex>
 
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-const std::string kTprof = TPROF_BINARY;
-
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(CliTest, HelpListsEverySubcommandAndTheExitCodes) {
   auto r = RunCommand({kTprof, "--help"});

@@ -13,11 +13,10 @@
 #include <map>
 
 #include "pmu/workload.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
-
-const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
 
 TEST(ScaleCountTest, Arithmetic) {
   EXPECT_EQ(ScaleCount(100, 1000, 1000), 100.0);

@@ -22,6 +22,7 @@
 #include "core/format/profile_reader.h"
 #include "symbolize/elf_symbols.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -29,13 +30,8 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
 const std::string kWorkload = DIFF_WORKLOAD;
 constexpr uint64_t kPeriodNs = 100000;  // cpu-clock -c: one sample per 100 us of CPU
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_diff_" + std::to_string(::getpid()) + "_" + name;
-}
 
 // Work units of work_alpha, work_beta, work_gamma (about 1.7 ms of CPU each here): a run of the
 // baseline takes ~0.35 s of CPU.
@@ -111,7 +107,7 @@ class DiffRecordings : public ::testing::Test {
   static const std::string& Recording(const std::string& name, Work w) {
     auto it = recordings_->find(name);
     if (it != recordings_->end()) return it->second;
-    std::string path = TempPath(name + ".tprof");
+    std::string path = TempPath("diff", name + ".tprof");
     CommandResult r = RunCommand(
         {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
          kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
@@ -332,7 +328,7 @@ TEST_F(DiffRecordings, AGateOverATruncatedProfileFailsWithStatusFour) {
   const std::string& base = Base(0);
   const std::string bytes = testing::ReadWholeFile(base);
   ASSERT_GT(bytes.size(), 6000u);
-  const std::string cut = TempPath("cut.tprof");
+  const std::string cut = TempPath("diff", "cut.tprof");
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, 3000);
 
   CommandResult gated = RunCommand({kTprof, "diff", base, cut, "--fail-if", "total > +5%"});
@@ -426,7 +422,7 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
 
   // The differential flame graph of the same runs colours a frame only where the table calls
   // its change significant, with the table's p-value: alpha red, beta and gamma white.
-  const std::string page = TempPath("runs.html");
+  const std::string page = TempPath("diff", "runs.html");
   std::vector<std::string> flame{kTprof, "diff", old_list, new_list, "--flamegraph", page};
   CommandResult drawn = RunCommand(flame);
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
@@ -464,7 +460,7 @@ TEST_F(DiffRecordings, PerfDataAgainstATprofRecording) {
   // scripts/setup.sh installs perf (linux-perf), and it records software events on any machine.
   ASSERT_EQ(::access(perf.c_str(), X_OK), 0)
       << "perf is not installed (scripts/setup.sh installs it)";
-  const std::string perf_data = TempPath("base.perf.data");
+  const std::string perf_data = TempPath("diff", "base.perf.data");
   CommandResult r =
       RunCommand({perf, "record", "-q", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o",
                   perf_data, "--", kWorkload, std::to_string(kBase.alpha),
@@ -496,9 +492,9 @@ namespace {
 // The same program built under another name: every function gone and new. The diff says so and
 // suggests --ignore-module, which pairs them, in the table and in the flame graph.
 TEST_F(DiffRecordings, ARenamedProgramIsPairedByNameWithIgnoreModule) {
-  const std::string renamed = TempPath("diff_workload_renamed");
+  const std::string renamed = TempPath("diff", "diff_workload_renamed");
   std::filesystem::copy_file(kWorkload, renamed, std::filesystem::copy_options::overwrite_existing);
-  const std::string moved = TempPath("renamed.tprof");
+  const std::string moved = TempPath("diff", "renamed.tprof");
   CommandResult recorded =
       RunCommand({kTprof, "record", "-q", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o",
                   moved, "--", renamed, "100", "60", "40"});
@@ -518,7 +514,7 @@ TEST_F(DiffRecordings, ARenamedProgramIsPairedByNameWithIgnoreModule) {
 
   // The flame graph: one work_alpha frame with both sides, not a gone one beside a new one.
   for (bool ignore : {false, true}) {
-    const std::string page = TempPath(ignore ? "paired.html" : "apart.html");
+    const std::string page = TempPath("diff", ignore ? "paired.html" : "apart.html");
     std::vector<std::string> args = {kTprof, "diff", Base(0), moved, "--flamegraph", page};
     if (ignore) args.push_back("--ignore-module");
     CommandResult drawn = RunCommand(args);
@@ -602,7 +598,8 @@ TEST(DiffInputs, CostSplitOfPublicRecordingsFollowsPerfsTotals) {
 
 // The text table shows the 30 largest changes by default, and says how many it left out.
 TEST(DiffInputs, TheTextTableShowsTheLargestChangesFirst) {
-  const std::string old_path = TempPath("many_old.folded"), new_path = TempPath("many_new.folded");
+  const std::string old_path = TempPath("diff", "many_old.folded"),
+                    new_path = TempPath("diff", "many_new.folded");
   {
     std::ofstream old_out(old_path), new_out(new_path);
     for (int i = 0; i < 40; ++i) {
@@ -623,7 +620,7 @@ TEST(DiffInputs, TheTextTableShowsTheLargestChangesFirst) {
 }
 
 TEST(DiffInputs, FoldedStacksGiveExactNumbers) {
-  std::string old_path = TempPath("old.folded"), new_path = TempPath("new.folded");
+  std::string old_path = TempPath("diff", "old.folded"), new_path = TempPath("diff", "new.folded");
   std::ofstream(old_path) << "main;parse 400\nmain;render 100\n";
   std::ofstream(new_path) << "main;parse 300\nmain;render 100\nmain;cache 100\n";
   CommandResult r = RunCommand({kTprof, "diff", "--json", old_path, new_path});
@@ -676,7 +673,7 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
 
 TEST(DiffFlameGraphCli, APerfDataFileAgainstItselfIsUnchangedEverywhere) {
   const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.busy.1-3.4";
-  const std::string html = TempPath("self.html");
+  const std::string html = TempPath("diff", "self.html");
   CommandResult r = RunCommand({kTprof, "diff", path, path, "--flamegraph", html});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json data = FlamePageData(html);
@@ -689,10 +686,11 @@ TEST(DiffFlameGraphCli, APerfDataFileAgainstItselfIsUnchangedEverywhere) {
 }
 
 TEST(DiffFlameGraphCli, OptionsAndErrors) {
-  std::string old_path = TempPath("fold_old.folded"), new_path = TempPath("fold_new.folded");
+  std::string old_path = TempPath("diff", "fold_old.folded"),
+              new_path = TempPath("diff", "fold_new.folded");
   std::ofstream(old_path) << "main;parse 400\nmain;legacy 100\n";
   std::ofstream(new_path) << "main;parse 300\nmain;cache 50\n";
-  const std::string html = TempPath("fold.html");
+  const std::string html = TempPath("diff", "fold.html");
   // Widths old: cache (new only) is the marked frame, drawn 50 wide; root 500 + 50.
   CommandResult r = RunCommand(
       {kTprof, "diff", old_path, new_path, "--flamegraph", html, "--flame-width", "old"});
@@ -737,8 +735,6 @@ TEST(DiffFlameGraphCli, OptionsAndErrors) {
 
 namespace tprof {
 namespace {
-
-const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
 
 // Kernel samples of a recording, read from its records: their count and period.
 struct KernelSamples : RecordVisitor {
@@ -794,9 +790,9 @@ std::pair<SideSums, SideSums> Sums(const nlohmann::json& event, const std::strin
 // has none (perf record without -g): then kernel functions are rows on both sides, their sums
 // the kernel samples' periods as read from the records.
 TEST(DiffKernelWork, CreditedOnBothSidesOrOnNeither) {
-  const std::string old_file = TempPath("faults_old.tprof"),
-                    new_file = TempPath("faults_new.tprof");
-  const std::string perf_file = TempPath("faults_old.perf.data");
+  const std::string old_file = TempPath("diff", "faults_old.tprof"),
+                    new_file = TempPath("diff", "faults_new.tprof");
+  const std::string perf_file = TempPath("diff", "faults_old.perf.data");
   for (auto [path, pages] : {std::pair{old_file, "30000"}, std::pair{new_file, "60000"}}) {
     CommandResult r = RunCommand({kTprof, "record", "-q", "-e", "cpu-clock", "-c", "100000", "-o",
                                   path, "--", kFaultSwitch, pages, "0"});

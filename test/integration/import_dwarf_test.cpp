@@ -18,6 +18,7 @@
 #include "core/model/user_stack_unwinder.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -25,10 +26,7 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
-const std::string kPerf = "/usr/bin/perf";
 const std::string kWorkloads = DWARF_WORKLOADS_DIR;
-const std::string kTestdata = TPROF_TESTDATA_DIR;
 
 // Folded stacks of one recording: each stack's frames, root first, and its weight.
 struct Folded {

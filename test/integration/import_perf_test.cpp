@@ -19,20 +19,14 @@
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
-const std::string kDemo = DEMO_BINARY;
-const std::string kPerf = "/usr/bin/perf";
 const std::string kAutofdo = std::string(TPROF_TESTDATA_DIR) + "/perf/autofdo/";
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_import_" + std::to_string(::getpid()) + "_" + name;
-}
 
 // Shares keyed by (comm, dso, symbol). Kernel symbols and addresses no symbol covers are
 // summed per (comm, dso): tprof reads no kallsyms, and perf names unknown addresses one by one.
@@ -154,7 +148,7 @@ class LocalRecording : public ::testing::Test {
   }
   // perf record on the demo workload; returns the file, or "" when perf cannot record here.
   std::string Record(const std::string& name, std::vector<std::string> options) {
-    std::string path = TempPath(name);
+    std::string path = TempPath("import", name);
     std::vector<std::string> argv = {kPerf, "record", "-q", "-e", "cpu-clock", "-F", "2000"};
     bool to_stdout = false;
     for (const std::string& o : options) {
@@ -257,7 +251,7 @@ TEST_F(LocalRecording, ReportAndImportFromTheCommandLine) {
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.out.find("inline_mix_loop"), std::string::npos) << report.out;
 
-  std::string out = TempPath("cli.tprof");
+  std::string out = TempPath("import", "cli.tprof");
   files_.push_back(out);
   testing::CommandResult import = RunCommand({kTprof, "import", data, "-o", out});
   ASSERT_EQ(import.exit_code, 0) << import.err;
@@ -276,7 +270,7 @@ TEST_F(LocalRecording, ReportAndImportFromTheCommandLine) {
   EXPECT_NE(corrupt.err.find("offset 49104"), std::string::npos) << corrupt.err;
 
   // An import that fails leaves nothing behind, not even the part it wrote.
-  std::string failed = TempPath("failed.tprof");
+  std::string failed = TempPath("import", "failed.tprof");
   testing::CommandResult failed_import =
       RunCommand({kTprof, "import",
                   std::string(TPROF_TESTDATA_DIR) +

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -25,7 +26,6 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
 const std::string kWorkloads = INLINE_WORKLOADS_DIR;
 const std::string kProtoDir = PPROF_PROTO_DIR;
 

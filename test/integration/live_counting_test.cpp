@@ -23,15 +23,13 @@
 #include "pmu/topdown_evaluator.h"
 #include "report/topdown_report.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-const std::string kTprof = TPROF_BINARY;
 const std::string kAttachTarget = ATTACH_TARGET_BINARY;
-
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 // attach_target started with pipes on its stdin and stdout, waited on until it says "ready".
 class AttachTarget {

@@ -26,12 +26,12 @@
 #include <vector>
 
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-const std::string kTprof = TPROF_BINARY;
 const std::string kOracle = METRIC_ORACLE_BINARY;
 const std::vector<std::string> kFunctions = {"faults_heavy", "faults_light", "compute"};
 const char* kMetric = "faults_per_ms = page-faults / task-clock * 1000000";

@@ -13,12 +13,12 @@
 #include <string>
 
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-const std::string kTprof = TPROF_BINARY;
 const std::string kWorkload = OFF_CPU_BINARY;
 
 // Folded stacks (root first, count last) summed by the first of `functions` each stack

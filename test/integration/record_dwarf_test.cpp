@@ -12,17 +12,13 @@
 #include "core/model/address_space.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-const std::string kTprof = TPROF_BINARY;
 const std::string kNoFp = NOFP_BINARY;
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_dwarf_" + std::to_string(::getpid()) + "_" + name;
-}
 
 // For samples whose leaf is `leaf`, the share whose user callchain continues mid -> top -> main.
 struct ChainCheck : RecordVisitor {
@@ -65,7 +61,7 @@ void Check(const std::string& path, ChainCheck* check) {
 // is mostly a frameless memset in libc that lands on libc's start routine) gets no note, on a
 // run short enough that its start-up dominates.
 TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
-  std::string nofp = TempPath("nofp_g.tprof"), demo = TempPath("demo_g.tprof");
+  std::string nofp = TempPath("dwarf", "nofp_g.tprof"), demo = TempPath("dwarf", "demo_g.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", nofp, "--", kNoFp, "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string name = kNoFp.substr(kNoFp.rfind('/') + 1);
@@ -86,7 +82,7 @@ TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
 }
 
 TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
-  std::string dwarf = TempPath("dwarf.tprof"), fp = TempPath("fp.tprof");
+  std::string dwarf = TempPath("dwarf", "dwarf.tprof"), fp = TempPath("dwarf", "fp.tprof");
   auto r = RunCommand(
       {kTprof, "record", "-e", "cpu-clock", "--call-graph", "dwarf", "-o", dwarf, "--", kNoFp});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -122,7 +118,7 @@ TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
   EXPECT_LT(static_cast<double>(with_fp.complete), 0.1 * static_cast<double>(with_fp.in_leaf));
 
   // perf's DWARF unwinding of the same program agrees: its leaf samples show the full chain.
-  std::string perf_data = TempPath("perf.data");
+  std::string perf_data = TempPath("dwarf", "perf.data");
   auto pr = RunCommand({"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "--call-graph", "dwarf",
                         "-o", perf_data, "--", kNoFp});
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
@@ -214,8 +210,9 @@ void ExpectCompleteRecursion(const RecursionShares& shares, const std::string& w
 
 TEST(RecordDwarfTest, RecursionIsUnwoundToMain) {
   const std::string nofp = RECURSION_NOFP_BINARY, fp = RECURSION_FP_BINARY;
-  std::string dwarf = TempPath("rec_dwarf.tprof"), fp_profile = TempPath("rec_fp.tprof"),
-              perf_data = TempPath("rec_perf.data");
+  std::string dwarf = TempPath("dwarf", "rec_dwarf.tprof"),
+              fp_profile = TempPath("dwarf", "rec_fp.tprof"),
+              perf_data = TempPath("dwarf", "rec_perf.data");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--call-graph", "dwarf,32768", "-o",
                        dwarf, "--", nofp, "0.6"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -240,7 +237,7 @@ TEST(RecordDwarfTest, RecursionIsUnwoundToMain) {
 }
 
 TEST(RecordDwarfTest, KeepStacksOnRequest) {
-  std::string path = TempPath("keep.tprof");
+  std::string path = TempPath("dwarf", "keep.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--call-graph", "dwarf,4096",
                        "--keep-stacks", "-o", path, "--", kNoFp});
   ASSERT_EQ(r.exit_code, 0) << r.err;

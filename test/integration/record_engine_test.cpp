@@ -18,6 +18,7 @@
 #include "symbolize/symbolizer.h"
 #include "test/support/record_generator.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -27,14 +28,7 @@ using testing::RunCommand;
 using testing::RunningCommand;
 using testing::RunOptions;
 
-const std::string kTprof = TPROF_BINARY;
-const std::string kDemo = DEMO_BINARY;
-const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
 const std::string kCrasher = CRASHER_BINARY;
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_engine_" + std::to_string(::getpid()) + "_" + name;
-}
 
 void Sleep(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
@@ -98,7 +92,7 @@ std::map<std::string, uint64_t> PerfStatCounts(const std::vector<std::string>& c
 // later sample reports (perf's per-CPU inherited counters lose them too), and a sleeping
 // workload migrates a varying number of times (an ASan run summed 4,990 faults of 5,109).
 TEST(RecordEngineTest, GroupReadMemberSumsMatchACountingRun) {
-  std::string path = TempPath("group.tprof");
+  std::string path = TempPath("engine", "group.tprof");
   std::vector<std::string> workload = {kFaultSwitch, "5000", "300"};
   std::vector<std::string> argv = {
       kTprof, "record", "-e", "{cpu-clock,page-faults,context-switches}:S", "-F", "2000",
@@ -153,7 +147,7 @@ TEST(RecordEngineTest, GroupReadMemberSumsMatchACountingRun) {
 
 // Ctrl-C in a terminal sends SIGINT to the foreground process group: tprof and the workload.
 TEST(RecordEngineTest, CtrlCStopsTheWorkloadAndCompletesTheProfile) {
-  std::string path = TempPath("ctrlc.tprof");
+  std::string path = TempPath("engine", "ctrlc.tprof");
   RunningCommand run({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kDemo, "5"},
                      RunOptions{.new_process_group = true});
   Sleep(1.5);
@@ -170,7 +164,7 @@ TEST(RecordEngineTest, CtrlCStopsTheWorkloadAndCompletesTheProfile) {
 }
 
 TEST(RecordEngineTest, ACrashingWorkloadStillGivesACompleteProfile) {
-  std::string path = TempPath("crash.tprof");
+  std::string path = TempPath("engine", "crash.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kCrasher});
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
   ReadSummary summary;
@@ -181,7 +175,7 @@ TEST(RecordEngineTest, ACrashingWorkloadStillGivesACompleteProfile) {
 }
 
 TEST(RecordEngineTest, SigkillLeavesAPartialFileThatReportReads) {
-  std::string path = TempPath("killed.tprof");
+  std::string path = TempPath("engine", "killed.tprof");
   RunningCommand run({kTprof, "record", "-e", "cpu-clock", "-g", "-o", path, "--", kDemo, "3"},
                      RunOptions{.new_process_group = true});
   Sleep(3.0);
@@ -199,7 +193,7 @@ TEST(RecordEngineTest, SigkillLeavesAPartialFileThatReportReads) {
 }
 
 TEST(RecordEngineTest, AWriteErrorIsReportedAndTheFileIsNotPassedOffAsComplete) {
-  std::string path = TempPath("full.tprof");
+  std::string path = TempPath("engine", "full.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", path, "--", kDemo, "0.5"},
                       RunOptions{.file_size_limit = 16 * 1024});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -234,7 +228,7 @@ TEST(RecordEngineTest, AttachesToARunningProcess) {
   // found samples of another pid. With both threads there, the child is already running and
   // not followed.
   ASSERT_EQ(WaitForThreads(target.pid(), 2).size(), 2u);
-  std::string path = TempPath("attach.tprof");
+  std::string path = TempPath("engine", "attach.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-p", std::to_string(target.pid()),
                        "--duration", "1", "-o", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -263,7 +257,7 @@ TEST(RecordEngineTest, AttachesToOneThread) {
   for (pid_t tid : WaitForThreads(target.pid(), 2))
     if (tid != target.pid()) worker = tid;
   ASSERT_NE(worker, 0);
-  std::string path = TempPath("tid.tprof");
+  std::string path = TempPath("engine", "tid.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-t", std::to_string(worker),
                        "--duration", "0.5", "-o", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -277,7 +271,7 @@ TEST(RecordEngineTest, AttachesToOneThread) {
 
 TEST(RecordEngineTest, SystemWideSeesOtherProcesses) {
   RunningCommand busy({kDemo, "1"});
-  std::string path = TempPath("all.tprof");
+  std::string path = TempPath("engine", "all.tprof");
   auto r = RunCommand({kTprof, "record", "-a", "--duration", "0.5", "-o", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("sampling 'cpu-clock' instead"), std::string::npos) << r.err;
@@ -291,7 +285,7 @@ TEST(RecordEngineTest, SystemWideSeesOtherProcesses) {
 // -a -- ./prog: every CPU while the command runs (as perf record -a -- cmd), ending with it and
 // exiting with its status.
 TEST(RecordEngineTest, SystemWideWhileACommandRuns) {
-  std::string path = TempPath("all_cmd.tprof");
+  std::string path = TempPath("engine", "all_cmd.tprof");
   auto start = std::chrono::steady_clock::now();
   auto r = RunCommand({kTprof, "record", "-a", "-e", "cpu-clock", "-o", path, "--", "/bin/sh", "-c",
                        "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3"});
@@ -315,7 +309,7 @@ TEST(RecordEngineTest, SystemWideWhileACommandRuns) {
 }
 
 TEST(RecordEngineTest, DurationEndsALaunchedCommand) {
-  std::string path = TempPath("duration.tprof");
+  std::string path = TempPath("engine", "duration.tprof");
   auto start = std::chrono::steady_clock::now();
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--duration", "0.5", "-o", path, "--",
                        "/bin/sleep", "30"});
@@ -326,8 +320,8 @@ TEST(RecordEngineTest, DurationEndsALaunchedCommand) {
 }
 
 TEST(RecordEngineTest, BranchStacksAreRefusedWithTheReason) {
-  auto r = RunCommand(
-      {kTprof, "record", "-e", "cpu-clock", "-b", "-o", TempPath("b.tprof"), "--", "/bin/true"});
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-b", "-o",
+                       TempPath("engine", "b.tprof"), "--", "/bin/true"});
   if (r.exit_code == 0) GTEST_SKIP() << "this machine records branch stacks";
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("branch stack"), std::string::npos) << r.err;
@@ -403,7 +397,7 @@ class OneCpu {
 };
 
 TEST(PerFunctionMetricsTest, GroupReadDeltasLandInTheFunctionsThatCausedThem) {
-  std::string path = TempPath("perfunction.tprof");
+  std::string path = TempPath("engine", "perfunction.tprof");
   testing::CommandResult r;
   {
     OneCpu pinned;
@@ -442,7 +436,7 @@ TEST(PerFunctionMetricsTest, GroupReadDeltasLandInTheFunctionsThatCausedThem) {
 }
 
 TEST(PerFunctionMetricsTest, BurstSamplingReportsTheModeThatRan) {
-  std::string path = TempPath("burst.tprof");
+  std::string path = TempPath("engine", "burst.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock,page-faults}:S", "--burst",
                        "10000000,200000", "-o", path, "--", kFaultSwitch, "100", "10"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -462,7 +456,7 @@ TEST(PerFunctionMetricsTest, BurstSamplingReportsTheModeThatRan) {
 
 TEST(PerFunctionMetricsTest, MetricsNeedTheirEventsExplicitly) {
   auto r = RunCommand({kTprof, "record", "-M", "l1", "--cpu", "neoverse-n2", "-o",
-                       TempPath("m.tprof"), "--", "/bin/true"});
+                       TempPath("engine", "m.tprof"), "--", "/bin/true"});
   if (r.exit_code == 0) GTEST_SKIP() << "this machine counts Neoverse events";
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot open event 'CPU_CYCLES'"), std::string::npos) << r.err;
@@ -481,7 +475,7 @@ namespace {
 // A one-page ring buffer at a high rate loses samples: the summary says how many, and the
 // profile's lost records carry the same count.
 TEST(RecordEngineTest, LostSamplesAreCountedAndRecorded) {
-  std::string path = TempPath("lost.tprof");
+  std::string path = TempPath("engine", "lost.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-F", "20000", "-g", "-m", "1", "-o",
                        path, "--", kDemo, "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

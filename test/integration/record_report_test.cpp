@@ -10,18 +10,12 @@
 #include "symbolize/symbolizer.h"
 #include "test/support/record_generator.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
-
-const std::string kTprof = TPROF_BINARY;
-const std::string kDemo = DEMO_BINARY;
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_it_" + std::to_string(::getpid()) + "_" + name;
-}
 
 struct ThreadSeen : RecordVisitor {
   std::set<uint32_t> pids, tids;
@@ -34,7 +28,7 @@ struct ThreadSeen : RecordVisitor {
 class DemoRecording : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(TempPath("demo.tprof"));
+    path_ = new std::string(TempPath("it", "demo.tprof"));
     result_ = new testing::CommandResult(
         RunCommand({kTprof, "record", "-g", "-F", "2000", "-o", *path_, "--", kDemo, "0.5"}));
   }
@@ -134,7 +128,7 @@ TEST_F(DemoRecording, MetadataDescribesTheRecording) {
 }
 
 TEST(RecordTest, ExistingOutputIsKeptAsOld) {
-  std::string path = TempPath("old.tprof");
+  std::string path = TempPath("it", "old.tprof");
   ASSERT_EQ(
       RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/bin/true"}).exit_code,
       0);
@@ -150,7 +144,7 @@ TEST(RecordTest, ExistingOutputIsKeptAsOld) {
 TEST(RecordTest, CyclesFallsBackToTaskClockWithOneLine) {
   for (std::vector<std::string> events :
        {std::vector<std::string>{}, {"-e", "cycles"}, {"-e", "cycles:u"}}) {
-    std::string path = TempPath("fallback.tprof");
+    std::string path = TempPath("it", "fallback.tprof");
     std::vector<std::string> argv = {kTprof, "record", "-o", path};
     argv.insert(argv.end(), events.begin(), events.end());
     argv.insert(argv.end(), {"--", "/bin/true"});
@@ -170,7 +164,7 @@ TEST(RecordTest, CyclesFallsBackToTaskClockWithOneLine) {
 }
 
 TEST(RecordTest, MappingsCarryBuildIds) {
-  std::string path = TempPath("buildid.tprof");
+  std::string path = TempPath("it", "buildid.tprof");
   ASSERT_EQ(
       RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", kDemo, "0.05"}).exit_code,
       0);
@@ -195,8 +189,8 @@ TEST(RecordTest, MappingsCarryBuildIds) {
 }
 
 TEST(RecordTest, ExplicitHardwareEventFailsWithTheReason) {
-  auto r = RunCommand(
-      {kTprof, "record", "-e", "instructions", "-o", TempPath("hw.tprof"), "--", "/bin/true"});
+  auto r = RunCommand({kTprof, "record", "-e", "instructions", "-o", TempPath("it", "hw.tprof"),
+                       "--", "/bin/true"});
   if (r.exit_code == 0) GTEST_SKIP() << "this machine has a PMU";
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("'instructions'"), std::string::npos) << r.err;
@@ -204,7 +198,7 @@ TEST(RecordTest, ExplicitHardwareEventFailsWithTheReason) {
 }
 
 TEST(RecordTest, WorkloadExitStatusIsPassedOn) {
-  std::string path = TempPath("status.tprof");
+  std::string path = TempPath("it", "status.tprof");
   auto r = RunCommand(
       {kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/bin/sh", "-c", "exit 7"});
   EXPECT_EQ(r.exit_code, 7) << r.err;
@@ -214,8 +208,8 @@ TEST(RecordTest, WorkloadExitStatusIsPassedOn) {
 }
 
 TEST(RecordTest, MissingProgramIsAOneLineError) {
-  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", TempPath("missing.tprof"), "--",
-                       "/nonexistent/program"});
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", TempPath("it", "missing.tprof"),
+                       "--", "/nonexistent/program"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot run '/nonexistent/program'"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -230,10 +224,10 @@ namespace {
 // Self-contained profiles: the symbols embedded at the end of recording name every sampled
 // address, so the report is the same after the binary is gone.
 TEST(RecordTest, ReportIsIdenticalAfterTheBinaryIsMoved) {
-  std::string binary = TempPath("demo_copy");
+  std::string binary = TempPath("it", "demo_copy");
   std::string moved = binary + ".moved";
   ASSERT_EQ(RunCommand({"/bin/cp", kDemo, binary}).exit_code, 0);
-  std::string path = TempPath("moved.tprof");
+  std::string path = TempPath("it", "moved.tprof");
   auto r = RunCommand({kTprof, "record", "-g", "-e", "cpu-clock", "-o", path, "--", binary, "0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto before = RunCommand({kTprof, "report", "-i", path, "--no-inline"});

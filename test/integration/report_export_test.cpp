@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -22,8 +23,6 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
-const std::string kDemo = DEMO_BINARY;
 const std::string kDemoSource = DEMO_SOURCE;
 
 // The same file by another spelling: a binary built with relative paths names its source
@@ -34,10 +33,6 @@ bool SameFile(const std::string& a, const std::string& b) {
 }
 const std::string kProtoDir = PPROF_PROTO_DIR;
 const std::string kSpeedscopeCheck = SPEEDSCOPE_CHECK_DIR;
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_export_" + std::to_string(::getpid()) + "_" + name;
-}
 
 CommandResult Shell(const std::string& command) { return RunCommand({"/bin/sh", "-c", command}); }
 
@@ -163,8 +158,8 @@ std::string BuildIdHex(const std::string& path) {
 class ReportExports : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    tprof_file_ = new std::string(TempPath("demo.tprof"));
-    perf_file_ = new std::string(TempPath("demo.data"));
+    tprof_file_ = new std::string(TempPath("export", "demo.tprof"));
+    perf_file_ = new std::string(TempPath("export", "demo.data"));
     auto r =
         RunCommand({kTprof, "record", "-g", "-F", "4000", "-o", *tprof_file_, "--", kDemo, "0.12"});
     recorded_ = r.exit_code == 0;
@@ -275,7 +270,7 @@ TEST_F(ReportExports, FoldedOutputReadsBackAsTheSameStacks) {
   ASSERT_TRUE(recorded_);
   auto first = RunCommand({kTprof, "report", "-i", *tprof_file_, "--folded", "--no-marks"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  std::string path = TempPath("stacks.folded");
+  std::string path = TempPath("export", "stacks.folded");
   {
     std::ofstream out(path);
     out << first.out;
@@ -382,7 +377,7 @@ DecodedPprof ParseDecoded(const std::string& text) {
 }
 
 DecodedPprof ExportAndDecode(const std::string& input) {
-  std::string out = TempPath("out.pb.gz");
+  std::string out = TempPath("export", "out.pb.gz");
   auto r = RunCommand({kTprof, "report", "-i", input, "--pprof", out});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // gzip -t checks the gzip wrapper and its CRC; protoc fails on any malformed message.
@@ -443,7 +438,7 @@ TEST_F(ReportExports, SpeedscopeValidatesAgainstItsSchemaAndWeightsAreTheReportT
   ASSERT_EQ(::access((kSpeedscopeCheck + "/node_modules/ajv").c_str(), F_OK), 0)
       << "the schema check is not installed: run scripts/setup.sh (npm ci in " << kSpeedscopeCheck
       << ")";
-  std::string out = TempPath("out.speedscope.json");
+  std::string out = TempPath("export", "out.speedscope.json");
   for (const std::string* input : {tprof_file_, perf_file_}) {
     auto r = RunCommand({kTprof, "report", "-i", *input, "--speedscope", out});
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -17,20 +17,14 @@
 #include "core/source/profile_source.h"
 #include "symbolize/symbolizer.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
 
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
-const std::string kDemo = DEMO_BINARY;
-const std::string kFaultSwitch = FAULT_SWITCH_BINARY;
 const std::string kPerfDir = std::string(TPROF_TESTDATA_DIR) + "/perf/";
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/tprof_rt_" + std::to_string(::getpid()) + "_" + name;
-}
 
 std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -94,7 +88,7 @@ const nlohmann::json* RowWhere(const nlohmann::json& report, const std::string& 
 class DemoReport : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(TempPath("demo.tprof"));
+    path_ = new std::string(TempPath("rt", "demo.tprof"));
     auto r = RunCommand({kTprof, "record", "-g", "-e", "cpu-clock", "-F", "2000", "-o", *path_,
                          "--", kDemo, "0.2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -389,7 +383,7 @@ struct HandWindows {
 };
 
 TEST(GroupReadReport, FaultSwitchDeltasMatchAHandComputation) {
-  std::string path = TempPath("group.tprof");
+  std::string path = TempPath("rt", "group.tprof");
   auto r = RunCommand({kTprof, "record", "-e", "{cpu-clock:u,page-faults,context-switches}:S", "-F",
                        "4000", "-o", path, "--", kFaultSwitch, "20000", "300"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -24,6 +24,7 @@
 #include "core/source/profile_source.h"
 #include "symbolize/elf_symbols.h"
 #include "test/support/run_command.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
@@ -31,16 +32,8 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kTprof = TPROF_BINARY;
 const std::string kWorkloads = STREAM_WORKLOADS_DIR;
 const std::string kPerfData = std::string(TPROF_TESTDATA_DIR) + "/perf/";
-const std::string kPerf = "/usr/bin/perf";
-
-std::string TempPath(const std::string& name) {
-  std::string dir = ::testing::TempDir();
-  if (!dir.empty() && dir.back() == '/') dir.pop_back();  // recorded paths have no "//"
-  return dir + "/tprof_streams_" + std::to_string(::getpid()) + "_" + name;
-}
 
 // The 1-based number of the only line of `path` containing `needle`, or 0.
 uint32_t LineOf(const std::string& path, const std::string& needle) {
@@ -67,7 +60,7 @@ const nlohmann::json& Leaf(const nlohmann::json& stream) { return stream["entrie
 class StreamWorkloadTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(TempPath("work"));
+    dir_ = new std::string(TempPath("streams", "work"));
     ::mkdir(dir_->c_str(), 0755);
     v1_src_ = new std::string(kWorkloads + "/stream_v1/stream_work.cpp");
     v2_src_ = new std::string(kWorkloads + "/stream_v2/stream_work.cpp");
@@ -488,7 +481,7 @@ TEST_F(PropellerTest, DiffOfTwoHalvesComparesBlocksOldAgainstNew) {
   ASSERT_TRUE((*source)->ReadRecords(records).ok());
   const size_t half = records.samples.size() / 2;
   RawBranchCounts raw[2];
-  std::string paths[2] = {TempPath("first.tprof"), TempPath("second.tprof")};
+  std::string paths[2] = {TempPath("streams", "first.tprof"), TempPath("streams", "second.tprof")};
   for (int part = 0; part < 2; ++part) {
     auto writer =
         ProfileWriter::CreateFile(paths[part], (*source)->metadata(), (*source)->events());

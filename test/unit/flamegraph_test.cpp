@@ -15,7 +15,7 @@ namespace tprof {
 namespace {
 
 // Names address 0xN00 "fN" (0x100 -> "f1"), and 0x900 a name that tries to end the script.
-class NamingResolver : public FrameResolver {
+class NumberingResolver : public FrameResolver {
  public:
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
     ResolvedFrame f;
@@ -102,7 +102,7 @@ class RatioTreeTest : public ::testing::Test {
     }
     return node;
   }
-  NamingResolver resolver;
+  NumberingResolver resolver;
   CallTreeBuilder builder{{Event("cycles"), Event("instructions")}, resolver, {}};
 };
 
@@ -184,7 +184,7 @@ TEST_F(RatioTreeTest, PageDataIsPreorderWithAStringTableAndTheRatioColumns) {
 
 // Gregg's CPI flame graph: stall cycles over cycles, 0 to 1, per frame.
 TEST(FrameRatioTest, StallShareOfEachFrame) {
-  NamingResolver resolver;
+  NumberingResolver resolver;
   CallTreeBuilder builder({Event("cycles", 0, 0), Event("stalled-cycles-backend")}, resolver, {});
   for (int i = 0; i < 20; ++i) builder.OnSample(At(0, 1000, {0x200, 0x101}));  // f1 -> f2
   for (int i = 0; i < 15; ++i) builder.OnSample(At(1, 1000, {0x200, 0x101}));
@@ -210,7 +210,7 @@ TEST(FrameRatioTest, StallShareOfEachFrame) {
 }
 
 TEST(FlameGraphHtmlTest, NameModeHasNoScaleAndLeavesOutFramesWithoutTheEvent) {
-  NamingResolver resolver;
+  NumberingResolver resolver;
   CallTreeBuilder builder({Event("cycles"), Event("instructions")}, resolver, {});
   builder.OnSample(At(0, 7, {0x200, 0x101}));
   builder.OnSample(At(1, 9, {0x300, 0x101}));  // f3 has no cycles: no frame in a cycles graph
@@ -224,7 +224,7 @@ TEST(FlameGraphHtmlTest, NameModeHasNoScaleAndLeavesOutFramesWithoutTheEvent) {
 }
 
 TEST(FlameGraphHtmlTest, PageIsSelfContainedAndNamesCannotEndTheScript) {
-  NamingResolver resolver;
+  NumberingResolver resolver;
   CallTreeBuilder builder({Event("cycles")}, resolver, {});
   builder.OnSample(At(0, 3, {0x900, 0x101}));
   FlameGraphInput input;

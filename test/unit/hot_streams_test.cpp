@@ -14,7 +14,7 @@ namespace {
 
 // Addresses 0x1000.. are function "f", 0x2000.. "g"; the line is (address & 0xfff) / 0x10 + 1,
 // in /src/a.cpp. Kernel addresses have no line.
-class FakeResolver : public FrameResolver {
+class LineResolver : public FrameResolver {
  public:
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
     ResolvedFrame r;
@@ -32,7 +32,7 @@ class FakeResolver : public FrameResolver {
   }
 };
 
-std::vector<EventDesc> OneEvent() {
+std::vector<EventDesc> CyclesEvent() {
   std::vector<EventDesc> events(1);
   events[0].name = "cycles";
   return events;
@@ -51,9 +51,9 @@ Sample BranchSample(std::vector<BranchEntry> branches, uint64_t period = 100) {
 }
 
 TEST(HotStreamsTest, BranchStacksGiveBlocksFromOneTargetToTheNextSource) {
-  FakeResolver resolver;
+  LineResolver resolver;
   HotStreamOptions options;
-  HotStreamBuilder builder(OneEvent(), resolver, options);
+  HotStreamBuilder builder(CyclesEvent(), resolver, options);
   // Most recent first: the block before branch 0 runs from branch 1's target (0x1000) to
   // branch 0's source (0x1020), in 7 cycles; the one before from 0x2000 to 0x2040, 5 cycles.
   for (int i = 0; i < 3; ++i)
@@ -78,8 +78,8 @@ TEST(HotStreamsTest, BranchStacksGiveBlocksFromOneTargetToTheNextSource) {
 }
 
 TEST(HotStreamsTest, RepeatedStacksStillCountEachSamplesOwnCycles) {
-  FakeResolver resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  LineResolver resolver;
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   // The same branches three times (resolved once), with different cycle counts; a zero count
   // (not recorded) keeps that sample out of the stream's average but not out of its samples.
   builder.OnSample(BranchSample({Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5)}));
@@ -98,8 +98,8 @@ TEST(HotStreamsTest, RepeatedStacksStillCountEachSamplesOwnCycles) {
 }
 
 TEST(HotStreamsTest, UnfilledSlotsEndTheStack) {
-  FakeResolver resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  LineResolver resolver;
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   builder.OnSample(BranchSample(
       {Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5), Branch(0, 0, 0), Branch(0, 0, 0)}));
   auto profile = builder.Finish();
@@ -118,7 +118,7 @@ TEST(HotStreamsTest, ANewMappingIsSeenByLaterSamplesOfTheSameStack) {
       return r;
     }
   } resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   Sample s;
   s.period = 1;
   s.pid = 7;
@@ -142,8 +142,8 @@ TEST(HotStreamsTest, ANewMappingIsSeenByLaterSamplesOfTheSameStack) {
 }
 
 TEST(HotStreamsTest, ABackwardRangeBreaksTheChainButLaterBlocksStillCount) {
-  FakeResolver resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  LineResolver resolver;
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   // Block 0 [0x1000, 0x1020] fine; block 1 [0x2080, 0x2040] runs backwards (lost branches);
   // block 2 [0x1000, 0x1090] fine but beyond the break.
   builder.OnSample(BranchSample({Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5),
@@ -158,10 +158,10 @@ TEST(HotStreamsTest, ABackwardRangeBreaksTheChainButLaterBlocksStillCount) {
 }
 
 TEST(HotStreamsTest, DepthLimitsTheStream) {
-  FakeResolver resolver;
+  LineResolver resolver;
   HotStreamOptions options;
   options.depth = 1;
-  HotStreamBuilder builder(OneEvent(), resolver, options);
+  HotStreamBuilder builder(CyclesEvent(), resolver, options);
   builder.OnSample(BranchSample(
       {Branch(0x1020, 0x2000, 7), Branch(0x2040, 0x1000, 5), Branch(0x1090, 0x2000, 9)}));
   auto profile = builder.Finish();
@@ -171,8 +171,8 @@ TEST(HotStreamsTest, DepthLimitsTheStream) {
 }
 
 TEST(HotStreamsTest, CallchainsGiveFramesAtTheCallLine) {
-  FakeResolver resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  LineResolver resolver;
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   Sample s;
   s.period = 1;
   s.ip = 0x1031;
@@ -192,17 +192,17 @@ TEST(HotStreamsTest, CallchainsGiveFramesAtTheCallLine) {
 }
 
 TEST(HotStreamsTest, AnUnknownEventIsAnError) {
-  FakeResolver resolver;
+  LineResolver resolver;
   HotStreamOptions options;
   options.event = "instructions";
-  HotStreamBuilder builder(OneEvent(), resolver, options);
+  HotStreamBuilder builder(CyclesEvent(), resolver, options);
   EXPECT_FALSE(builder.Finish().ok());
 }
 
 // Profiles made of callchain samples (ip, caller) with the given periods.
 StreamProfile Callchains(const std::vector<std::pair<std::vector<uint64_t>, uint64_t>>& chains) {
-  FakeResolver resolver;
-  HotStreamBuilder builder(OneEvent(), resolver, {});
+  LineResolver resolver;
+  HotStreamBuilder builder(CyclesEvent(), resolver, {});
   for (const auto& [chain, period] : chains) {
     Sample s;
     s.period = period;

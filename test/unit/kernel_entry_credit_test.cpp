@@ -10,7 +10,7 @@ namespace {
 constexpr uint64_t kKernelPc = 0xffffffff81001000ull;
 constexpr uint64_t kUserPc = 0x401234;
 
-struct Collected : RecordVisitor {
+struct CollectedSamples : RecordVisitor {
   void OnSample(const Sample& s) override { samples.push_back(s); }
   std::vector<Sample> samples;
 };
@@ -33,7 +33,7 @@ TEST(KernelEntryCredit, UserPcIndexFollowsTheMaskOrderPerArchitecture) {
 }
 
 TEST(KernelEntryCredit, CallchainUserPartBecomesTheStack) {
-  Collected out;
+  CollectedSamples out;
   KernelEntryCredit credit(Events(0), "x86_64", out);
   Sample s;
   s.ip = kKernelPc;
@@ -49,7 +49,7 @@ TEST(KernelEntryCredit, CallchainUserPartBecomesTheStack) {
 }
 
 TEST(KernelEntryCredit, SampledUserPcWithoutACallchain) {
-  Collected out;
+  CollectedSamples out;
   KernelEntryCredit credit(Events((1ull << 7) | (1ull << 8)), "x86_64", out);  // SP, IP
   Sample s;
   s.ip = kKernelPc;
@@ -63,7 +63,7 @@ TEST(KernelEntryCredit, SampledUserPcWithoutACallchain) {
 }
 
 TEST(KernelEntryCredit, KernelOnlyChainGetsTheUserPcAsItsUserPart) {
-  Collected out;
+  CollectedSamples out;
   KernelEntryCredit credit(Events(1ull << 32), "aarch64", out);
   Sample s;
   s.ip = kKernelPc;
@@ -76,7 +76,7 @@ TEST(KernelEntryCredit, KernelOnlyChainGetsTheUserPcAsItsUserPart) {
 }
 
 TEST(KernelEntryCredit, UserSamplesAndKernelThreadsPassUnchanged) {
-  Collected out;
+  CollectedSamples out;
   KernelEntryCredit credit(Events(1ull << 8), "x86_64", out);
   Sample user;
   user.ip = kUserPc;

@@ -8,18 +8,10 @@
 #include <map>
 
 #include "core/source/profile_source.h"
+#include "test/support/folded_totals.h"
 
 namespace tprof {
 namespace {
-
-FunctionTotals TotalsOf(const std::string& text) {
-  auto source = ProfileSource::OpenBytes(text);
-  EXPECT_TRUE(source.ok()) << source.error().message();
-  FunctionProfileBuilder builder((*source)->events(), *(*source)->embedded_frames());
-  auto summary = (*source)->ReadRecords(builder);
-  EXPECT_TRUE(summary.ok());
-  return SumByFunction(builder.Finish());
-}
 
 std::map<std::string, const FunctionDiff*> ByName(const EventDiff& e) {
   std::map<std::string, const FunctionDiff*> m;
@@ -27,13 +19,11 @@ std::map<std::string, const FunctionDiff*> ByName(const EventDiff& e) {
   return m;
 }
 
-// Old: alpha 300, beta 200, gamma 100, main 50 (self), total 650.
-const char* kOld = "main;alpha 300\nmain;beta 200\nmain;gamma 100\nmain 50\n";
 // New: alpha 20% slower (360), gamma gone, a new function delta 40: total 650 + 60 - 100 + 40.
 const char* kNew = "main;alpha 360\nmain;beta 200\nmain;delta 40\nmain 50\n";
 
 TEST(ProfileDiff, EveryColumnMeansWhatItSays) {
-  auto diff = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(kNew)}, {});
+  auto diff = DiffProfiles({TotalsOf(kFourFunctionsOld)}, {TotalsOf(kNew)}, {});
   ASSERT_TRUE(diff.ok()) << diff.error().message();
   ASSERT_EQ(diff->events.size(), 1u);
   const EventDiff& e = diff->events[0];
@@ -75,14 +65,14 @@ TEST(ProfileDiff, EveryColumnMeansWhatItSays) {
 // Everything twice as slow: raw sums show it; scaling to the total hides it.
 TEST(ProfileDiff, UniformSlowdownShowsRawAndHidesNormalized) {
   const char* doubled = "main;alpha 600\nmain;beta 400\nmain;gamma 200\nmain 100\n";
-  auto raw = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(doubled)}, {});
+  auto raw = DiffProfiles({TotalsOf(kFourFunctionsOld)}, {TotalsOf(doubled)}, {});
   ASSERT_TRUE(raw.ok());
   EXPECT_DOUBLE_EQ(*raw->events[0].delta_pct, 100.0);
   for (const FunctionDiff& f : raw->events[0].functions)
     EXPECT_DOUBLE_EQ(*f.delta_pct, 100.0) << f.key.function;
   ProfileDiffOptions total;
   total.normalize = Normalization::kTotal;
-  auto scaled = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(doubled)}, total);
+  auto scaled = DiffProfiles({TotalsOf(kFourFunctionsOld)}, {TotalsOf(doubled)}, total);
   ASSERT_TRUE(scaled.ok());
   EXPECT_DOUBLE_EQ(scaled->events[0].new_total, 650);
   EXPECT_DOUBLE_EQ(*scaled->events[0].delta_pct, 0.0);
@@ -91,7 +81,7 @@ TEST(ProfileDiff, UniformSlowdownShowsRawAndHidesNormalized) {
     EXPECT_DOUBLE_EQ(f.new_share, f.old_share);
   }
   // A real shift in the mix survives normalization: alpha +60 of 710 new total.
-  auto shift = DiffProfiles({TotalsOf(kOld)},
+  auto shift = DiffProfiles({TotalsOf(kFourFunctionsOld)},
                             {TotalsOf("main;alpha 360\nmain;beta 200\n"
                                       "main;gamma 100\nmain 50\n")},
                             total);
@@ -224,7 +214,7 @@ TEST(ProfileDiff, FunctionsMatchByNameAndModuleFileNameOrByNameAlone) {
 }
 
 TEST(ProfileDiff, LoneEventsOfDifferentNamesArePairedWithANote) {
-  FunctionTotals a = TotalsOf(kOld);
+  FunctionTotals a = TotalsOf(kFourFunctionsOld);
   FunctionTotals b = TotalsOf(kNew);
   b.events[0] = "cpu-clock";
   auto diff = DiffProfiles({a}, {b}, {});

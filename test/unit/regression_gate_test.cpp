@@ -4,17 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "core/source/profile_source.h"
+#include "test/support/folded_totals.h"
 
 namespace tprof {
 namespace {
-
-FunctionTotals TotalsOf(const std::string& text) {
-  auto source = ProfileSource::OpenBytes(text);
-  EXPECT_TRUE(source.ok()) << source.error().message();
-  FunctionProfileBuilder builder((*source)->events(), *(*source)->embedded_frames());
-  EXPECT_TRUE((*source)->ReadRecords(builder).ok());
-  return SumByFunction(builder.Finish());
-}
 
 TEST(ThresholdSyntax, ParsesEachSubjectAndUnit) {
   auto t = ParseThreshold("total.cpu-clock > +5%");
@@ -90,8 +83,6 @@ TEST(ThresholdSyntax, TimeUnitsAreNanosecondsOfTheClocks) {
   }
 }
 
-const char* kOld = "main;alpha 300\nmain;beta 200\nmain;gamma 100\nmain 50\n";
-
 GateVerdict Gate(const ProfileDiff& diff, std::vector<std::string> texts) {
   std::vector<Threshold> thresholds;
   for (const std::string& text : texts) thresholds.push_back(ParseThreshold(text).value());
@@ -102,8 +93,9 @@ GateVerdict Gate(const ProfileDiff& diff, std::vector<std::string> texts) {
 
 TEST(RegressionGate, TotalsAndFunctionsTripAtTheirThresholds) {
   // alpha +20% (300 -> 360), total +60/650 = +9.23%.
-  auto diff = DiffProfiles(
-      {TotalsOf(kOld)}, {TotalsOf("main;alpha 360\nmain;beta 200\nmain;gamma 100\nmain 50\n")}, {});
+  auto diff =
+      DiffProfiles({TotalsOf(kFourFunctionsOld)},
+                   {TotalsOf("main;alpha 360\nmain;beta 200\nmain;gamma 100\nmain 50\n")}, {});
   ASSERT_TRUE(diff.ok());
   auto v = Gate(*diff, {"total > +5%", "total.samples > +10%", "func(alpha) > +19.9%",
                         "func(alpha) > +20.1%", "func(*) > +9pt", "func(*) > 60", "func(*) >= 60",
@@ -122,8 +114,9 @@ TEST(RegressionGate, TotalsAndFunctionsTripAtTheirThresholds) {
 }
 
 TEST(RegressionGate, NewAndGoneFunctionsAndUnmatchedPatterns) {
-  auto diff = DiffProfiles(
-      {TotalsOf(kOld)}, {TotalsOf("main;alpha 300\nmain;beta 200\nmain;fresh 5\nmain 50\n")}, {});
+  auto diff =
+      DiffProfiles({TotalsOf(kFourFunctionsOld)},
+                   {TotalsOf("main;alpha 300\nmain;beta 200\nmain;fresh 5\nmain 50\n")}, {});
   ASSERT_TRUE(diff.ok());
   auto v = Gate(*diff, {"func(fresh) > +1000%", "func(fresh) > +1pt", "func(gamma) < -99%",
                         "func(nothing*) > +1%"});
@@ -144,7 +137,7 @@ TEST(RegressionGate, PatternsMatchWithOrWithoutTheParameterList) {
 }
 
 TEST(RegressionGate, UnknownEventsAndMissingMetricsAreErrors) {
-  auto diff = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(kOld)}, {});
+  auto diff = DiffProfiles({TotalsOf(kFourFunctionsOld)}, {TotalsOf(kFourFunctionsOld)}, {});
   ASSERT_TRUE(diff.ok());
   auto bad = EvaluateGate(*diff, {ParseThreshold("total.cycles > +5%").value()});
   ASSERT_FALSE(bad.ok());
@@ -234,7 +227,7 @@ TEST(RegressionGate, ClockThresholdsTakeATimeUnitAndPrintIt) {
   EXPECT_NE(bare.error().message().find("counts time"), std::string::npos)
       << bare.error().message();
   // And a time unit on counted events.
-  auto counted = DiffProfiles({TotalsOf(kOld)}, {TotalsOf(kOld)}, {});
+  auto counted = DiffProfiles({TotalsOf(kFourFunctionsOld)}, {TotalsOf(kFourFunctionsOld)}, {});
   ASSERT_TRUE(counted.ok());
   auto wrong = EvaluateGate(*counted, {ParseThreshold("total > 5ms").value()});
   ASSERT_FALSE(wrong.ok());

@@ -21,7 +21,7 @@ namespace tprof {
 namespace {
 
 // Addresses 0x1000.. are f, 0x2000.. are g, 0x3000.. are main; all in "prog".
-class FakeResolver : public FrameResolver {
+class ProgResolver : public FrameResolver {
  public:
   ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
     ResolvedFrame r;
@@ -80,7 +80,7 @@ TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
 // cycles and instructions sampled on their own: f gets 20 cycles samples of period 1000 and
 // 30 instructions samples of period 1000 (IPC 1.5); g gets 5 and 1 (low confidence).
 TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
-  FakeResolver resolver;
+  ProgResolver resolver;
   auto builder = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
                                             {SortKey::kSymbol}, {}, 0);
   ASSERT_TRUE(builder.ok());
@@ -118,7 +118,7 @@ TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
 }
 
 TEST(ReportTableTest, ChildrenCountEachRowOncePerSampleAndFiltersKeepAbsoluteTotals) {
-  FakeResolver resolver;
+  ProgResolver resolver;
   SampleFilter filter;
   filter.symbol_pattern = "^(f|main)";
   auto builder =
@@ -144,7 +144,7 @@ TEST(ReportTableTest, ChildrenCountEachRowOncePerSampleAndFiltersKeepAbsoluteTot
 // share their callers but not their leaf, a leaf that is also among its callers, and a kernel
 // leaf under a context marker.
 TEST(ReportTableTest, RepeatedAndSharedStacksCountAsResolvedOneByOne) {
-  FakeResolver resolver;
+  ProgResolver resolver;
   auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
                                             SampleFilter{}, 0);
   ASSERT_TRUE(builder.ok());
@@ -247,7 +247,7 @@ TEST(ReportTableTest, TextTablesPrintLongNamesWhole) {
 }
 
 TEST(ReportTableTest, TimeFilterIsRelativeToTheStart) {
-  FakeResolver resolver;
+  ProgResolver resolver;
   SampleFilter filter;
   filter.time_start = 1.0;
   filter.time_end = 2.0;
@@ -262,7 +262,7 @@ TEST(ReportTableTest, TimeFilterIsRelativeToTheStart) {
 }
 
 TEST(ReportTableTest, CallersAndCalleesComeFromTheChain) {
-  FakeResolver resolver;
+  ProgResolver resolver;
   auto builder = CallRelationsBuilder::Create({Sampled("cpu-clock")}, resolver, "g", {}, 0);
   ASSERT_TRUE(builder.ok());
   Sample a = At(0, 0x1000, 3);
@@ -388,7 +388,7 @@ class MetricTableRecording : public ::testing::Test {
     events[0].read_format = PERF_FORMAT_GROUP;
   }
   ReportTable Build(const std::vector<std::pair<uint64_t, std::vector<uint64_t>>>& samples) {
-    FakeResolver resolver;
+    ProgResolver resolver;
     auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
     for (const auto& [ip, values] : samples) {
       Sample s = At(0, ip, 1000);
@@ -469,7 +469,7 @@ TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   }
   events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
   events[0].read_format = PERF_FORMAT_GROUP;
-  FakeResolver resolver;
+  ProgResolver resolver;
   auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
   ASSERT_TRUE(builder.ok());
   const std::vector<std::pair<uint64_t, std::vector<uint64_t>>> samples = {
@@ -524,7 +524,7 @@ TEST(MetricIntervalTest, AWindowAcrossAMigrationIsDiscarded) {
   }
   events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ | PERF_SAMPLE_CPU;
   events[0].read_format = PERF_FORMAT_GROUP;
-  FakeResolver resolver;
+  ProgResolver resolver;
   auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
   ASSERT_TRUE(builder.ok());
   struct At3 {

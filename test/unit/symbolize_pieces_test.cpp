@@ -20,13 +20,10 @@
 #include "symbolize/kernel_symbols.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/symbolizer.h"
+#include "test/support/test_programs.h"
 
 namespace tprof {
 namespace {
-
-std::string TempPath(const std::string& name) {
-  return "/tmp/tprof_symtest_" + std::to_string(::getpid()) + "_" + name;
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -50,7 +47,7 @@ TEST(Demangle, CppAndRust) {
 }
 
 TEST(KernelSymbols, ParsesTextSymbolsAndModules) {
-  std::string path = TempPath("kallsyms");
+  std::string path = TempPath("symtest", "kallsyms");
   WriteFile(path,
             "ffffffff81000000 T _text\n"
             "ffffffff81001000 T do_syscall_64\n"
@@ -69,7 +66,7 @@ TEST(KernelSymbols, ParsesTextSymbolsAndModules) {
 // Module symbols come in runs, unsorted, and a module may come back after another: each symbol
 // keeps its own module. The file is larger than one read, and has no newline at its end.
 TEST(KernelSymbols, ModulesInRunsAndLargeFiles) {
-  std::string path = TempPath("kallsyms_modules");
+  std::string path = TempPath("symtest", "kallsyms_modules");
   std::string text = "ffffffff81000000 T _text\n";
   for (int i = 0; i < 5000; ++i) {  // about 200 KB: several reads
     char line[96];
@@ -101,7 +98,7 @@ TEST(KernelSymbols, ModulesInRunsAndLargeFiles) {
 }
 
 TEST(KernelSymbols, HiddenAddressesGiveANote) {
-  std::string path = TempPath("kallsyms_hidden");
+  std::string path = TempPath("symtest", "kallsyms_hidden");
   WriteFile(path, "0000000000000000 T _text\n0000000000000000 T do_syscall_64\n");
   KernelSymbols table = KernelSymbols::Load(path);
   EXPECT_FALSE(table.available());
@@ -156,13 +153,13 @@ std::string MakeCacheEntry(const std::string& dir, const std::string& hex_id,
 TEST(KernelSymbols, RecordedKernelNamesComeFromPerfsBuildIdCache) {
   // The recorded kernel is not the running one (its notes say another build-id), but perf's
   // cache kept its symbols: they name its addresses.
-  std::string dir = TempPath("buildid_cache");
+  std::string dir = TempPath("symtest", "buildid_cache");
   const std::string recorded(20, '\x4a');
   MakeCacheEntry(dir, "4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a4a", "kallsyms",
                  "ffffffff81000000 T _text\n"
                  "ffffffff81001000 T recorded_kernel_function\n"
                  "ffffffff81002000 T next_function\n");
-  std::string notes = TempPath("notes_other_kernel");
+  std::string notes = TempPath("symtest", "notes_other_kernel");
   WriteFile(notes,
             std::string("\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16) + std::string(20, '\x11'));
   ASSERT_EQ(RunningKernelBuildId(notes), std::string(20, '\x11'));
@@ -175,7 +172,7 @@ TEST(KernelSymbols, RecordedKernelNamesComeFromPerfsBuildIdCache) {
   std::vector<std::string> notes_given;
   SymbolizerOptions options;
   options.build_id_dir = dir;
-  options.kallsyms = TempPath("no_such_kallsyms");
+  options.kallsyms = TempPath("symtest", "no_such_kallsyms");
   options.kernel_notes = notes;
   options.on_note = [&](const std::string& n) { notes_given.push_back(n); };
   for (bool preload : {false, true}) {
@@ -200,7 +197,7 @@ TEST(KernelSymbols, RecordedKernelNamesComeFromPerfsBuildIdCache) {
 }
 
 TEST(PerfMap, ResolvesJitCodeOfTheProcess) {
-  std::string dir = TempPath("maps");
+  std::string dir = TempPath("symtest", "maps");
   ::mkdir(dir.c_str(), 0755);
   WriteFile(dir + "/perf-4242.map",
             "7f0000001000 40 LazyCompile:~foo bar.js:1\n"
@@ -615,7 +612,7 @@ TEST(SymbolSection, CorruptPayloadsAreErrorsNotCrashes) {
 }
 
 TEST(SymbolSection, WrittenAndReadThroughTheProfileFile) {
-  std::string path = TempPath("symbols.tprof");
+  std::string path = TempPath("symtest", "symbols.tprof");
   Metadata metadata;
   auto writer = ProfileWriter::CreateFile(path, metadata, {});
   ASSERT_TRUE(writer.ok());
