@@ -182,6 +182,8 @@ class RecordCommand : public Subcommand {
 
     auto stats = recorder->Run(*writer.value(), workload.get());
     if (!stats.ok()) return ReportError(name(), stats.error().message() + incomplete);
+    // The ring buffers and events go before the symbol step, where the recorder's memory peaks.
+    recorder.reset();
     Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
