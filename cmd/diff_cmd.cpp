@@ -194,17 +194,20 @@ class DiffCommand : public Subcommand {
     options.binaries = load_options_.binaries;
     options.icicle = icicle_;
     options.ignore_module = ignore_module_;
-    // Kernel work as the table counts it: credited on every input or on none.
-    if (!kernel_rows_) {
-      options.credit_kernel_to_user = true;
-      for (const auto* files : {&old_files, &new_files})
-        for (const std::string& path : *files) {
-          auto opened = ProfileToCompare::Open(path, load_options_);
-          if (!opened.ok()) return ReportError(name(), opened.error());
-          options.credit_kernel_to_user &= opened->records_user_context();
-        }
-    }
-    return RunDiffFlameGraph(options);
+    // Kernel work as the table counts it: credited on every input or on none, so every input
+    // is opened before any is read.
+    DiffFlameGraphInputs inputs;
+    options.credit_kernel_to_user = !kernel_rows_;
+    for (auto [files, side] :
+         {std::pair{&old_files, &inputs.old_side}, std::pair{&new_files, &inputs.new_side}})
+      for (const std::string& path : *files) {
+        auto opened = OpenedProfile::Open(
+            path, {load_options_.symfs, load_options_.binaries, nullptr, "diff"});
+        if (!opened.ok()) return ReportError(name(), opened.error());
+        options.credit_kernel_to_user &= (*opened)->records_user_context();
+        side->push_back(std::move(opened).value());
+      }
+    return RunDiffFlameGraph(options, std::move(inputs));
   }
 
   void ParseNormalize() {

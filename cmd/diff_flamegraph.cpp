@@ -27,16 +27,14 @@ struct SideTree {
   CallNode root;
 };
 
-Result<SideTree> LoadSide(const std::string& path, const DiffFlameGraphOptions& options) {
-  ProfileOpenOptions open_options{options.symfs, options.binaries, nullptr, "diff"};
-  open_options.credit_kernel_to_user = options.credit_kernel_to_user;
-  auto opened = OpenedProfile::Open(path, open_options);
-  if (!opened.ok()) return opened.error();
-  ProfileSource& source = (*opened)->source();
+Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::string& path,
+                          const DiffFlameGraphOptions& options) {
+  if (options.credit_kernel_to_user) opened->CreditKernelWorkToUser();
+  ProfileSource& source = opened->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
   CallTreeOptions tree_options;
   tree_options.ignore_module = options.ignore_module;
-  CallTreeBuilder builder(source.events(), (*opened)->resolver(), tree_options);
+  CallTreeBuilder builder(source.events(), opened->resolver(), tree_options);
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
   if (!summary->warning.empty())
@@ -56,18 +54,20 @@ std::optional<size_t> FindEqualName(const std::vector<EventDesc>& events, const 
 // --normalize event when there is one), with their mean.
 struct Side {
   std::vector<std::string> paths;
-  std::vector<EventDesc> events;  // the first run's
+  std::vector<std::unique_ptr<OpenedProfile>> opened;  // each let go once read
+  std::vector<EventDesc> events;                       // the first run's
   std::vector<CallNode> runs;
 };
 
 }  // namespace
 
-int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
-  Side old_side{options.old_paths, {}, {}}, new_side{options.new_paths, {}, {}};
+int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs inputs) {
+  Side old_side{options.old_paths, std::move(inputs.old_side), {}, {}},
+      new_side{options.new_paths, std::move(inputs.new_side), {}, {}};
   // The first run of each side decides the events; later runs are loaded one at a time below.
   std::vector<SideTree> firsts;
   for (Side* side : {&old_side, &new_side}) {
-    auto first = LoadSide(side->paths.front(), options);
+    auto first = LoadSide(std::move(side->opened.front()), side->paths.front(), options);
     if (!first.ok()) return ReportError(kCommand, first.error());
     side->events = first->events;
     firsts.push_back(std::move(first).value());
@@ -124,7 +124,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options) {
       if (r == 0) {
         loaded = std::move(*first);
       } else {
-        auto run = LoadSide(side->paths[r], options);
+        auto run = LoadSide(std::move(side->opened[r]), side->paths[r], options);
         if (!run.ok()) return ReportError(kCommand, run.error());
         loaded = std::move(run).value();
       }

@@ -4,9 +4,11 @@
 // rendering report/flamegraph_html.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cmd/opened_profile.h"
 #include "core/analysis/diff_flame_tree.h"
 #include "core/analysis/profile_diff.h"
 
@@ -17,7 +19,7 @@ struct DiffFlameGraphOptions {
   // coloured only where its change is significant (alpha, min_effect_percent: the table's rule).
   std::vector<std::string> old_paths, new_paths;
   // Kernel samples count for the user function that entered the kernel, as in the table (the
-  // caller decides, for every input alike).
+  // caller decides, for every input alike, once it has opened them all).
   bool credit_kernel_to_user = false;
   std::string out_path;
   double alpha = 0.05;
@@ -35,7 +37,13 @@ struct DiffFlameGraphOptions {
 // The colour scale's limits, in points of the old total: the same in every graph.
 inline constexpr double kDiffFlameScalePoints = 5.0;
 
+// The inputs, opened (not read) by the caller, in the order of old_paths and new_paths. Each is
+// read and let go in turn, so that one profile's symbols are in memory at a time.
+struct DiffFlameGraphInputs {
+  std::vector<std::unique_ptr<OpenedProfile>> old_side, new_side;
+};
+
 // Writes the page; returns the exit code (errors reported on standard error).
-int RunDiffFlameGraph(const DiffFlameGraphOptions& options);
+int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs inputs);
 
 }  // namespace tprof

@@ -1,7 +1,6 @@
 #include "cmd/function_profile_loader.h"
 
 #include "cmd/opened_profile.h"
-#include "core/model/kernel_entry_credit.h"
 
 namespace tprof {
 
@@ -17,10 +16,7 @@ Result<ProfileToCompare> ProfileToCompare::Open(const std::string& path,
   return ProfileToCompare(path, std::move(opened).value());
 }
 
-bool ProfileToCompare::records_user_context() const {
-  ProfileSource& source = opened_->source();
-  return RecordsUserContext(source.events(), source.metadata().architecture);
-}
+bool ProfileToCompare::records_user_context() const { return opened_->records_user_context(); }
 
 Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& options) && {
   const std::unique_ptr<OpenedProfile> opened = std::move(opened_);

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cmd/unwind_summary.h"
+#include "core/model/kernel_entry_credit.h"
 #include "symbolize/elf_symbols.h"
 
 namespace tprof {
@@ -138,6 +139,10 @@ void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
     read = crediting_.get();
   }
   reporting_ = std::make_unique<UnwindReportingSource>(*read, command_, path_);
+}
+
+bool OpenedProfile::records_user_context() const {
+  return RecordsUserContext(source_->events(), source_->metadata().architecture);
 }
 
 void OpenedProfile::CreditKernelWorkToUser() {

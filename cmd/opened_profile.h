@@ -66,6 +66,9 @@ class OpenedProfile {
   // The DWARF of the binary a recorded module stands for (a located local copy first); null
   // when none is usable. For views that read code, such as annotate.
   DwarfModule* OpenModule(const std::string& module, const std::string& build_id);
+  // Whether kernel samples can be credited to the user function that entered the kernel: the
+  // profile records callchains or the user pc (core/model/kernel_entry_credit.h).
+  bool records_user_context() const;
   // From now on source() reads as ProfileOpenOptions::credit_kernel_to_user does, for callers
   // that decide only once the profile is open (a comparison, after seeing every input).
   void CreditKernelWorkToUser();
