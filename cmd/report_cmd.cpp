@@ -86,7 +86,9 @@ class ReportCommand : public Subcommand {
         "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
         "cycles, 0-100 %. metric:NAME: any metric of the table (IPC, MPKI, a CPU table's) or your\n"
         "own --metric, over events sampled on their own, on a 0 to round-top scale. Frames with\n"
-        "fewer than --color-min-samples samples of any of the events are grey.");
+        "fewer than --color-min-samples samples of any of the events are grey. offcpu (the\n"
+        "default for a profile recorded with --off-cpu and a clock): frames sized by wall time,\n"
+        "on-CPU plus off-CPU, and coloured by their off-CPU share, warm on the CPU, blue off it.");
     CLI::Option* input =
         app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
@@ -132,13 +134,14 @@ class ReportCommand : public Subcommand {
                    "Write an interactive flame graph (self-contained HTML) to this file "
                    "instead of the table");
     app.add_option("--color", color_name_,
-                   "Flame graph colours: name (default), ipc, cpi, stall, or metric:NAME (any "
-                   "metric of the table's, a --metric of yours, over events sampled on their own)")
+                   "Flame graph colours: name (default), ipc, cpi, stall, offcpu (the default "
+                   "for a profile recorded with --off-cpu), or metric:NAME (any metric of the "
+                   "table's, a --metric of yours, over events sampled on their own)")
         ->check([](const std::string& value) -> std::string {
           if (value.rfind("metric:", 0) == 0 && value.size() > 7) return "";
-          for (const char* known : {"name", "ipc", "cpi", "stall"})
+          for (const char* known : {"name", "ipc", "cpi", "stall", "offcpu"})
             if (value == known) return "";
-          return "--color: '" + value + "' is not name, ipc, cpi, stall or metric:NAME";
+          return "--color: '" + value + "' is not name, ipc, cpi, stall, offcpu or metric:NAME";
         });
     app.add_option("--color-min-samples", min_samples_,
                    "With --color ipc/cpi/stall/metric:NAME: frames with fewer samples of any of "
@@ -419,8 +422,23 @@ class ReportCommand : public Subcommand {
         {"process", CallTreeOptions::Roots::kProcess},
         {"pid", CallTreeOptions::Roots::kPid},
         {"thread", CallTreeOptions::Roots::kThread}};
-    const bool by_metric = color_name_.rfind("metric:", 0) == 0;
-    const FlameColor color = by_metric ? FlameColor::kName : colors.at(color_name_);
+    // A profile recorded with --off-cpu is drawn as wall time unless asked for another event
+    // or colouring: its clock alone would leave out every wait.
+    const std::optional<WallTimeEvents> wall = FindWallTimeEvents(events);
+    const std::string color_name = !color_name_.empty()             ? color_name_
+                                   : wall && exports_.event.empty() ? "offcpu"
+                                                                    : "name";
+    const bool by_wall = color_name == "offcpu";
+    if (by_wall && !wall)
+      return ReportError(
+          name(), Error::BadRequest(input_ +
+                                    ": --color offcpu needs a profile recorded with --off-cpu "
+                                    "beside a clock (task-clock or cpu-clock); it has " +
+                                    EventNameList(events)));
+    if (by_wall && !exports_.event.empty())
+      return Usage("--color offcpu sizes the frames by wall time; --event does not apply");
+    const bool by_metric = color_name.rfind("metric:", 0) == 0;
+    const FlameColor color = by_metric || by_wall ? FlameColor::kName : colors.at(color_name);
     std::optional<RatioEvents> ratio;
     if (color != FlameColor::kName) {
       const FrameRatioKind kind = color == FlameColor::kIpc   ? FrameRatioKind::kIpc
@@ -441,14 +459,18 @@ class ReportCommand : public Subcommand {
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     if (!summary->warning.empty())
       std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
-    if (tree.root().total[event] == 0)
-      return ReportError(name(), input_ + ": no samples of " + events[event].name);
+    CallNode root = tree.TakeRoot();
+    if (by_wall) event = AppendSumOfEvents(root, wall->on_cpu, wall->off_cpu);
+    if (root.total[event] == 0)
+      return ReportError(name(), input_ + ": no samples of " +
+                                     (by_wall ? "on-CPU or off-CPU time" : events[event].name));
 
     FlameGraphInput input;
-    input.root = &tree.root();
+    input.root = &root;
     input.event = event;
-    input.event_name = events[event].name;
-    input.unit = UnitOfEvent(events[event].name);
+    input.event_name =
+        by_wall ? "wall time (" + events[wall->on_cpu].name + " + off-cpu)" : events[event].name;
+    input.unit = by_wall ? EventUnit::kNanoseconds : UnitOfEvent(events[event].name);
     input.title = "tprof flame graph";
     input.icicle = icicle_;
     const Metadata& meta = source.metadata();
@@ -468,27 +490,29 @@ class ReportCommand : public Subcommand {
       if (!user_metrics.ok()) return Usage(user_metrics.error().message());
       auto recorded = MatchRecordedMetricTable(events, meta.cpu, BuiltinMetricTables());
       auto plan = FrameMetricEvaluator::Plan(
-          tree.root(), events, color_name_.substr(7),
+          root, events, color_name.substr(7),
           recorded ? recorded->formulas : std::vector<MetricFormula>{}, *user_metrics);
       if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
       std::vector<std::string> names;
       for (size_t e : plan->column().events) names.push_back(events[e].name);
-      ColorFramesByMetric(input, plan->Compute(tree.root(), min_samples_), plan->column(), names,
+      ColorFramesByMetric(input, plan->Compute(root, min_samples_), plan->column(), names,
                           min_samples_);
     }
     if (ratio) {
       const std::string& num = events[ratio->numerator].name;
       const std::string& den = events[ratio->denominator].name;
-      const uint64_t num_total = tree.root().total[ratio->numerator];
-      const uint64_t den_total = tree.root().total[ratio->denominator];
+      const uint64_t num_total = root.total[ratio->numerator];
+      const uint64_t den_total = root.total[ratio->denominator];
       if (num_total == 0 || den_total == 0)
         return ReportError(name(),
                            input_ + ": no samples of " + (num_total ? den : num) +
                                "; --color needs both events sampled on their own (a group read on "
                                "its leader's samples, {a,b}:S, gives only the leader's)");
-      ColorFramesByRatio(input, ComputeFrameRatios(tree.root(), *ratio, min_samples_), ratio->kind,
-                         num, den, min_samples_);
+      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, min_samples_), ratio->kind, num,
+                         den, min_samples_);
     }
+
+    if (by_wall) ColorFramesByOffCpuShare(input, wall->on_cpu, wall->off_cpu);
 
     std::ofstream out(flamegraph_, std::ios::binary | std::ios::trunc);
     if (!out) return ReportError(name(), flamegraph_ + ": cannot write: " + std::strerror(errno));
@@ -522,7 +546,7 @@ class ReportCommand : public Subcommand {
   bool csv_ = false;
   ReportExportOptions exports_;  // folded stacks, exports, annotate
   std::string flamegraph_;
-  std::string color_name_ = "name";
+  std::string color_name_;  // empty: offcpu for an off-CPU recording, else name
   uint64_t min_samples_ = 10;
   std::string roots_name_ = "none";
   bool icicle_ = false;

@@ -243,6 +243,7 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
       out.push_back(']');
     }
     out.push_back(']');
+    if (input.detail_columns_in_unit) out += ",\"columnsInUnit\":true";
     if (!input.alt_color_mode_label.empty()) {
       out += ",\"value2\":[";
       for (size_t i = 0; i < c.nodes.size(); ++i) {
@@ -418,6 +419,34 @@ void ColorFramesByMetric(FlameGraphInput& input,
     for (uint64_t p : m.periods) d.columns.push_back(static_cast<double>(p));
     for (uint64_t n : m.samples) d.columns.push_back(static_cast<double>(n));
     input.details.emplace(node, std::move(d));
+  }
+}
+
+void ColorFramesByOffCpuShare(FlameGraphInput& input, size_t on_cpu, size_t off_cpu) {
+  FlameColorScale scale;
+  scale.title = "off-CPU share of the frame's wall time: off-CPU / (on-CPU + off-CPU), 0 to 100 %";
+  scale.min = 0;
+  scale.max = 100;
+  // Warm where the frame computes, blue where it waits, as Gregg's hot/cold flame graphs.
+  scale.stops = {{0, "#e0542e"}, {50, "#b07aa1"}, {100, "#3a6fc4"}};
+  scale.marks = {{0, "on-CPU"}, {50, "50 %"}, {100, "off-CPU"}};
+  input.scale = scale;
+  input.ratio_label = "off-CPU %";
+  input.detail_columns = {"on-CPU", "off-CPU"};
+  input.detail_columns_in_unit = true;
+  input.mark_label.clear();
+  input.details.clear();
+  std::vector<const CallNode*> pending{input.root};
+  while (!pending.empty()) {
+    const CallNode* node = pending.back();
+    pending.pop_back();
+    const double on = static_cast<double>(node->total[on_cpu]);
+    const double off = static_cast<double>(node->total[off_cpu]);
+    FlameFrameDetail d;
+    if (on + off > 0) d.color_value = 100 * off / (on + off);
+    d.columns = {on, off};
+    input.details.emplace(node, std::move(d));
+    for (const auto& child : node->children) pending.push_back(child.get());
   }
 }
 

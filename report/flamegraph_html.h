@@ -60,6 +60,7 @@ struct FlameGraphInput {
   // Colour by value when set; by name otherwise.
   std::optional<FlameColorScale> scale;
   std::vector<std::string> detail_columns;  // names of FlameFrameDetail::columns
+  bool detail_columns_in_unit = false;      // the columns are values in `unit`, as the widths
   std::string ratio_label;  // tooltip label of color_value (e.g. "IPC"); empty: not shown
   std::unordered_map<const CallNode*, FlameFrameDetail> details;
   bool icicle = false;  // initial layout: root at the top
@@ -108,6 +109,11 @@ void ColorFramesByMetric(FlameGraphInput& input,
                          const std::unordered_map<const CallNode*, FrameMetric>& metrics,
                          const MetricColumn& column, const std::vector<std::string>& event_names,
                          uint64_t min_samples);
+
+// Colours a wall-time graph (frames sized by on-CPU plus off-CPU time, AppendSumOfEvents) by
+// each frame's off-CPU share on a fixed 0-100 % scale, warm on the CPU and blue off it, with
+// both times in the tooltips. `on_cpu` and `off_cpu` index the tree's events.
+void ColorFramesByOffCpuShare(FlameGraphInput& input, size_t on_cpu, size_t off_cpu);
 
 // The fixed symmetric scale of differential flame graphs: -points..+points of the old total.
 FlameColorScale DeltaColorScale(double points);

@@ -115,6 +115,10 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
 };
 
+// Appends to every node of the tree an event whose values are the sum of events `a` and `b`
+// (wall time: on-CPU plus off-CPU nanoseconds); returns the new event's index.
+size_t AppendSumOfEvents(CallNode& root, size_t a, size_t b);
+
 // FlameGraph's folded format: one line per distinct stack, root first, frames joined by ';',
 // then a space and the count. Kernel frames end in "_[k]" and inlined ones in "_[i]" when
 // `annotate`, as FlameGraph's colour palettes expect.

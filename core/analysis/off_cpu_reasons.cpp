@@ -94,4 +94,13 @@ int OffCpuEventIndex(const std::vector<EventDesc>& events) {
   return -1;
 }
 
+std::optional<WallTimeEvents> FindWallTimeEvents(const std::vector<EventDesc>& events) {
+  const int off_cpu = OffCpuEventIndex(events);
+  if (off_cpu < 0) return std::nullopt;
+  for (size_t e = 0; e < events.size(); ++e)
+    if (static_cast<int>(e) != off_cpu && UnitOfEvent(events[e].name) == EventUnit::kNanoseconds)
+      return WallTimeEvents{e, static_cast<size_t>(off_cpu)};
+  return std::nullopt;
+}
+
 }  // namespace tprof

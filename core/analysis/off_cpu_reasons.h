@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,5 +55,12 @@ class OffCpuReasons : public ProcessTrackingVisitor {
 
 // The index of the off-cpu event among `events`, or -1.
 int OffCpuEventIndex(const std::vector<EventDesc>& events);
+
+// The events whose sum is a thread's wall time: the off-cpu event and the first clock sampled
+// beside it (task-clock or cpu-clock, nanoseconds both). None when either is missing.
+struct WallTimeEvents {
+  size_t on_cpu = 0, off_cpu = 0;
+};
+std::optional<WallTimeEvents> FindWallTimeEvents(const std::vector<EventDesc>& events);
 
 }  // namespace tprof

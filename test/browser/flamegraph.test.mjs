@@ -3,10 +3,11 @@
 // search highlights the right frames and shows the right share, the IPC legend and per-frame IPC
 // are right. Expected values come from `perf script` on the same recordings, not from tprof.
 //
-//   node flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR
+//   node flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR OFF_CPU_BINARY
 //
 // THROTTLE_PERF_DATA is shared/testdata/perf/quipper-perf.data.throttle-3.8 (perf record -a -e
-// cycles,instructions -c 10000). Screenshots are left in OUT_DIR.
+// cycles,instructions -c 10000). OFF_CPU_BINARY is test/workloads/off_cpu.c (sleeps of known
+// lengths, then a spin). Screenshots are left in OUT_DIR.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,9 +16,9 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { colouredShare, decodePng, rowsWhere } from './pixels.mjs';
 
-const [tprof, demo, throttle, outDir] = process.argv.slice(2);
-if (!outDir) {
-  console.error('usage: flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR');
+const [tprof, demo, throttle, outDir, offCpu] = process.argv.slice(2);
+if (!offCpu) {
+  console.error('usage: flamegraph.test.mjs TPROF DEMO_BINARY THROTTLE_PERF_DATA OUT_DIR OFF_CPU_BINARY');
   process.exit(2);
 }
 fs.mkdirSync(outDir, { recursive: true });
@@ -297,6 +298,41 @@ try {
     assert.ok(share > 0.2 && share < 0.5, `inline_mix_loop share ${share}`);
     await page.evaluate(() => __flame.search(''));
     await page.screenshot({ path: path.join(outDir, 'flamegraph-name.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  await check('off-CPU recording: waits drawn blue, computing warm, tooltips in time units', async () => {
+    const profile = path.join(work, 'off.tprof');
+    // wait_long: 10 naps of 30 ms; wait_short: 10 of 10 ms; spin: about 0.1 s of computing.
+    mustRun([tprof, 'record', '-q', '--off-cpu', '--call-graph', 'dwarf', '-e', 'task-clock',
+      '-o', profile, '--', offCpu, '30', '10', '10', '100000000']);
+    const html = path.join(outDir, 'flamegraph-off-cpu.html');
+    const gen = mustRun([tprof, 'report', '-i', profile, '--flamegraph', html]);
+    assert.match(gen.stderr, /wall time \(task-clock \+ off-cpu\)/);
+    const { page, problems } = await openPage(html);
+    const img = await viewportShot(page, 'flamegraph-off-cpu.png');
+    // The middle pixel of a function's widest frame, as drawn.
+    const pixelOf = async name => {
+      const box = await page.evaluate(n => {
+        const hits = __flame.find('^' + n + '$');
+        hits.sort((a, b) => __flame.data.total[b] - __flame.data.total[a]);
+        return __flame.frameBox(hits[0]);
+      }, name);
+      return { box, rgb: img.pixel(Math.round(box.clientX + box.w / 2), Math.round(box.clientY + box.h / 2)) };
+    };
+    const long = await pixelOf('wait_long'), spin = await pixelOf('spin');
+    assert.ok(long.rgb[2] > long.rgb[0] + 60, `wait_long is not blue: ${long.rgb}`);
+    assert.ok(spin.rgb[0] > spin.rgb[2] + 40, `spin is not warm: ${spin.rgb}`);
+    // The tooltip gives both times with units (300 ms of naps at least), not raw nanoseconds.
+    await page.mouse.move(long.box.clientX + long.box.w / 2, long.box.clientY + long.box.h / 2);
+    await page.waitForSelector('#tooltip', { state: 'visible' });
+    const tip = await page.textContent('#tooltip');
+    assert.match(tip, /off-CPU %9\d\.\d+/, tip);
+    const offMs = tip.match(/off-CPU(\d+\.\d+) ms/);
+    assert.ok(offMs && Number(offMs[1]) >= 300, tip);
+    assert.match(tip, /on-CPU\d+(\.\d+)? (ns|\u00b5s|ms)/, tip);
+    await page.screenshot({ path: path.join(outDir, 'flamegraph-off-cpu-tooltip.png') });
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -21,6 +21,7 @@
 
 #include "core/format/profile_reader.h"
 #include "symbolize/elf_symbols.h"
+#include "test/support/flame_page_data.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -87,18 +88,6 @@ struct IndependentSums : RecordVisitor {
   std::map<std::string, double> by_function;
   double total = 0;
 };
-
-// The data a --flamegraph page draws: the JSON assigned to DATA in its script.
-nlohmann::json FlamePageData(const std::string& html_path) {
-  std::ifstream in(html_path);
-  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string start = "const DATA = ";
-  const size_t at = html.find(start);
-  if (at == std::string::npos) return nlohmann::json();
-  const size_t end = html.find(";\n", at);
-  return nlohmann::json::parse(html.substr(at + start.size(), end - at - start.size()), nullptr,
-                               false);
-}
 
 // Recordings are made when a test first asks for them and shared by the suite's tests: ctest
 // runs each test in a process of its own, and should then make only what that test uses.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "test/support/flame_page_data.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -145,6 +146,79 @@ TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
   // One thread: every moment of it is on the CPU or off it. The clock's samples are 250 us
   // apart, and the recording's ends differ from the thread's by the exec and the exit.
   EXPECT_NEAR(on_ns + off_ns, wall_ns, 0.1 * wall_ns + 20e6) << table.out;
+}
+
+// The flame graph of an off-CPU recording is wall time: each frame as wide as its on-CPU plus
+// off-CPU time, coloured by its off-CPU share. The designed waits give the widths a floor and
+// the colours their side; the folded stacks of each event (another path through the profile)
+// give every frame's two times.
+TEST_F(OffCpuTest, TheFlameGraphIsWallTimeColouredByTheOffCpuShare) {
+  const std::string profile = dir_ + "/w.tprof";
+  // wait_long: 10 x 30 ms, wait_short: 10 x 10 ms, spin: about 0.1 s of computing.
+  auto recorded =
+      RunCommand({kTprof, "record", "-q", "--off-cpu", "--call-graph", "dwarf", "-e", "task-clock",
+                  "-o", profile, "--", kWorkload, "30", "10", "10", "100000000"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const std::string page = dir_ + "/w.html";
+  auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  EXPECT_NE(drawn.err.find("wall time (task-clock + off-cpu)"), std::string::npos) << drawn.err;
+  const nlohmann::json data = FlamePageData(page);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["unit"], "ns");
+  EXPECT_EQ(data["columnNames"], nlohmann::json::array({"on-CPU", "off-CPU"}));
+  EXPECT_EQ(data["columnsInUnit"], true);
+
+  // Per function (summed over its frames), from the page and from each event's folded stacks.
+  const std::vector<std::string> functions = {"wait_long", "wait_short", "spin"};
+  std::map<std::string, double> wall, on, off;
+  for (size_t n = 0; n < data["name"].size(); ++n) {
+    const std::string name = data["names"][data["name"][n].get<size_t>()];
+    const double total = data["total"][n], on_ns = data["columns"][0][n],
+                 off_ns = data["columns"][1][n];
+    EXPECT_DOUBLE_EQ(on_ns + off_ns, total) << name;  // the width is the two times' sum
+    if (!data["value"][n].is_null()) {
+      EXPECT_NEAR(data["value"][n].get<double>(), 100 * off_ns / total, 1e-3) << name;  // 6 digits
+    }
+    wall[name] += total;
+    on[name] += on_ns;
+    off[name] += off_ns;
+  }
+  auto folded_on =
+      RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "task-clock"});
+  auto folded_off = RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "off-cpu"});
+  ASSERT_EQ(folded_on.exit_code, 0) << folded_on.err;
+  ASSERT_EQ(folded_off.exit_code, 0) << folded_off.err;
+  auto on_sums = SumByFunction(folded_on.out, functions);
+  auto off_sums = SumByFunction(folded_off.out, functions);
+  for (const std::string& f : functions) {
+    // Each function appears once per stack here (no recursion), so the sums agree exactly.
+    EXPECT_DOUBLE_EQ(on[f], on_sums[f]) << f;
+    EXPECT_DOUBLE_EQ(off[f], off_sums[f]) << f;
+  }
+  // The design: the waits are at least their sleeps wide and nearly all off the CPU; spin
+  // computes.
+  EXPECT_GE(wall["wait_long"], 300e6);
+  EXPECT_GE(wall["wait_short"], 100e6);
+  EXPECT_GT(off["wait_long"], 0.9 * wall["wait_long"]);
+  EXPECT_GT(off["wait_short"], 0.9 * wall["wait_short"]);
+  EXPECT_GT(on["spin"], off["spin"]);
+
+  // Asked for one event, the page is that event's, as before; offcpu on a profile without
+  // off-CPU time says what it needs.
+  auto clock_only =
+      RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--event", "task-clock"});
+  ASSERT_EQ(clock_only.exit_code, 0) << clock_only.err;
+  EXPECT_FALSE(FlamePageData(page).contains("columnsInUnit"));
+  const std::string plain = dir_ + "/plain.tprof";
+  ASSERT_EQ(RunCommand({kTprof, "record", "-q", "-e", "task-clock", "-o", plain, "--", kWorkload,
+                        "1", "1", "1", "1000"})
+                .exit_code,
+            0);
+  auto refused =
+      RunCommand({kTprof, "report", "-i", plain, "--flamegraph", page, "--color", "offcpu"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;  // as --color ipc without cycles
+  EXPECT_NE(refused.err.find("--off-cpu"), std::string::npos) << refused.err;
 }
 
 TEST_F(OffCpuTest, WhatCannotBeRecordedIsAUsageError) {

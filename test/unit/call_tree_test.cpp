@@ -66,6 +66,37 @@ TEST(CallTreeTest, FoldedStacksRootFirstWithKernelMarksAndCallSites) {
   EXPECT_EQ(resolver.calls, 5);
 }
 
+// Wall time is on-CPU plus off-CPU time in every frame: self, total and sample counts.
+TEST(CallTreeTest, ASummedEventAddsTwoEventsInEveryNode) {
+  NamingResolver resolver;
+  std::vector<EventDesc> events(2);
+  events[0].name = "task-clock";
+  events[1].name = "off-cpu";
+  CallTreeBuilder builder(events, resolver, {});
+  Sample on = At(7, {kContextUser, 0x100, 0x201});
+  Sample off = At(40, {kContextUser, 0x400, 0x201});
+  off.event = 1;
+  builder.OnSample(on);
+  builder.OnSample(on);
+  builder.OnSample(off);
+  CallNode root = builder.TakeRoot();
+  const size_t wall = AppendSumOfEvents(root, 0, 1);
+  EXPECT_EQ(wall, 2u);
+  EXPECT_EQ(root.total[wall], 54u);  // 7 + 7 + 40
+  const CallNode* caller = root.Find("f200", "prog", FrameKind::kUser);
+  ASSERT_NE(caller, nullptr);
+  EXPECT_EQ(caller->total[wall], 54u);
+  EXPECT_EQ(caller->self[wall], 0u);
+  const CallNode* on_leaf = caller->Find("f100", "prog", FrameKind::kUser);
+  const CallNode* off_leaf = caller->Find("f400", "prog", FrameKind::kUser);
+  ASSERT_NE(on_leaf, nullptr);
+  ASSERT_NE(off_leaf, nullptr);
+  EXPECT_EQ(on_leaf->self[wall], 14u);
+  EXPECT_EQ(on_leaf->self_samples[wall], 2u);
+  EXPECT_EQ(off_leaf->self[wall], 40u);
+  EXPECT_EQ(off_leaf->self_samples[wall], 1u);
+}
+
 TEST(CallTreeTest, InlinedCallsAreFramesOfTheirOwn) {
   NamingResolver resolver;
   CallTreeBuilder builder(OneEvent(), resolver, {});

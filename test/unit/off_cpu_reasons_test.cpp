@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/model/event_unit.h"
+
 namespace tprof {
 namespace {
 
@@ -38,6 +40,26 @@ TEST(OffCpuReasons, EachKernelStackNamesWhatTheThreadWaitedFor) {
             OffCpuReason::kPreempted);
   EXPECT_EQ(ReasonOfKernelFrames({"schedule", "worker_thread"}), OffCpuReason::kOther);
   EXPECT_EQ(ReasonOfKernelFrames({}), OffCpuReason::kOther);
+}
+
+// Wall time pairs the off-cpu event with the clock recorded beside it, whichever comes first;
+// a profile without either has none.
+TEST(OffCpuReasons, WallTimeIsTheOffCpuEventAndAClock) {
+  auto event = [](const std::string& name, uint64_t config = 0) {
+    EventDesc e;
+    e.name = name;
+    e.config = config;
+    return e;
+  };
+  const EventDesc off = event(std::string(kOffCpuEventName), kOffCpuEventConfig);
+  auto found = FindWallTimeEvents({event("cycles"), off, event("task-clock")});
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->on_cpu, 2u);
+  EXPECT_EQ(found->off_cpu, 1u);
+  EXPECT_FALSE(FindWallTimeEvents({event("cycles"), off}).has_value());
+  EXPECT_FALSE(FindWallTimeEvents({event("task-clock"), event("cpu-clock")}).has_value());
+  // A user's event that is merely named off-cpu is not tprof's.
+  EXPECT_FALSE(FindWallTimeEvents({event("task-clock"), event("off-cpu")}).has_value());
 }
 
 }  // namespace
