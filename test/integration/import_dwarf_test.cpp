@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -174,6 +175,11 @@ class DwarfImport : public ::testing::Test {
     CommandResult r = RunCommand({kPerf, "record", "-q", "-N", "-e", "cpu-clock", "-F", "2000",
                                   "--call-graph", call_graph, "-o", data, "--", binary, "0.4"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    // split.c prints the CPU seconds heavy and light took as it ran.
+    std::smatch m;
+    heavy_share_ = NAN;
+    if (std::regex_search(r.out, m, std::regex(R"(heavy ([\d.]+) light ([\d.]+))")))
+      heavy_share_ = std::stod(m[1]) / (std::stod(m[1]) + std::stod(m[2]));
     return data;
   }
 
@@ -184,10 +190,13 @@ class DwarfImport : public ::testing::Test {
   }
 
   std::string dir_;
+  double heavy_share_ = NAN;  // of the last recorded split.c's CPU time, as it measured it
 };
 
-// The stacks of split.c: spin under heavy (3/4) and light (1/4), under main, under libc's start.
-void ExpectSplitStacks(const Folded& folded) {
+// The stacks of split.c: spin under heavy (3/4 by design; `heavy_share` of the CPU time as the
+// workload measured it, which a loaded machine can move: 0.66 once in CI) and light, under
+// main, under libc's start.
+void ExpectSplitStacks(const Folded& folded, double heavy_share) {
   EXPECT_GT(folded.total, 0);
   auto user_root = [](const std::vector<std::string>& f) {
     auto user = UserFrames(f);
@@ -213,7 +222,9 @@ void ExpectSplitStacks(const Folded& folded) {
   const double light = folded.Share(chain("light"));
   EXPECT_GT(spin, 0.9);
   EXPECT_GT(heavy + light, spin * 0.98) << heavy << " + " << light << " of " << spin;
-  EXPECT_NEAR(heavy / (heavy + light), 0.75, 0.08);
+  // Some 800 samples: a binomial share's three standard deviations are 0.05.
+  ASSERT_FALSE(std::isnan(heavy_share)) << "split.c printed no times";
+  EXPECT_NEAR(heavy / (heavy + light), heavy_share, 0.05);
 }
 
 void ExpectAllUnwound(const std::string& err) {
@@ -232,13 +243,14 @@ TEST_F(DwarfImport, StaticCProgramGivenByBinaryAfterItMoved) {
   CommandResult folded = Tprof({"report", "-i", data, "--binary", moved, "--folded"});
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   ExpectAllUnwound(folded.err);
-  ExpectSplitStacks(ParseFolded(folded.out));
+  ExpectSplitStacks(ParseFolded(folded.out), heavy_share_);
 
   CommandResult children = Tprof({"report", "-i", data, "--binary", moved, "--children"});
   ASSERT_EQ(children.exit_code, 0) << children.err;
   EXPECT_GT(TotalPercent(children.out, "main"), 95.0) << children.out;
   EXPECT_GT(TotalPercent(children.out, "_start"), 95.0);
-  EXPECT_NEAR(TotalPercent(children.out, "heavy") / TotalPercent(children.out, "spin"), 0.75, 0.08);
+  EXPECT_NEAR(TotalPercent(children.out, "heavy") / TotalPercent(children.out, "spin"),
+              heavy_share_, 0.05);
   EXPECT_NE(children.out.find("# unwinding: "), std::string::npos) << children.out;
 
   // Without the binary: every sample counted under "no binary", naming the recorded file.
@@ -260,7 +272,7 @@ TEST_F(DwarfImport, PieCProgramAgreesWithPerf) {
   CommandResult folded = Tprof({"report", "-i", data, "--folded"});
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   ExpectAllUnwound(folded.err);
-  ExpectSplitStacks(ParseFolded(folded.out));
+  ExpectSplitStacks(ParseFolded(folded.out), heavy_share_);
   // perf's own DWARF unwinding of the same file (it unwinds PIE programs) as the reference.
   CommandResult perf = RunCommand(
       {kPerf, "report", "-i", data, "--children", "--stdio", "-g", "none", "--sort", "sym"});
