@@ -434,6 +434,8 @@ void ColorFramesByOffCpuShare(FlameGraphInput& input, size_t on_cpu, size_t off_
   input.ratio_label = "off-CPU %";
   input.detail_columns = {"on-CPU", "off-CPU"};
   input.detail_columns_in_unit = true;
+  // Clock samples plus blocked intervals count nothing that one number could say.
+  input.show_samples = false;
   input.mark_label.clear();
   input.details.clear();
   std::vector<const CallNode*> pending{input.root};

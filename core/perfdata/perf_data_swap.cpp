@@ -63,14 +63,6 @@ void SwapSampleIdBlock(SwapCursor& c, uint64_t st) {
   if (st & PERF_SAMPLE_IDENTIFIER) c.U64();
 }
 
-size_t SampleIdBlockSize(uint64_t st) {
-  size_t n = 0;
-  for (uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
-                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER})
-    if (st & bit) n += 8;
-  return n;
-}
-
 void SwapReadValues(SwapCursor& c, uint64_t read_format) {
   uint64_t per_value = 1 + ((read_format & PERF_FORMAT_ID) ? 1 : 0) +
                        ((read_format & perf_data::kFormatLost) ? 1 : 0);
@@ -207,7 +199,7 @@ void SwapPerfRecordBody(uint32_t type, uint16_t misc, uint8_t* body, size_t size
   }
   // The sample_id block sits at the end, after the record's own fields and strings.
   if (!layout.sample_id_all) return;
-  size_t id_size = SampleIdBlockSize(layout.sample_type);
+  size_t id_size = SampleIdSize(layout.sample_type);
   if (size < id_size || size - id_size < c.pos()) return;
   SwapCursor tail(body + size - id_size, id_size);
   SwapSampleIdBlock(tail, layout.sample_type);

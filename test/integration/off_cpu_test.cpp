@@ -168,6 +168,7 @@ TEST_F(OffCpuTest, TheFlameGraphIsWallTimeColouredByTheOffCpuShare) {
   EXPECT_EQ(data["unit"], "ns");
   EXPECT_EQ(data["columnNames"], nlohmann::json::array({"on-CPU", "off-CPU"}));
   EXPECT_EQ(data["columnsInUnit"], true);
+  EXPECT_EQ(data["noSamples"], true);  // clock samples and intervals do not add up to a count
 
   // Per function (summed over its frames), from the page and from each event's folded stacks.
   const std::vector<std::string> functions = {"wait_long", "wait_short", "spin"};
