@@ -101,6 +101,8 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
                       {"windows_credited", g.windows_credited},
                       {"windows_discarded", g.windows_discarded},
                       {"discarded_percent", g.discarded_percent},
+                      {"short_window", g.short_window},
+                      {"long_periods", g.long_periods},
                       {"read_totals", read_totals}});
   }
   j["groups"] = groups;

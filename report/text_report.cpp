@@ -175,6 +175,11 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
         "another row; their samples still count toward the shares)\n",
         static_cast<unsigned long long>(g.windows_credited),
         static_cast<unsigned long long>(g.windows_discarded), g.discarded_percent);
+    if (g.short_window)
+      out << Printf("#   windows: the short periods of %llu events only (the kernel alternated "
+                    "them with %llu long ones)\n",
+                    static_cast<unsigned long long>(g.short_window),
+                    static_cast<unsigned long long>(g.long_periods));
   }
   out << "# sort: ";
   for (size_t i = 0; i < table.sort.size(); ++i)

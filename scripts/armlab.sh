@@ -5,16 +5,21 @@
 #
 #   scripts/armlab.sh setup              install the cross compiler, the :arm64 libraries and QEMU
 #   scripts/armlab.sh build              cross-build tprof and the lab's workloads (build/arm64)
+#   scripts/armlab.sh kernel             build the lab's own guest kernel (Linux 6.12 from Debian's
+#                                        linux-source-6.12 with test/armlab/kernel's hf_sample_period
+#                                        patch and config), or reuse the one cached outside the
+#                                        clone ($ARMLAB_KERNEL_CACHE, default ~/.cache/tprof-armlab)
 #   scripts/armlab.sh check [OUT [BOOT...]]
 #                                        boot each lab CPU (or the BOOTs named: n1, n1-smp2,
-#                                        n2r0p0, n2r0p3, nopmu), run test/armlab/guest/checks.sh in
+#                                        n2r0p0, n2r0p3, nopmu, and hf: N1 on the lab's kernel), run test/armlab/guest/checks.sh in
 #                                        it, and leave every CPU's results in OUT/<BOOT> (default
 #                                        build/armlab/results); judged by test/armlab/armlab_test
 #                                        (ARMLAB_RESULTS=OUT build/.../tprof_armlab_tests)
-#   scripts/armlab.sh run [--cpu MODEL] [--smp N] [--no-icount] -- COMMAND [ARGS]
+#   scripts/armlab.sh run [--cpu MODEL] [--smp N] [--no-icount] [--lab-kernel] -- COMMAND [ARGS]
 #                                        run one command in the guest (tprof is on its PATH, the
 #                                        workloads in /lab/bin); it runs in /work, whose files come
-#                                        back to build/armlab/run (or --out DIR)
+#                                        back to build/armlab/run (or --out DIR); --lab-kernel
+#                                        boots the lab's own kernel (hf_sample_period)
 #
 # MODEL is a QEMU -cpu value: neoverse-n1 (default), "max,midr=0x410fd490" (Neoverse N2 r0p0),
 # "max,pmu=off" (no PMU) ... Every failure to set up or boot ends with one line saying why.
@@ -25,6 +30,8 @@ build=${ARMLAB_BUILD:-$root/build/arm64}
 cache=$lab/cache
 triplet=aarch64-linux-gnu
 boot_timeout=${ARMLAB_TIMEOUT:-600}  # a boot; its checks take 5-50 s
+kernel_cache=${ARMLAB_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tprof-armlab}
+kernel_source=/usr/src/linux-source-6.12.tar.xz
 
 die() {
   echo "armlab: $*" >&2
@@ -85,6 +92,57 @@ fetch_guest_parts() {
   fi
 }
 
+# The lab's own kernel, for the hf boot: Debian's Linux 6.12 source with the hf_sample_period
+# patch (test/armlab/kernel), configured from tinyconfig plus lab.config. Cached outside the clone
+# under a key of the source package's version, the config, the patch and this recipe, so that a
+# machine builds it once; prints the Image's path.
+kernel_image() {
+  local version recipe key
+  version=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
+    die "linux-source-6.12 is not installed (run 'scripts/armlab.sh setup')"
+  [ -f "$kernel_source" ] || die "no $kernel_source (run 'scripts/armlab.sh setup')"
+  recipe=$(declare -f build_kernel)
+  key=$( (echo "$version" && cat "$root/test/armlab/kernel/lab.config" \
+    "$root/test/armlab/kernel/hf_sample_period.patch" && echo "$recipe") | sha256sum | cut -c1-16)
+  local dir=$kernel_cache/linux-6.12-$key
+  if [ ! -f "$dir/Image" ]; then
+    build_kernel "$dir" >&2
+  fi
+  echo "$dir/Image"
+}
+
+build_kernel() {
+  local dir=$1 started=$SECONDS
+  local work=$dir.building
+  command -v $triplet-gcc >/dev/null || die "no $triplet-gcc (run 'scripts/armlab.sh setup')"
+  rm -rf "$work" && mkdir -p "$work" || die "cannot make $work"
+  echo "armlab: building the lab's kernel in $work (once per machine)"
+  # The sources without Documentation (all but the Kconfig file it must have): 1.4 of 1.6 GB.
+  tar -xJf "$kernel_source" -C "$work" --exclude='linux-source-6.12/Documentation' ||
+    die "cannot unpack $kernel_source"
+  tar -xJf "$kernel_source" -C "$work" linux-source-6.12/Documentation/Kconfig ||
+    die "cannot unpack Documentation/Kconfig from $kernel_source"
+  local src=$work/linux-source-6.12 out=$work/out
+  (cd "$src" && patch -s -p1 <"$root/test/armlab/kernel/hf_sample_period.patch") ||
+    die "the hf_sample_period patch does not apply to $kernel_source"
+  local make_args=(-s -C "$src" O="$out" ARCH=arm64 CROSS_COMPILE=$triplet- -j "$(nproc)")
+  make "${make_args[@]}" tinyconfig >/dev/null || die "make tinyconfig failed"
+  "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+    "$root/test/armlab/kernel/lab.config" >/dev/null || die "cannot merge lab.config"
+  make "${make_args[@]}" olddefconfig >/dev/null || die "make olddefconfig failed"
+  # Every option lab.config asks for must have survived (a dependency left unmet drops it).
+  local option
+  while read -r option; do
+    grep -qx "$option" "$out/.config" || die "the kernel config lost $option (lab.config)"
+  done < <(grep '^CONFIG_' "$root/test/armlab/kernel/lab.config")
+  make "${make_args[@]}" Image || die "the kernel build failed (its output is above)"
+  mkdir -p "$dir"
+  cp "$out/arch/arm64/boot/Image" "$out/.config" "$dir/" || die "cannot copy the kernel to $dir"
+  echo "$((SECONDS - started))" >"$dir/build-seconds"
+  rm -rf "$work"
+  echo "armlab: the lab's kernel built in $((SECONDS - started)) s: $dir/Image"
+}
+
 build_all() {
   command -v $triplet-g++ >/dev/null || die "no $triplet-g++ (run 'scripts/armlab.sh setup')"
   # A unity build: the lab's tprof is built to be run, not edited, and unity batches halve its
@@ -105,6 +163,7 @@ build_all() {
   $cc -fomit-frame-pointer -fasynchronous-unwind-tables -o "$bin/lab_loop_nofp" \
     "$src/lab_loop.c" -pthread || die "cannot build lab_loop_nofp"
   $cc -static -o "$bin/pmu_count" "$src/pmu_count.c" || die "cannot build pmu_count"
+  $cc -static -o "$bin/hf_periods" "$src/hf_periods.c" || die "cannot build hf_periods"
   # The page-fault oracle of the x86-64 tests (test/workloads): faults per function by design.
   $triplet-g++ -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -static \
     -o "$bin/metric_oracle" "$root/test/workloads/metric_oracle.cpp" ||
@@ -175,13 +234,13 @@ write_initrd() {
 # Boots one emulated CPU with the job named on the kernel command line; the guest prints its
 # results as a base64 tar between two marker lines on the serial console.
 boot() {
-  local cpu=$1 smp=$2 icount=$3 job=$4 out=$5
+  local cpu=$1 smp=$2 icount=$3 job=$4 out=$5 kernel=${6:-$cache/vmlinuz}
   command -v qemu-system-aarch64 >/dev/null ||
     die "qemu-system-aarch64 is not installed (run 'scripts/armlab.sh setup')"
   [ -f "$lab/initrd.gz" ] || die "no initramfs in $lab (run 'scripts/armlab.sh build')"
   local console=$out.console
   local args=(-M virt -cpu "$cpu" -smp "$smp" -m 1024 -display none -monitor none -nic none
-    -no-reboot -serial "file:$console" -kernel "$cache/vmlinuz" -initrd "$lab/initrd.gz"
+    -no-reboot -serial "file:$console" -kernel "$kernel" -initrd "$lab/initrd.gz"
     -append "console=ttyAMA0 quiet loglevel=3 panic=-1 armlab.job=$job")
   [ "$icount" = yes ] && args+=(-icount shift=1)
   local started=$SECONDS status=0
@@ -199,14 +258,16 @@ boot() {
   echo "$((SECONDS - started))" >"$out/boot-seconds"
 }
 
-# The lab's boots: name, QEMU CPU, CPUs, -icount.
+# The lab's boots: name, QEMU CPU, CPUs, -icount, kernel (Debian's stock 6.1, or the lab's own
+# 6.12 with hf_sample_period).
 lab_cpus() {
   cat <<'EOF'
-n1 neoverse-n1 1 yes
-n1-smp2 neoverse-n1 2 yes
-n2r0p0 max,midr=0x410fd490,pauth-impdef=on 1 yes
-n2r0p3 max,midr=0x410fd493,pauth-impdef=on 1 yes
-nopmu neoverse-n1,pmu=off 1 yes
+n1 neoverse-n1 1 yes stock
+n1-smp2 neoverse-n1 2 yes stock
+n2r0p0 max,midr=0x410fd490,pauth-impdef=on 1 yes stock
+n2r0p3 max,midr=0x410fd493,pauth-impdef=on 1 yes stock
+nopmu neoverse-n1,pmu=off 1 yes stock
+hf neoverse-n1 1 yes lab
 EOF
 }
 
@@ -218,23 +279,26 @@ check() {
   build_all >&2
   pack_initramfs
   mkdir -p "$out"
-  local name cpu smp icount started=$SECONDS
-  while read -r name cpu smp icount; do
+  local name cpu smp icount kernel image started=$SECONDS
+  while read -r name cpu smp icount kernel; do
     [ "$only" = "  " ] || [[ $only == *" $name "* ]] || continue
-    echo "armlab: booting $name (-cpu $cpu -smp $smp)"
-    boot "$cpu" "$smp" "$icount" "$name" "$out/$name"
+    image=$cache/vmlinuz
+    [ "$kernel" = lab ] && image=$(kernel_image)
+    echo "armlab: booting $name (-cpu $cpu -smp $smp, $kernel kernel)"
+    boot "$cpu" "$smp" "$icount" "$name" "$out/$name" "$image"
     echo "armlab: $name done in $(cat "$out/$name/boot-seconds") s"
   done < <(lab_cpus)
   echo "armlab: all boots done in $((SECONDS - started)) s; results in $out"
 }
 
 run() {
-  local cpu=neoverse-n1 smp=1 icount=yes out=$lab/run
+  local cpu=neoverse-n1 smp=1 icount=yes out=$lab/run kernel=stock
   while [ $# -gt 0 ]; do
     case $1 in
       --cpu) cpu=$2; shift 2 ;;
       --smp) smp=$2; shift 2 ;;
       --no-icount) icount=no; shift ;;
+      --lab-kernel) kernel=lab; shift ;;
       --out) out=$2; shift 2 ;;
       --) shift; break ;;
       *) die "unknown option $1 (see the top of scripts/armlab.sh)" ;;
@@ -248,7 +312,9 @@ run() {
   mkdir -p "$lab/rootfs/lab"
   printf '%q ' "$@" >"$lab/rootfs/lab/run-command"
   write_initrd
-  boot "$cpu" "$smp" "$icount" run "$out"
+  local image=$cache/vmlinuz
+  [ "$kernel" = lab ] && image=$(kernel_image)
+  boot "$cpu" "$smp" "$icount" run "$out" "$image"
   cat "$out/output"
   echo "armlab: exit status $(cat "$out/status"); files in $out/work" >&2
   return "$(cat "$out/status")"
@@ -267,6 +333,7 @@ case ${1:-} in
     build_all
     pack_initramfs
     ;;
+  kernel) kernel_image ;;
   check) shift; check "$@" ;;
   run) shift; run "$@" ;;
   *) sed -n '2,20p' "$0" >&2; exit 2 ;;

@@ -32,9 +32,11 @@ if [ $tests = yes ]; then
   command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi
 if [ $armlab = yes ]; then
-  # The same -dev packages as above, for arm64 beside the host's (Debian's multiarch); the guest
-  # kernel and busybox are downloaded by scripts/armlab.sh, not installed.
+  # The same -dev packages as above, for arm64 beside the host's (Debian's multiarch); the stock
+  # guest kernel and busybox are downloaded by scripts/armlab.sh, not installed. The lab's own
+  # kernel (the hf boot) is built from Debian's linux-source-6.12 with flex, bison and bc.
   packages+=(qemu-system-arm cpio gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+    linux-source-6.12 flex bison bc
     libdw-dev:arm64 libelf-dev:arm64 libzstd-dev:arm64 libxxhash-dev:arm64 libcapstone-dev:arm64
     libdeflate-dev:arm64 libpfm4-dev:arm64 libabsl-dev:arm64 libmimalloc-dev:arm64
     zlib1g-dev:arm64)

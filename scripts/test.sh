@@ -57,6 +57,9 @@ build_suite build/test-release -DCMAKE_BUILD_TYPE=Release -DTPROF_ARMLAB=ON
 stage "arm lab build"
 echo "== build the arm lab (tprof for arm64, its workloads, the guest's kernel and busybox)"
 scripts/armlab.sh build
+stage "arm lab kernel (cached outside the clone)"
+# The hf boot's Linux 6.12 with hf_sample_period: built once per machine, reused after.
+scripts/armlab.sh kernel
 stage "Release tests (arm lab boots included)"
 test_suite build/test-release
 stage "ASan+UBSan build"

@@ -198,8 +198,8 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
     group.members = table_.events[e].group_members;
     group_of_leader_[e] = static_cast<int>(table_.groups.size());
     table_.groups.push_back(std::move(group));
-    attributors_.push_back(
-        std::make_unique<WindowAttributor>(table_.events[e].group_members.size()));
+    attributors_.push_back(std::make_unique<WindowAttributor>(
+        table_.events[e].group_members.size(), table_.events[e].hf_sample_period));
   }
 }
 
@@ -414,6 +414,8 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].windows_credited = a.windows_credited();
     table_.groups[g].windows_discarded = a.windows_discarded();
     table_.groups[g].discarded_percent = a.discarded_percent();
+    table_.groups[g].short_window = table_.events[table_.groups[g].leader].hf_sample_period;
+    table_.groups[g].long_periods = a.long_periods();
     table_.groups[g].read_totals = a.read_totals();
     for (const auto& [key, counters] : a.functions()) {
       auto it = key_of_joined.find(key);

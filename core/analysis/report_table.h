@@ -68,6 +68,8 @@ struct ReadGroup {
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;
   double discarded_percent = 0;       // of all windows
+  uint64_t short_window = 0;          // burst sampling in the kernel: the short period
+  uint64_t long_periods = 0;          // ... and the long periods between, which are not windows
   std::vector<uint64_t> read_totals;  // per member: the last reads of every instance, summed
 };
 

@@ -15,7 +15,9 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   auto [cpu_it, first_of_thread] = last_cpu_.try_emplace(sample.tid, sample.cpu);
   const bool migrated = !first_of_thread && cpu_it->second != sample.cpu;
   cpu_it->second = sample.cpu;
-  if (!first) {
+  if (!first && short_window_ && sample.period != short_window_) {
+    ++long_periods_;
+  } else if (!first) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
     if (monotonic && before.function == function && !before.interrupted && !migrated) {

@@ -33,8 +33,13 @@ struct FunctionCounters {
 
 class WindowAttributor {
  public:
-  // `members`: how many counters the group reads.
-  explicit WindowAttributor(size_t members) : members_(members) {}
+  // `members`: how many counters the group reads. `short_window`: the leader's hf_sample_period
+  // when the kernel alternated a long and a short period (burst sampling), 0 otherwise. Then
+  // only the short windows (samples whose period is the short one) are windows: the long ones
+  // span calls by design, and one that begins and ends in the same function may still have run
+  // others in between.
+  explicit WindowAttributor(size_t members, uint64_t short_window = 0)
+      : members_(members), short_window_(short_window) {}
 
   // `function` names where the sample's ip falls. Samples must come in time order per thread.
   void Add(const Sample& sample, const std::string& function);
@@ -48,6 +53,8 @@ class WindowAttributor {
   const std::map<std::string, FunctionCounters>& functions() const { return functions_; }
   uint64_t windows_credited() const { return credited_; }
   uint64_t windows_discarded() const { return discarded_; }
+  // Burst sampling: the long periods between the short windows, neither credited nor discarded.
+  uint64_t long_periods() const { return long_periods_; }
   // Discarded windows as a share of all windows, in percent.
   double discarded_percent() const;
   // Per member, the last value read from each counter instance, summed: what the group counted
@@ -67,11 +74,13 @@ class WindowAttributor {
   };
 
   size_t members_;
+  uint64_t short_window_;
   std::map<SeriesKey, Previous> previous_;
   std::unordered_map<uint32_t, uint32_t> last_cpu_;  // per thread: the CPU of its last sample
   std::map<std::string, FunctionCounters> functions_;
   uint64_t credited_ = 0;
   uint64_t discarded_ = 0;
+  uint64_t long_periods_ = 0;
 };
 
 }  // namespace tprof

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -139,7 +140,7 @@ std::map<std::string, uint64_t> Folded(const std::string& text) {
 
 void Print(const std::string& figure) { std::printf("armlab: %s\n", figure.c_str()); }
 
-const char* kBoots[] = {"n1", "n1-smp2", "n2r0p0", "n2r0p3", "nopmu"};
+const char* kBoots[] = {"n1", "n1-smp2", "n2r0p0", "n2r0p3", "nopmu", "hf"};
 
 TEST(ArmLab, EveryBootRanItsChecks) {
   for (const char* boot : kBoots) {
@@ -431,44 +432,85 @@ TEST(ArmLabN1, KernelWorkCountsForTheFunctionThatFaulted) {
   EXPECT_EQ(without.count("kernel"), 1u) << "--kernel-rows shows the fault handler's rows";
 }
 
+constexpr const char* kOracleFunctions[] = {"faults_heavy", "faults_light", "compute"};
+
+// One metric_oracle function's faults per kilo-instruction: what the design and the workload's
+// own instruction count make it, and what tprof's report measured (with the row's share).
+struct FaultRate {
+  double designed = 0;
+  std::optional<double> measured;
+  double half_width = 0;  // of the measured value's 95 % interval
+  double share = 0;       // percent of the leader's samples
+
+  // Percent off the design, or the measured value itself where the design is zero.
+  double Error() const {
+    if (!measured) return NAN;
+    return designed == 0 ? *measured : 100.0 * (*measured - designed) / designed;
+  }
+};
+
+// metric_oracle's truth (checks.sh: CHECK/truth.json) against the faults_per_ki column of
+// REPORT, per function.
+std::map<std::string, FaultRate> FaultRates(const std::string& boot, const std::string& check,
+                                            const std::string& report_check) {
+  std::map<std::string, FaultRate> rates;
+  Check recorded = Ran(boot, check);
+  EXPECT_EQ(recorded.status, 0) << recorded.Describe();
+  const json truth = json::parse(Slurp(recorded.dir / "truth.json"), nullptr, false);
+  EXPECT_FALSE(truth.is_discarded()) << recorded.Describe();
+  json report = JsonOf(boot, report_check);
+  if (truth.is_discarded() || report.is_null()) return rates;
+  const size_t column = MetricIndex(report, "faults_per_ki");
+  for (const json& row : report["rows"]) {
+    const std::string sym = row["keys"]["sym"];
+    for (const char* f : kOracleFunctions)
+      if (sym.find(std::string("::") + f + "(") != std::string::npos) {
+        const json& metric = row["metrics"][column];
+        if (metric["value"].is_number()) {
+          rates[f].measured = metric["value"].get<double>();
+          if (metric["ci95"].is_array() && metric["ci95"][0].is_number())
+            rates[f].half_width =
+                (metric["ci95"][1].get<double>() - metric["ci95"][0].get<double>()) / 2;
+        }
+        rates[f].share = row["events"][0]["self_percent"].get<double>();
+      }
+  }
+  for (const char* f : kOracleFunctions) {
+    EXPECT_TRUE(truth[f]["instructions"].is_number()) << "the guest has a PMU: " << truth.dump();
+    const double instructions = truth[f]["instructions"].get<double>();
+    EXPECT_GT(instructions, 0) << f;
+    if (instructions > 0)
+      rates[f].designed = truth[f]["designed-faults"].get<double>() / instructions * 1000;
+  }
+  return rates;
+}
+
+// Faults per kilo-instruction per function within 2 % of the design, or within the measured
+// value's 95 % interval where windows cover only part of the run (short windows: the interval is
+// wider than 2 %); compute's none exactly.
+void ExpectFaultRatesOfTheDesign(const std::string& boot, bool within_interval = false) {
+  auto rates = FaultRates(boot, "faults_per_ki", "faults_per_ki_report");
+  for (const char* f : kOracleFunctions) {
+    const FaultRate& r = rates[f];
+    ASSERT_TRUE(r.measured) << "no faults_per_ki for " << f;
+    Print(boot + " faults per kilo-instruction, " + f + ": designed " +
+          std::to_string(r.designed) + ", measured " + std::to_string(*r.measured));
+    if (r.designed == 0) {
+      EXPECT_EQ(*r.measured, 0) << f;
+    } else {
+      const double allowed = std::max(0.02 * r.designed, within_interval ? r.half_width : 0.0);
+      EXPECT_NEAR(*r.measured, r.designed, allowed) << f;
+    }
+  }
+  EXPECT_GT(*rates["faults_heavy"].measured, 3 * *rates["faults_light"].measured);
+}
+
 // Faults per kilo-instruction per function, a user metric over the group's credited windows, is
 // exact here: the faults are designed and the workload counts its own instructions (user and
 // kernel, as the group does) around every call. Credited to the wrong function, faults_heavy's
 // rate (4 faults an iteration) and faults_light's (1) would trade places or blend.
 TEST(ArmLabN1, FaultsPerKiloInstructionFollowsTheDesignPerFunction) {
-  Check recorded = Ran("n1", "faults_per_ki");
-  ASSERT_EQ(recorded.status, 0) << recorded.Describe();
-  const json truth = json::parse(Slurp(recorded.dir / "truth.json"), nullptr, false);
-  ASSERT_FALSE(truth.is_discarded()) << recorded.Describe();
-  json report = JsonOf("n1", "faults_per_ki_report");
-  ASSERT_FALSE(report.is_null());
-  size_t column = report["metrics"].size();
-  for (size_t c = 0; c < report["metrics"].size(); ++c)
-    if (report["metrics"][c]["name"] == "faults_per_ki") column = c;
-  ASSERT_LT(column, report["metrics"].size()) << report["metrics"].dump();
-  std::map<std::string, double> measured;
-  for (const json& row : report["rows"]) {
-    const std::string sym = row["keys"]["sym"];
-    for (const char* f : {"faults_heavy", "faults_light", "compute"})
-      if (sym.find(std::string("::") + f + "(") != std::string::npos &&
-          row["metrics"][column]["value"].is_number())
-        measured[f] = row["metrics"][column]["value"].get<double>();
-  }
-  for (const char* f : {"faults_heavy", "faults_light", "compute"}) {
-    ASSERT_TRUE(truth[f]["instructions"].is_number()) << "the guest has a PMU: " << truth.dump();
-    const double instructions = truth[f]["instructions"].get<double>();
-    ASSERT_GT(instructions, 0) << f;
-    const double designed = truth[f]["designed-faults"].get<double>() / instructions * 1000;
-    ASSERT_TRUE(measured.count(f)) << "no faults_per_ki for " << f;
-    Print(std::string("n1 faults per kilo-instruction, ") + f + ": designed " +
-          std::to_string(designed) + ", measured " + std::to_string(measured[f]));
-    if (designed == 0) {
-      EXPECT_EQ(measured[f], 0) << f;
-    } else {
-      EXPECT_NEAR(measured[f], designed, 0.02 * designed) << f;
-    }
-  }
-  EXPECT_GT(measured["faults_heavy"], 3 * measured["faults_light"]);
+  ExpectFaultRatesOfTheDesign("n1");
 }
 
 // --off-cpu on arm64: each waiting function's off-CPU time is at least its designed sleep (the
@@ -770,6 +812,188 @@ TEST(ArmLabNoPmu, FallsBackInOneLineAndTopdownSaysWhy) {
   EXPECT_EQ(topdown.status, 1);
   EXPECT_NE(topdown.err.find("no hardware PMU"), std::string::npos) << topdown.err;
   EXPECT_EQ(std::count(topdown.err.begin(), topdown.err.end(), '\n'), 1) << topdown.err;
+}
+
+// The hf boot: N1 on the lab's own kernel, Linux 6.12 with the hf_sample_period patch
+// (test/armlab/kernel). hf_periods samples its own loop with the series' attribute directly (no
+// tprof code) and prints each sample's period and group counts.
+struct HfSample {
+  uint64_t period, cycles, instructions;
+};
+
+std::vector<HfSample> HfSamples(const Check& c, uint64_t* throttled) {
+  std::vector<HfSample> samples;
+  std::istringstream lines(c.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    unsigned long long period, cycles, instructions, count;
+    if (std::sscanf(line.c_str(), "sample %llu %llu %llu", &period, &cycles, &instructions) == 3)
+      samples.push_back({period, cycles, instructions});
+    else if (std::sscanf(line.c_str(), "throttled %llu", &count) == 1)
+      *throttled = count;
+  }
+  return samples;
+}
+
+// Long 100,000, short 10,000: the first period is a whole long one, then the short window and
+// the rest of the long period (90,000) alternate. Under -icount the counts between two samples
+// are the period asked for, give or take what the counter runs on while the overflow interrupt
+// is taken (the kernel carries that overshoot into the next period).
+TEST(ArmLabHf, TheKernelAlternatesTheLongAndTheShortPeriod) {
+  Check c = Ran("hf", "hf_periods");
+  ASSERT_EQ(c.status, 0) << c.Describe() << c.out;
+  uint64_t throttled = 99;
+  std::vector<HfSample> samples = HfSamples(c, &throttled);
+  EXPECT_EQ(throttled, 0u);
+  ASSERT_GT(samples.size(), 100u) << c.out.substr(0, 500);
+  EXPECT_EQ(samples[0].period, 100000u);
+  uint64_t worst = 0;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const uint64_t asked = i % 2 ? 10000 : 90000;
+    ASSERT_EQ(samples[i].period, asked) << "sample " << i;
+    const uint64_t counted = samples[i].cycles - samples[i - 1].cycles;
+    const uint64_t off = counted > asked ? counted - asked : asked - counted;
+    worst = std::max(worst, off);
+    // Two cycles per instruction, in the short windows too.
+    EXPECT_EQ(counted, 2 * (samples[i].instructions - samples[i - 1].instructions)) << i;
+  }
+  Print("hf periods: " + std::to_string(samples.size()) +
+        " samples alternating 10,000 and 90,000; counted cycles at most " +
+        std::to_string(worst) + " off the period asked");
+  EXPECT_LE(worst, 200u);
+}
+
+// Jitter of 8 bits moves the long part by [-128, 128); the short window stays exact.
+TEST(ArmLabHf, JitterMovesTheLongPartWithinItsBound) {
+  Check c = Ran("hf", "hf_jitter");
+  ASSERT_EQ(c.status, 0) << c.Describe() << c.out;
+  uint64_t throttled = 99;
+  std::vector<HfSample> samples = HfSamples(c, &throttled);
+  ASSERT_GT(samples.size(), 100u) << c.out.substr(0, 500);
+  std::map<uint64_t, int> long_periods;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    if (i % 2) {
+      EXPECT_EQ(samples[i].period, 10000u) << "sample " << i;
+    } else {
+      EXPECT_GE(samples[i].period, 90000u - 128) << "sample " << i;
+      EXPECT_LT(samples[i].period, 90000u + 128) << "sample " << i;
+      ++long_periods[samples[i].period];
+    }
+  }
+  Print("hf jitter: " + std::to_string(long_periods.size()) + " distinct long periods in " +
+        std::to_string(samples.size() / 2) + ", from " +
+        std::to_string(long_periods.begin()->first) + " to " +
+        std::to_string(long_periods.rbegin()->first));
+  // 1,600 draws of 256 values leave none out but by a chance of 256 x (255/256)^1600, 0.05 %.
+  EXPECT_GT(long_periods.size(), 250u) << "the long part hardly varies";
+}
+
+// What the patch refuses, by the series' rules: EINVAL for a short period not shorter than the
+// long one, jitter without a short period, reserved bits and frequency mode; EOPNOTSUPP on a PMU
+// that would ignore it (a software event).
+TEST(ArmLabHf, TheKernelRefusesWhatTheSeriesRefuses) {
+  Check c = Ran("hf", "hf_refusals");
+  ASSERT_EQ(c.status, 0) << c.Describe();
+  for (const char* line :
+       {"refusal hf_equal_to_period 22", "refusal rand_without_hf 22", "refusal reserved_bits 22",
+        "refusal hf_with_frequency 22", "refusal hf_on_a_software_event 95",
+        "accepted hf_on_cycles 0"})
+    EXPECT_NE(c.out.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << c.out;
+}
+
+// tprof --burst on the kernel that has hf_sample_period: it says it took the kernel's path, its
+// windows are the short periods only (one per long period), and each function's IPC from them is
+// the oracle's 0.5. On n1's stock 6.1 the same command falls back (the test above).
+void ExpectBurstOnTheKernelPath(const std::string& check) {
+  Check burst = Ran("hf", check);
+  ASSERT_EQ(burst.status, 0) << burst.Describe();
+  EXPECT_NE(burst.err.find("burst sampling: kernel mode (hf_sample_period)"), std::string::npos)
+      << burst.err;
+  EXPECT_EQ(burst.err.find("fallback"), std::string::npos) << burst.err;
+  json report = JsonOf("hf", check + "_report");
+  ASSERT_FALSE(report.is_null());
+  ExpectGroupIpcOfHalf(report);
+  const json& group = report["groups"][0];
+  EXPECT_EQ(group["short_window"], 10000);
+  const uint64_t windows = group["windows_credited"].get<uint64_t>() +
+                           group["windows_discarded"].get<uint64_t>();
+  const uint64_t long_periods = group["long_periods"].get<uint64_t>();
+  // Every sample after a series' first ends either a window or a long period (a series is a
+  // thread on a CPU: tprof's forked child before its exec is one more).
+  EXPECT_LE(windows > long_periods ? windows - long_periods : long_periods - windows, 3u)
+      << group.dump();
+  // A sample every 50,000 cycles on average (one long, one short per 100,000): the fallback
+  // would take one every 10,000.
+  auto counts = Oracle("hf");
+  const double samples = report["events"][0]["samples"].get<double>();
+  const double expected = 2.0 * static_cast<double>(counts["cycles:u"]) / 100000;
+  Print("hf " + check + ": " + group.dump() + ", " + std::to_string(samples) +
+        " samples, expected about " + std::to_string(expected));
+  EXPECT_GT(samples, 0.9 * expected);
+  EXPECT_LT(samples, 1.3 * expected);
+}
+
+TEST(ArmLabHf, BurstTakesTheKernelPathAndCreditsTheShortWindowsOnly) {
+  ExpectBurstOnTheKernelPath("burst");
+  Check text = Ran("hf", "burst_text");
+  ASSERT_EQ(text.status, 0) << text.Describe();
+  EXPECT_NE(text.out.find("windows: the short periods of 10000 events only"), std::string::npos)
+      << text.out.substr(0, 1500);
+}
+
+TEST(ArmLabHf, BurstWithJitterTakesTheKernelPathToo) { ExpectBurstOnTheKernelPath("burst_jitter"); }
+
+// The designed page-fault rates of metric_oracle's long calls, from short windows on the real
+// path (20,003 cycles after each 40,009): a sample of the run rather than all of it, so within the
+// interval the windows give (about ±4 % for faults_heavy's ~700 faults in them).
+TEST(ArmLabHf, FaultsPerKiloInstructionFollowsTheDesignInShortWindows) {
+  ExpectFaultRatesOfTheDesign("hf", true);
+}
+
+// The seed's hard case, calls of ~160,000 cycles in turn, measured four ways (checks.sh): the long
+// period alone (1,000,003 cycles: its windows span calls), the group sampled every 20,003 cycles
+// (the fallback's sampling, on this kernel and, as the fallback itself, on n1's 6.1) and the
+// kernel's alternating period (a 20,003-cycle window after each 100,003). Prints the README's
+// table. The real path's short windows lie inside one call: compute, which never faults, gets
+// none, and faults_heavy's rate stays above faults_light's. Neither short-window method meets the
+// design here: a fault made right at a call's entry is mostly in a window that starts in the
+// function before, which is discarded. On the same kernel, the real path, with two fifths of the
+// samples, is no further off than sampling every window, beyond their intervals.
+TEST(ArmLabHf, ShortCallsPerMethod) {
+  Check burst = Ran("hf", "short_burst");
+  EXPECT_NE(burst.err.find("kernel mode (hf_sample_period)"), std::string::npos) << burst.err;
+  Check fallback = Ran("n1", "short_fallback");
+  EXPECT_NE(fallback.err.find("fallback mode"), std::string::npos) << fallback.err;
+  auto long_period = FaultRates("hf", "short_long", "short_long_report");
+  auto every = FaultRates("hf", "short_every", "short_every_report");
+  auto fallen_back = FaultRates("n1", "short_fallback", "short_fallback_report");
+  auto alternating = FaultRates("hf", "short_burst", "short_burst_report");
+  for (const auto& [method, rates] :
+       {std::pair{"long period", &long_period}, std::pair{"every window", &every},
+        std::pair{"fallback on 6.1", &fallen_back}, std::pair{"alternating", &alternating}}) {
+    std::string line = std::string("hf short calls, ") + method + ":";
+    for (const char* f : kOracleFunctions) {
+      const FaultRate& r = (*rates)[f];
+      char cell[200];
+      std::snprintf(cell, sizeof cell,
+                    " %s %s %+.1f (designed %.4f, measured %.4f ±%.4f, share %.1f%%);", f,
+                    r.designed == 0 ? "value" : "error %", r.Error(), r.designed,
+                    r.measured.value_or(NAN), r.half_width, r.share);
+      line += cell;
+    }
+    Print(line);
+  }
+  ASSERT_TRUE(alternating["compute"].measured);
+  EXPECT_EQ(*alternating["compute"].measured, 0) << "a short window spanned calls";
+  for (const char* f : {"faults_heavy", "faults_light"}) {
+    const FaultRate &real = alternating[f], &each = every[f];
+    ASSERT_TRUE(real.measured) << f;
+    ASSERT_TRUE(each.measured) << f;
+    const double allowance = 100 * std::hypot(real.half_width, each.half_width) / real.designed;
+    EXPECT_LE(std::abs(real.Error()), std::abs(each.Error()) + allowance)
+        << f << ": the real path is further off than sampling every window";
+  }
+  EXPECT_GT(*alternating["faults_heavy"].measured, *alternating["faults_light"].measured);
 }
 
 // The profiles come back to the host: an x86-64 tprof reads arm64 recordings, symbols embedded.

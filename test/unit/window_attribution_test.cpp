@@ -36,6 +36,30 @@ TEST(WindowAttributionTest, CreditsOnlyWindowsThatStartAndEndInTheFunction) {
   EXPECT_DOUBLE_EQ(f.deltas[1] / f.deltas[0], 2.0);
 }
 
+// Burst sampling on a kernel with hf_sample_period: the periods alternate long (900 here) and
+// short (100), and only the short windows are windows. The long period from f back to f ran g
+// in between (its instructions say so: IPC 3 against f's 1), so crediting it would be wrong.
+TEST(WindowAttributionTest, WithAShortWindowOnlyTheShortPeriodsAreWindows) {
+  WindowAttributor a(2, 100);
+  auto at = [](uint64_t period, std::vector<uint64_t> values) {
+    Sample s = At(1, 0, std::move(values));
+    s.period = period;
+    return s;
+  };
+  a.Add(at(1000, {1000, 1000}), "f");  // the first whole period: no window yet
+  a.Add(at(100, {1100, 1100}), "f");   // short, f -> f: credit 100, 100
+  a.Add(at(900, {2000, 3800}), "f");   // long: not a window, though it starts and ends in f
+  a.Add(at(100, {2100, 3900}), "g");   // short, f -> g: discarded
+  a.Add(at(900, {3000, 4800}), "g");   // long
+  a.Add(at(100, {3100, 5100}), "g");   // short, g -> g: credit 100, 300
+  EXPECT_EQ(a.functions().at("f").deltas, (std::vector<double>{100, 100}));
+  EXPECT_EQ(a.functions().at("g").deltas, (std::vector<double>{100, 300}));
+  EXPECT_EQ(a.windows_credited(), 2u);
+  EXPECT_EQ(a.windows_discarded(), 1u);
+  EXPECT_EQ(a.long_periods(), 2u);
+  EXPECT_EQ(a.functions().at("f").samples, 3u);  // every sample still counts toward the share
+}
+
 // A window is two consecutive samples of a thread on one counter instance (thread and CPU):
 // when the thread was sampled on another CPU in between, the instance's delta spans the thread's
 // absence, during which it counted whatever the thread ran on its CPU before and after, so the

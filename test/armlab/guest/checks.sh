@@ -14,6 +14,16 @@ group_period=40009
 spec=/lab/spec/neoverse-n1.json   # Arm's telemetry specification, for more events than counters
 fp=/lab/bin/lab_loop_fp
 nofp=/lab/bin/lab_loop_nofp
+# The seed's hard case (metric_oracle's calls of one iteration, ~160,000 cycles here) measured
+# three ways: the long period alone, --burst's alternating period (the hf boot) and its fallback
+# on a kernel without it (n1): every short_window events, or one short window per short_long.
+# The window is longer than a page fault's kernel path (~5,000 cycles here): windows of 1,001
+# and 4,001 cycles were seen to miss the faults they held (README, "How far to trust").
+short_rounds=2000
+short_long=100003
+short_window=20003
+short_group='{cycles,instructions,page-faults}:S'
+short_metric='faults_per_ki = page-faults / instructions * 1000'
 
 # check NAME COMMAND...: runs COMMAND in OUT/NAME.
 check() {
@@ -120,6 +130,10 @@ case $job in
     # for the kernel to throttle it.
     check burst tprof record -M ipc --burst 100000,10000 -o p.tprof -- "$fp" $rounds
     check burst_report tprof report -i ../burst/p.tprof --json
+    check short_fallback tprof record -e "$short_group" --burst $short_long,$short_window \
+      -o p.tprof -- /lab/bin/metric_oracle $short_rounds 1 truth.json
+    check short_fallback_report tprof report -i ../short_fallback/p.tprof --json --no-inline \
+      --sort sym --metric "$short_metric"
     check dwarf tprof record --call-graph dwarf -e cycles:u -c $period -o p.tprof -- \
       "$nofp" $rounds
     check dwarf_folded tprof report -i ../dwarf/p.tprof --folded --no-marks
@@ -170,6 +184,40 @@ case $job in
     check topdown_text tprof topdown -M l1 -- "$fp" $rounds
     check metrics_l1 tprof record -M l1 -c $period -o p.tprof -- "$fp" $rounds
     check metrics_l1_report tprof report -i ../metrics_l1/p.tprof --json
+    ;;
+  hf)
+    # The lab's own kernel (Linux 6.12 with the hf_sample_period patch, test/armlab/kernel): the
+    # alternating period as the kernel gives it (hf_periods, no tprof code), then tprof's --burst
+    # on its real path.
+    check oracle pmu_count -- "$fp" $rounds
+    check hf_refusals hf_periods --refusals
+    check hf_periods hf_periods 100000 10000 0 20000000
+    check hf_jitter hf_periods 100000 10000 8 20000000
+    check burst tprof record -M ipc --burst 100000,10000 -o p.tprof -- "$fp" $rounds
+    check burst_report tprof report -i ../burst/p.tprof --json
+    check burst_jitter tprof record -M ipc --burst 100000,10000,8 -o p.tprof -- "$fp" $rounds
+    check burst_jitter_report tprof report -i ../burst_jitter/p.tprof --json
+    check burst_text tprof report -i ../burst/p.tprof
+    # Faults per kilo-instruction of metric_oracle's long calls, as n1's faults_per_ki, in short
+    # windows.
+    check faults_per_ki tprof record -e '{cycles,instructions,page-faults}:S' \
+      --burst $group_period,$short_window -o p.tprof -- /lab/bin/metric_oracle 2 300 truth.json
+    check faults_per_ki_report tprof report -i ../faults_per_ki/p.tprof --json --no-inline \
+      --sort sym --metric "$short_metric"
+    check short_long tprof record -e "$short_group" -c 1000003 -o p.tprof -- \
+      /lab/bin/metric_oracle $short_rounds 1 truth.json
+    check short_long_report tprof report -i ../short_long/p.tprof --json --no-inline \
+      --sort sym --metric "$short_metric"
+    # The fallback's sampling (every short_window events) on this kernel, to compare the two
+    # methods on the same kernel: n1's 6.1 takes its own fault path.
+    check short_every tprof record -e "$short_group" -c $short_window -o p.tprof -- \
+      /lab/bin/metric_oracle $short_rounds 1 truth.json
+    check short_every_report tprof report -i ../short_every/p.tprof --json --no-inline \
+      --sort sym --metric "$short_metric"
+    check short_burst tprof record -e "$short_group" --burst $short_long,$short_window \
+      -o p.tprof -- /lab/bin/metric_oracle $short_rounds 1 truth.json
+    check short_burst_report tprof report -i ../short_burst/p.tprof --json --no-inline \
+      --sort sym --metric "$short_metric"
     ;;
   nopmu)
     check default_record tprof record -o p.tprof -- "$fp" 200
