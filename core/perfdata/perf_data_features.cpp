@@ -1,8 +1,10 @@
 #include "core/perfdata/perf_data_features.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -282,6 +284,20 @@ Status ParsePerfFeature(uint32_t feature, std::string_view bytes, ByteOrder orde
       out->first_sample_time = c.U64();
       out->last_sample_time = c.U64();
       break;
+    case pd::kFeatSimpleperfMetaInfo: {
+      // key\0value\0 ... to the end of the section.
+      std::string_view rest = bytes;
+      while (!rest.empty()) {
+        const size_t key_end = rest.find('\0');
+        if (key_end == std::string_view::npos) return MalformedFeature("simpleperf meta_info");
+        const size_t value_end = rest.find('\0', key_end + 1);
+        if (value_end == std::string_view::npos) return MalformedFeature("simpleperf meta_info");
+        out->simpleperf_meta[std::string(rest.substr(0, key_end))] =
+            std::string(rest.substr(key_end + 1, value_end - key_end - 1));
+        rest.remove_prefix(value_end + 1);
+      }
+      return Status::Ok();
+    }
     case pd::kFeatBuildId: {
       // A sequence of build_id events, each with its own header.
       while (c.remaining() >= pd::kRecordHeaderSize) {
@@ -330,6 +346,31 @@ void ApplyPerfFeatures(const PerfFeatures& f, Metadata* m) {
   m->clock = "perf_clock";
   m->source = f.perf_version.empty() ? "perf.data import"
                                      : "perf.data import (perf " + f.perf_version + ")";
+}
+
+std::string SimpleperfEventName(const PerfFeatures& features, uint32_t type, uint64_t config) {
+  auto it = features.simpleperf_meta.find("event_type_info");
+  if (it == features.simpleperf_meta.end()) return "";
+  std::string_view lines = it->second;
+  while (!lines.empty()) {
+    const size_t end = std::min(lines.find('\n'), lines.size());
+    const std::string_view line = lines.substr(0, end);
+    lines.remove_prefix(std::min(end + 1, lines.size()));
+    // name,type,config: the name may hold commas of its own, the numbers do not.
+    const size_t second = line.rfind(',');
+    if (second == std::string_view::npos || second == 0) continue;
+    const size_t first = line.rfind(',', second - 1);
+    if (first == std::string_view::npos) continue;
+    const std::string type_text(line.substr(first + 1, second - first - 1));
+    const std::string config_text(line.substr(second + 1));
+    char* type_end = nullptr;
+    char* config_end = nullptr;
+    const unsigned long long t = std::strtoull(type_text.c_str(), &type_end, 10);
+    const unsigned long long c = std::strtoull(config_text.c_str(), &config_end, 10);
+    if (type_text.empty() || config_text.empty() || *type_end || *config_end) continue;
+    if (t == type && c == config) return std::string(line.substr(0, first));
+  }
+  return "";
 }
 
 }  // namespace tprof

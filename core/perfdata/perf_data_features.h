@@ -78,7 +78,13 @@ struct PerfFeatures {
   // Tracepoint events by id (a tracepoint attribute's config): "system:event", from the
   // tracing data's event formats (HEADER_TRACING_DATA feature or record).
   std::map<uint64_t, std::string> tracepoint_names;
+  // simpleperf's META_INFO: "event_type_info" (lines "name,type,config"), "trace_offcpu" ...
+  std::map<std::string, std::string> simpleperf_meta;
 };
+
+// simpleperf's name for the event of an attribute, from META_INFO's event_type_info; empty when
+// it names none.
+std::string SimpleperfEventName(const PerfFeatures& features, uint32_t type, uint64_t config);
 
 // Reads the event formats of perf's tracing data (trace-event-read.c's layout: header page and
 // event, ftrace formats, then per system its name and formats with "name:" and "ID:" lines) into

@@ -57,6 +57,8 @@ enum Feature : uint32_t {
   kFeatEventDesc = 12,
   kFeatGroupDesc = 17,
   kFeatSampleTime = 21,
+  // simpleperf's own features start at 128: its META_INFO is NUL-separated keys and values.
+  kFeatSimpleperfMetaInfo = 129,
   kFeatBits = 256,
 };
 

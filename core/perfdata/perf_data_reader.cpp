@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "core/base/version.h"
+#include "core/model/event_unit.h"
+#include "core/perfdata/next_sample_off_cpu.h"
 #include "core/perfdata/perf_data_swap.h"
 
 namespace tprof {
@@ -621,6 +623,10 @@ Status PerfDataReader::Finalize() {
       if (it != features_.tracepoint_names.end())
         info.name = it->second + ModifierSuffix(info.attr);
     }
+    if (info.name.empty()) {
+      const std::string name = SimpleperfEventName(features_, info.attr.type, info.attr.config);
+      if (!name.empty()) info.name = name + ModifierSuffix(info.attr);
+    }
   }
   for (size_t i = 0; i < infos_.size(); ++i) {
     const PerfAttr& a = infos_[i].attr;
@@ -643,6 +649,22 @@ Status PerfDataReader::Finalize() {
     e.sample_regs_user = a.sample_regs_user;
     e.sample_stack_user = a.sample_stack_user;
     events_.push_back(std::move(e));
+  }
+  // simpleperf --trace-offcpu: its sched_switch samples are off-CPU intervals (NextSampleOffCpu),
+  // read as tprof's own off-cpu event so that every view weighs them in time.
+  auto trace_offcpu = features_.simpleperf_meta.find("trace_offcpu");
+  if (trace_offcpu != features_.simpleperf_meta.end() && trace_offcpu->second == "true") {
+    for (size_t i = 0; i < events_.size(); ++i) {
+      EventDesc& e = events_[i];
+      if (e.type != PERF_TYPE_TRACEPOINT || !e.name.starts_with("sched:sched_switch")) continue;
+      e.name = std::string(kOffCpuEventName);
+      e.type = PERF_TYPE_SOFTWARE;
+      e.config = kOffCpuEventConfig;
+      e.use_frequency = false;
+      e.period_or_frequency = 0;
+      off_cpu_event_ = static_cast<int32_t>(i);
+      break;
+    }
   }
   for (const PerfGroupDesc& g : features_.groups) {
     if (g.members < 2 || g.leader >= events_.size() || g.members > events_.size() - g.leader)
@@ -755,8 +777,17 @@ uint64_t PerfDataReader::RecordTime(uint32_t type, const uint8_t* body, size_t s
 
 Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
                                                         UserStackUnwinder* unwinder) const {
-  PerfDataRecordPump pump(*this, visitor, unwinder);
-  return pump.Run();
+  if (off_cpu_event_ < 0) {
+    PerfDataRecordPump pump(*this, visitor, unwinder);
+    return pump.Run();
+  }
+  NextSampleOffCpu off_cpu(visitor, static_cast<uint32_t>(off_cpu_event_));
+  PerfDataRecordPump pump(*this, off_cpu, unwinder);
+  auto summary = pump.Run();
+  if (!summary.ok()) return summary;
+  summary->off_cpu_intervals = off_cpu.intervals();
+  summary->off_cpu_unended = off_cpu.unended();
+  return summary;
 }
 
 }  // namespace tprof

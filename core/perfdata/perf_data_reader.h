@@ -32,6 +32,10 @@ struct PerfDataReadSummary {
   uint64_t aux_trace_records = 0;   // AUXTRACE records: hardware trace, not decoded
   uint64_t aux_trace_bytes = 0;     // the trace data they carry
   UnwindStatistics unwinding;       // samples with stack copies, by how far they were walked
+  // simpleperf --trace-offcpu: switches read as off-CPU intervals, and those without an end
+  // (no later sample of their thread), which are not counted.
+  uint64_t off_cpu_intervals = 0;
+  uint64_t off_cpu_unended = 0;
 };
 
 class PerfDataReader {
@@ -91,6 +95,7 @@ class PerfDataReader {
   std::unordered_map<uint64_t, std::string> names_by_id_;  // EVENT_UPDATE names
   int id_pos_ = -1;  // u64 index of the id in a sample body, -1: none
   int is_pos_ = -1;  // u64 index of the id from the end of a sample_id block, -1: none
+  int32_t off_cpu_event_ = -1;  // simpleperf --trace-offcpu's sched_switch event, -1: none
   PerfFeatures features_;
   Metadata metadata_;
   std::vector<EventDesc> events_;

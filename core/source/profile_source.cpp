@@ -76,6 +76,12 @@ class PerfDataSource : public ProfileSource {
                    std::to_string(read->lbr_unstitched + read->lbr_stitched) +
                    " --call-graph lbr samples in user code had no call-stack entries: their "
                    "stacks are the sampled function alone";
+    if (read->off_cpu_unended)
+      s.warning += (s.warning.empty() ? "" : "; ") + std::to_string(read->off_cpu_unended) +
+                   " of simpleperf's " +
+                   std::to_string(read->off_cpu_intervals + read->off_cpu_unended) +
+                   " switch-outs have no later sample of their thread to end them (a thread's "
+                   "last); their off-CPU time is not counted, as simpleperf does not count it";
     if (read->aux_trace_records) {
       const std::string trace =
           "the file holds " + std::to_string(read->aux_trace_bytes) +

@@ -6,6 +6,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <vector>
+#include <set>
+#include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -233,6 +237,105 @@ TEST_F(OffCpuTest, WhatCannotBeRecordedIsAUsageError) {
     EXPECT_NE(r.err.find("--off-cpu"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/x.tprof"));
   }
+}
+
+// The file's own bytes, read here without tprof's reader: simpleperf's file header (attributes
+// with their id lists, the data section) and its SAMPLE records (ip, pid/tid, time, id first in
+// this file's layout: sample_type 0x31e7). Per thread, the off-CPU time simpleperf's report
+// gives: each sched_switch sample to the thread's next sample of any event, in time order.
+struct SwitchTruth {
+  std::map<uint32_t, uint64_t> ns_by_tid;
+  uint64_t intervals = 0, unended = 0, switches = 0;
+};
+
+SwitchTruth SimpleperfOffCpuTruth(const std::string& bytes) {
+  SwitchTruth truth;
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    if (at + 8 <= bytes.size()) std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    if (at + 4 <= bytes.size()) std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  const uint64_t attr_size = u64(16), attrs = u64(24), attrs_size = u64(32);
+  const uint64_t data = u64(40), data_size = u64(48);
+  std::set<uint64_t> switch_ids;
+  for (uint64_t a = 0; attr_size && a < attrs_size / attr_size; ++a) {
+    const uint64_t at = attrs + a * attr_size;
+    if (u32(at) != 2 /* PERF_TYPE_TRACEPOINT */) continue;
+    const uint64_t ids = u64(at + attr_size - 16), ids_size = u64(at + attr_size - 8);
+    for (uint64_t i = 0; i < ids_size / 8; ++i) switch_ids.insert(u64(ids + 8 * i));
+  }
+  struct Seen {
+    uint64_t time;
+    uint32_t tid;
+    bool is_switch;
+  };
+  std::vector<Seen> samples;
+  for (uint64_t at = data; at + 8 <= data + data_size;) {
+    const uint32_t type = u32(at);
+    const uint16_t size = static_cast<uint16_t>(u32(at + 6) & 0xffff);
+    if (size == 0) break;
+    if (type == 9 /* PERF_RECORD_SAMPLE */)
+      samples.push_back({u64(at + 24), u32(at + 20), switch_ids.contains(u64(at + 32))});
+    at += size;
+  }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Seen& a, const Seen& b) { return a.time < b.time; });
+  std::map<uint32_t, uint64_t> pending;
+  for (const Seen& s : samples) {
+    if (auto it = pending.find(s.tid); it != pending.end()) {
+      if (s.time > it->second) {
+        truth.ns_by_tid[s.tid] += s.time - it->second;
+        ++truth.intervals;
+      }
+      pending.erase(it);
+    }
+    if (s.is_switch) {
+      pending[s.tid] = s.time;
+      ++truth.switches;
+    }
+  }
+  truth.unended = pending.size();
+  return truth;
+}
+
+// simpleperf's --trace-offcpu recording (an Android app on a Pixel 5) is read into the model of
+// tprof's own --off-cpu: its sched:sched_switch samples (named from simpleperf's META_INFO)
+// become the off-cpu event, each interval ending at the thread's next sample as simpleperf
+// counts it, per thread as the file's bytes say; the switches nothing ends are said, not counted.
+TEST(SimpleperfOffCpu, TraceOffcpuSwitchesBecomeOffCpuTimePerThread) {
+  const std::string file = std::string(TPROF_TESTDATA_DIR) +
+                           "/perf/simpleperf/perf_with_trace_offcpu_v2.data";
+  const SwitchTruth truth = SimpleperfOffCpuTruth(tprof::testing::ReadWholeFile(file));
+  ASSERT_GT(truth.switches, 50u);
+  ASSERT_GT(truth.intervals, 0u);
+  auto r = RunCommand({kTprof, "report", "-i", file, "--sort", "tid", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(std::to_string(truth.unended) + " of simpleperf's " +
+                       std::to_string(truth.switches) + " switch-outs have no later sample"),
+            std::string::npos)
+      << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  int off_cpu = -1;
+  for (const auto& e : j["events"])
+    if (e["name"] == "off-cpu") off_cpu = e["index"].get<int>();
+  ASSERT_GE(off_cpu, 0) << j["events"].dump();
+  EXPECT_EQ(j["events"][off_cpu]["samples"].get<uint64_t>(), truth.intervals);
+  std::map<uint32_t, uint64_t> measured;
+  for (const auto& row : j["rows"]) {
+    const uint64_t ns = row["events"][off_cpu]["self_period"].get<uint64_t>();
+    if (ns) measured[std::stoul(row["keys"]["tid"].get<std::string>())] += ns;
+  }
+  EXPECT_EQ(measured, truth.ns_by_tid);
+  // The wall-time views take it as an off-CPU profile: the flame graph's default colouring.
+  const std::string page = ::testing::TempDir() + "/simpleperf_off_cpu.html";
+  auto flame = RunCommand({kTprof, "report", "-i", file, "--flamegraph", page});
+  ASSERT_EQ(flame.exit_code, 0) << flame.err;
+  EXPECT_NE(flame.err.find("off-CPU"), std::string::npos) << flame.err;
 }
 
 }  // namespace

@@ -1002,6 +1002,29 @@ TEST(PerfDataReader, SwappedBranchFlagsKeepTheirFields) {
 }
 
 // Found by the fuzzer: an EVENT_DESC whose attribute is cut short read through a null pointer.
+// simpleperf's META_INFO: NUL-separated keys and values; event_type_info names events by type and
+// config ("name,type,config" lines, the name possibly holding commas); a value without its NUL is
+// a malformed section, not a silently shorter one.
+TEST(PerfDataFeatures, SimpleperfMetaInfoNamesEventsAndSaysTraceOffcpu) {
+  PerfFeatures f;
+  const std::string meta = std::string("event_type_info\0cpu-clock,1,0\nsched:sched_switch,2,91\n"
+                                       "odd,name,4,7\0trace_offcpu\0true\0",
+                                       85);
+  ASSERT_TRUE(ParsePerfFeature(perf_data::kFeatSimpleperfMetaInfo, meta, perf_data::ByteOrder(),
+                               &f)
+                  .ok());
+  EXPECT_EQ(f.simpleperf_meta["trace_offcpu"], "true");
+  EXPECT_EQ(SimpleperfEventName(f, 2, 91), "sched:sched_switch");
+  EXPECT_EQ(SimpleperfEventName(f, 1, 0), "cpu-clock");
+  EXPECT_EQ(SimpleperfEventName(f, 4, 7), "odd,name");
+  EXPECT_EQ(SimpleperfEventName(f, 2, 92), "");
+  PerfFeatures cut;
+  EXPECT_FALSE(ParsePerfFeature(perf_data::kFeatSimpleperfMetaInfo,
+                                std::string_view("trace_offcpu\0tr", 15), perf_data::ByteOrder(),
+                                &cut)
+                   .ok());
+}
+
 TEST(PerfDataReader, TruncatedEventDescIsAnError) {
   Bytes b(false);
   b.U64(perf_data::kMagic);
