@@ -127,6 +127,85 @@ TEST_F(OffCpuTest, EachFunctionWaitsItsDesignedTime) {
   EXPECT_NEAR(off_share["spin"], spin_expected, 1.0);
 }
 
+// Waits of three other kinds (off_cpu_blocking.c): a read from a pipe the helper thread writes
+// 20 ms later, a mutex it holds for 20 ms, and fsync of 4 MiB on the build directory's disk; the
+// workload measures each function's time off the CPU itself (wall time less the thread's CPU
+// time around every call). Each function's off-CPU time, summed over the intervals whose stacks
+// pass through it, is within 5 % (or 2 ms) of that measure (15 % for fsync's, a looser measure),
+// and the designed waits are at least their design (a loaded machine adds wake-up latency: up to
+// 10 % here).
+TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
+  const std::string profile = dir_ + "/b.tprof";
+  const std::string disk_file =
+      std::string(OFF_CPU_DISK_DIR) + "/off_cpu_fsync_" + std::to_string(::getpid());
+  auto recorded =
+      RunCommand({kTprof, "record", "--off-cpu", "--call-graph", "dwarf", "-e", "task-clock", "-o",
+                  profile, "--", OFF_CPU_BLOCKING_BINARY, "20", "10", disk_file});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  std::map<std::string, double> truth_ms, designed_ms;
+  std::istringstream said(recorded.out);
+  std::string line;
+  while (std::getline(said, line)) {
+    char function[64];
+    long designed;
+    unsigned long long ns;
+    if (std::sscanf(line.c_str(), "%63s designed_ms %ld measured_off_cpu_ns %llu", function,
+                    &designed, &ns) == 3) {
+      truth_ms[function] = static_cast<double>(ns) / 1e6;
+      designed_ms[function] = static_cast<double>(designed);
+    }
+  }
+  ASSERT_EQ(truth_ms.size(), 3u) << recorded.out;
+  auto folded = RunCommand({kTprof, "report", "-i", profile, "--folded", "--event", "off-cpu"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  auto ms = SumByFunction(folded.out, {"wait_pipe", "wait_mutex", "wait_fsync"});
+  for (auto& [name, ns] : ms) ns /= 1e6;
+  for (const auto& [function, truth] : truth_ms) {
+    std::printf("off-CPU %-10s measured by the workload %8.2f ms, by tprof %8.2f ms, designed %g\n",
+                function.c_str(), truth, ms[function], designed_ms[function]);
+    const double allowed = std::max(0.05 * truth, 2.0);
+    if (function == "wait_fsync") {
+      // The workload's own measure of a disk wait is the loose one: interrupts taken while the
+      // thread runs are charged to no thread's CPU time (IRQ time accounting), and on a busy
+      // machine (a CI run beside it) tprof read 9 % under it and 8 % over it. Held to 15 %.
+      EXPECT_NEAR(ms[function], truth, std::max(0.15 * truth, 2.0)) << folded.out;
+    } else {
+      EXPECT_NEAR(ms[function], truth, allowed) << function << "\n" << folded.out;
+    }
+    if (designed_ms[function] > 0) {
+      EXPECT_GE(ms[function], 0.98 * designed_ms[function]) << function;
+      EXPECT_LE(ms[function], 1.10 * designed_ms[function]) << function;
+    }
+  }
+  // Each wait is where the kernel says: the pipe's read, the mutex's futex, the disk's sync.
+  for (const auto& [function, kernel] :
+       {std::pair{"wait_pipe", "pipe_read"}, std::pair{"wait_mutex", "futex"},
+        std::pair{"wait_fsync", "sync"}}) {
+    double in_kernel = 0, all = 0;
+    std::istringstream lines(folded.out);
+    while (std::getline(lines, line)) {
+      if (line.find(std::string(";") + function + ";") == std::string::npos) continue;
+      const double ns = std::stod(line.substr(line.rfind(' ') + 1));
+      all += ns;
+      if (line.find(kernel) != std::string::npos) in_kernel += ns;
+    }
+    EXPECT_GT(in_kernel, 0.9 * all) << function << " off the CPU outside " << kernel << "\n"
+                                    << folded.out;
+  }
+  // The header's reasons hold each wait under its kind (the semaphores that pace the rounds
+  // wait on futexes too, so lock holds a little more than the mutex; a busy machine preempts the
+  // thread inside fsync's 4 MiB now and then, which is preemption, not disk).
+  auto table = RunCommand({kTprof, "report", "-i", profile, "--json"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const nlohmann::json parsed = nlohmann::json::parse(table.out);
+  std::map<std::string, double> reason_ms;
+  for (const auto& reason : parsed["off_cpu"]["reasons"])
+    reason_ms[reason["reason"].get<std::string>()] = reason["ns"].get<double>() / 1e6;
+  EXPECT_GE(reason_ms["lock"], 0.95 * ms["wait_mutex"]);
+  EXPECT_GE(reason_ms["I/O wait"], 0.95 * ms["wait_pipe"]);
+  EXPECT_GE(reason_ms["disk"], 0.75 * ms["wait_fsync"]);
+}
+
 TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
   const std::string profile = dir_ + "/w.tprof";
   auto recorded = RunCommand({kTprof, "record", "-q", "--off-cpu", "-e", "task-clock", "-o",
