@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cmd/unwind_summary.h"
+#include "core/analysis/latency_weights.h"
 #include "core/model/kernel_entry_credit.h"
 #include "symbolize/elf_symbols.h"
 
@@ -50,6 +51,30 @@ class KernelCreditingSource : public ForwardingSource {
     if (summary.ok()) summary->kernel_credit = credit.statistics();
     return summary;
   }
+};
+
+// Reads twice: first when each thread ran (its off-CPU intervals), then every record with the
+// on-CPU samples weighted by 1 / (threads of their process running then). The first pass is
+// made once, on the first read.
+class LatencyWeightedSource : public ForwardingSource {
+ public:
+  LatencyWeightedSource(ProfileSource& inner, uint32_t off_cpu_event)
+      : ForwardingSource(inner), off_cpu_event_(off_cpu_event), running_(off_cpu_event) {}
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    if (!counted_) {
+      auto first = inner().ReadRecords(running_);
+      if (!first.ok()) return first.error();
+      running_.Finish();
+      counted_ = true;
+    }
+    LatencyWeighting weighting(running_, inner().events(), visitor);
+    return inner().ReadRecords(weighting);
+  }
+
+ private:
+  uint32_t off_cpu_event_;
+  RunningThreads running_;
+  bool counted_ = false;
 };
 
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options, ModuleNotes& notes) {
@@ -127,6 +152,13 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   opened->source_ = std::move(source).value();
   opened->command_ = options.command;
   opened->path_ = path;
+  if (options.latency) {
+    if (!FindOffCpuEvent(opened->source_->events()))
+      return Error::BadRequest(
+          "--latency weighs each sample by the threads of its process running with it, which "
+          "only the switches tell: " + path + " has no off-cpu event (record with --off-cpu)");
+    opened->latency_view_ = true;
+  }
   opened->ChainSources(options.credit_kernel_to_user);
   return opened;
 }
@@ -137,6 +169,11 @@ void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
   if (credit_kernel_to_user) {
     crediting_ = std::make_unique<KernelCreditingSource>(*read);
     read = crediting_.get();
+  }
+  latency_.reset();
+  if (latency_view_) {
+    latency_ = std::make_unique<LatencyWeightedSource>(*read, *FindOffCpuEvent(read->events()));
+    read = latency_.get();
   }
   reporting_ = std::make_unique<UnwindReportingSource>(*read, command_, path_);
 }

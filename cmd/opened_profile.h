@@ -29,6 +29,9 @@ struct ProfileOpenOptions {
   // Every "no usable file for MODULE" note on its own line; else one line when the profile is
   // closed, with the count and the first few (a profile from another machine lacks dozens).
   bool verbose = false;
+  // The latency view (core/analysis/latency_weights.h): on-CPU samples weighted by 1 / (threads
+  // of their process running then). Needs an off-CPU profile: Open fails without one.
+  bool latency = false;
 };
 
 // The symbolizer's notes on stderr, those about modules without a usable file gathered into
@@ -85,6 +88,8 @@ class OpenedProfile {
   LocatingResolver located_;
   std::unique_ptr<ProfileSource> source_;
   std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
+  std::unique_ptr<ProfileSource> latency_;    // ... weighted by the threads running, when asked
+  bool latency_view_ = false;
   std::unique_ptr<ProfileSource> reporting_;  // the above seen through the statistics printer
   std::string command_, path_;                // for the statistics printer
 };

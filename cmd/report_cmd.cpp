@@ -169,6 +169,11 @@ class ReportCommand : public Subcommand {
                  "order by it");
     app.add_flag("-v,--verbose", verbose_,
                  "Every note on its own line (each module without a usable file, not a summary)");
+    app.add_flag("--latency", latency_,
+                 "The latency view (perf's --latency): each on-CPU sample weighted by 1 / (threads "
+                 "of its process running at that moment), so that rows add up to wall time and a "
+                 "serial phase outweighs CPU burnt in parallel; needs a profile recorded with "
+                 "--off-cpu");
     app.add_flag("--kernel-rows", kernel_rows_,
                  "Show kernel functions as rows (perf's view); by default a sample taken in the "
                  "kernel on a user thread's behalf (a fault, a system call) counts for the user "
@@ -312,6 +317,7 @@ class ReportCommand : public Subcommand {
     view.unwinding = summary->unwinding;
     view.kernel_credit = summary->kernel_credit;
     view.kernel_rows = kernel_rows_;
+    view.latency = latency_;
     if (off_cpu) view.off_cpu = &*off_cpu;
     if (json_)
       RenderReportJson(view, std::cout);
@@ -383,6 +389,7 @@ class ReportCommand : public Subcommand {
     if (auto conflict = OutputConflict()) return Usage(*conflict);
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
     open_options.verbose = verbose_;
+    open_options.latency = latency_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect; the user function's total holds them.
     // Annotate credits like the table, so that its lines add up to the function's row.
@@ -533,6 +540,7 @@ class ReportCommand : public Subcommand {
   std::vector<std::string> metric_texts_;  // --metric 'NAME = EXPRESSION'...
   bool children_ = false;
   bool kernel_rows_ = false;
+  bool latency_ = false;
   bool verbose_ = false;
   std::vector<std::string> comms_;
   std::vector<uint32_t> pids_;

@@ -77,6 +77,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
                     {"intervals", view.off_cpu->intervals()},
                     {"reasons", reasons}};
   }
+  j["latency"] = view.latency;
   nlohmann::json events = nlohmann::json::array();
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& d = table.events[e];

@@ -40,6 +40,8 @@ struct ReportTableView {
   // tprof record --off-cpu: why the threads were off the CPU; null when the profile has no
   // off-cpu event.
   const OffCpuReasons* off_cpu = nullptr;
+  // The latency view: on-CPU samples weighted by 1 / (threads of their process running then).
+  bool latency = false;
 };
 
 // One line on the off-CPU time and its reasons; empty without an off-cpu event.

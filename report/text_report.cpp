@@ -155,6 +155,9 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
     out << "# " << kernel << '\n';
   if (const std::string off_cpu = OffCpuLine(view); !off_cpu.empty())
     out << "# " << off_cpu << '\n';
+  if (view.latency)
+    out << "# latency view: each on-CPU sample weighted by 1 / (threads of its process running "
+           "then, from the recorded switches): on-CPU columns are wall time, not CPU time\n";
   WriteUnwinding(view, out);
   for (size_t e = 0; e < table.events.size(); ++e) {
     const EventDesc& event = table.events[e];

@@ -206,6 +206,50 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   EXPECT_GE(reason_ms["disk"], 0.75 * ms["wait_fsync"]);
 }
 
+// The latency view (perf's --latency) on a serial phase (150 ms of CPU on one thread) then a
+// parallel one (100 ms on each of two threads at once): the CPU view puts parallel_phase on top
+// (200 ms against 150), the latency view serial_phase (150 against 100: each parallel sample
+// counts half while both threads run). A profile without switches cannot give it: usage error.
+TEST_F(OffCpuTest, TheLatencyViewPutsTheSerialPhaseOnTop) {
+  const std::string profile = dir_ + "/l.tprof";
+  auto recorded = RunCommand({kTprof, "record", "--off-cpu", "-g", "-e", "task-clock", "-o",
+                              profile, "--", LATENCY_PHASES_BINARY, "150", "100", "2"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  auto phases = [&](bool latency) {
+    std::vector<std::string> args = {kTprof, "report", "-i", profile, "--folded", "--event",
+                                     "task-clock"};
+    if (latency) args.push_back("--latency");
+    auto folded = RunCommand(args);
+    EXPECT_EQ(folded.exit_code, 0) << folded.err;
+    auto ms = SumByFunction(folded.out, {"serial_phase", "parallel_phase"});
+    for (auto& [name, ns] : ms) ns /= 1e6;
+    return ms;
+  };
+  auto cpu = phases(false), wall = phases(true);
+  std::printf("CPU view: serial_phase %.1f ms, parallel_phase %.1f ms; latency view: %.1f, %.1f\n",
+              cpu["serial_phase"], cpu["parallel_phase"], wall["serial_phase"],
+              wall["parallel_phase"]);
+  EXPECT_GT(cpu["parallel_phase"], 1.15 * cpu["serial_phase"]);
+  EXPECT_GT(wall["serial_phase"], 1.15 * wall["parallel_phase"]);
+  // The serial phase ran alone: the same in both views. The parallel one about halves.
+  EXPECT_NEAR(wall["serial_phase"], cpu["serial_phase"], 0.02 * cpu["serial_phase"]);
+  EXPECT_LT(wall["parallel_phase"], 0.75 * cpu["parallel_phase"]);
+  EXPECT_GT(wall["parallel_phase"], 0.45 * cpu["parallel_phase"]);
+  // The table says which view it is.
+  auto table = RunCommand({kTprof, "report", "-i", profile, "--latency"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("# latency view:"), std::string::npos) << table.out.substr(0, 2000);
+  // Without switches there is no telling which threads ran together.
+  const std::string plain = dir_ + "/plain.tprof";
+  ASSERT_EQ(RunCommand({kTprof, "record", "-e", "task-clock", "-o", plain, "--",
+                        LATENCY_PHASES_BINARY, "20", "20", "2"})
+                .exit_code,
+            0);
+  auto refused = RunCommand({kTprof, "report", "-i", plain, "--latency"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("record with --off-cpu"), std::string::npos) << refused.err;
+}
+
 TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
   const std::string profile = dir_ + "/w.tprof";
   auto recorded = RunCommand({kTprof, "record", "-q", "--off-cpu", "-e", "task-clock", "-o",

@@ -1,0 +1,56 @@
+// Workload for the latency view: a serial phase on one thread, then a parallel phase on THREADS
+// threads at once, each phase a designed amount of CPU time per thread (measured on the thread's
+// own CPU clock, so a busy machine stretches the wall time, not the work).
+//   latency_phases SERIAL_MS PARALLEL_MS THREADS
+// serial_phase computes SERIAL_MS; each thread's parallel_phase computes PARALLEL_MS, all
+// starting together (a barrier). With THREADS up to the CPUs free, the CPU view shows
+// parallel_phase at THREADS x PARALLEL_MS and the wall clock (the latency view) at PARALLEL_MS.
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile uint64_t g_sink;
+static long g_parallel_ms;
+static pthread_barrier_t g_start;
+
+static uint64_t ThreadCpuNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+// Inlined into each phase, so that every sample of a phase falls in its function.
+__attribute__((always_inline)) static inline void Compute(long ms) {
+  const uint64_t end = ThreadCpuNs() + (uint64_t)ms * 1000000ull;
+  uint64_t x = 1;
+  while (ThreadCpuNs() < end)
+    for (int i = 0; i < 100000; i++) x = x * 6364136223846793005ull + 1;
+  g_sink = x;
+}
+
+__attribute__((noinline)) void serial_phase(long ms) { Compute(ms); }
+
+__attribute__((noinline)) void parallel_phase(long ms) { Compute(ms); }
+
+static void* Worker(void* unused) {
+  (void)unused;
+  pthread_barrier_wait(&g_start);
+  parallel_phase(g_parallel_ms);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 4) return 2;
+  const long serial_ms = atol(argv[1]);
+  g_parallel_ms = atol(argv[2]);
+  const int threads = atoi(argv[3]);
+  if (threads < 1 || threads > 64) return 2;
+  serial_phase(serial_ms);
+  pthread_t workers[64];
+  pthread_barrier_init(&g_start, 0, (unsigned)threads);
+  for (int i = 0; i < threads; i++)
+    if (pthread_create(&workers[i], 0, Worker, 0) != 0) return 1;
+  for (int i = 0; i < threads; i++) pthread_join(workers[i], 0);
+  return 0;
+}
