@@ -411,10 +411,6 @@ std::optional<ModuleRename> DetectModuleRename(const EventDiff& event) {
     ++rename.paired;
     ++moves[{f.key.module, it->second}];
   }
-  // Most rows changed side, and at least three (or all, in a tiny profile) pair up by name.
-  if (rename.gone_or_new * 2 < rename.rows ||
-      rename.paired < std::min<size_t>(3, rename.rows / 2) || rename.paired == 0)
-    return std::nullopt;
   size_t most = 0;
   for (const auto& [modules, count] : moves)
     if (count > most) {
@@ -422,6 +418,15 @@ std::optional<ModuleRename> DetectModuleRename(const EventDiff& event) {
       rename.old_module = modules.first;
       rename.new_module = modules.second;
     }
+  // Judged on the module itself, not on the whole table: the libraries and kernel functions both
+  // sides share are rows too, and more of them on a busy machine (preemption, page faults). Most
+  // of the old module's rows reappear by name in the new one, and at least three of them (or all,
+  // for a module of fewer rows).
+  size_t old_module_rows = 0;
+  for (const FunctionDiff& f : event.functions)
+    if (f.key.module == rename.old_module) ++old_module_rows;
+  if (most == 0 || most * 2 < old_module_rows || most < std::min<size_t>(3, old_module_rows))
+    return std::nullopt;
   return rename;
 }
 

@@ -259,5 +259,36 @@ TEST(ProfileDiff, CallPathsOfBothSidesMergeKeepingVanishedStacks) {
   EXPECT_EQ(kids["d"]->new_self[0], 7u);
 }
 
+// A renamed program: judged on its module, not on the whole table, whose shared rows (libc, the
+// kernel) grow on a busy machine. Four functions of "prog" reappear in "prog2" beside twenty rows
+// both sides share: a rename. One of five reappearing is not.
+TEST(ModuleRenameTest, JudgedOnTheModuleNotOnTheSharedRows) {
+  auto row = [](const char* module, std::string function, FunctionStatus status) {
+    FunctionDiff f;
+    f.key = {module, std::move(function)};
+    f.status = status;
+    return f;
+  };
+  EventDiff event;
+  for (const char* f : {"main", "heavy", "light", "idle"}) {
+    event.functions.push_back(row("prog", f, FunctionStatus::kGone));
+    event.functions.push_back(row("prog2", f, FunctionStatus::kNew));
+  }
+  for (int i = 0; i < 20; ++i)
+    event.functions.push_back(row("libc.so.6", "f" + std::to_string(i), FunctionStatus::kBoth));
+  auto rename = DetectModuleRename(event);
+  ASSERT_TRUE(rename);
+  EXPECT_EQ(rename->old_module, "prog");
+  EXPECT_EQ(rename->new_module, "prog2");
+  EXPECT_EQ(rename->paired, 4u);
+
+  EventDiff other;
+  for (const char* f : {"main", "a", "b", "c", "d"})
+    other.functions.push_back(row("one", f, FunctionStatus::kGone));
+  for (const char* f : {"main", "x", "y"})
+    other.functions.push_back(row("two", f, FunctionStatus::kNew));
+  EXPECT_FALSE(DetectModuleRename(other));
+}
+
 }  // namespace
 }  // namespace tprof
