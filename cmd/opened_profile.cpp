@@ -156,7 +156,8 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
     if (!FindOffCpuEvent(opened->source_->events()))
       return Error::BadRequest(
           "--latency weighs each sample by the threads of its process running with it, which "
-          "only the switches tell: " + path + " has no off-cpu event (record with --off-cpu)");
+          "only the switches tell: " +
+          path + " has no off-cpu event (record with --off-cpu)");
     opened->latency_view_ = true;
   }
   opened->ChainSources(options.credit_kernel_to_user);

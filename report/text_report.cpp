@@ -179,10 +179,11 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
         static_cast<unsigned long long>(g.windows_credited),
         static_cast<unsigned long long>(g.windows_discarded), g.discarded_percent);
     if (g.short_window)
-      out << Printf("#   windows: the short periods of %llu events only (the kernel alternated "
-                    "them with %llu long ones)\n",
-                    static_cast<unsigned long long>(g.short_window),
-                    static_cast<unsigned long long>(g.long_periods));
+      out << Printf(
+          "#   windows: the short periods of %llu events only (the kernel alternated "
+          "them with %llu long ones)\n",
+          static_cast<unsigned long long>(g.short_window),
+          static_cast<unsigned long long>(g.long_periods));
   }
   out << "# sort: ";
   for (size_t i = 0; i < table.sort.size(); ++i)

@@ -39,7 +39,7 @@ class RunningThreads : public RecordVisitor {
     std::vector<std::pair<uint64_t, uint64_t>> off;  // off-CPU intervals: start, end
   };
   struct Steps {
-    std::vector<uint64_t> times;  // sorted
+    std::vector<uint64_t> times;   // sorted
     std::vector<int64_t> running;  // threads running from times[i] on
   };
   void Seen(uint32_t pid, uint32_t tid, uint64_t time);

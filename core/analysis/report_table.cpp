@@ -198,8 +198,8 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
     group.members = table_.events[e].group_members;
     group_of_leader_[e] = static_cast<int>(table_.groups.size());
     table_.groups.push_back(std::move(group));
-    attributors_.push_back(std::make_unique<WindowAttributor>(
-        table_.events[e].group_members.size(), table_.events[e].hf_sample_period));
+    attributors_.push_back(std::make_unique<WindowAttributor>(table_.events[e].group_members.size(),
+                                                              table_.events[e].hf_sample_period));
   }
 }
 

@@ -93,8 +93,8 @@ class PerfDataReader {
   std::vector<EventInfo> infos_;
   std::unordered_map<uint64_t, uint32_t> id_to_event_;
   std::unordered_map<uint64_t, std::string> names_by_id_;  // EVENT_UPDATE names
-  int id_pos_ = -1;  // u64 index of the id in a sample body, -1: none
-  int is_pos_ = -1;  // u64 index of the id from the end of a sample_id block, -1: none
+  int id_pos_ = -1;             // u64 index of the id in a sample body, -1: none
+  int is_pos_ = -1;             // u64 index of the id from the end of a sample_id block, -1: none
   int32_t off_cpu_event_ = -1;  // simpleperf --trace-offcpu's sched_switch event, -1: none
   PerfFeatures features_;
   Metadata metadata_;

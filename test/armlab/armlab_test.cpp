@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -493,8 +493,8 @@ void ExpectFaultRatesOfTheDesign(const std::string& boot, bool within_interval =
   for (const char* f : kOracleFunctions) {
     const FaultRate& r = rates[f];
     ASSERT_TRUE(r.measured) << "no faults_per_ki for " << f;
-    Print(boot + " faults per kilo-instruction, " + f + ": designed " +
-          std::to_string(r.designed) + ", measured " + std::to_string(*r.measured));
+    Print(boot + " faults per kilo-instruction, " + f + ": designed " + std::to_string(r.designed) +
+          ", measured " + std::to_string(*r.measured));
     if (r.designed == 0) {
       EXPECT_EQ(*r.measured, 0) << f;
     } else {
@@ -858,8 +858,8 @@ TEST(ArmLabHf, TheKernelAlternatesTheLongAndTheShortPeriod) {
     EXPECT_EQ(counted, 2 * (samples[i].instructions - samples[i - 1].instructions)) << i;
   }
   Print("hf periods: " + std::to_string(samples.size()) +
-        " samples alternating 10,000 and 90,000; counted cycles at most " +
-        std::to_string(worst) + " off the period asked");
+        " samples alternating 10,000 and 90,000; counted cycles at most " + std::to_string(worst) +
+        " off the period asked");
   EXPECT_LE(worst, 200u);
 }
 
@@ -894,10 +894,9 @@ TEST(ArmLabHf, JitterMovesTheLongPartWithinItsBound) {
 TEST(ArmLabHf, TheKernelRefusesWhatTheSeriesRefuses) {
   Check c = Ran("hf", "hf_refusals");
   ASSERT_EQ(c.status, 0) << c.Describe();
-  for (const char* line :
-       {"refusal hf_equal_to_period 22", "refusal rand_without_hf 22", "refusal reserved_bits 22",
-        "refusal hf_with_frequency 22", "refusal hf_on_a_software_event 95",
-        "accepted hf_on_cycles 0"})
+  for (const char* line : {"refusal hf_equal_to_period 22", "refusal rand_without_hf 22",
+                           "refusal reserved_bits 22", "refusal hf_with_frequency 22",
+                           "refusal hf_on_a_software_event 95", "accepted hf_on_cycles 0"})
     EXPECT_NE(c.out.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << c.out;
 }
 
@@ -915,8 +914,8 @@ void ExpectBurstOnTheKernelPath(const std::string& check) {
   ExpectGroupIpcOfHalf(report);
   const json& group = report["groups"][0];
   EXPECT_EQ(group["short_window"], 10000);
-  const uint64_t windows = group["windows_credited"].get<uint64_t>() +
-                           group["windows_discarded"].get<uint64_t>();
+  const uint64_t windows =
+      group["windows_credited"].get<uint64_t>() + group["windows_discarded"].get<uint64_t>();
   const uint64_t long_periods = group["long_periods"].get<uint64_t>();
   // Every sample after a series' first ends either a window or a long period (a series is a
   // thread on a CPU: tprof's forked child before its exec is one more).

@@ -5,16 +5,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <vector>
-#include <set>
-#include <cstring>
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "test/support/flame_page_data.h"
 #include "test/support/run_command.h"
@@ -216,8 +216,8 @@ TEST_F(OffCpuTest, TheLatencyViewPutsTheSerialPhaseOnTop) {
                               profile, "--", LATENCY_PHASES_BINARY, "150", "100", "2"});
   ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
   auto phases = [&](bool latency) {
-    std::vector<std::string> args = {kTprof, "report", "-i", profile, "--folded", "--event",
-                                     "task-clock"};
+    std::vector<std::string> args = {kTprof,     "report",  "-i",        profile,
+                                     "--folded", "--event", "task-clock"};
     if (latency) args.push_back("--latency");
     auto folded = RunCommand(args);
     EXPECT_EQ(folded.exit_code, 0) << folded.err;
@@ -431,8 +431,8 @@ SwitchTruth SimpleperfOffCpuTruth(const std::string& bytes) {
 // become the off-cpu event, each interval ending at the thread's next sample as simpleperf
 // counts it, per thread as the file's bytes say; the switches nothing ends are said, not counted.
 TEST(SimpleperfOffCpu, TraceOffcpuSwitchesBecomeOffCpuTimePerThread) {
-  const std::string file = std::string(TPROF_TESTDATA_DIR) +
-                           "/perf/simpleperf/perf_with_trace_offcpu_v2.data";
+  const std::string file =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/simpleperf/perf_with_trace_offcpu_v2.data";
   const SwitchTruth truth = SimpleperfOffCpuTruth(tprof::testing::ReadWholeFile(file));
   ASSERT_GT(truth.switches, 50u);
   ASSERT_GT(truth.intervals, 0u);

@@ -1007,12 +1007,12 @@ TEST(PerfDataReader, SwappedBranchFlagsKeepTheirFields) {
 // a malformed section, not a silently shorter one.
 TEST(PerfDataFeatures, SimpleperfMetaInfoNamesEventsAndSaysTraceOffcpu) {
   PerfFeatures f;
-  const std::string meta = std::string("event_type_info\0cpu-clock,1,0\nsched:sched_switch,2,91\n"
-                                       "odd,name,4,7\0trace_offcpu\0true\0",
-                                       85);
-  ASSERT_TRUE(ParsePerfFeature(perf_data::kFeatSimpleperfMetaInfo, meta, perf_data::ByteOrder(),
-                               &f)
-                  .ok());
+  const std::string meta = std::string(
+      "event_type_info\0cpu-clock,1,0\nsched:sched_switch,2,91\n"
+      "odd,name,4,7\0trace_offcpu\0true\0",
+      85);
+  ASSERT_TRUE(
+      ParsePerfFeature(perf_data::kFeatSimpleperfMetaInfo, meta, perf_data::ByteOrder(), &f).ok());
   EXPECT_EQ(f.simpleperf_meta["trace_offcpu"], "true");
   EXPECT_EQ(SimpleperfEventName(f, 2, 91), "sched:sched_switch");
   EXPECT_EQ(SimpleperfEventName(f, 1, 0), "cpu-clock");

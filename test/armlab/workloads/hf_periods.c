@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
   member.config = PERF_COUNT_HW_INSTRUCTIONS;
   member.exclude_kernel = 1;
   member.exclude_hv = 1;
-  int member_fd =
-      (int)syscall(SYS_perf_event_open, &member, 0, -1, fd, PERF_FLAG_FD_CLOEXEC);
+  int member_fd = (int)syscall(SYS_perf_event_open, &member, 0, -1, fd, PERF_FLAG_FD_CLOEXEC);
   if (member_fd < 0) {
     printf("open-error %d %s\n", errno, strerror(errno));
     return 1;
