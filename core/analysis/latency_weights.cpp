@@ -88,7 +88,7 @@ uint32_t RunningThreads::RunningAt(uint32_t pid, uint64_t time) const {
 
 LatencyWeighting::LatencyWeighting(const RunningThreads& running,
                                    const std::vector<EventDesc>& events, RecordVisitor& next)
-    : running_(running), next_(next) {
+    : ForwardingVisitor(next), running_(running) {
   const std::optional<uint32_t> off_cpu = FindOffCpuEvent(events);
   for (uint32_t e = 0; e < events.size(); ++e) {
     const bool software_count = events[e].type == PERF_TYPE_SOFTWARE &&
@@ -98,12 +98,12 @@ LatencyWeighting::LatencyWeighting(const RunningThreads& running,
 }
 
 void LatencyWeighting::OnSample(const Sample& sample) {
-  if (sample.event >= weighs_.size() || !weighs_[sample.event]) return next_.OnSample(sample);
+  if (sample.event >= weighs_.size() || !weighs_[sample.event]) return next().OnSample(sample);
   const uint32_t running = running_.RunningAt(sample.pid, sample.time);
-  if (running <= 1) return next_.OnSample(sample);
+  if (running <= 1) return next().OnSample(sample);
   Sample weighted = sample;
   weighted.period = sample.period / running;
-  next_.OnSample(weighted);
+  next().OnSample(weighted);
 }
 
 }  // namespace tprof

@@ -50,7 +50,7 @@ class RunningThreads : public RecordVisitor {
 };
 
 // Second pass: forwards every record, the on-CPU samples with period / RunningAt(pid, time).
-class LatencyWeighting : public RecordVisitor {
+class LatencyWeighting : public ForwardingVisitor {
  public:
   // Weighs the samples of CPU work: hardware events and the software clocks, not the off-cpu
   // event nor counts of occurrences (context switches, page faults), which are not CPU time.
@@ -58,16 +58,10 @@ class LatencyWeighting : public RecordVisitor {
                    RecordVisitor& next);
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { next_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { next_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { next_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { next_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
 
  private:
   const RunningThreads& running_;
   std::vector<bool> weighs_;  // by event
-  RecordVisitor& next_;
 };
 
 }  // namespace tprof

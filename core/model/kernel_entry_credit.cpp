@@ -40,7 +40,7 @@ bool RecordsUserContext(const std::vector<EventDesc>& events, const std::string&
 
 KernelEntryCredit::KernelEntryCredit(const std::vector<EventDesc>& events,
                                      const std::string& architecture, RecordVisitor& downstream)
-    : downstream_(downstream) {
+    : ForwardingVisitor(downstream) {
   for (const EventDesc& e : events)
     pc_index_.push_back(UserPcIndex(architecture, e.sample_regs_user));
 }
@@ -49,7 +49,7 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
   ++stats_.samples;
   const SplitStack stack = SplitLeaf(sample);
   if (!stack.has_leaf || !stack.leaf_kernel) {
-    downstream_.OnSample(sample);
+    next().OnSample(sample);
     return;
   }
   ++stats_.kernel_samples;
@@ -61,7 +61,7 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
     credited_.ip = user[1];
     credited_.callchain.assign(user, sample.callchain.end());
     ++stats_.from_callchain;
-    downstream_.OnSample(credited_);
+    next().OnSample(credited_);
     return;
   }
   // Without one (or with a kernel-only chain, as a DWARF stack copy that did not unwind leaves),
@@ -74,11 +74,11 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
     credited_.callchain.clear();
     if (!sample.callchain.empty()) credited_.callchain = {kContextUser, credited_.ip};
     ++stats_.from_registers;
-    downstream_.OnSample(credited_);
+    next().OnSample(credited_);
     return;
   }
   ++stats_.without_user_context;
-  downstream_.OnSample(sample);
+  next().OnSample(sample);
 }
 
 }  // namespace tprof

@@ -39,22 +39,16 @@ bool RecordsUserContext(const std::vector<EventDesc>& events, const std::string&
 
 // Forwards every record to `downstream`, each kernel sample with a user context rewritten so that
 // its leaf is the user pc at kernel entry and its callers are the user frames.
-class KernelEntryCredit : public RecordVisitor {
+class KernelEntryCredit : public ForwardingVisitor {
  public:
   KernelEntryCredit(const std::vector<EventDesc>& events, const std::string& architecture,
                     RecordVisitor& downstream);
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { downstream_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { downstream_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { downstream_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { downstream_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { downstream_.OnThrottle(r); }
 
   const KernelCreditStatistics& statistics() const { return stats_; }
 
  private:
   std::vector<std::optional<size_t>> pc_index_;  // per event
-  RecordVisitor& downstream_;
   Sample credited_;  // reused, so that rewriting does not allocate per sample
   KernelCreditStatistics stats_;
 };

@@ -255,6 +255,24 @@ class RecordVisitor {
   virtual void OnThrottle(const ThrottleRecord&) {}
 };
 
+// Passes every record on to `next`: a filter in a chain of visitors overrides what it changes.
+class ForwardingVisitor : public RecordVisitor {
+ public:
+  explicit ForwardingVisitor(RecordVisitor& next) : next_(next) {}
+  void OnSample(const Sample& s) override { next_.OnSample(s); }
+  void OnMmap(const MmapRecord& r) override { next_.OnMmap(r); }
+  void OnComm(const CommRecord& r) override { next_.OnComm(r); }
+  void OnTask(const TaskRecord& r) override { next_.OnTask(r); }
+  void OnLost(const LostRecord& r) override { next_.OnLost(r); }
+  void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
+
+ protected:
+  RecordVisitor& next() { return next_; }
+
+ private:
+  RecordVisitor& next_;
+};
+
 // Forwards every record to two visitors, so that one pass over a profile feeds both.
 class RecordTee : public RecordVisitor {
  public:

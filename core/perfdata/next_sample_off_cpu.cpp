@@ -13,14 +13,14 @@ void NextSampleOffCpu::OnSample(const Sample& sample) {
       interval.period = sample.time - interval.time;
       interval.time = sample.time;
       ++intervals_;
-      next_.OnSample(interval);
+      next().OnSample(interval);
     }
   }
   if (sample.event == switch_event_) {
     pending_[sample.tid] = sample;
     return;
   }
-  next_.OnSample(sample);
+  next().OnSample(sample);
 }
 
 }  // namespace tprof

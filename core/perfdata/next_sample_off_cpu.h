@@ -15,19 +15,14 @@
 
 namespace tprof {
 
-class NextSampleOffCpu : public RecordVisitor {
+class NextSampleOffCpu : public ForwardingVisitor {
  public:
   // `switch_event`: the index of the sched_switch event, whose samples become off-CPU
   // intervals (the event itself is renamed by the reader).
   NextSampleOffCpu(RecordVisitor& next, uint32_t switch_event)
-      : next_(next), switch_event_(switch_event) {}
+      : ForwardingVisitor(next), switch_event_(switch_event) {}
 
   void OnSample(const Sample& sample) override;
-  void OnMmap(const MmapRecord& r) override { next_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { next_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { next_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { next_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
 
   uint64_t intervals() const { return intervals_; }
   // Switches that no later sample of their thread ended (a thread's last, such as its exit):
@@ -35,7 +30,6 @@ class NextSampleOffCpu : public RecordVisitor {
   uint64_t unended() const { return pending_.size(); }
 
  private:
-  RecordVisitor& next_;
   uint32_t switch_event_;
   absl::flat_hash_map<uint32_t, Sample> pending_;  // by thread: its switch not yet ended
   uint64_t intervals_ = 0;
