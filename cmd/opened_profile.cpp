@@ -6,6 +6,7 @@
 
 #include "cmd/unwind_summary.h"
 #include "core/analysis/latency_weights.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/model/kernel_entry_credit.h"
 #include "symbolize/elf_symbols.h"
 
@@ -67,7 +68,7 @@ class LatencyWeightedSource : public ForwardingSource {
       running_.Finish();
       counted_ = true;
     }
-    LatencyWeighting weighting(running_, inner().events(), visitor);
+    LatencyWeighting weighting(running_, inner().events(), off_cpu_event_, visitor);
     return inner().ReadRecords(weighting);
   }
 
@@ -153,12 +154,13 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   opened->command_ = options.command;
   opened->path_ = path;
   if (options.latency) {
-    if (!FindOffCpuEvent(opened->source_->events()))
+    const int off_cpu = OffCpuEventIndex(opened->source_->events());
+    if (off_cpu < 0)
       return Error::BadRequest(
           "--latency weighs each sample by the threads of its process running with it, which "
           "only the switches tell: " +
           path + " has no off-cpu event (record with --off-cpu)");
-    opened->latency_view_ = true;
+    opened->latency_off_cpu_event_ = static_cast<uint32_t>(off_cpu);
   }
   opened->ChainSources(options.credit_kernel_to_user);
   return opened;
@@ -172,8 +174,8 @@ void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
     read = crediting_.get();
   }
   latency_.reset();
-  if (latency_view_) {
-    latency_ = std::make_unique<LatencyWeightedSource>(*read, *FindOffCpuEvent(read->events()));
+  if (latency_off_cpu_event_) {
+    latency_ = std::make_unique<LatencyWeightedSource>(*read, *latency_off_cpu_event_);
     read = latency_.get();
   }
   reporting_ = std::make_unique<UnwindReportingSource>(*read, command_, path_);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,9 +90,9 @@ class OpenedProfile {
   std::unique_ptr<ProfileSource> source_;
   std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
   std::unique_ptr<ProfileSource> latency_;    // ... weighted by the threads running, when asked
-  bool latency_view_ = false;
-  std::unique_ptr<ProfileSource> reporting_;  // the above seen through the statistics printer
-  std::string command_, path_;                // for the statistics printer
+  std::optional<uint32_t> latency_off_cpu_event_;  // the latency view's off-cpu event, when asked
+  std::unique_ptr<ProfileSource> reporting_;       // the above seen through the statistics printer
+  std::string command_, path_;                     // for the statistics printer
 };
 
 }  // namespace tprof

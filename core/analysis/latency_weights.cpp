@@ -8,12 +8,6 @@
 
 namespace tprof {
 
-std::optional<uint32_t> FindOffCpuEvent(const std::vector<EventDesc>& events) {
-  for (uint32_t e = 0; e < events.size(); ++e)
-    if (events[e].config == kOffCpuEventConfig && events[e].name == kOffCpuEventName) return e;
-  return std::nullopt;
-}
-
 void RunningThreads::Seen(uint32_t pid, uint32_t tid, uint64_t time) {
   Thread& t = threads_[tid];
   t.pid = pid;
@@ -87,13 +81,14 @@ uint32_t RunningThreads::RunningAt(uint32_t pid, uint64_t time) const {
 }
 
 LatencyWeighting::LatencyWeighting(const RunningThreads& running,
-                                   const std::vector<EventDesc>& events, RecordVisitor& next)
+                                   const std::vector<EventDesc>& events, uint32_t off_cpu_event,
+                                   RecordVisitor& next)
     : ForwardingVisitor(next), running_(running) {
-  const std::optional<uint32_t> off_cpu = FindOffCpuEvent(events);
   for (uint32_t e = 0; e < events.size(); ++e) {
     const bool software_count = events[e].type == PERF_TYPE_SOFTWARE &&
                                 UnitOfEvent(events[e].name) != EventUnit::kNanoseconds;
-    weighs_.push_back(e != off_cpu && !software_count && events[e].type != PERF_TYPE_TRACEPOINT);
+    weighs_.push_back(e != off_cpu_event && !software_count &&
+                      events[e].type != PERF_TYPE_TRACEPOINT);
   }
 }
 

@@ -15,9 +15,6 @@
 
 namespace tprof {
 
-// The off-cpu event of a profile (core/model/event_unit.h), if it has one.
-std::optional<uint32_t> FindOffCpuEvent(const std::vector<EventDesc>& events);
-
 // First pass: when each thread lives and when it is off the CPU.
 class RunningThreads : public RecordVisitor {
  public:
@@ -50,12 +47,13 @@ class RunningThreads : public RecordVisitor {
 };
 
 // Second pass: forwards every record, the on-CPU samples with period / RunningAt(pid, time).
+// `off_cpu_event`: the profile's off-cpu event (OffCpuEventIndex).
 class LatencyWeighting : public ForwardingVisitor {
  public:
   // Weighs the samples of CPU work: hardware events and the software clocks, not the off-cpu
   // event nor counts of occurrences (context switches, page faults), which are not CPU time.
   LatencyWeighting(const RunningThreads& running, const std::vector<EventDesc>& events,
-                   RecordVisitor& next);
+                   uint32_t off_cpu_event, RecordVisitor& next);
 
   void OnSample(const Sample& sample) override;
 

@@ -57,7 +57,7 @@ TEST(LatencyWeights, RunningThreadsFollowLivesAndOffCpuIntervals) {
   events[2].name = "context-switches";
   events[2].type = PERF_TYPE_SOFTWARE;
   Collect out;
-  LatencyWeighting weighting(running, events, out);
+  LatencyWeighting weighting(running, events, /*off_cpu_event=*/1, out);
   weighting.OnSample(At(0, 1, 10, 1000));  // two running: 500
   weighting.OnSample(At(0, 1, 40, 1000));  // one: 1000
   weighting.OnSample(At(0, 1, 85, 999));   // three: 333
