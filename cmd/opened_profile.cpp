@@ -78,6 +78,43 @@ class LatencyWeightedSource : public ForwardingSource {
   bool counted_ = false;
 };
 
+// The off-cpu event split by reason (OffCpuReasonSplitter), the reasons present found by a first
+// pass over the profile when it is opened.
+class OffCpuReasonSource : public ForwardingSource {
+ public:
+  static Result<std::unique_ptr<OffCpuReasonSource>> Open(ProfileSource& inner,
+                                                          FrameResolver& resolver,
+                                                          const std::string& path) {
+    const int off_cpu = OffCpuEventIndex(inner.events());
+    if (off_cpu < 0)
+      return Error::BadRequest(
+          "--off-cpu-reasons splits the off-cpu event by why each thread waited: " + path +
+          " has no off-cpu event (record with --off-cpu)");
+    OffCpuReasons reasons(resolver, static_cast<size_t>(off_cpu));
+    auto read = inner.ReadRecords(reasons);
+    if (!read.ok()) return read.error().WithContext(path);
+    return std::unique_ptr<OffCpuReasonSource>(new OffCpuReasonSource(
+        inner, resolver, static_cast<size_t>(off_cpu),
+        AppendOffCpuReasonEvents(inner.events(), static_cast<size_t>(off_cpu), reasons.Shares())));
+  }
+  const std::vector<EventDesc>& events() const override { return split_.events; }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    OffCpuReasonSplitter splitter(resolver_, off_cpu_event_, split_.event_of_reason, visitor);
+    return inner().ReadRecords(splitter);
+  }
+
+ private:
+  OffCpuReasonSource(ProfileSource& inner, FrameResolver& resolver, size_t off_cpu_event,
+                     OffCpuReasonEvents split)
+      : ForwardingSource(inner),
+        resolver_(resolver),
+        off_cpu_event_(off_cpu_event),
+        split_(std::move(split)) {}
+  FrameResolver& resolver_;
+  size_t off_cpu_event_;
+  OffCpuReasonEvents split_;
+};
+
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options, ModuleNotes& notes) {
   SymbolizerOptions symbolizer;
   symbolizer.symfs = options.symfs;
@@ -162,12 +199,17 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
           path + " has no off-cpu event (record with --off-cpu)");
     opened->latency_off_cpu_event_ = static_cast<uint32_t>(off_cpu);
   }
+  if (options.off_cpu_reasons) {
+    auto reasons = OffCpuReasonSource::Open(*opened->source_, opened->resolver(), path);
+    if (!reasons.ok()) return reasons.error();
+    opened->reasons_ = std::move(reasons).value();
+  }
   opened->ChainSources(options.credit_kernel_to_user);
   return opened;
 }
 
 void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
-  ProfileSource* read = source_.get();
+  ProfileSource* read = reasons_ ? reasons_.get() : source_.get();
   crediting_.reset();
   if (credit_kernel_to_user) {
     crediting_ = std::make_unique<KernelCreditingSource>(*read);

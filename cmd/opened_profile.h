@@ -33,6 +33,9 @@ struct ProfileOpenOptions {
   // The latency view (core/analysis/latency_weights.h): on-CPU samples weighted by 1 / (threads
   // of their process running then). Needs an off-CPU profile: Open fails without one.
   bool latency = false;
+  // The off-cpu event split by why each thread waited (core/analysis/off_cpu_reasons.h): one more
+  // event per reason, "off-cpu:lock" and so on. Needs an off-CPU profile: Open fails without one.
+  bool off_cpu_reasons = false;
 };
 
 // The symbolizer's notes on stderr, those about modules without a usable file gathered into
@@ -60,8 +63,8 @@ class OpenedProfile {
 
   // The input; the first read that unwinds stack copies prints its statistics on stderr.
   ProfileSource& source() { return *reporting_; }
-  // The input as recorded, kernel samples not credited: for views that read the kernel's
-  // frames (why a thread was off the CPU).
+  // The input as recorded, kernel samples not credited and the off-cpu event not split: for
+  // views that read the kernel's frames (why a thread was off the CPU).
   ProfileSource& recorded_source() { return *source_; }
   // Embedded symbols when the profile has them, else the live symbolizer.
   FrameResolver& resolver();
@@ -88,6 +91,7 @@ class OpenedProfile {
   Symbolizer symbolizer_;
   LocatingResolver located_;
   std::unique_ptr<ProfileSource> source_;
+  std::unique_ptr<ProfileSource> reasons_;    // source_ with the off-cpu event split, when asked
   std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
   std::unique_ptr<ProfileSource> latency_;    // ... weighted by the threads running, when asked
   std::optional<uint32_t> latency_off_cpu_event_;  // the latency view's off-cpu event, when asked

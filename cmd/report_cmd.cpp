@@ -174,6 +174,11 @@ class ReportCommand : public Subcommand {
                  "of its process running at that moment), so that rows add up to wall time and a "
                  "serial phase outweighs CPU burnt in parallel; needs a profile recorded with "
                  "--off-cpu");
+    app.add_flag("--off-cpu-reasons", off_cpu_reasons_,
+                 "Split the off-cpu event by why each thread waited, as the kernel's stack tells "
+                 "it: one more event per reason (off-cpu:sleep, off-cpu:lock, off-cpu:io-wait, "
+                 "off-cpu:disk, off-cpu:child, off-cpu:preempted, off-cpu:other), columns of the "
+                 "table and events for --folded, --flamegraph, pprof and speedscope");
     app.add_flag("--kernel-rows", kernel_rows_,
                  "Show kernel functions as rows (perf's view); by default a sample taken in the "
                  "kernel on a user thread's behalf (a fault, a system call) counts for the user "
@@ -390,6 +395,7 @@ class ReportCommand : public Subcommand {
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
     open_options.verbose = verbose_;
     open_options.latency = latency_;
+    open_options.off_cpu_reasons = off_cpu_reasons_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect; the user function's total holds them.
     // Annotate credits like the table, so that its lines add up to the function's row.
@@ -541,6 +547,7 @@ class ReportCommand : public Subcommand {
   bool children_ = false;
   bool kernel_rows_ = false;
   bool latency_ = false;
+  bool off_cpu_reasons_ = false;
   bool verbose_ = false;
   std::vector<std::string> comms_;
   std::vector<uint32_t> pids_;

@@ -27,6 +27,10 @@ const char* OffCpuReasonName(OffCpuReason reason) {
   return "other";
 }
 
+const char* OffCpuReasonSlug(OffCpuReason reason) {
+  return reason == OffCpuReason::kIoWait ? "io-wait" : OffCpuReasonName(reason);
+}
+
 OffCpuReason ReasonOfKernelFrames(const std::vector<std::string_view>& functions) {
   struct Rule {
     OffCpuReason reason;
@@ -60,15 +64,19 @@ const std::string& OffCpuReasons::FunctionAt(uint32_t pid, uint64_t address) {
   return it->second;
 }
 
-void OffCpuReasons::OnSample(const Sample& sample) {
-  if (sample.event != off_cpu_event_) return;
+OffCpuReason OffCpuReasons::ReasonOf(const Sample& sample) {
   std::vector<std::string_view> kernel;
   ForEachFrameAddress(sample, [&](uint64_t address, bool in_kernel) {
     if (!in_kernel) return false;  // the kernel part comes first, innermost first
     kernel.push_back(FunctionAt(sample.pid, address));
     return true;
   });
-  OffCpuShare& share = by_reason_[static_cast<size_t>(ReasonOfKernelFrames(kernel))];
+  return ReasonOfKernelFrames(kernel);
+}
+
+void OffCpuReasons::OnSample(const Sample& sample) {
+  if (sample.event != off_cpu_event_) return;
+  OffCpuShare& share = by_reason_[static_cast<size_t>(ReasonOf(sample))];
   share.ns += sample.period;
   ++share.intervals;
   total_ns_ += sample.period;
@@ -87,6 +95,58 @@ std::vector<OffCpuShare> OffCpuReasons::Shares() const {
   return shares;
 }
 
+namespace {
+
+// "off-cpu" and a reason's part of it ("off-cpu:lock").
+bool IsOffCpuTime(std::string_view name) {
+  return name.substr(0, name.find(':')) == kOffCpuEventName;
+}
+
+}  // namespace
+
+OffCpuReasonEvents AppendOffCpuReasonEvents(const std::vector<EventDesc>& events,
+                                            size_t off_cpu_event,
+                                            const std::vector<OffCpuShare>& shares) {
+  OffCpuReasonEvents split;
+  split.events = events;
+  split.event_of_reason.fill(-1);
+  for (const OffCpuShare& share : shares) {
+    EventDesc part = events[off_cpu_event];
+    part.name = std::string(kOffCpuEventName) + ":" + OffCpuReasonSlug(share.reason);
+    // Not the off-cpu event itself (OffCpuEventIndex), nor each other.
+    part.config = kOffCpuReasonEventConfig + static_cast<uint64_t>(share.reason);
+    split.event_of_reason[static_cast<size_t>(share.reason)] =
+        static_cast<int>(split.events.size());
+    split.events.push_back(std::move(part));
+  }
+  return split;
+}
+
+void OffCpuReasonSplitter::OnSample(const Sample& sample) {
+  next().OnSample(sample);
+  if (sample.event != off_cpu_event_) return;
+  const int part = event_of_reason_[static_cast<size_t>(reasons_.ReasonOf(sample))];
+  if (part < 0) return;  // a reason the first pass did not see: the profile changed under us
+  Sample copy = sample;
+  copy.event = static_cast<uint32_t>(part);
+  next().OnSample(copy);
+}
+
+void OffCpuReasonSplitter::OnMmap(const MmapRecord& r) {
+  reasons_.OnMmap(r);
+  next().OnMmap(r);
+}
+
+void OffCpuReasonSplitter::OnComm(const CommRecord& r) {
+  reasons_.OnComm(r);
+  next().OnComm(r);
+}
+
+void OffCpuReasonSplitter::OnTask(const TaskRecord& r) {
+  reasons_.OnTask(r);
+  next().OnTask(r);
+}
+
 int OffCpuEventIndex(const std::vector<EventDesc>& events) {
   for (size_t e = 0; e < events.size(); ++e)
     if (events[e].config == kOffCpuEventConfig && events[e].name == kOffCpuEventName)
@@ -98,7 +158,7 @@ std::optional<WallTimeEvents> FindWallTimeEvents(const std::vector<EventDesc>& e
   const int off_cpu = OffCpuEventIndex(events);
   if (off_cpu < 0) return std::nullopt;
   for (size_t e = 0; e < events.size(); ++e)
-    if (static_cast<int>(e) != off_cpu && UnitOfEvent(events[e].name) == EventUnit::kNanoseconds)
+    if (!IsOffCpuTime(events[e].name) && UnitOfEvent(events[e].name) == EventUnit::kNanoseconds)
       return WallTimeEvents{e, static_cast<size_t>(off_cpu)};
   return std::nullopt;
 }

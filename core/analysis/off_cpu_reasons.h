@@ -5,6 +5,7 @@
 // sleep (nanosleep and timeouts), or other. The split is a sum of the off-cpu event's periods.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,14 +14,18 @@
 #include <vector>
 
 #include "core/model/address_space.h"
+#include "core/model/event_unit.h"
 #include "core/model/frame_resolver.h"
 
 namespace tprof {
 
 enum class OffCpuReason { kPreempted, kLock, kIoWait, kDiskIo, kChild, kSleep, kOther };
 inline constexpr size_t kOffCpuReasons = 7;
+static_assert(kOffCpuReasons <= kOffCpuReasonEvents);
 
-const char* OffCpuReasonName(OffCpuReason reason);  // "preempted", "lock", ...
+const char* OffCpuReasonName(OffCpuReason reason);  // "preempted", "lock", "I/O wait", ...
+// The same as an event name's suffix: "preempted", "lock", "io-wait", ...
+const char* OffCpuReasonSlug(OffCpuReason reason);
 
 // The reason of one interval from the names of its kernel frames (any order).
 OffCpuReason ReasonOfKernelFrames(const std::vector<std::string_view>& functions);
@@ -37,6 +42,8 @@ class OffCpuReasons : public ProcessTrackingVisitor {
   OffCpuReasons(FrameResolver& resolver, size_t off_cpu_event)
       : resolver_(resolver), off_cpu_event_(off_cpu_event) {}
   void OnSample(const Sample& sample) override;
+  // The reason of one sample of the off-cpu event, from its kernel frames.
+  OffCpuReason ReasonOf(const Sample& sample);
 
   uint64_t total_ns() const { return total_ns_; }
   uint64_t intervals() const { return intervals_; }
@@ -53,11 +60,44 @@ class OffCpuReasons : public ProcessTrackingVisitor {
   std::unordered_map<uint64_t, std::string> function_by_address_;  // kernel addresses
 };
 
+// The off-cpu event split by reason, for every view (`report --off-cpu-reasons`): the profile's
+// events, then one per reason that took any time, "off-cpu:lock" and so on.
+struct OffCpuReasonEvents {
+  std::vector<EventDesc> events;
+  std::array<int, kOffCpuReasons> event_of_reason;  // index into events; -1: the reason took none
+};
+OffCpuReasonEvents AppendOffCpuReasonEvents(const std::vector<EventDesc>& events,
+                                            size_t off_cpu_event,
+                                            const std::vector<OffCpuShare>& shares);
+
+// Forwards every record, and each sample of the off-cpu event once more as the event of its
+// reason (OffCpuReasonEvents), so that the off-cpu event's own totals are unchanged and each
+// reason's samples add up to the part of them it took.
+class OffCpuReasonSplitter : public ForwardingVisitor {
+ public:
+  OffCpuReasonSplitter(FrameResolver& resolver, size_t off_cpu_event,
+                       const std::array<int, kOffCpuReasons>& event_of_reason, RecordVisitor& next)
+      : ForwardingVisitor(next),
+        reasons_(resolver, off_cpu_event),
+        off_cpu_event_(off_cpu_event),
+        event_of_reason_(event_of_reason) {}
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override;
+  void OnComm(const CommRecord& r) override;
+  void OnTask(const TaskRecord& r) override;
+
+ private:
+  OffCpuReasons reasons_;  // tracks the processes to classify with
+  size_t off_cpu_event_;
+  std::array<int, kOffCpuReasons> event_of_reason_;
+};
+
 // The index of the off-cpu event among `events`, or -1.
 int OffCpuEventIndex(const std::vector<EventDesc>& events);
 
 // The events whose sum is a thread's wall time: the off-cpu event and the first clock sampled
-// beside it (task-clock or cpu-clock, nanoseconds both). None when either is missing.
+// beside it (task-clock or cpu-clock, nanoseconds both; not a reason's part of the off-cpu
+// event). None when either is missing.
 struct WallTimeEvents {
   size_t on_cpu = 0, off_cpu = 0;
 };

@@ -14,6 +14,14 @@ enum class EventUnit { kCount, kNanoseconds };
 // context switches (never opened: its config is outside the kernel's software event numbers).
 inline constexpr uint64_t kOffCpuEventConfig = 0x7470726f66000001;  // "tprof", 1
 inline constexpr std::string_view kOffCpuEventName = "off-cpu";
+// `report --off-cpu-reasons` splits it into one event per reason ("off-cpu:lock"), each sample
+// of the off-cpu event read once more as its reason's: configs from this one up, by reason.
+inline constexpr uint64_t kOffCpuReasonEventConfig = kOffCpuEventConfig + 0x100;
+inline constexpr uint64_t kOffCpuReasonEvents = 0x100;  // room for that many reasons
+inline bool IsOffCpuReasonEvent(uint64_t config) {
+  return config >= kOffCpuReasonEventConfig &&
+         config < kOffCpuReasonEventConfig + kOffCpuReasonEvents;
+}
 
 // "cpu-clock", "task-clock", "off-cpu" and their modified forms ("cpu-clock:u") count
 // nanoseconds.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "core/model/event_unit.h"
+
 namespace tprof {
 
 uint64_t UserPcRegisterBit(const std::string& architecture) {
@@ -41,18 +43,22 @@ bool RecordsUserContext(const std::vector<EventDesc>& events, const std::string&
 KernelEntryCredit::KernelEntryCredit(const std::vector<EventDesc>& events,
                                      const std::string& architecture, RecordVisitor& downstream)
     : ForwardingVisitor(downstream) {
-  for (const EventDesc& e : events)
+  for (const EventDesc& e : events) {
     pc_index_.push_back(UserPcIndex(architecture, e.sample_regs_user));
+    counted_.push_back(!IsOffCpuReasonEvent(e.config));
+  }
 }
 
 void KernelEntryCredit::OnSample(const Sample& sample) {
-  ++stats_.samples;
+  KernelCreditStatistics& stats =
+      sample.event < counted_.size() && !counted_[sample.event] ? uncounted_ : stats_;
+  ++stats.samples;
   const SplitStack stack = SplitLeaf(sample);
   if (!stack.has_leaf || !stack.leaf_kernel) {
     next().OnSample(sample);
     return;
   }
-  ++stats_.kernel_samples;
+  ++stats.kernel_samples;
   // With a callchain, its user part: the pc at kernel entry, then the user callers.
   const auto user = std::find(sample.callchain.begin(), sample.callchain.end(), kContextUser);
   if (user != sample.callchain.end() && user + 1 != sample.callchain.end() &&
@@ -60,7 +66,7 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
     credited_ = sample;
     credited_.ip = user[1];
     credited_.callchain.assign(user, sample.callchain.end());
-    ++stats_.from_callchain;
+    ++stats.from_callchain;
     next().OnSample(credited_);
     return;
   }
@@ -73,11 +79,11 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
     credited_.ip = sample.user_regs[*pc];
     credited_.callchain.clear();
     if (!sample.callchain.empty()) credited_.callchain = {kContextUser, credited_.ip};
-    ++stats_.from_registers;
+    ++stats.from_registers;
     next().OnSample(credited_);
     return;
   }
-  ++stats_.without_user_context;
+  ++stats.without_user_context;
   next().OnSample(sample);
 }
 

@@ -49,8 +49,12 @@ class KernelEntryCredit : public ForwardingVisitor {
 
  private:
   std::vector<std::optional<size_t>> pc_index_;  // per event
+  // Per event: whether its samples count in the statistics; not the off-cpu event's reasons,
+  // which read the off-cpu samples a second time.
+  std::vector<bool> counted_;
   Sample credited_;  // reused, so that rewriting does not allocate per sample
   KernelCreditStatistics stats_;
+  KernelCreditStatistics uncounted_;
 };
 
 }  // namespace tprof

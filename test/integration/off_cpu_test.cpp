@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "test/support/flame_page_data.h"
@@ -204,6 +205,60 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   EXPECT_GE(reason_ms["lock"], 0.95 * ms["wait_mutex"]);
   EXPECT_GE(reason_ms["I/O wait"], 0.95 * ms["wait_pipe"]);
   EXPECT_GE(reason_ms["disk"], 0.75 * ms["wait_fsync"]);
+
+  // --off-cpu-reasons: the same split per row and per stack, as one event per reason. Each
+  // interval goes to exactly one reason: the reasons' periods add up to the off-cpu event's, in
+  // the whole profile and in every row.
+  auto split = RunCommand({kTprof, "report", "-i", profile, "--off-cpu-reasons", "--json"});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const nlohmann::json by_reason = nlohmann::json::parse(split.out);
+  std::map<std::string, size_t> event_index;
+  std::map<std::string, uint64_t> event_period;
+  for (const auto& e : by_reason["events"]) {
+    event_index[e["name"].get<std::string>()] = e["index"].get<size_t>();
+    event_period[e["name"].get<std::string>()] = e["period"].get<uint64_t>();
+  }
+  ASSERT_TRUE(event_index.count("off-cpu")) << by_reason["events"].dump();
+  std::vector<size_t> reason_events;
+  uint64_t reasons_period = 0;
+  for (const auto& [name, index] : event_index)
+    if (name.starts_with("off-cpu:")) {
+      reason_events.push_back(index);
+      reasons_period += event_period[name];
+    }
+  EXPECT_EQ(reasons_period, event_period["off-cpu"]);
+  for (const char* reason : {"off-cpu:lock", "off-cpu:io-wait", "off-cpu:disk"})
+    EXPECT_TRUE(event_index.count(reason)) << reason << " in " << by_reason["events"].dump();
+  size_t rows_off_cpu = 0;
+  for (const auto& row : by_reason["rows"]) {
+    std::map<size_t, uint64_t> self;
+    for (const auto& e : row["events"])
+      self[e["event"].get<size_t>()] = e["self_period"].get<uint64_t>();
+    uint64_t parts = 0;
+    for (size_t index : reason_events) parts += self[index];
+    EXPECT_EQ(parts, self[event_index["off-cpu"]]) << row.dump();
+    rows_off_cpu += self[event_index["off-cpu"]] > 0;
+  }
+  EXPECT_GE(rows_off_cpu, 3u);
+  // Each waiting function's time under its reason, in the stacks of that reason's event.
+  for (const auto& [function, reason, share] : {std::tuple{"wait_mutex", "off-cpu:lock", 0.95},
+                                                std::tuple{"wait_pipe", "off-cpu:io-wait", 0.95},
+                                                std::tuple{"wait_fsync", "off-cpu:disk", 0.75}}) {
+    auto part = RunCommand(
+        {kTprof, "report", "-i", profile, "--off-cpu-reasons", "--folded", "--event", reason});
+    ASSERT_EQ(part.exit_code, 0) << part.err;
+    const double part_ms = SumByFunction(part.out, {function})[function] / 1e6;
+    EXPECT_GE(part_ms, share * ms[function]) << function << " under " << reason << "\n" << part.out;
+    EXPECT_LE(part_ms, ms[function] + 1e-6) << function;
+  }
+  // Without an off-cpu event there is nothing to split: a usage error.
+  auto plain = RunCommand(
+      {kTprof, "record", "-e", "task-clock", "-o", dir_ + "/plain.tprof", "--", "/bin/true"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  auto refused = RunCommand({kTprof, "report", "-i", dir_ + "/plain.tprof", "--off-cpu-reasons"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("no off-cpu event (record with --off-cpu)"), std::string::npos)
+      << refused.err;
 }
 
 // The latency view (perf's --latency) on a serial phase (150 ms of CPU on one thread) then a
