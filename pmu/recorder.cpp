@@ -17,7 +17,7 @@
 
 #include "pmu/build_id.h"
 #include "pmu/host_info.h"
-#include "pmu/off_cpu_tracker.h"
+#include "core/model/off_cpu_tracker.h"
 #include "pmu/poll_sources.h"
 #include "pmu/proc_scanner.h"
 
@@ -351,17 +351,6 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
       queue.Push(parsed.sample.time, parsed.sample);
       return;
     }
-    if (header.type == PERF_RECORD_SWITCH) {
-      if (header.misc & PERF_RECORD_MISC_SWITCH_OUT) return;  // the switch-out sample has it
-      PerfSampleId id;
-      Status s = ParseTrailingSampleId(body, size, 0, layouts_[0], &id);
-      if (!s.ok()) {
-        parse_status = s;
-        return;
-      }
-      queue.Push(id.time, SwitchIn{id.tid, id.time});
-      return;
-    }
     Status s = ParsePerfNonSample(header.type, header.misc, body, size, layouts_[0], &other);
     if (!s.ok()) {
       parse_status = s;
@@ -376,6 +365,11 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
         break;
       case RecordKind::kComm:
         queue.Push(other.comm.time, other.comm);
+        break;
+      case RecordKind::kSwitch:
+        // A switch out's sample holds its stack; the return ends the interval.
+        if (!other.switch_out && other.sample_id.has_time)
+          queue.Push(other.sample_id.time, SwitchIn{other.sample_id.tid, other.sample_id.time});
         break;
       case RecordKind::kTask:
         queue.Push(other.task.time, other.task);

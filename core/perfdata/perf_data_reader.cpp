@@ -10,8 +10,10 @@
 
 #include "core/base/version.h"
 #include "core/model/event_unit.h"
+#include "core/model/off_cpu_tracker.h"
 #include "core/perfdata/next_sample_off_cpu.h"
 #include "core/perfdata/perf_data_swap.h"
+#include "core/perfdata/switch_record_off_cpu.h"
 
 namespace tprof {
 namespace {
@@ -90,9 +92,11 @@ std::string ModifierSuffix(const PerfAttr& a) {
 // Delivers the records of one reader to a visitor, in perf's order.
 class PerfDataRecordPump {
  public:
+  // `switches`: where switch records go (--switch-events recordings read as off-CPU time);
+  // null: they are skipped.
   PerfDataRecordPump(const PerfDataReader& reader, RecordVisitor& visitor,
-                     UserStackUnwinder* unwinder)
-      : r_(reader), visitor_(visitor), unwinder_(unwinder) {}
+                     UserStackUnwinder* unwinder, SwitchRecordOffCpu* switches = nullptr)
+      : r_(reader), visitor_(visitor), unwinder_(unwinder), switches_(switches) {}
 
   Result<PerfDataReadSummary> Run() {
     // perf names the idle thread before any record does.
@@ -335,6 +339,12 @@ class PerfDataRecordPump {
         other_.throttle.event = event_of(other_.id);
         visitor_.OnThrottle(other_.throttle);
         break;
+      case Kind::kSwitch:
+        if (switches_ && other_.sample_id.has_time) {
+          switches_->OnSwitch(other_.sample_id.tid, other_.sample_id.time, other_.switch_out);
+          break;
+        }
+        [[fallthrough]];
       case Kind::kNone:
         --summary_.records;
         ++summary_.skipped_records;
@@ -400,6 +410,7 @@ class PerfDataRecordPump {
   const PerfDataReader& r_;
   RecordVisitor& visitor_;
   UserStackUnwinder* unwinder_;
+  SwitchRecordOffCpu* switches_;
   PerfDataReadSummary summary_;
   std::vector<Pending> pending_;
   size_t sorted_ = 0;  // pending_[0, sorted_) is in delivery order
@@ -674,6 +685,7 @@ Status PerfDataReader::Finalize() {
       events_[g.leader].group_members.push_back(g.leader + k);
     }
   }
+  FindSwitchEvent();
 
   // Where the id sits, from the first event's layout (perf requires them to agree).
   const uint64_t st = infos_[0].attr.sample_type;
@@ -757,6 +769,28 @@ int32_t PerfDataReader::EventOfSample(const uint8_t* body, size_t size) const {
   return EventOfId(order_.U64(body + at));
 }
 
+void PerfDataReader::FindSwitchEvent() {
+  namespace pd = perf_data;
+  if (off_cpu_event_ >= 0) return;  // simpleperf's, read the other way
+  bool switch_records = false;
+  for (const EventInfo& info : infos_)
+    switch_records |= (info.attr.flags & pd::attr::kFlagContextSwitch);
+  if (!switch_records) return;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const EventDesc& e = events_[i];
+    const bool tracepoint =
+        e.type == PERF_TYPE_TRACEPOINT && e.name.starts_with("sched:sched_switch");
+    const bool every_switch = e.type == PERF_TYPE_SOFTWARE &&
+                              e.config == PERF_COUNT_SW_CONTEXT_SWITCHES && !e.use_frequency &&
+                              e.period_or_frequency == 1;
+    if (!tracepoint && !every_switch) continue;
+    switch_event_ = static_cast<int32_t>(i);
+    switch_off_cpu_event_ = static_cast<int32_t>(events_.size());
+    events_.push_back(OffCpuEventDesc(e));
+    return;
+  }
+}
+
 uint64_t PerfDataReader::RecordTime(uint32_t type, const uint8_t* body, size_t size) const {
   if (type == PERF_RECORD_SAMPLE) {
     int32_t event = EventOfSample(body, size);
@@ -777,6 +811,16 @@ uint64_t PerfDataReader::RecordTime(uint32_t type, const uint8_t* body, size_t s
 
 Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
                                                         UserStackUnwinder* unwinder) const {
+  if (switch_event_ >= 0) {
+    SwitchRecordOffCpu off_cpu(visitor, static_cast<uint32_t>(switch_event_),
+                               static_cast<uint32_t>(switch_off_cpu_event_));
+    PerfDataRecordPump pump(*this, off_cpu, unwinder, &off_cpu);
+    auto summary = pump.Run();
+    if (!summary.ok()) return summary;
+    off_cpu.Finish();
+    summary->off_cpu_intervals = off_cpu.intervals();
+    return summary;
+  }
   if (off_cpu_event_ < 0) {
     PerfDataRecordPump pump(*this, visitor, unwinder);
     return pump.Run();

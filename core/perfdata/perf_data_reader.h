@@ -82,6 +82,9 @@ class PerfDataReader {
   // when the record carries no id; -1 when the id names no event.
   int32_t EventOfSample(const uint8_t* body, size_t size) const;
   int32_t EventOfId(uint64_t id) const;
+  // A --switch-events recording with a sample at every switch out: sets switch_event_ and
+  // appends the off-cpu event.
+  void FindSwitchEvent();
   // The record's timestamp, or UINT64_MAX when it has none.
   uint64_t RecordTime(uint32_t type, const uint8_t* body, size_t size) const;
 
@@ -96,6 +99,10 @@ class PerfDataReader {
   int id_pos_ = -1;             // u64 index of the id in a sample body, -1: none
   int is_pos_ = -1;             // u64 index of the id from the end of a sample_id block, -1: none
   int32_t off_cpu_event_ = -1;  // simpleperf --trace-offcpu's sched_switch event, -1: none
+  // perf record --switch-events with a sample at every switch out (SwitchRecordOffCpu): that
+  // event, and the off-cpu event appended after the file's; -1: none.
+  int32_t switch_event_ = -1;
+  int32_t switch_off_cpu_event_ = -1;
   PerfFeatures features_;
   Metadata metadata_;
   std::vector<EventDesc> events_;

@@ -306,6 +306,14 @@ Status ParsePerfNonSample(uint32_t type, uint16_t misc, const uint8_t* body, siz
       out->kind = Kind::kThrottle;
       break;
     }
+    case PERF_RECORD_SWITCH:
+    case PERF_RECORD_SWITCH_CPU_WIDE:
+      // CPU-wide: the thread switched to or from (sample_id names the one on this side).
+      if (type == PERF_RECORD_SWITCH_CPU_WIDE) c.Skip(8);
+      if (!c.ok()) return Malformed("switch record");
+      out->switch_out = (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+      out->kind = Kind::kSwitch;
+      break;
     default:
       return Status::Ok();
   }

@@ -70,17 +70,30 @@ Status ParseTrailingSampleId(const uint8_t* body, size_t size, size_t fixed_size
 
 // A non-sample record turned into the model's record types.
 struct ParsedPerfRecord {
-  enum class Kind { kNone, kMmap, kComm, kTask, kLost, kLostSamples, kThrottle } kind = Kind::kNone;
+  enum class Kind {
+    kNone,
+    kMmap,
+    kComm,
+    kTask,
+    kLost,
+    kLostSamples,
+    kThrottle,
+    kSwitch
+  } kind = Kind::kNone;
   MmapRecord mmap;
   CommRecord comm;
   TaskRecord task;
   LostRecord lost;
   ThrottleRecord throttle;
+  // kSwitch (PERF_RECORD_SWITCH, SWITCH_CPU_WIDE): the thread of sample_id left the CPU (out) or
+  // came back to it.
+  bool switch_out = false;
   uint64_t id = 0;  // the event the record belongs to, when the record or sample_id says so
   PerfSampleId sample_id;
 };
 
-// Parses MMAP, MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE and UNTHROTTLE. Other types
+// Parses MMAP, MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE, UNTHROTTLE, SWITCH and
+// SWITCH_CPU_WIDE. Other types
 // give Kind::kNone (and are skipped by the caller).
 Status ParsePerfNonSample(uint32_t type, uint16_t misc, const uint8_t* body, size_t size,
                           const PerfRecordLayout& layout, ParsedPerfRecord* out);

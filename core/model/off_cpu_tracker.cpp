@@ -1,4 +1,4 @@
-#include "pmu/off_cpu_tracker.h"
+#include "core/model/off_cpu_tracker.h"
 
 #include <linux/perf_event.h>
 

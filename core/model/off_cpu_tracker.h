@@ -1,4 +1,5 @@
-// Off-CPU time for `tprof record --off-cpu`: the kernel samples a thread's stack each time it
+// Off-CPU time for `tprof record --off-cpu` (and perf's --switch-events recordings of the same,
+// core/perfdata/switch_record_off_cpu.h): the kernel samples a thread's stack each time it
 // leaves the CPU (the context-switches software event at period 1) and reports each return to
 // the CPU (PERF_RECORD_SWITCH); the two, in time order, give each blocked interval its length and
 // the stack it blocked in. Each interval becomes one sample of the "off-cpu" event, its period
