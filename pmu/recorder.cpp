@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/model/off_cpu_tracker.h"
 #include "pmu/build_id.h"
 #include "pmu/host_info.h"
-#include "core/model/off_cpu_tracker.h"
 #include "pmu/poll_sources.h"
 #include "pmu/proc_scanner.h"
 

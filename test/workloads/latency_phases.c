@@ -11,10 +11,10 @@
 //   parallel_wall_ms W
 // the truth that bounds the latency view: the time when at least one worker ran is at most W.
 #define _GNU_SOURCE
-#include <sched.h>
-#include <stdio.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 

@@ -38,8 +38,8 @@ static struct PagePool g_pool;
 
 static void OpenPool(size_t bytes) {
   g_pool.page = sysconf(_SC_PAGESIZE);
-  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* p =
+      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     exit(1);
