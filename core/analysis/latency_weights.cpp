@@ -87,8 +87,8 @@ LatencyWeighting::LatencyWeighting(const RunningThreads& running,
   for (uint32_t e = 0; e < events.size(); ++e) {
     const bool software_count = events[e].type == PERF_TYPE_SOFTWARE &&
                                 UnitOfEvent(events[e].name) != EventUnit::kNanoseconds;
-    weighs_.push_back(e != off_cpu_event && !software_count &&
-                      events[e].type != PERF_TYPE_TRACEPOINT);
+    weighs_.push_back(e != off_cpu_event && !IsOffCpuReasonEvent(events[e].config) &&
+                      !software_count && events[e].type != PERF_TYPE_TRACEPOINT);
   }
 }
 

@@ -51,7 +51,8 @@ class RunningThreads : public RecordVisitor {
 class LatencyWeighting : public ForwardingVisitor {
  public:
   // Weighs the samples of CPU work: hardware events and the software clocks, not the off-cpu
-  // event nor counts of occurrences (context switches, page faults), which are not CPU time.
+  // event (nor its reasons' parts, report --off-cpu-reasons) nor counts of occurrences (context
+  // switches, page faults), which are not CPU time.
   LatencyWeighting(const RunningThreads& running, const std::vector<EventDesc>& events,
                    uint32_t off_cpu_event, RecordVisitor& next);
 

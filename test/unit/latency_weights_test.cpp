@@ -46,9 +46,10 @@ TEST(LatencyWeights, RunningThreadsFollowLivesAndOffCpuIntervals) {
   EXPECT_EQ(running.RunningAt(1, 100), 2u);  // a thread's last moment still counts
   EXPECT_EQ(running.RunningAt(7, 50), 1u);   // a process not seen: the sample's own thread
 
-  // The weights: the clock's samples divided by the threads running; the off-cpu event and a
-  // count of occurrences (context switches) as they are.
-  std::vector<EventDesc> events(3);
+  // The weights: the clock's samples divided by the threads running; the off-cpu event, its
+  // reasons' parts (report --off-cpu-reasons) and a count of occurrences (context switches) as
+  // they are.
+  std::vector<EventDesc> events(4);
   events[0].name = "task-clock";
   events[0].type = PERF_TYPE_SOFTWARE;
   events[1].name = std::string(kOffCpuEventName);
@@ -56,6 +57,9 @@ TEST(LatencyWeights, RunningThreadsFollowLivesAndOffCpuIntervals) {
   events[1].config = kOffCpuEventConfig;
   events[2].name = "context-switches";
   events[2].type = PERF_TYPE_SOFTWARE;
+  events[3] = events[1];
+  events[3].name = std::string(kOffCpuEventName) + ":lock";
+  events[3].config = kOffCpuReasonEventConfig + 1;
   Collect out;
   LatencyWeighting weighting(running, events, /*off_cpu_event=*/1, out);
   weighting.OnSample(At(0, 1, 10, 1000));  // two running: 500
@@ -63,7 +67,8 @@ TEST(LatencyWeights, RunningThreadsFollowLivesAndOffCpuIntervals) {
   weighting.OnSample(At(0, 1, 85, 999));   // three: 333
   weighting.OnSample(At(1, 2, 60, 40));
   weighting.OnSample(At(2, 2, 10, 1));
-  EXPECT_EQ(out.periods, (std::vector<uint64_t>{500, 1000, 333, 40, 1}));
+  weighting.OnSample(At(3, 2, 60, 40));
+  EXPECT_EQ(out.periods, (std::vector<uint64_t>{500, 1000, 333, 40, 1, 40}));
 }
 
 }  // namespace
