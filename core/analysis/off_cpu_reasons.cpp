@@ -95,15 +95,6 @@ std::vector<OffCpuShare> OffCpuReasons::Shares() const {
   return shares;
 }
 
-namespace {
-
-// "off-cpu" and a reason's part of it ("off-cpu:lock").
-bool IsOffCpuTime(std::string_view name) {
-  return name.substr(0, name.find(':')) == kOffCpuEventName;
-}
-
-}  // namespace
-
 OffCpuReasonEvents AppendOffCpuReasonEvents(const std::vector<EventDesc>& events,
                                             size_t off_cpu_event,
                                             const std::vector<OffCpuShare>& shares) {
@@ -158,7 +149,8 @@ std::optional<WallTimeEvents> FindWallTimeEvents(const std::vector<EventDesc>& e
   const int off_cpu = OffCpuEventIndex(events);
   if (off_cpu < 0) return std::nullopt;
   for (size_t e = 0; e < events.size(); ++e)
-    if (!IsOffCpuTime(events[e].name) && UnitOfEvent(events[e].name) == EventUnit::kNanoseconds)
+    if (static_cast<int>(e) != off_cpu && !IsOffCpuReasonEvent(events[e].config) &&
+        UnitOfEvent(events[e].name) == EventUnit::kNanoseconds)
       return WallTimeEvents{e, static_cast<size_t>(off_cpu)};
   return std::nullopt;
 }
