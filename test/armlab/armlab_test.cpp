@@ -957,7 +957,7 @@ TEST(ArmLabHf, FaultsPerKiloInstructionFollowsTheDesignInShortWindows) {
 // none, and faults_heavy's rate stays above faults_light's. Neither short-window method meets the
 // design here: a fault made right at a call's entry is mostly in a window that starts in the
 // function before, which is discarded. On the same kernel, the real path, with two fifths of the
-// samples, is no further off than sampling every window, beyond their intervals.
+// samples, is no further off for faults_heavy than sampling every window, beyond their intervals.
 TEST(ArmLabHf, ShortCallsPerMethod) {
   Check burst = Ran("hf", "short_burst");
   EXPECT_NE(burst.err.find("kernel mode (hf_sample_period)"), std::string::npos) << burst.err;
@@ -984,13 +984,23 @@ TEST(ArmLabHf, ShortCallsPerMethod) {
   }
   ASSERT_TRUE(alternating["compute"].measured);
   EXPECT_EQ(*alternating["compute"].measured, 0) << "a short window spanned calls";
-  for (const char* f : {"faults_heavy", "faults_light"}) {
-    const FaultRate &real = alternating[f], &each = every[f];
-    ASSERT_TRUE(real.measured) << f;
-    ASSERT_TRUE(each.measured) << f;
-    const double allowance = 100 * std::hypot(real.half_width, each.half_width) / real.designed;
-    EXPECT_LE(std::abs(real.Error()), std::abs(each.Error()) + allowance)
-        << f << ": the real path is further off than sampling every window";
+  // faults_heavy: a few hundred faults in the real path's windows, an interval of about ±12 %.
+  const FaultRate &real = alternating["faults_heavy"], &each = every["faults_heavy"];
+  ASSERT_TRUE(real.measured);
+  ASSERT_TRUE(each.measured);
+  const double allowance = 100 * std::hypot(real.half_width, each.half_width) / real.designed;
+  EXPECT_LE(std::abs(real.Error()), std::abs(each.Error()) + allowance)
+      << "faults_heavy: the real path is further off than sampling every window";
+  // faults_light makes about one fault per call, at its entry, so every short-window method
+  // misses nearly all of them (the windows that hold them start in the function before and are
+  // discarded): the real path's windows hold fewer than ten. Whether it catches 2 % or 5 % of them
+  // depends on where its windows fall against the calls, not on how it credits them, so the two
+  // methods are not ranked here; both must show the miss, as the README's table says.
+  for (const auto& [method, rates] :
+       {std::pair{"every window", &every}, std::pair{"alternating", &alternating}}) {
+    const FaultRate& light = (*rates)["faults_light"];
+    ASSERT_TRUE(light.measured) << method;
+    EXPECT_LT(light.Error(), -80) << method << ": faults_light's entry faults were credited";
   }
   EXPECT_GT(*alternating["faults_heavy"].measured, *alternating["faults_light"].measured);
 }
