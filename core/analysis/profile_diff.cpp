@@ -8,7 +8,9 @@
 
 #include "core/analysis/cost_split.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/base/file_paths.h"
+#include "core/model/event_unit.h"
 
 namespace tprof {
 namespace {
@@ -298,6 +300,14 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
         events, 0.0);
     for (size_t e = 0; e < events && e < row.self_period.size(); ++e)
       it->second[e] += static_cast<double>(row.self_period[e]);
+  }
+  // An off-CPU recording's wall time, one more event: what a thread's waits and its work cost
+  // the clock together, so that a gate can hold a function to it.
+  if (const std::optional<WallTimeEvents> wall = FindWallTimeEvents(profile.events)) {
+    t.events.emplace_back(kWallTimeEventName);
+    t.totals.push_back(t.totals[wall->on_cpu] + t.totals[wall->off_cpu]);
+    for (auto& [key, values] : t.self)
+      values.push_back(values[wall->on_cpu] + values[wall->off_cpu]);
   }
   return t;
 }

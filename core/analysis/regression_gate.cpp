@@ -88,7 +88,9 @@ double TimeUnitDivisor(const std::string& unit) {
   return 1;
 }
 
-void Judge(GateCheck& check, std::vector<Candidate> candidates) {
+// `clock_values`: the subjects' old and new values are nanoseconds (a clock, off-CPU or wall
+// time, or a cost split over one), shown in ms unless the threshold was written in a time unit.
+void Judge(GateCheck& check, std::vector<Candidate> candidates, bool clock_values = false) {
   const Threshold& t = check.threshold;
   check.matched = candidates.size();
   std::optional<GateFinding> closest;
@@ -116,6 +118,10 @@ void Judge(GateCheck& check, std::vector<Candidate> candidates) {
       std::snprintf(values, sizeof values, " (old %.3f%s, new %.3f%s", f.old_value / d, unit,
                     f.new_value / d, unit);
       s = f.subject + " " + FormatNumber(f.observed / d, unit) + values;
+    } else if (clock_values) {
+      std::snprintf(values, sizeof values, " (old %.3fms, new %.3fms", f.old_value / 1e6,
+                    f.new_value / 1e6);
+      s = f.subject + " " + FormatNumber(f.observed, unit) + values;
     } else {
       std::snprintf(values, sizeof values, " (old %.6g, new %.6g", f.old_value, f.new_value);
       s = f.subject + " " + FormatNumber(f.observed, unit) + values;
@@ -163,12 +169,13 @@ const char* const kThresholdSyntaxHelp =
     "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
     "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions, or\n"
     "  work or efficiency, the two parts of a function's cost change (% of its old cost, or\n"
-    "  raw): more work at the old cost per unit, and the change of that cost.\n"
+    "  raw): more work at the old cost per unit, and the change of that cost. In recordings\n"
+    "  made with --off-cpu, wall is each function's on-CPU clock time plus its off-CPU time.\n"
     "  PATTERN is a shell glob over function names, with or without their parameter list.\n"
     "  A new function counts as +inf %, a gone one as -100 %. With several runs per side only\n"
     "  significant changes trip. Examples:\n"
     "    --fail-if 'total.cpu-clock > +5%'  --fail-if 'func(parse_*) > +10%'\n"
-    "    --fail-if 'share(*) > +2pt'";
+    "    --fail-if 'share(*) > +2pt'  --fail-if 'total.wall > +50ms'";
 
 Result<Threshold> ParseThreshold(std::string_view text) {
   Threshold t;
@@ -314,7 +321,7 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
           if (NameMatches(t.pattern, s.key.function))
             add("func(" + s.key.function + ")." + t.event, s);
       }
-      Judge(check, std::move(candidates));
+      Judge(check, std::move(candidates), clock_cost);
       verdict.checks.push_back(std::move(check));
       continue;
     }
@@ -393,7 +400,7 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         candidates.push_back(std::move(c));
       }
     }
-    Judge(check, std::move(candidates));
+    Judge(check, std::move(candidates), clock && t.subject != Threshold::Subject::kShare);
     verdict.checks.push_back(std::move(check));
   }
   return verdict;

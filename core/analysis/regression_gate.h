@@ -11,7 +11,7 @@
 // PATTERN is a shell glob (fnmatch: * ? [..]) matched against the function name, with and
 // without its parameter list ("work_alpha" matches "work_alpha(unsigned long)"). EVENT defaults
 // to the first event of the diff; "ipc" and "cpi" name the derived metrics when the diff has
-// them. What VALUE compares with:
+// them; "wall" is an off-CPU recording's on-CPU clock plus off-CPU time (SumByFunction). What VALUE compares with:
 //   total      %: 100 * delta / old total           none: delta
 //   func       %: 100 * delta / the function's old  pt: 100 * delta / old total  none: delta
 //              (a new function counts as +infinity %, a gone one as -100 %)

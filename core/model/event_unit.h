@@ -23,11 +23,16 @@ inline bool IsOffCpuReasonEvent(uint64_t config) {
          config < kOffCpuReasonEventConfig + kOffCpuReasonEvents;
 }
 
-// "cpu-clock", "task-clock", "off-cpu" and their modified forms ("cpu-clock:u") count
+// The diff's derived event of an off-CPU recording: per function, its on-CPU clock time plus its
+// off-CPU time (the gate's `func(P).wall`, `total.wall`).
+inline constexpr std::string_view kWallTimeEventName = "wall";
+
+// "cpu-clock", "task-clock", "off-cpu", "wall" and their modified forms ("cpu-clock:u") count
 // nanoseconds.
 inline EventUnit UnitOfEvent(std::string_view event_name) {
   const std::string_view base = event_name.substr(0, event_name.find(':'));
-  return base == "cpu-clock" || base == "task-clock" || base == kOffCpuEventName
+  return base == "cpu-clock" || base == "task-clock" || base == kOffCpuEventName ||
+                 base == kWallTimeEventName
              ? EventUnit::kNanoseconds
              : EventUnit::kCount;
 }

@@ -400,6 +400,53 @@ TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
   EXPECT_NEAR(on_ns + off_ns, wall_ns, 0.1 * wall_ns + 20e6) << table.out;
 }
 
+// The diff's wall time (on-CPU plus off-CPU per function) and the gate on it: two recordings of
+// off_cpu whose long naps take 20 ms and then 30 ms. The waits are credited to clock_nanosleep,
+// the libc function that entered the kernel (self time, as every diff row): 10 x (20 + 10) ms of
+// sleep on the old side, 10 x (30 + 10) on the new, plus wake-up latency (up to 15 % on a loaded
+// machine). The total is the thread's wall time, which the table's duration gives.
+TEST_F(OffCpuTest, TheDiffGatesOnWallTime) {
+  auto record = [&](const std::string& name, const char* long_ms) {
+    const std::string profile = dir_ + "/" + name + ".tprof";
+    auto r = RunCommand({kTprof, "record", "-q", "--off-cpu", "-g", "-e", "task-clock", "-o",
+                         profile, "--", kWorkload, long_ms, "10", "10", "200000000"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return profile;
+  };
+  const std::string old_profile = record("old", "20"), new_profile = record("new", "30");
+  auto duration_ns = [&](const std::string& profile) {
+    auto table = RunCommand({kTprof, "report", "-i", profile, "--limit", "1"});
+    const size_t at = table.out.find("# duration: ");
+    EXPECT_NE(at, std::string::npos) << table.out;
+    return at == std::string::npos ? 0.0 : std::stod(table.out.substr(at + 12)) * 1e9;
+  };
+  auto diff =
+      RunCommand({kTprof, "diff", old_profile, new_profile, "--json", "--fail-if",
+                  "func(clock_nanosleep).wall > +50ms", "--fail-if", "total.wall > +1000%"});
+  ASSERT_EQ(diff.exit_code, 3) << diff.err;  // tripped
+  const auto gate = nlohmann::json::parse(diff.out)["gate"];
+  ASSERT_EQ(gate["checks"].size(), 2u) << gate.dump();
+  const auto nap = gate["checks"][0];
+  ASSERT_TRUE(nap["tripped"].get<bool>()) << nap.dump();
+  const double old_ms = nap["crossed"][0]["old"].get<double>() / 1e6;
+  const double new_ms = nap["crossed"][0]["new"].get<double>() / 1e6;
+  std::printf("clock_nanosleep's wall time: old %.1f ms, new %.1f ms\n", old_ms, new_ms);
+  EXPECT_GE(old_ms, 300);
+  EXPECT_LE(old_ms, 1.15 * 300 + 2);
+  EXPECT_GE(new_ms, 400);
+  EXPECT_LE(new_ms, 1.15 * 400 + 2);
+  EXPECT_NE(nap["explanation"].get<std::string>().find("ms, new "), std::string::npos)
+      << "gate values in ms: " << nap["explanation"];
+  const auto total = gate["checks"][1];
+  ASSERT_FALSE(total["tripped"].get<bool>()) << total.dump();
+  ASSERT_TRUE(total["closest"].is_object()) << total.dump();
+  // One thread: every moment of it is on the CPU or off it (see the test above for the slack).
+  for (const auto& [side, profile] : {std::pair{"old", old_profile}, {"new", new_profile}}) {
+    const double wall_ns = duration_ns(profile);
+    EXPECT_NEAR(total["closest"][side].get<double>(), wall_ns, 0.1 * wall_ns + 20e6) << side;
+  }
+}
+
 // The flame graph of an off-CPU recording is wall time: each frame as wide as its on-CPU plus
 // off-CPU time, coloured by its off-CPU share. The designed waits give the widths a floor and
 // the colours their side; the folded stacks of each event (another path through the profile)
