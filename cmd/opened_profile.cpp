@@ -90,14 +90,17 @@ class OffCpuReasonSource : public ForwardingSource {
       return Error::BadRequest(
           "--off-cpu-reasons splits the off-cpu event by why each thread waited: " + path +
           " has no off-cpu event (record with --off-cpu)");
-    OffCpuReasons reasons(resolver, static_cast<size_t>(off_cpu));
-    auto read = inner.ReadRecords(reasons);
+    auto reasons = std::make_unique<OffCpuReasons>(resolver, static_cast<size_t>(off_cpu));
+    auto read = inner.ReadRecords(*reasons);
     if (!read.ok()) return read.error().WithContext(path);
+    OffCpuReasonEvents split =
+        AppendOffCpuReasonEvents(inner.events(), static_cast<size_t>(off_cpu), reasons->Shares());
     return std::unique_ptr<OffCpuReasonSource>(new OffCpuReasonSource(
-        inner, resolver, static_cast<size_t>(off_cpu),
-        AppendOffCpuReasonEvents(inner.events(), static_cast<size_t>(off_cpu), reasons.Shares())));
+        inner, resolver, static_cast<size_t>(off_cpu), std::move(split), std::move(reasons)));
   }
   const std::vector<EventDesc>& events() const override { return split_.events; }
+  // The whole profile's reasons, as the first pass found them.
+  const OffCpuReasons& classified() const { return *classified_; }
   Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
     OffCpuReasonSplitter splitter(resolver_, off_cpu_event_, split_.event_of_reason, visitor);
     return inner().ReadRecords(splitter);
@@ -105,14 +108,16 @@ class OffCpuReasonSource : public ForwardingSource {
 
  private:
   OffCpuReasonSource(ProfileSource& inner, FrameResolver& resolver, size_t off_cpu_event,
-                     OffCpuReasonEvents split)
+                     OffCpuReasonEvents split, std::unique_ptr<OffCpuReasons> classified)
       : ForwardingSource(inner),
         resolver_(resolver),
         off_cpu_event_(off_cpu_event),
-        split_(std::move(split)) {}
+        split_(std::move(split)),
+        classified_(std::move(classified)) {}
   FrameResolver& resolver_;
   size_t off_cpu_event_;
   OffCpuReasonEvents split_;
+  std::unique_ptr<OffCpuReasons> classified_;
 };
 
 SymbolizerOptions SymbolizerOptionsFor(const ProfileOpenOptions& options, ModuleNotes& notes) {
@@ -202,6 +207,7 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   if (options.off_cpu_reasons) {
     auto reasons = OffCpuReasonSource::Open(*opened->source_, opened->resolver(), path);
     if (!reasons.ok()) return reasons.error();
+    opened->classified_off_cpu_ = &(*reasons)->classified();
     opened->reasons_ = std::move(reasons).value();
   }
   opened->ChainSources(options.credit_kernel_to_user);

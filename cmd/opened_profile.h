@@ -19,6 +19,8 @@
 
 namespace tprof {
 
+class OffCpuReasons;
+
 struct ProfileOpenOptions {
   std::string symfs;
   std::vector<std::string> binaries;
@@ -66,6 +68,9 @@ class OpenedProfile {
   // The input as recorded, kernel samples not credited and the off-cpu event not split: for
   // views that read the kernel's frames (why a thread was off the CPU).
   ProfileSource& recorded_source() { return *source_; }
+  // With ProfileOpenOptions::off_cpu_reasons, the reasons of the whole profile's off-CPU time,
+  // read when it was opened (null otherwise: read recorded_source() for them).
+  const OffCpuReasons* classified_off_cpu() const { return classified_off_cpu_; }
   // Embedded symbols when the profile has them, else the live symbolizer.
   FrameResolver& resolver();
   // The live symbolizer (through --binary/--symfs when given), for disassembly and such.
@@ -91,7 +96,8 @@ class OpenedProfile {
   Symbolizer symbolizer_;
   LocatingResolver located_;
   std::unique_ptr<ProfileSource> source_;
-  std::unique_ptr<ProfileSource> reasons_;    // source_ with the off-cpu event split, when asked
+  std::unique_ptr<ProfileSource> reasons_;  // source_ with the off-cpu event split, when asked
+  const OffCpuReasons* classified_off_cpu_ = nullptr;  // reasons_'s first pass
   std::unique_ptr<ProfileSource> crediting_;  // source_ with kernel samples credited, when asked
   std::unique_ptr<ProfileSource> latency_;    // ... weighted by the threads running, when asked
   std::optional<uint32_t> latency_off_cpu_event_;  // the latency view's off-cpu event, when asked

@@ -251,7 +251,9 @@ class ReportCommand : public Subcommand {
     return s.str();
   }
 
-  int RunTable(ProfileSource& source, ProfileSource& recorded_source, FrameResolver& resolver) {
+  // `classified_off_cpu`: the off-CPU reasons when the profile's opening read them already.
+  int RunTable(ProfileSource& source, ProfileSource& recorded_source, FrameResolver& resolver,
+               const OffCpuReasons* classified_off_cpu) {
     auto sort = ParseSortKeys(sort_);
     if (!sort.ok()) return Usage(sort.error().message());
     auto filter = BuildFilter();
@@ -292,7 +294,7 @@ class ReportCommand : public Subcommand {
     // Why threads were off the CPU is in the kernel frames that the table credits away: read
     // from the input as recorded.
     std::optional<OffCpuReasons> off_cpu;
-    if (const int event = OffCpuEventIndex(source.events()); event >= 0) {
+    if (const int event = OffCpuEventIndex(source.events()); event >= 0 && !classified_off_cpu) {
       off_cpu.emplace(resolver, static_cast<size_t>(event));
       auto read = recorded_source.ReadRecords(*off_cpu);
       if (!read.ok()) return ReportError(name(), read.error().WithContext(input_));
@@ -323,7 +325,7 @@ class ReportCommand : public Subcommand {
     view.kernel_credit = summary->kernel_credit;
     view.kernel_rows = kernel_rows_;
     view.latency = latency_;
-    if (off_cpu) view.off_cpu = &*off_cpu;
+    view.off_cpu = off_cpu ? &*off_cpu : classified_off_cpu;
     if (json_)
       RenderReportJson(view, std::cout);
     else if (csv_)
@@ -419,7 +421,8 @@ class ReportCommand : public Subcommand {
       };
       return RunReportExports(exports_, input_, opened.source(), opened.resolver(), open_module);
     }
-    return RunTable(opened.source(), opened.recorded_source(), opened.resolver());
+    return RunTable(opened.source(), opened.recorded_source(), opened.resolver(),
+                    opened.classified_off_cpu());
   }
 
  private:

@@ -20,6 +20,11 @@ namespace {
 
 namespace pd = perf_data;
 
+// simpleperf's --trace-offcpu and perf's switch recordings both name the tracepoint so.
+bool IsSchedSwitchTracepoint(const EventDesc& e) {
+  return e.type == PERF_TYPE_TRACEPOINT && e.name.starts_with("sched:sched_switch");
+}
+
 // One COMPRESSED record expands to at most the ring buffer perf compressed from (megabytes);
 // anything far larger is a corrupt or hostile input, not a profile.
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -667,7 +672,7 @@ Status PerfDataReader::Finalize() {
   if (trace_offcpu != features_.simpleperf_meta.end() && trace_offcpu->second == "true") {
     for (size_t i = 0; i < events_.size(); ++i) {
       EventDesc& e = events_[i];
-      if (e.type != PERF_TYPE_TRACEPOINT || !e.name.starts_with("sched:sched_switch")) continue;
+      if (!IsSchedSwitchTracepoint(e)) continue;
       e.name = std::string(kOffCpuEventName);
       e.type = PERF_TYPE_SOFTWARE;
       e.config = kOffCpuEventConfig;
@@ -778,8 +783,7 @@ void PerfDataReader::FindSwitchEvent() {
   if (!switch_records) return;
   for (size_t i = 0; i < events_.size(); ++i) {
     const EventDesc& e = events_[i];
-    const bool tracepoint =
-        e.type == PERF_TYPE_TRACEPOINT && e.name.starts_with("sched:sched_switch");
+    const bool tracepoint = IsSchedSwitchTracepoint(e);
     const bool every_switch = e.type == PERF_TYPE_SOFTWARE &&
                               e.config == PERF_COUNT_SW_CONTEXT_SWITCHES && !e.use_frequency &&
                               e.period_or_frequency == 1;
