@@ -44,12 +44,8 @@ struct TimedRecord {
 // round N can no longer be preceded by a record still in a buffer (perf's "finished round").
 class TimeOrderedQueue {
  public:
-  // With --off-cpu, the records pass `tracker` in time order, the samples of `switch_event`
-  // opening intervals that the switch-ins close.
-  void TrackOffCpu(OffCpuTracker* tracker, size_t switch_event) {
-    off_cpu_ = tracker;
-    switch_event_ = switch_event;
-  }
+  // With --off-cpu, the records pass `tracker` in time order.
+  void TrackOffCpu(OffCpuTracker* tracker) { off_cpu_ = tracker; }
   void Push(uint64_t time, AnyRecord record) {
     round_max_ = std::max(round_max_, time);
     pending_.push_back({time, sequence_++, std::move(record)});
@@ -63,7 +59,7 @@ class TimeOrderedQueue {
   Status FlushAll(ProfileWriter& writer) {
     TPROF_RETURN_IF_ERROR(FlushUpTo(writer, UINT64_MAX));
     if (!off_cpu_) return Status::Ok();
-    for (const Sample& still_off : off_cpu_->Finish(last_time_))
+    for (const Sample& still_off : off_cpu_->Finish())
       TPROF_RETURN_IF_ERROR(writer.Write(still_off));
     return Status::Ok();
   }
@@ -75,7 +71,7 @@ class TimeOrderedQueue {
     size_t n = 0;
     while (n < pending_.size() && pending_[n].time <= limit) ++n;
     for (size_t i = 0; i < n; ++i) {
-      last_time_ = std::max(last_time_, pending_[i].time);
+      if (off_cpu_) off_cpu_->SawTime(pending_[i].time);
       Status status =
           std::visit([&](const auto& r) { return Write(writer, r); }, pending_[i].record);
       if (!status.ok()) return status;
@@ -87,9 +83,9 @@ class TimeOrderedQueue {
   template <typename Record>
   Status Write(ProfileWriter& writer, const Record& record) {
     if constexpr (std::is_same_v<Record, Sample>) {
-      if (off_cpu_ && record.event == switch_event_) off_cpu_->SwitchedOut(record);
+      if (off_cpu_) off_cpu_->SawSample(record);
     } else if constexpr (std::is_same_v<Record, TaskRecord>) {
-      if (off_cpu_ && record.is_exit) off_cpu_->Exited(record.tid);
+      if (off_cpu_) off_cpu_->SawTask(record);
     }
     return writer.Write(record);
   }
@@ -101,8 +97,6 @@ class TimeOrderedQueue {
 
   std::vector<TimedRecord> pending_;
   OffCpuTracker* off_cpu_ = nullptr;
-  size_t switch_event_ = 0;
-  uint64_t last_time_ = 0;
   uint64_t sequence_ = 0;
   uint64_t round_max_ = 0;
   uint64_t previous_round_max_ = 0;
@@ -317,8 +311,8 @@ Result<RecordStats> Recorder::Run(ProfileWriter& writer, Workload* workload) {
   TimeOrderedQueue queue;
   std::optional<OffCpuTracker> off_cpu;
   if (switch_event_) {
-    off_cpu.emplace(static_cast<uint32_t>(planned_.size()));
-    queue.TrackOffCpu(&*off_cpu, *switch_event_);
+    off_cpu.emplace(static_cast<uint32_t>(*switch_event_), static_cast<uint32_t>(planned_.size()));
+    queue.TrackOffCpu(&*off_cpu);
   }
   BuildIdCache build_ids;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> throttled_since;

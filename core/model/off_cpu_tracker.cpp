@@ -17,15 +17,24 @@ EventDesc OffCpuEventDesc(const EventDesc& switch_event) {
   return desc;
 }
 
-void OffCpuTracker::SwitchedOut(const Sample& sample) {
+void OffCpuTracker::SawSample(const Sample& sample) {
+  SawTime(sample.time);
   // A thread's last switch-out follows its exit record: it is the end, not a wait.
-  if (exited_.contains(sample.tid)) return;
+  if (sample.event != switch_event_ || exited_.contains(sample.tid)) return;
   Sample& kept = out_[sample.tid];
   kept = sample;
   kept.event = off_cpu_event_;
 }
 
+void OffCpuTracker::SawTask(const TaskRecord& record) {
+  SawTime(record.time);
+  if (!record.is_exit) return;
+  exited_.insert(record.tid);
+  out_.erase(record.tid);
+}
+
 std::optional<Sample> OffCpuTracker::SwitchedIn(uint32_t tid, uint64_t time) {
+  SawTime(time);
   auto it = out_.find(tid);
   if (it == out_.end()) return std::nullopt;
   Sample interval = std::move(it->second);
@@ -37,17 +46,12 @@ std::optional<Sample> OffCpuTracker::SwitchedIn(uint32_t tid, uint64_t time) {
   return interval;
 }
 
-void OffCpuTracker::Exited(uint32_t tid) {
-  exited_.insert(tid);
-  out_.erase(tid);
-}
-
-std::vector<Sample> OffCpuTracker::Finish(uint64_t end) {
+std::vector<Sample> OffCpuTracker::Finish() {
   std::vector<Sample> open;
   for (auto& [tid, sample] : out_) {
-    if (end <= sample.time) continue;
-    sample.period = end - sample.time;
-    sample.time = end;
+    if (last_time_ <= sample.time) continue;
+    sample.period = last_time_ - sample.time;
+    sample.time = last_time_;
     open.push_back(std::move(sample));
   }
   out_.clear();

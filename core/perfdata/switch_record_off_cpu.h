@@ -19,7 +19,7 @@ class SwitchRecordOffCpu : public ForwardingVisitor {
   // `switch_event`: the event sampled at every switch out; `off_cpu_event`: the index the reader
   // gave the off-cpu event.
   SwitchRecordOffCpu(RecordVisitor& next, uint32_t switch_event, uint32_t off_cpu_event)
-      : ForwardingVisitor(next), switch_event_(switch_event), tracker_(off_cpu_event) {}
+      : ForwardingVisitor(next), tracker_(switch_event, off_cpu_event) {}
 
   void OnSample(const Sample& sample) override;
   void OnTask(const TaskRecord& record) override;
@@ -33,9 +33,7 @@ class SwitchRecordOffCpu : public ForwardingVisitor {
   uint64_t switch_records() const { return switch_records_; }
 
  private:
-  uint32_t switch_event_;
   OffCpuTracker tracker_;
-  uint64_t last_time_ = 0;
   uint64_t switch_records_ = 0;
 };
 

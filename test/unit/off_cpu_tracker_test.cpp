@@ -18,9 +18,9 @@ Sample SwitchOut(uint32_t tid, uint64_t time, uint64_t ip) {
 }
 
 TEST(OffCpuTracker, AnIntervalRunsFromTheSwitchOutToTheSwitchIn) {
-  OffCpuTracker tracker(/*off_cpu_event=*/4);
-  tracker.SwitchedOut(SwitchOut(10, 1000, 0xffff0001));
-  tracker.SwitchedOut(SwitchOut(11, 1500, 0xffff0002));
+  OffCpuTracker tracker(/*switch_event=*/3, /*off_cpu_event=*/4);
+  tracker.SawSample(SwitchOut(10, 1000, 0xffff0001));
+  tracker.SawSample(SwitchOut(11, 1500, 0xffff0002));
   auto first = tracker.SwitchedIn(11, 4000);
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->event, 4u);
@@ -38,19 +38,27 @@ TEST(OffCpuTracker, AnIntervalRunsFromTheSwitchOutToTheSwitchIn) {
 }
 
 TEST(OffCpuTracker, AThreadsLastSwitchOutAfterItsExitIsNotAWait) {
-  OffCpuTracker tracker(4);
-  tracker.SwitchedOut(SwitchOut(10, 1000, 1));
-  tracker.Exited(10);  // exit while off the CPU cannot happen, but leaves nothing open
-  tracker.SwitchedOut(SwitchOut(10, 2000, 1));  // the final switch-out, after the exit record
-  EXPECT_TRUE(tracker.Finish(5000).empty());
+  OffCpuTracker tracker(3, 4);
+  tracker.SawSample(SwitchOut(10, 1000, 1));
+  TaskRecord exit;
+  exit.is_exit = true;
+  exit.pid = exit.tid = 10;
+  exit.time = 1500;
+  tracker.SawTask(exit);  // exit while off the CPU cannot happen, but leaves nothing open
+  tracker.SawSample(SwitchOut(10, 2000, 1));  // the final switch-out, after the exit record
+  tracker.SawTime(5000);
+  EXPECT_TRUE(tracker.Finish().empty());
   EXPECT_EQ(tracker.intervals(), 0u);
 }
 
 TEST(OffCpuTracker, ThreadsStillWaitingAtTheEndCountUntilTheEnd) {
-  OffCpuTracker tracker(4);
-  tracker.SwitchedOut(SwitchOut(10, 1000, 1));
-  tracker.SwitchedOut(SwitchOut(11, 3000, 1));
-  auto open = tracker.Finish(5000);
+  OffCpuTracker tracker(3, 4);
+  tracker.SawSample(SwitchOut(10, 1000, 1));
+  tracker.SawSample(SwitchOut(11, 3000, 1));
+  Sample other = SwitchOut(12, 5000, 1);
+  other.event = 0;  // another event's sample: only the time
+  tracker.SawSample(other);
+  auto open = tracker.Finish();
   ASSERT_EQ(open.size(), 2u);
   uint64_t total = 0;
   for (const Sample& s : open) total += s.period;
