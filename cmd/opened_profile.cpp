@@ -202,6 +202,14 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
           "--latency weighs each sample by the threads of its process running with it, which "
           "only the switches tell: " +
           path + " has no off-cpu event (record with --off-cpu)");
+    if (opened->source_->metadata().off_cpu_summed)
+      return Error::BadRequest(
+          "--latency weighs each sample by the threads of its process running with it, which "
+          "only the switches tell: " +
+          path +
+          " holds each thread's off-CPU time summed per stack (perf record --off-cpu), not when "
+          "it waited (record with tprof record --off-cpu, or perf record --switch-events -e "
+          "context-switches -c 1 -g)");
     opened->latency_off_cpu_event_ = static_cast<uint32_t>(off_cpu);
   }
   if (options.off_cpu_reasons) {

@@ -75,6 +75,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
                          {"intervals", share.intervals}});
     j["off_cpu"] = {{"ns", view.off_cpu->total_ns()},
                     {"intervals", view.off_cpu->intervals()},
+                    {"summed", view.metadata && view.metadata->off_cpu_summed},
                     {"reasons", reasons}};
   }
   j["latency"] = view.latency;

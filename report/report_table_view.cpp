@@ -13,9 +13,12 @@ double Percent(uint64_t part, uint64_t whole) {
 std::string OffCpuLine(const ReportTableView& view) {
   if (!view.off_cpu) return "";
   const OffCpuReasons& off = *view.off_cpu;
+  // perf record --off-cpu's samples are sums per thread and stack, not intervals.
+  const bool summed = view.metadata && view.metadata->off_cpu_summed;
   std::string line =
-      Printf("off-cpu: %.3f ms in %llu intervals", static_cast<double>(off.total_ns()) / 1e6,
-             static_cast<unsigned long long>(off.intervals()));
+      Printf("off-cpu: %.3f ms %s %llu %s", static_cast<double>(off.total_ns()) / 1e6,
+             summed ? "summed over" : "in", static_cast<unsigned long long>(off.intervals()),
+             summed ? "stacks (perf record --off-cpu)" : "intervals");
   const char* separator = ": ";
   for (const OffCpuShare& share : off.Shares()) {
     line += Printf("%s%s %.3f ms (%.1f%%)", separator, OffCpuReasonName(share.reason),

@@ -35,6 +35,7 @@ json MetadataToJson(const Metadata& m) {
       {"start_timestamp", m.start_timestamp},
       {"duration_ns", m.duration_ns},
       {"source", m.source},
+      {"off_cpu_summed", m.off_cpu_summed},
   };
 }
 
@@ -61,6 +62,7 @@ Result<Metadata> MetadataFromJson(const json& j) {
     Get(j, "start_timestamp", m.start_timestamp);
     Get(j, "duration_ns", m.duration_ns);
     Get(j, "source", m.source);
+    Get(j, "off_cpu_summed", m.off_cpu_summed);
   } catch (const json::exception& e) {
     return Error(std::string("metadata: ") + e.what());
   }

@@ -43,6 +43,9 @@ struct Metadata {
   // perf script text that printed one number per sample (its default: the thread id): each
   // sample's pid then repeats its tid, and the process is not known.
   bool pids_unknown = false;
+  // The off-cpu event's samples are each thread's off-CPU time summed per stack over the whole
+  // run (perf record --off-cpu), not intervals: nothing says when a thread waited.
+  bool off_cpu_summed = false;
 };
 
 // One event as opened with perf_event_open: the attribute fields that define what it counts and

@@ -13,6 +13,7 @@
 #include "core/model/off_cpu_tracker.h"
 #include "core/perfdata/next_sample_off_cpu.h"
 #include "core/perfdata/perf_data_swap.h"
+#include "core/perfdata/summed_off_cpu_times.h"
 #include "core/perfdata/switch_record_off_cpu.h"
 
 namespace tprof {
@@ -682,6 +683,20 @@ Status PerfDataReader::Finalize() {
       break;
     }
   }
+  // perf record --off-cpu (BPF, perf 5.19 to 6.12): after recording, one sample of
+  // "offcpu-time" per thread and user stack, its period the thread's off-CPU nanoseconds there
+  // summed over the run, stamped after every real record (SummedOffCpuTimes).
+  for (size_t i = 0; i < events_.size() && off_cpu_event_ < 0; ++i) {
+    EventDesc& e = events_[i];
+    if (e.type != PERF_TYPE_SOFTWARE || e.config != PERF_COUNT_SW_BPF_OUTPUT ||
+        !e.name.starts_with(kPerfOffCpuEventName))
+      continue;
+    e.name = std::string(kOffCpuEventName);
+    e.config = kOffCpuEventConfig;
+    e.use_frequency = false;
+    e.period_or_frequency = 0;
+    summed_off_cpu_event_ = static_cast<int32_t>(i);
+  }
   for (const PerfGroupDesc& g : features_.groups) {
     if (g.members < 2 || g.leader >= events_.size() || g.members > events_.size() - g.leader)
       continue;
@@ -708,6 +723,7 @@ Status PerfDataReader::Finalize() {
 
   if (features_.groups.empty()) InferGroupsFromReads();
   ApplyPerfFeatures(features_, &metadata_);
+  metadata_.off_cpu_summed = summed_off_cpu_event_ >= 0;
   metadata_.tprof_version = kVersion;
   if (pipe_mode_) metadata_.source += ", pipe mode";
   return Status::Ok();
@@ -824,6 +840,11 @@ Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
     off_cpu.Finish();
     summary->off_cpu_intervals = off_cpu.intervals();
     return summary;
+  }
+  if (summed_off_cpu_event_ >= 0) {
+    SummedOffCpuTimes off_cpu(visitor, static_cast<uint32_t>(summed_off_cpu_event_));
+    PerfDataRecordPump pump(*this, off_cpu, unwinder);
+    return pump.Run();
   }
   if (off_cpu_event_ < 0) {
     PerfDataRecordPump pump(*this, visitor, unwinder);

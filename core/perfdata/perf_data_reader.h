@@ -103,6 +103,8 @@ class PerfDataReader {
   // event, and the off-cpu event appended after the file's; -1: none.
   int32_t switch_event_ = -1;
   int32_t switch_off_cpu_event_ = -1;
+  // perf record --off-cpu's "offcpu-time" event, read as the off-cpu event; -1: none.
+  int32_t summed_off_cpu_event_ = -1;
   PerfFeatures features_;
   Metadata metadata_;
   std::vector<EventDesc> events_;

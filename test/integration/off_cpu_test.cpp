@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "test/support/flame_page_data.h"
+#include "test/support/perf_data_writer.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -631,6 +632,97 @@ TEST(SimpleperfOffCpu, TraceOffcpuSwitchesBecomeOffCpuTimePerThread) {
   auto flame = RunCommand({kTprof, "report", "-i", file, "--flamegraph", page});
   ASSERT_EQ(flame.exit_code, 0) << flame.err;
   EXPECT_NE(flame.err.find("off-CPU"), std::string::npos) << flame.err;
+}
+
+// perf record --off-cpu (BPF: perf 5.19 to 6.12; Debian's 6.1 is built without it, so no file
+// of it can be recorded here) writes, after the run, one sample of its "offcpu-time" event per
+// thread and user stack: the period the off-CPU nanoseconds summed, the time a made-up one past
+// every real record (bpf_off_cpu.c, OFF_CPU_TIMESTAMP). Such a file is written here as perf
+// lays it out, at off_cpu's real addresses (from nm), and checked against perf's own report of
+// it; tprof reads the sums as the off-cpu event, keeps the run's duration, and refuses the
+// latency view, which needs to know when each thread waited.
+TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
+  auto nm = RunCommand({"/usr/bin/nm", kWorkload});
+  ASSERT_EQ(nm.exit_code, 0) << nm.err;
+  std::map<std::string, uint64_t> symbol;
+  std::istringstream lines(nm.out);
+  for (std::string line; std::getline(lines, line);) {
+    char name[128], kind;
+    unsigned long long address;
+    if (std::sscanf(line.c_str(), "%llx %c %127s", &address, &kind, name) == 3 &&
+        (kind == 'T' || kind == 't'))
+      symbol[name] = address;
+  }
+  for (const char* f : {"main", "spin", "wait_long", "wait_short"})
+    ASSERT_TRUE(symbol.count(f)) << f << " not in nm's output:\n" << nm.out;
+  // The PIE's segments keep their file offsets as addresses: the file mapped whole at a base.
+  const uint64_t base = 0x555555554000;
+  auto at = [&](const char* f) { return base + symbol[f] + 4; };
+  testing::PerfDataWriter perf;
+  const size_t clock = perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+                                     4000, /*freq=*/true);
+  const size_t summed =
+      perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, /*freq=*/true);
+  const uint64_t t0 = 5'000'000'000;
+  perf.Comm(4242, 4242, "tprof_off_cpu", t0);
+  perf.Mmap(4242, base, std::filesystem::file_size(kWorkload) + 0x1000, 0, kWorkload, t0);
+  perf.Comm(4242, 4243, "tprof_off_cpu", t0);  // a second thread
+  for (int i = 0; i < 40; ++i)                 // 40 samples of 250 us in spin: 10 ms on the CPU
+    perf.Sample(clock, 4242, 4242, t0 + 250'000 * (i + 1), 250'000, {at("spin"), at("main")});
+  perf.FinishedRound();
+  // perf's record saw the real samples only: the off-CPU sums are written after it ends.
+  perf.SampleTimes(t0 + 250'000, t0 + 40 * 250'000);
+  const uint64_t made_up = ~0ull << 32;  // perf's OFF_CPU_TIMESTAMP, one more per sample
+  perf.Sample(summed, 4242, 4242, made_up, 300'000'000, {at("wait_long"), at("main")});
+  perf.Sample(summed, 4242, 4242, made_up + 1, 100'000'000, {at("wait_short"), at("main")});
+  perf.Sample(summed, 4242, 4243, made_up + 2, 50'000'000, {at("wait_long"), at("main")});
+  const std::string file = dir_ + "/bpf_off_cpu.data";
+  ASSERT_TRUE(perf.WriteTo(file));
+
+  // perf reads the file as written: each function's summed off-CPU time under offcpu-time.
+  auto perf_report = RunCommand({"/usr/bin/perf", "report", "-i", file, "--stdio", "--no-children",
+                                 "--sort", "sym", "-F", "period,sym", "-q"});
+  ASSERT_EQ(perf_report.exit_code, 0) << perf_report.err;
+  for (const char* expected :
+       {"350000000  [.] wait_long", "100000000  [.] wait_short", "10000000  [.] spin"})
+    EXPECT_NE(perf_report.out.find(expected), std::string::npos)
+        << expected << " not in perf's report:\n"
+        << perf_report.out << perf_report.err;
+
+  std::string folded;
+  auto ms = BlockingWaitsMs(file, &folded);
+  auto waits = SumByFunction(folded, {"wait_long", "wait_short"});
+  EXPECT_EQ(waits["wait_long"], 350e6) << folded;
+  EXPECT_EQ(waits["wait_short"], 100e6) << folded;
+  EXPECT_EQ(waits["(all)"], 450e6) << folded;
+  // The sums are placed at the run's end, not at perf's made-up times: a time range over the
+  // run (its first second) holds them.
+  auto in_range = RunCommand({kTprof, "report", "-i", file, "--time", "0,1", "--json"});
+  ASSERT_EQ(in_range.exit_code, 0) << in_range.err;
+  bool found = false;
+  const auto in_range_json = nlohmann::json::parse(in_range.out);
+  for (const auto& e : in_range_json["events"])
+    if (e["name"] == "off-cpu") {
+      found = true;
+      EXPECT_EQ(e["samples"].get<uint64_t>(), 3u) << e.dump();
+    }
+  EXPECT_TRUE(found) << in_range.out.substr(0, 1500);
+  EXPECT_TRUE(in_range_json["off_cpu"]["summed"].get<bool>()) << in_range_json["off_cpu"];
+  // The header says what the samples are: sums per stack, not intervals.
+  auto table = RunCommand({kTprof, "report", "-i", file, "--children"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("# off-cpu: 450.000 ms summed over 3 stacks (perf record --off-cpu)"),
+            std::string::npos)
+      << table.out.substr(0, 1500);
+  // No telling which threads ran together: the latency view says why, here and after import.
+  const std::string imported = dir_ + "/bpf_off_cpu.tprof";
+  ASSERT_EQ(RunCommand({kTprof, "import", file, "-o", imported}).exit_code, 0);
+  for (const std::string& input : {file, imported}) {
+    auto latency = RunCommand({kTprof, "report", "-i", input, "--latency"});
+    EXPECT_EQ(latency.exit_code, 2) << input << ": " << latency.err;
+    EXPECT_NE(latency.err.find("summed per stack (perf record --off-cpu)"), std::string::npos)
+        << latency.err;
+  }
 }
 
 }  // namespace
