@@ -29,6 +29,25 @@ namespace {
 
 enum class FlameColor { kName, kIpc, kCpi, kStall };
 
+// The input through SampleSelectingVisitor: the samples the time range and thread filters keep.
+class SampleSelectingSource : public ForwardingSource {
+ public:
+  SampleSelectingSource(ProfileSource& inner, SampleSelector selector)
+      : ForwardingSource(inner), selector_(std::move(selector)) {}
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    SampleSelectingVisitor selecting(visitor, selector_);  // each read starts the range afresh
+    auto summary = inner().ReadRecords(selecting);
+    kept_ = selecting.kept();
+    return summary;
+  }
+  // Of the last read.
+  uint64_t samples_kept() const { return kept_; }
+
+ private:
+  SampleSelector selector_;
+  uint64_t kept_ = 0;
+};
+
 class ReportCommand : public Subcommand {
  public:
   const char* name() const override { return "report"; }
@@ -70,7 +89,8 @@ class ReportCommand : public Subcommand {
         "perf's\n"
         "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
         "after the profile start (the recording's start, else the first sample), and shares are\n"
-        "of what it keeps.\n"
+        "of what it keeps. Folded stacks, flame graphs and exports keep the samples --time,\n"
+        "--comm, --pid and --tid keep; --dso and --symbol choose table rows only.\n"
         "Kernel work: a sample taken in the kernel on a user thread's behalf (a page fault, a\n"
         "system call) counts for the user function that entered the kernel (the callchain's user\n"
         "part, or the user pc that `tprof record` samples without -g); the header says how many.\n"
@@ -413,13 +433,35 @@ class ReportCommand : public Subcommand {
       auto selected = SelectEvent(opened.source().events(), exports_.event);
       if (!selected.ok()) return ReportError(name(), selected.error().WithContext(input_));
     }
-    // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table.
-    if (!flamegraph_.empty()) return WriteFlameGraph(opened.source(), opened.resolver());
-    if (exports_.requested()) {
-      ModuleOpener open_module = [&opened](const std::string& module, const std::string& build_id) {
-        return opened.OpenModule(module, build_id);
-      };
-      return RunReportExports(exports_, input_, opened.source(), opened.resolver(), open_module);
+    // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table;
+    // they take the samples the time range and thread filters keep.
+    if (!flamegraph_.empty() || exports_.requested()) {
+      auto filter = BuildFilter();
+      if (!filter.ok()) return Usage(filter.error().message());
+      if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
+        return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
+                     " chooses rows of the table; " +
+                     (flamegraph_.empty() ? "this output" : "--flamegraph") +
+                     " shows whole stacks (filter them by --comm, --pid, --tid or --time; "
+                     "--callers/--callees show one function's stacks)");
+      auto selector = SampleSelector::Create(*filter, opened.source().metadata().start_timestamp);
+      if (!selector.ok()) return Usage(selector.error().message());
+      SampleSelectingSource selected(opened.source(), std::move(selector).value());
+      int status;
+      if (!flamegraph_.empty()) {
+        status = WriteFlameGraph(selected, opened.resolver());
+      } else {
+        ModuleOpener open_module = [&opened](const std::string& module,
+                                             const std::string& build_id) {
+          return opened.OpenModule(module, build_id);
+        };
+        status = RunReportExports(exports_, input_, selected, opened.resolver(), open_module);
+      }
+      if (status == kExitOk && selected.samples_kept() == 0 &&
+          (filter->restricts_rows() || filter->time_start || filter->time_end))
+        std::cerr << "tprof report: note: no samples passed the filters (" << FilterSummary()
+                  << ")\n";
+      return status;
     }
     return RunTable(opened.source(), opened.recorded_source(), opened.resolver(),
                     opened.classified_off_cpu());

@@ -156,6 +156,36 @@ class SampleSelector {
   bool start_known_ = false;
 };
 
+// The table's sample filters for the outputs that show whole stacks (folded stacks, flame
+// graphs, exports): forwards every record, and of the samples those in the time range whose
+// thread passes --comm/--pid/--tid. The row filters (--dso, --symbol) have no meaning there.
+class SampleSelectingVisitor : public ForwardingVisitor {
+ public:
+  SampleSelectingVisitor(RecordVisitor& next, SampleSelector selector)
+      : ForwardingVisitor(next), selector_(std::move(selector)) {}
+  void OnSample(const Sample& sample) override {
+    if (!selector_.InTimeRange(sample) ||
+        !selector_.ThreadMatches(sample, space_.ThreadName(sample.pid, sample.tid)))
+      return;
+    ++kept_;
+    next().OnSample(sample);
+  }
+  void OnComm(const CommRecord& r) override {
+    space_.OnComm(r);
+    next().OnComm(r);
+  }
+  void OnTask(const TaskRecord& r) override {
+    space_.OnTask(r);
+    next().OnTask(r);
+  }
+  uint64_t kept() const { return kept_; }
+
+ private:
+  SampleSelector selector_;
+  AddressSpace space_;  // the threads' names
+  uint64_t kept_ = 0;
+};
+
 class ReportTableBuilder : public ProcessTrackingVisitor {
  public:
   // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).

@@ -262,6 +262,50 @@ TEST_F(DemoReport, TimeRangeCountsSecondsFromTheProfileStart) {
   EXPECT_EQ(rest["events"][0]["samples"].get<uint64_t>(), raw_->samples.size() - early);
 }
 
+// The outputs of whole stacks (folded stacks here; flame graphs and exports read the same way)
+// take the table's sample filters: the time range and the thread filters keep the samples the
+// raw records say. Row filters (--dso, --symbol) choose table rows: a usage error there. A
+// filter that keeps nothing says so.
+TEST_F(DemoReport, FoldedStacksTakeTheTimeRangeAndThreadFilters) {
+  uint64_t early = 0;
+  std::map<uint32_t, uint64_t> by_pid;
+  for (const Sample& s : raw_->samples) {
+    if (s.time >= start_ && s.time - start_ < 500000000) early += s.period;
+    by_pid[s.pid] += s.period;
+  }
+  ASSERT_GE(by_pid.size(), 2u) << "the demo forks a child";
+  auto folded_period = [&](std::vector<std::string> filter) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", *path_, "--folded"};
+    argv.insert(argv.end(), filter.begin(), filter.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    uint64_t sum = 0;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      sum += std::stoull(line.substr(line.rfind(' ') + 1));
+    return sum;
+  };
+  EXPECT_EQ(folded_period({"--time", ",0.5"}), early);
+  EXPECT_EQ(folded_period({"--time", "0.5,"}), folded_period({}) - early);
+  for (const auto& [pid, period] : by_pid)
+    EXPECT_EQ(folded_period({"--pid", std::to_string(pid)}), period) << "pid " << pid;
+  for (const char* output : {"--folded", "--flamegraph"}) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", *path_, output};
+    if (std::string(output) == "--flamegraph") argv.push_back(TempPath("rt", "f.html"));
+    argv.insert(argv.end(), {"--dso", "libc.so.6"});
+    auto refused = RunCommand(argv);
+    EXPECT_EQ(refused.exit_code, 2) << output << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--dso chooses rows of the table"), std::string::npos)
+        << refused.err;
+  }
+  auto none = RunCommand({kTprof, "report", "-i", *path_, "--folded", "--comm", "no-such-command"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "");
+  EXPECT_NE(none.err.find("no samples passed the filters (--comm no-such-command)"),
+            std::string::npos)
+      << none.err;
+}
+
 TEST_F(DemoReport, ChildrenCreditMainWithItsCallees) {
   nlohmann::json j = ReportJson({"-i", *path_, "--children", "--sort", "sym"});
   ASSERT_TRUE(j["has_callchains"]);
