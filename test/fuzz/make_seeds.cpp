@@ -1,9 +1,10 @@
-// Writes a small seed corpus of valid profiles for the reader fuzzer.
+// Writes a small seed corpus of valid profiles for the reader fuzzers.
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "core/format/profile_writer.h"
+#include "test/support/perf_data_writer.h"
 #include "test/support/record_generator.h"
 
 int main(int argc, char** argv) {
@@ -30,5 +31,22 @@ int main(int argc, char** argv) {
                   std::ios::binary)
         << bytes;
   }
+  // A perf.data file in the layout of perf record --off-cpu (BPF): a clock, then the summed
+  // off-CPU samples at made-up times (core/perfdata/summed_off_cpu_times.h), for the perf.data
+  // reader's fuzzer.
+  testing::PerfDataWriter perf;
+  const size_t clock =
+      perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 4000, true);
+  const size_t summed =
+      perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, true);
+  perf.Comm(100, 100, "seed", 1000);
+  perf.Mmap(100, 0x400000, 0x1000, 0, "/bin/seed", 1000);
+  for (uint64_t i = 1; i <= 4; ++i)
+    perf.Sample(clock, 100, 100, 1000 + i * 250, 250, {0x400010 + i, 0x400100});
+  perf.FinishedRound();
+  perf.SampleTimes(1250, 2000);
+  perf.Sample(summed, 100, 100, ~0ull << 32, 5000, {0x400020, 0x400100});
+  perf.Sample(summed, 100, 101, (~0ull << 32) + 1, 7000, {0x400030});
+  if (!perf.WriteTo(std::string(argv[1]) + "/offcpu_bpf.data")) return 1;
   return 0;
 }
