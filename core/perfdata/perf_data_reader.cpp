@@ -691,6 +691,12 @@ Status PerfDataReader::Finalize() {
     if (e.type != PERF_TYPE_SOFTWARE || e.config != PERF_COUNT_SW_BPF_OUTPUT ||
         !e.name.starts_with(kPerfOffCpuEventName))
       continue;
+    // Later perf writes each sample's thread, time and stack inside its BPF output data, the
+    // sample's own fields left zero: not read, and said so (DroppedSamples).
+    if (e.sample_type & PERF_SAMPLE_RAW) {
+      embedded_off_cpu_event_ = static_cast<int32_t>(i);
+      continue;
+    }
     e.name = std::string(kOffCpuEventName);
     e.config = kOffCpuEventConfig;
     e.use_frequency = false;
@@ -845,6 +851,13 @@ Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
     SummedOffCpuTimes off_cpu(visitor, static_cast<uint32_t>(summed_off_cpu_event_));
     PerfDataRecordPump pump(*this, off_cpu, unwinder);
     return pump.Run();
+  }
+  if (embedded_off_cpu_event_ >= 0) {
+    DroppedSamples unread(visitor, static_cast<uint32_t>(embedded_off_cpu_event_));
+    PerfDataRecordPump pump(*this, unread, unwinder);
+    auto summary = pump.Run();
+    if (summary.ok()) summary->off_cpu_embedded_unread = unread.dropped();
+    return summary;
   }
   if (off_cpu_event_ < 0) {
     PerfDataRecordPump pump(*this, visitor, unwinder);

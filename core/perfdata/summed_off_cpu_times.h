@@ -43,4 +43,26 @@ class SummedOffCpuTimes : public ForwardingVisitor {
   Sample summed_;  // reused, so that rewriting does not allocate per sample
 };
 
+// Later perf (the "dump off-cpu samples directly" series, perf 6.14) writes the same event with
+// PERF_SAMPLE_RAW: each sample's thread, off-CPU time and stack travel inside its BPF output
+// data and its own fields are placeholders (zero), and samples of long waits come during the
+// run as well as sums at the end. tprof does not read that layout yet: this visitor drops the
+// event's samples and counts them, so that the reader says what it left out rather than show
+// off-CPU samples of no time and no thread.
+class DroppedSamples : public ForwardingVisitor {
+ public:
+  DroppedSamples(RecordVisitor& next, uint32_t event) : ForwardingVisitor(next), event_(event) {}
+  void OnSample(const Sample& sample) override {
+    if (sample.event == event_)
+      ++dropped_;
+    else
+      next().OnSample(sample);
+  }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  uint32_t event_;
+  uint64_t dropped_ = 0;
+};
+
 }  // namespace tprof

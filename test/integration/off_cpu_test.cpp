@@ -725,5 +725,39 @@ TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
   }
 }
 
+// perf 6.14 and later write the same event with PERF_SAMPLE_RAW: each sample's thread, off-CPU
+// time and stack inside its BPF output data, its own fields zero. tprof does not read that
+// layout: it leaves those samples out and says so, rather than show off-CPU samples of no time.
+TEST_F(OffCpuTest, PerfEmbeddedOffCpuSamplesAreSaidToBeLeftOut) {
+  testing::PerfDataWriter perf;
+  const size_t clock = perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+                                     4000, /*freq=*/true);
+  const size_t embedded = perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+                                        1, /*freq=*/true, /*raw=*/true);
+  perf.Comm(4242, 4242, "tprof_off_cpu", 1000);
+  for (uint64_t i = 1; i <= 8; ++i) perf.Sample(clock, 4242, 4242, 1000 + i * 250, 250, {0x1000});
+  perf.FinishedRound();
+  // The placeholders perf writes (thread 0, period 0), the real values in the raw data: the
+  // thread word, the nanoseconds, the callchain.
+  for (uint64_t i = 0; i < 3; ++i)
+    perf.Sample(embedded, 0, 0, (~0ull << 32) + i, 0, {},
+                {uint64_t{4242} << 32 | 4242, 5'000'000, 2, PERF_CONTEXT_USER, 0x1000});
+  const std::string file = dir_ + "/embedded_off_cpu.data";
+  ASSERT_TRUE(perf.WriteTo(file));
+  auto r = RunCommand({kTprof, "report", "-i", file, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("3 samples of perf record --off-cpu's offcpu-time event carry their "
+                       "thread, off-CPU time and stack inside BPF output data"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& e : j["events"]) {
+    EXPECT_NE(e["name"], "off-cpu") << "read as off-CPU time of nothing: " << e.dump();
+    if (e["name"] == "offcpu-time") {
+      EXPECT_EQ(e["samples"].get<uint64_t>(), 0u) << e.dump();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tprof

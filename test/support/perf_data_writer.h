@@ -23,16 +23,17 @@ class PerfDataWriter {
       PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
       PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 
-  // An event; its id is 1000 + its index. Returns the index.
+  // An event; its id is 1000 + its index. Returns the index. `raw`: its samples also carry
+  // PERF_SAMPLE_RAW data (after the callchain).
   size_t AddEvent(const std::string& name, uint32_t type, uint64_t config, uint64_t period,
-                  bool freq) {
+                  bool freq, bool raw = false) {
     perf_event_attr attr{};
     attr.type = type;
     attr.size = sizeof attr;
     attr.config = config;
     attr.sample_period = period;
     attr.freq = freq;
-    attr.sample_type = kSampleType;
+    attr.sample_type = kSampleType | (raw ? PERF_SAMPLE_RAW : 0);
     attr.sample_id_all = 1;
     attr.disabled = 1;
     attr.exclude_kernel = 1;
@@ -60,9 +61,10 @@ class PerfDataWriter {
     SampleId(pid, pid, time);
     End(PERF_RECORD_MMAP, at, PERF_RECORD_MISC_USER);
   }
-  // `user_stack`: leaf first, as perf's callchains; written after PERF_CONTEXT_USER.
+  // `user_stack`: leaf first, as perf's callchains; written after PERF_CONTEXT_USER. `raw`:
+  // the raw data of an event that has it, whole u64s (after its u32 size, as perf lays it).
   void Sample(size_t event, uint32_t pid, uint32_t tid, uint64_t time, uint64_t period,
-              const std::vector<uint64_t>& user_stack) {
+              const std::vector<uint64_t>& user_stack, const std::vector<uint64_t>& raw = {}) {
     const size_t at = Begin();
     const uint64_t id = 1000 + event;
     U64(id);
@@ -76,6 +78,11 @@ class PerfDataWriter {
     U64(user_stack.size() + 1);
     U64(PERF_CONTEXT_USER);
     for (uint64_t ip : user_stack) U64(ip);
+    if (events_[event].attr.sample_type & PERF_SAMPLE_RAW) {
+      U32(static_cast<uint32_t>(raw.size() * 8 + 4));  // 4 bytes of padding keep the alignment
+      for (uint64_t word : raw) U64(word);
+      U32(0);
+    }
     End(PERF_RECORD_SAMPLE, at, PERF_RECORD_MISC_USER);
   }
   // The SAMPLE_TIME feature: the first and last sample's times, as perf record saw them.
