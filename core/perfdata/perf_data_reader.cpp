@@ -683,7 +683,7 @@ Status PerfDataReader::Finalize() {
       break;
     }
   }
-  // perf record --off-cpu (BPF, perf 5.19 to 6.12): after recording, one sample of
+  // perf record --off-cpu (BPF, perf 5.19 to the 2025 rework): after recording, one sample of
   // "offcpu-time" per thread and user stack, its period the thread's off-CPU nanoseconds there
   // summed over the run, stamped after every real record (SummedOffCpuTimes).
   for (size_t i = 0; i < events_.size() && off_cpu_event_ < 0; ++i) {

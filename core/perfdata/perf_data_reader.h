@@ -36,7 +36,7 @@ struct PerfDataReadSummary {
   // (no later sample of their thread), which are not counted.
   uint64_t off_cpu_intervals = 0;
   uint64_t off_cpu_unended = 0;
-  // perf record --off-cpu's samples with their data inside BPF output (perf 6.14 and later):
+  // perf record --off-cpu's samples with their data inside BPF output (perf since its 2025 rework):
   // not read.
   uint64_t off_cpu_embedded_unread = 0;
 };

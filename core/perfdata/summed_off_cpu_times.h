@@ -1,11 +1,11 @@
-// perf record --off-cpu (perf 5.19 to 6.12, built with BPF) counts off-CPU time in a BPF map
-// keyed by thread, user stack and task state, and when recording ends writes one sample of its
-// "offcpu-time" event per key: the period the nanoseconds summed, the callchain the user stack,
-// the time a made-up one past every real record (perf's OFF_CPU_TIMESTAMP, ~0 << 32, plus one
-// per sample) so that they sort last. The reader names the event off-cpu; this visitor gives
-// each such sample the time of the last real record instead, so that time ranges and durations
-// stay those of the run. Nothing tells when a thread waited: Metadata::off_cpu_summed says so,
-// and views that need the intervals (the latency view) refuse such profiles.
+// perf record --off-cpu (perf 5.19 on, built with BPF, until the 2025 rework below) counts off-CPU
+// time in a BPF map keyed by thread, user stack and task state, and when recording ends writes one
+// sample of its "offcpu-time" event per key: the period the nanoseconds summed, the callchain the
+// user stack, the time a made-up one past every real record (perf's OFF_CPU_TIMESTAMP, ~0 << 32,
+// plus one per sample) so that they sort last. The reader names the event off-cpu; this visitor
+// gives each such sample the time of the last real record instead, so that time ranges and
+// durations stay those of the run. Nothing tells when a thread waited: Metadata::off_cpu_summed
+// says so, and views that need the intervals (the latency view) refuse such profiles.
 #pragma once
 
 #include <algorithm>
@@ -43,7 +43,7 @@ class SummedOffCpuTimes : public ForwardingVisitor {
   Sample summed_;  // reused, so that rewriting does not allocate per sample
 };
 
-// Later perf (the "dump off-cpu samples directly" series, perf 6.14) writes the same event with
+// Later perf (the 2025 "dump off-cpu samples in BPF" series) writes the same event with
 // PERF_SAMPLE_RAW: each sample's thread, off-CPU time and stack travel inside its BPF output
 // data and its own fields are placeholders (zero), and samples of long waits come during the
 // run as well as sums at the end. tprof does not read that layout yet: this visitor drops the

@@ -85,7 +85,7 @@ class PerfDataSource : public ProfileSource {
     if (read->off_cpu_embedded_unread)
       s.warning += (s.warning.empty() ? "" : "; ") + std::to_string(read->off_cpu_embedded_unread) +
                    " samples of perf record --off-cpu's offcpu-time event carry their thread, "
-                   "off-CPU time and stack inside BPF output data (perf 6.14 and later), which "
+                   "off-CPU time and stack inside BPF output data (perf since 2025), which "
                    "tprof does not read: left out, so no off-CPU time is shown";
     if (read->aux_trace_records) {
       const std::string trace =

@@ -634,11 +634,11 @@ TEST(SimpleperfOffCpu, TraceOffcpuSwitchesBecomeOffCpuTimePerThread) {
   EXPECT_NE(flame.err.find("off-CPU"), std::string::npos) << flame.err;
 }
 
-// perf record --off-cpu (BPF: perf 5.19 to 6.12; Debian's 6.1 is built without it, so no file
-// of it can be recorded here) writes, after the run, one sample of its "offcpu-time" event per
-// thread and user stack: the period the off-CPU nanoseconds summed, the time a made-up one past
-// every real record (bpf_off_cpu.c, OFF_CPU_TIMESTAMP). Such a file is written here as perf
-// lays it out, at off_cpu's real addresses (from nm), and checked against perf's own report of
+// perf record --off-cpu (BPF: perf 5.19 on, until its 2025 rework; Debian's 6.1 is built without
+// it, so no file of it can be recorded here) writes, after the run, one sample of its "offcpu-time"
+// event per thread and user stack: the period the off-CPU nanoseconds summed, the time a made-up
+// one past every real record (bpf_off_cpu.c, OFF_CPU_TIMESTAMP). Such a file is written here as
+// perf lays it out, at off_cpu's real addresses (from nm), and checked against perf's own report of
 // it; tprof reads the sums as the off-cpu event, keeps the run's duration, and refuses the
 // latency view, which needs to know when each thread waited.
 TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
@@ -725,8 +725,8 @@ TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
   }
 }
 
-// perf 6.14 and later write the same event with PERF_SAMPLE_RAW: each sample's thread, off-CPU
-// time and stack inside its BPF output data, its own fields zero. tprof does not read that
+// perf since its 2025 rework writes the same event with PERF_SAMPLE_RAW: each sample's thread,
+// off-CPU time and stack inside its BPF output data, its own fields zero. tprof does not read that
 // layout: it leaves those samples out and says so, rather than show off-CPU samples of no time.
 TEST_F(OffCpuTest, PerfEmbeddedOffCpuSamplesAreSaidToBeLeftOut) {
   testing::PerfDataWriter perf;
@@ -747,7 +747,7 @@ TEST_F(OffCpuTest, PerfEmbeddedOffCpuSamplesAreSaidToBeLeftOut) {
   auto r = RunCommand({kTprof, "report", "-i", file, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("3 samples of perf record --off-cpu's offcpu-time event carry their "
-                       "thread, off-CPU time and stack inside BPF output data"),
+                       "thread, off-CPU time and stack inside BPF output data (perf since 2025)"),
             std::string::npos)
       << r.err;
   const auto j = nlohmann::json::parse(r.out);
