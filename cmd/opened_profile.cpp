@@ -197,16 +197,15 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   opened->path_ = path;
   if (options.latency) {
     const int off_cpu = OffCpuEventIndex(opened->source_->events());
+    const std::string why =
+        "--latency weighs each sample by the threads of its process running with it, which "
+        "only the switches tell: " +
+        path;
     if (off_cpu < 0)
-      return Error::BadRequest(
-          "--latency weighs each sample by the threads of its process running with it, which "
-          "only the switches tell: " +
-          path + " has no off-cpu event (record with --off-cpu)");
+      return Error::BadRequest(why + " has no off-cpu event (record with --off-cpu)");
     if (opened->source_->metadata().off_cpu_summed)
       return Error::BadRequest(
-          "--latency weighs each sample by the threads of its process running with it, which "
-          "only the switches tell: " +
-          path +
+          why +
           " holds each thread's off-CPU time summed per stack (perf record --off-cpu), not when "
           "it waited (record with tprof record --off-cpu, or perf record --switch-events -e "
           "context-switches -c 1 -g)");

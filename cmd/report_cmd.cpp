@@ -446,19 +446,21 @@ class ReportCommand : public Subcommand {
                      "--callers/--callees show one function's stacks)");
       auto selector = SampleSelector::Create(*filter, opened.source().metadata().start_timestamp);
       if (!selector.ok()) return Usage(selector.error().message());
+      // Without a filter the samples go straight through: no thread lookup per sample.
+      const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
       SampleSelectingSource selected(opened.source(), std::move(selector).value());
+      ProfileSource& source = filtered ? selected : opened.source();
       int status;
       if (!flamegraph_.empty()) {
-        status = WriteFlameGraph(selected, opened.resolver());
+        status = WriteFlameGraph(source, opened.resolver());
       } else {
         ModuleOpener open_module = [&opened](const std::string& module,
                                              const std::string& build_id) {
           return opened.OpenModule(module, build_id);
         };
-        status = RunReportExports(exports_, input_, selected, opened.resolver(), open_module);
+        status = RunReportExports(exports_, input_, source, opened.resolver(), open_module);
       }
-      if (status == kExitOk && selected.samples_kept() == 0 &&
-          (filter->restricts_rows() || filter->time_start || filter->time_end))
+      if (status == kExitOk && filtered && selected.samples_kept() == 0)
         std::cerr << "tprof report: note: no samples passed the filters (" << FilterSummary()
                   << ")\n";
       return status;

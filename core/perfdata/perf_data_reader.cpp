@@ -674,11 +674,8 @@ Status PerfDataReader::Finalize() {
     for (size_t i = 0; i < events_.size(); ++i) {
       EventDesc& e = events_[i];
       if (!IsSchedSwitchTracepoint(e)) continue;
-      e.name = std::string(kOffCpuEventName);
+      e = OffCpuEventDesc(e);
       e.type = PERF_TYPE_SOFTWARE;
-      e.config = kOffCpuEventConfig;
-      e.use_frequency = false;
-      e.period_or_frequency = 0;
       off_cpu_event_ = static_cast<int32_t>(i);
       break;
     }
@@ -697,10 +694,7 @@ Status PerfDataReader::Finalize() {
       embedded_off_cpu_event_ = static_cast<int32_t>(i);
       continue;
     }
-    e.name = std::string(kOffCpuEventName);
-    e.config = kOffCpuEventConfig;
-    e.use_frequency = false;
-    e.period_or_frequency = 0;
+    e = OffCpuEventDesc(e);
     summed_off_cpu_event_ = static_cast<int32_t>(i);
   }
   for (const PerfGroupDesc& g : features_.groups) {
