@@ -680,20 +680,18 @@ Status PerfDataReader::Finalize() {
       break;
     }
   }
-  // perf record --off-cpu (BPF, perf 5.19 to the 2025 rework): after recording, one sample of
-  // "offcpu-time" per thread and user stack, its period the thread's off-CPU nanoseconds there
-  // summed over the run, stamped after every real record (SummedOffCpuTimes).
+  // perf record --off-cpu (BPF, perf 5.19 on): after recording, one sample of "offcpu-time" per
+  // thread and user stack, its period the thread's off-CPU nanoseconds there summed over the
+  // run, stamped after every real record (SummedOffCpuTimes). Since perf's 2025 rework the
+  // samples carry their thread, time and stack in their BPF output data (off_cpu_in_raw), and
+  // waits longer than perf's --off-cpu-thresh come during the run as one sample each, stamped
+  // when the thread ran again: each an interval, read as such.
   for (size_t i = 0; i < events_.size() && off_cpu_event_ < 0; ++i) {
     EventDesc& e = events_[i];
     if (e.type != PERF_TYPE_SOFTWARE || e.config != PERF_COUNT_SW_BPF_OUTPUT ||
         !e.name.starts_with(kPerfOffCpuEventName))
       continue;
-    // Later perf writes each sample's thread, time and stack inside its BPF output data, the
-    // sample's own fields left zero: not read, and said so (DroppedSamples).
-    if (e.sample_type & PERF_SAMPLE_RAW) {
-      embedded_off_cpu_event_ = static_cast<int32_t>(i);
-      continue;
-    }
+    if (e.sample_type & PERF_SAMPLE_RAW) infos_[i].layout.off_cpu_in_raw = true;
     e = OffCpuEventDesc(e);
     summed_off_cpu_event_ = static_cast<int32_t>(i);
   }
@@ -845,13 +843,6 @@ Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
     SummedOffCpuTimes off_cpu(visitor, static_cast<uint32_t>(summed_off_cpu_event_));
     PerfDataRecordPump pump(*this, off_cpu, unwinder);
     return pump.Run();
-  }
-  if (embedded_off_cpu_event_ >= 0) {
-    DroppedSamples unread(visitor, static_cast<uint32_t>(embedded_off_cpu_event_));
-    PerfDataRecordPump pump(*this, unread, unwinder);
-    auto summary = pump.Run();
-    if (summary.ok()) summary->off_cpu_embedded_unread = unread.dropped();
-    return summary;
   }
   if (off_cpu_event_ < 0) {
     PerfDataRecordPump pump(*this, visitor, unwinder);

@@ -36,9 +36,6 @@ struct PerfDataReadSummary {
   // (no later sample of their thread), which are not counted.
   uint64_t off_cpu_intervals = 0;
   uint64_t off_cpu_unended = 0;
-  // perf record --off-cpu's samples with their data inside BPF output (perf since its 2025 rework):
-  // not read.
-  uint64_t off_cpu_embedded_unread = 0;
 };
 
 class PerfDataReader {
@@ -108,8 +105,6 @@ class PerfDataReader {
   int32_t switch_off_cpu_event_ = -1;
   // perf record --off-cpu's "offcpu-time" event, read as the off-cpu event; -1: none.
   int32_t summed_off_cpu_event_ = -1;
-  // ... in the later layout, with its data inside BPF output: its samples are dropped; -1: none.
-  int32_t embedded_off_cpu_event_ = -1;
   PerfFeatures features_;
   Metadata metadata_;
   std::vector<EventDesc> events_;

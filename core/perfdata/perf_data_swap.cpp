@@ -45,6 +45,7 @@ class SwapCursor {
   }
   uint8_t* here() { return data_ + pos_; }
   size_t pos() const { return pos_; }
+  size_t remaining() const { return size_ - pos_; }
   bool ok() const { return ok_; }
 
  private:
@@ -91,7 +92,18 @@ void SwapSample(SwapCursor& c, const PerfRecordLayout& layout) {
   if (st & PERF_SAMPLE_PERIOD) c.U64();
   if (st & PERF_SAMPLE_READ) SwapReadValues(c, layout.read_format);
   if (st & PERF_SAMPLE_CALLCHAIN) c.U64s(c.U64());
-  if (st & PERF_SAMPLE_RAW) c.Skip(c.Swap<uint32_t>());  // tracepoint payload: left as written
+  if (st & PERF_SAMPLE_RAW) {
+    const uint32_t raw_size = c.Swap<uint32_t>();
+    if (layout.off_cpu_in_raw && raw_size <= c.remaining()) {
+      // perf's off-CPU data: fields of the writer's byte order (perf_record_parser.h).
+      SwapCursor raw(c.here(), raw_size);
+      raw.U32Pair();
+      raw.U64();
+      raw.U64s(raw.U64());
+      raw.U64();
+    }
+    c.Skip(raw_size);  // a tracepoint's payload is left as written
+  }
   if (st & PERF_SAMPLE_BRANCH_STACK) {
     uint64_t nr = c.U64();
     if (layout.branch_hw_index) c.U64();

@@ -137,7 +137,17 @@ Status ParsePerfSample(const uint8_t* body, size_t size, const PerfRecordLayout&
   }
   if (st & PERF_SAMPLE_RAW) {
     uint32_t raw_size = c.Get<uint32_t>();
-    c.Skip(raw_size);
+    std::string_view raw = c.GetView(raw_size);
+    if (layout.off_cpu_in_raw && c.ok()) {
+      Cursor r(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+      s.pid = r.Get<uint32_t>();
+      s.tid = r.Get<uint32_t>();
+      s.period = r.Get<uint64_t>();
+      uint64_t nr = r.Get<uint64_t>();
+      if (!r.ok() || !r.GetU64s(nr, &s.callchain)) return Malformed("off-CPU sample's BPF data");
+      // ips[0] is the PERF_CONTEXT_USER marker; the first user address is the sample's ip.
+      s.ip = nr > 1 ? s.callchain[1] : 0;
+    }
   }
   if (st & PERF_SAMPLE_BRANCH_STACK) {
     uint64_t nr = c.Get<uint64_t>();

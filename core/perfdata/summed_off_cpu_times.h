@@ -1,11 +1,13 @@
-// perf record --off-cpu (perf 5.19 on, built with BPF, until the 2025 rework below) counts off-CPU
-// time in a BPF map keyed by thread, user stack and task state, and when recording ends writes one
-// sample of its "offcpu-time" event per key: the period the nanoseconds summed, the callchain the
-// user stack, the time a made-up one past every real record (perf's OFF_CPU_TIMESTAMP, ~0 << 32,
-// plus one per sample) so that they sort last. The reader names the event off-cpu; this visitor
-// gives each such sample the time of the last real record instead, so that time ranges and
-// durations stay those of the run. Nothing tells when a thread waited: Metadata::off_cpu_summed
-// says so, and views that need the intervals (the latency view) refuse such profiles.
+// perf record --off-cpu (perf 5.19 on, built with BPF) counts off-CPU time in a BPF map keyed by
+// thread, user stack and task state, and when recording ends writes one sample of its "offcpu-time"
+// event per key: the period the nanoseconds summed, the callchain the user stack, the time a
+// made-up one past every real record (perf's OFF_CPU_TIMESTAMP, ~0 << 32, plus one per sample) so
+// that they sort last. The reader names the event off-cpu; this visitor gives each such sample the
+// time of the last real record instead, so that time ranges and durations stay those of the run.
+// Nothing tells when a thread waited: Metadata::off_cpu_summed says so, and views that need the
+// intervals (the latency view) refuse such profiles. Since perf's 2025 rework, waits longer than
+// --off-cpu-thresh also come during the run, one sample each stamped when the thread ran again:
+// real times, passed on as they are.
 #pragma once
 
 #include <algorithm>
@@ -41,28 +43,6 @@ class SummedOffCpuTimes : public ForwardingVisitor {
   uint32_t off_cpu_event_;
   uint64_t last_time_ = 0;
   Sample summed_;  // reused, so that rewriting does not allocate per sample
-};
-
-// Later perf (the 2025 "dump off-cpu samples in BPF" series) writes the same event with
-// PERF_SAMPLE_RAW: each sample's thread, off-CPU time and stack travel inside its BPF output
-// data and its own fields are placeholders (zero), and samples of long waits come during the
-// run as well as sums at the end. tprof does not read that layout yet: this visitor drops the
-// event's samples and counts them, so that the reader says what it left out rather than show
-// off-CPU samples of no time and no thread.
-class DroppedSamples : public ForwardingVisitor {
- public:
-  DroppedSamples(RecordVisitor& next, uint32_t event) : ForwardingVisitor(next), event_(event) {}
-  void OnSample(const Sample& sample) override {
-    if (sample.event == event_)
-      ++dropped_;
-    else
-      next().OnSample(sample);
-  }
-  uint64_t dropped() const { return dropped_; }
-
- private:
-  uint32_t event_;
-  uint64_t dropped_ = 0;
 };
 
 }  // namespace tprof

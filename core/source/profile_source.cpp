@@ -82,11 +82,6 @@ class PerfDataSource : public ProfileSource {
                    std::to_string(read->off_cpu_intervals + read->off_cpu_unended) +
                    " switch-outs have no later sample of their thread to end them (a thread's "
                    "last); their off-CPU time is not counted, as simpleperf does not count it";
-    if (read->off_cpu_embedded_unread)
-      s.warning += (s.warning.empty() ? "" : "; ") + std::to_string(read->off_cpu_embedded_unread) +
-                   " samples of perf record --off-cpu's offcpu-time event carry their thread, "
-                   "off-CPU time and stack inside BPF output data (perf since 2025), which "
-                   "tprof does not read: left out, so no off-CPU time is shown";
     if (read->aux_trace_records) {
       const std::string trace =
           "the file holds " + std::to_string(read->aux_trace_bytes) +

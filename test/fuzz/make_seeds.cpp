@@ -48,5 +48,21 @@ int main(int argc, char** argv) {
   perf.Sample(summed, 100, 100, ~0ull << 32, 5000, {0x400020, 0x400100});
   perf.Sample(summed, 100, 101, (~0ull << 32) + 1, 7000, {0x400030});
   if (!perf.WriteTo(std::string(argv[1]) + "/offcpu_bpf.data")) return 1;
+  // The same in perf's later layout: thread, time and stack inside the BPF output data
+  // (PerfRecordLayout::off_cpu_in_raw), one wait during the run and one sum after it.
+  testing::PerfDataWriter raw;
+  const size_t raw_clock =
+      raw.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 4000, true);
+  const size_t in_raw =
+      raw.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, true, true);
+  raw.Comm(100, 100, "seed", 1000);
+  raw.Mmap(100, 0x400000, 0x1000, 0, "/bin/seed", 1000);
+  raw.Sample(raw_clock, 100, 100, 1250, 250, {0x400010, 0x400100});
+  raw.Sample(in_raw, 1, 1, 9000, 1, {},
+             {uint64_t{101} << 32 | 100, 5000, 3, PERF_CONTEXT_USER, 0x400020, 0x400100, 0});
+  raw.FinishedRound();
+  raw.Sample(in_raw, 1, 1, ~0ull << 32, 1, {},
+             {uint64_t{100} << 32 | 100, 7000, 2, PERF_CONTEXT_USER, 0x400030, 0});
+  if (!raw.WriteTo(std::string(argv[1]) + "/offcpu_bpf_raw.data")) return 1;
   return 0;
 }
