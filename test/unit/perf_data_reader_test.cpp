@@ -992,6 +992,52 @@ TEST(PerfDataReader, CompressedRecordsGiveTheSameRecords) {
   }
 }
 
+// perf's off-CPU samples since its 2025 rework carry their thread, off-CPU time and user stack
+// in the BPF output data (perf's __set_offcpu_sample layout): read from a file of either byte
+// order, the data's own fields swapped like the sample's.
+TEST(PerfDataReader, OffCpuDataInsideBpfOutputIsReadInBothByteOrders) {
+  PerfRecordLayout layout;
+  layout.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+  layout.off_cpu_in_raw = true;
+  for (bool be : {false, true}) {
+    SCOPED_TRACE(be ? "big-endian" : "little-endian");
+    // A sample as the file holds it, in native order after the reader's swap.
+    auto read = [&](uint64_t stack_count, ParsedPerfSample* parsed) {
+      Bytes d(be);
+      d.U32(1);  // the task that ran the BPF program
+      d.U32(1);
+      d.U64(9000);       // time
+      d.U64(1);          // period placeholder
+      d.U32(7 * 8 + 4);  // raw size: pid/tid, period, nr, 3 ips, cgroup, perf's 4 pad bytes
+      d.U32(4242);       // pid
+      d.U32(4243);       // tid
+      d.U64(5'000'000);  // off-CPU nanoseconds
+      d.U64(stack_count);
+      d.U64(kContextUser);
+      d.U64(0x401100);
+      d.U64(0x401000);
+      d.U64(77);  // cgroup
+      d.U32(0);
+      std::string body = d.str();
+      if (be)
+        SwapPerfRecordBody(PERF_RECORD_SAMPLE, 0, reinterpret_cast<uint8_t*>(body.data()),
+                           body.size(), layout);
+      return ParsePerfSample(reinterpret_cast<const uint8_t*>(body.data()), body.size(), layout,
+                             parsed);
+    };
+    ParsedPerfSample parsed;
+    ASSERT_TRUE(read(3, &parsed).ok());
+    EXPECT_EQ(parsed.sample.pid, 4242u);
+    EXPECT_EQ(parsed.sample.tid, 4243u);
+    EXPECT_EQ(parsed.sample.time, 9000u);
+    EXPECT_EQ(parsed.sample.period, 5'000'000u);
+    EXPECT_EQ(parsed.sample.ip, 0x401100u);
+    EXPECT_EQ(parsed.sample.callchain, (std::vector<uint64_t>{kContextUser, 0x401100, 0x401000}));
+    // A stack count past the data is malformed, not read beyond it.
+    EXPECT_FALSE(read(100, &parsed).ok());
+  }
+}
+
 TEST(PerfDataReader, SwappedBranchFlagsKeepTheirFields) {
   uint64_t be = 1ull << 62 /* predicted */ | 0xffffull << 44 /* cycles */ | 0xfull << 40;
   uint64_t le = SwapBranchFlags(be);
