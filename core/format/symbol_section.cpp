@@ -398,7 +398,7 @@ void SymbolTableBuilder::AddAddress(uint32_t pid, uint64_t address) {
   }
   // The process matters only where no file names the code.
   if (!seen_.insert({mapping, address, entry->second.fileless ? pid : 0}).second) return;
-  const Request request{pid, mapping, address};
+  const Request request{pid, 0, mapping, address};
   // On the worker, kernel addresses wait for Finish: their symbols may still be loading on
   // another thread (a whole kallsyms file), and meanwhile this thread can open binaries.
   if (by_module_)
@@ -420,6 +420,7 @@ SymbolTable SymbolTableBuilder::Finish() {
     worker_->Add(std::exchange(filling_, RecordBatch{}));
     worker_->Finish();  // joined: the resolver and the tables are this thread's again
   }
+  distinct_addresses_ = seen_.size();
   for (const Request& request : kernel_requests_) Resolve(request);
   kernel_requests_.clear();
   ResolveByModule();
@@ -428,27 +429,37 @@ SymbolTable SymbolTableBuilder::Finish() {
 
 void SymbolTableBuilder::ResolveByModule() {
   if (deferred_.empty()) return;
+  // The reading's tables go before the resolving, where the recorder's memory peaks (libdw's
+  // tables, mapped debug files, each module's frames): every address is in deferred_ now.
+  seen_ = {};
+  stacks_ = StackInterner();
   // Requests grouped by what the resolver opens for them: a file (by path and build-id), the
-  // kernel, or nothing (code outside files, named per process).
+  // kernel, or nothing (code outside files, named per process); in first-seen order within a
+  // group, as they came.
   absl::flat_hash_map<std::string, uint32_t> group_of_module;
-  std::vector<std::pair<uint32_t, size_t>> order;  // (group, request index)
-  order.reserve(deferred_.size());
-  for (size_t i = 0; i < deferred_.size(); ++i) {
-    const Request& r = deferred_[i];
-    std::string module = IsKernelCode(r.mapping, r.address) ? std::string("\0kernel", 7)
-                         : r.mapping ? r.mapping->filename + '\0' + r.mapping->build_id
-                                     : std::string();
-    auto [it, inserted] = group_of_module.try_emplace(
-        std::move(module), static_cast<uint32_t>(group_of_module.size()));
-    order.push_back({it->second, i});
+  absl::flat_hash_map<const Mapping*, uint32_t> group_of_mapping;
+  auto group_of = [&](std::string module) {
+    return group_of_module.try_emplace(std::move(module), group_of_module.size()).first->second;
+  };
+  for (Request& r : deferred_) {
+    if (IsKernelCode(r.mapping, r.address)) {
+      r.group = group_of(std::string("\0kernel", 7));
+      continue;
+    }
+    auto [it, inserted] = group_of_mapping.try_emplace(r.mapping, 0);
+    if (inserted)
+      it->second =
+          group_of(r.mapping ? r.mapping->filename + '\0' + r.mapping->build_id : std::string());
+    r.group = it->second;
   }
-  std::sort(order.begin(), order.end());
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i > 0 && order[i].first != order[i - 1].first) resolver_.ReleaseModules();
-    Resolve(deferred_[order[i].second]);
+  std::stable_sort(deferred_.begin(), deferred_.end(),
+                   [](const Request& a, const Request& b) { return a.group < b.group; });
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    if (i > 0 && deferred_[i].group != deferred_[i - 1].group) resolver_.ReleaseModules();
+    Resolve(deferred_[i]);
   }
   resolver_.ReleaseModules();
-  deferred_.clear();
+  deferred_ = {};
 }
 
 Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,

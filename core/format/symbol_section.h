@@ -140,13 +140,14 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   void OnTask(const TaskRecord& record) override;
 
   // Valid after Finish.
-  size_t distinct_addresses() const { return seen_.size(); }
+  size_t distinct_addresses() const { return distinct_addresses_; }
   // Waits for the records still being handled; call once, after the last record.
   SymbolTable Finish();
 
  private:
   struct Request {
     uint32_t pid;
+    uint32_t group = 0;      // ResolveByModule: what the resolver opens for it
     const Mapping* mapping;  // kept alive by mappings_
     uint64_t address;
   };
@@ -200,6 +201,7 @@ class SymbolTableBuilder : public ProcessTrackingVisitor {
   std::vector<Request> kernel_requests_;  // resolved by Finish (worker mode)
   bool by_module_ = false;                // ResolveOn::kFinishByModule
   std::vector<Request> deferred_;         // resolved by Finish, module by module
+  size_t distinct_addresses_ = 0;         // seen_'s size at Finish (which lets seen_ go)
   // The caller's:
   RecordBatch filling_;
   size_t hand_over_at_ = 8;  // entries; grows, so the worker starts at the first samples
