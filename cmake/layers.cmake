@@ -2,11 +2,11 @@
 # by cmake/check_layers.cmake (includes) and cmake/check_layer_links.cmake (core's libraries).
 # Lowest first:
 #   core/base < core/model < {core/format, core/perfdata} < core/source
-#               core/model < core/analysis
+#               core/model < {core/analysis, core/metrics}
 #   core < {symbolize, pmu} < report < cmd
 # symbolize knows the model; pmu (a source: live recording) also the inputs below core/source;
-# report reads analyses and the model, never an input's details.
-set(parts core/base core/model core/format core/perfdata core/source core/analysis
+# report reads analyses, metric tables and the model, never an input's details nor the PMU.
+set(parts core/base core/model core/format core/perfdata core/source core/analysis core/metrics
           symbolize pmu report cmd)
 set(allowed_core_base      core/base)
 set(allowed_core_model     core/base core/model)
@@ -14,7 +14,8 @@ set(allowed_core_format    core/base core/model core/format)
 set(allowed_core_perfdata  core/base core/model core/perfdata)
 set(allowed_core_source    core/base core/model core/format core/perfdata core/source)
 set(allowed_core_analysis  core/base core/model core/analysis)
+set(allowed_core_metrics   core/base core/model core/metrics)
 set(allowed_symbolize      core/base core/model symbolize)
 set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
-set(allowed_report         core/base core/model core/analysis symbolize pmu report)
+set(allowed_report         core/base core/model core/analysis core/metrics symbolize report)
 set(allowed_cmd            ${parts})

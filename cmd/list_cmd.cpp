@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
+#include "core/metrics/metric_table.h"
 #include "pmu/event_spec.h"
-#include "pmu/metric_table.h"
 
 namespace tprof {
 namespace {

@@ -12,8 +12,8 @@
 #include "cmd/cli_support.h"
 #include "cmd/help_pages.h"
 #include "core/base/version.h"
+#include "core/metrics/metric_table.h"
 #include "pmu/event_spec.h"
-#include "pmu/metric_table.h"
 
 namespace {
 

@@ -16,16 +16,16 @@
 
 #include "cmd/cli_support.h"
 #include "core/format/saved_counts.h"
+#include "core/metrics/group_scheduler.h"
+#include "core/metrics/metric_table.h"
+#include "core/metrics/topdown_evaluator.h"
 #include "core/model/counter_report.h"
 #include "core/source/counter_report_source.h"
 #include "pmu/counting_run.h"
 #include "pmu/counting_session.h"
-#include "pmu/group_scheduler.h"
 #include "pmu/host_info.h"
-#include "pmu/metric_table.h"
 #include "pmu/perf_event.h"
 #include "pmu/proc_scanner.h"
-#include "pmu/topdown_evaluator.h"
 #include "report/topdown_report.h"
 
 namespace tprof {

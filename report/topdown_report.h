@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pmu/metric_table.h"
-#include "pmu/topdown_evaluator.h"
+#include "core/metrics/metric_table.h"
+#include "core/metrics/topdown_evaluator.h"
 
 namespace tprof {
 

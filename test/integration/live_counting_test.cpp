@@ -14,13 +14,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/metrics/metric_table.h"
+#include "core/metrics/topdown_evaluator.h"
 #include "pmu/counting_run.h"
 #include "pmu/counting_session.h"
 #include "pmu/counting_watch.h"
 #include "pmu/host_info.h"
 #include "pmu/interval_reader.h"
-#include "pmu/metric_table.h"
-#include "pmu/topdown_evaluator.h"
 #include "report/topdown_report.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"

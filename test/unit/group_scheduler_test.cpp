@@ -1,6 +1,6 @@
 // Group scheduling with the number of general-purpose counters as a parameter (this VM has none
 // to learn it from).
-#include "pmu/group_scheduler.h"
+#include "core/metrics/group_scheduler.h"
 
 #include <gtest/gtest.h>
 

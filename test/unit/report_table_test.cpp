@@ -12,8 +12,8 @@
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/metrics/recorded_metrics.h"
 #include "core/source/profile_source.h"
-#include "pmu/recorded_metrics.h"
 #include "report/report_table_view.h"
 #include "report/text_report.h"
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/metrics/metric_table.h"
+#include "core/metrics/topdown_evaluator.h"
 #include "core/model/counter_report.h"
 #include "core/source/counter_report_source.h"
-#include "pmu/metric_table.h"
-#include "pmu/topdown_evaluator.h"
 
 namespace tprof {
 namespace {

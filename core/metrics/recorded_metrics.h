@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics/metric_table.h"
 #include "core/model/metric_expression.h"
 #include "core/model/profile.h"
-#include "pmu/metric_table.h"
 
 namespace tprof {
 

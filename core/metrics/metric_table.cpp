@@ -1,4 +1,4 @@
-#include "pmu/metric_table.h"
+#include "core/metrics/metric_table.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "pmu/topdown_evaluator.h"
+#include "core/metrics/topdown_evaluator.h"
 
 #include <algorithm>
 #include <cctype>

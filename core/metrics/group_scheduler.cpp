@@ -1,4 +1,4 @@
-#include "pmu/group_scheduler.h"
+#include "core/metrics/group_scheduler.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "pmu/metric_table.h"
+#include "core/metrics/metric_table.h"
 
 namespace tprof {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics/metric_table.h"
 #include "core/model/counter_report.h"
-#include "pmu/metric_table.h"
 
 namespace tprof {
 

@@ -1,4 +1,4 @@
-#include "pmu/recorded_metrics.h"
+#include "core/metrics/recorded_metrics.h"
 
 #include <linux/perf_event.h>
 
