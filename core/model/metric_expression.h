@@ -37,8 +37,8 @@ class MetricExpression {
   std::string text_;
 };
 
-// A named metric as metric tables define it: what core/metrics' tables give and core/analysis's derived
-// metrics evaluate, so it sits here, below both.
+// A named metric as metric tables define it: what core/metrics' tables give and core/analysis's
+// derived metrics evaluate, so it sits here, below both.
 struct MetricFormula {
   std::string name;     // "IPC", "frontend_bound", ...
   std::string formula;  // MetricExpression syntax over event names
