@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/error.h"
@@ -70,8 +71,14 @@ Result<const MetricTable*> FindMetricTable(const std::string& name_or_midr,
 Result<const MetricTable*> TableForCpu(const CpuDescription& cpu,
                                        const std::vector<MetricTable>& tables);
 
-// Loads an Arm telemetry specification (the JSON Arm publishes per Neoverse core): its events,
-// metrics, metric groups, and stage 1 of the top-down methodology as "l1".
+// Reads a metric table from JSON in the shape of Arm's telemetry specifications (the files Arm
+// publishes per Neoverse core): product_configuration, events (with their codes), metrics (with
+// their formulas and units), and groups of metrics. An Arm file's stage 1 of the top-down
+// methodology becomes "l1". tprof's own tables (core/metrics/tables/, built in) add a "tprof"
+// object: the table's name and source, the MIDR revisions or x86 CPUs it covers, and how its
+// events are grouped onto counters. `origin` names the text in errors.
+Result<MetricTable> ParseMetricTable(std::string_view text, const std::string& origin);
+// ParseMetricTable of a file (`--spec FILE`).
 Result<MetricTable> LoadArmTelemetrySpec(const std::string& path);
 
 }  // namespace tprof

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/metrics/metric_table.h"
 #include "core/metrics/topdown_evaluator.h"
@@ -17,6 +19,7 @@ namespace tprof {
 namespace {
 
 const std::string kReference = TPROF_REFERENCE_DIR;
+const std::string kSource = TPROF_SOURCE_DIR;
 
 // One group per map, as perf stat -x, prints it: value,unit,event,run_time,percent.
 std::string Csv(const std::vector<std::pair<std::map<std::string, double>, double>>& groups) {
@@ -254,6 +257,79 @@ TEST(TopdownTest, ArmTelemetrySpecificationFormulas) {
   EXPECT_NEAR(m["backend_bound"], 37, 1e-9);
   EXPECT_NEAR(m["retiring"], 54, 1e-9);
   EXPECT_NEAR(m["bad_speculation"], 10, 1e-9);
+}
+
+// The built-in tables are the files in core/metrics/tables, each named by its file: a file added
+// there but not listed in core/CMakeLists.txt (or listed and missing) fails here.
+TEST(MetricTableFiles, EveryFileInTheTablesFolderIsBuiltIn) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kSource + "/core/metrics/tables")) {
+    ++files;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto table = ParseMetricTable(text.str(), entry.path().string());
+    ASSERT_TRUE(table.ok()) << table.error().message();
+    EXPECT_EQ(table->name, entry.path().stem().string());
+    auto built_in = FindMetricTable(table->name, BuiltinMetricTables());
+    ASSERT_TRUE(built_in.ok()) << entry.path() << ": not built in";
+    EXPECT_EQ(built_in.value()->metrics.size(), table->metrics.size()) << table->name;
+    EXPECT_EQ(built_in.value()->events.size(), table->events.size()) << table->name;
+  }
+  EXPECT_EQ(files, BuiltinMetricTables().size());
+}
+
+// The new-CPU recipe (docs/architecture.md) followed once: a table that is a data file only, in
+// the built-in tables' shape, found by its MIDR (revisions r0p0-r0p1) and evaluated.
+// Counts: cycles 2000, frontend stalls 500, backend stalls 300, instructions 3000:
+// frontend 500/2000 = 25%, backend 300/2000 = 15%, IPC 3000/2000 = 1.5.
+TEST(MetricTableFiles, ANewCpuIsADataFileEvaluatedAgainstHandWorkedValues) {
+  auto table = LoadArmTelemetrySpec(kSource + "/test/data/metric_tables/example-core.json");
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  std::vector<MetricTable> tables = BuiltinMetricTables();
+  tables.push_back(table.value());
+  auto found = FindMetricTable("0x410ffff1", tables);  // implementer 0x41, part 0xfff, r0p1
+  ASSERT_TRUE(found.ok()) << found.error().message();
+  EXPECT_EQ(found.value()->name, "example-core");
+  EXPECT_FALSE(FindMetricTable("0x411ffff0", tables).ok());  // r1p0: not this table's
+  const std::string csv = Csv({{{{"CPU_CYCLES", 2000},
+                                 {"STALL_FRONTEND", 500},
+                                 {"STALL_BACKEND", 300},
+                                 {"INST_RETIRED", 3000}},
+                                100}});
+  auto counts = ParseCounterReport(csv);
+  ASSERT_TRUE(counts.ok());
+  std::map<std::string, double> m;
+  for (const char* selection : {"l1", "General"}) {
+    auto metrics = found.value()->Select(selection);
+    ASSERT_TRUE(metrics.ok()) << metrics.error().message();
+    auto results = EvaluateMetrics(*found.value(), metrics.value(), counts.value());
+    ASSERT_TRUE(results.ok()) << results.error().message();
+    for (const MetricResult& r : results.value()) m[r.metric->name] = r.value.value_or(-1);
+  }
+  EXPECT_NEAR(m["frontend_stalled_cycles"], 25, 1e-9);
+  EXPECT_NEAR(m["backend_stalled_cycles"], 15, 1e-9);
+  EXPECT_NEAR(m["ipc"], 1.5, 1e-9);
+}
+
+// A table that groups an event it does not define, or is not JSON, is refused with its origin.
+TEST(MetricTableFiles, ATableThatDoesNotHoldTogetherIsRefused) {
+  const std::string bad = R"({"product_configuration": {"product_name": "X"}, "events": {},
+      "metrics": {}, "groups": {"metrics": {}},
+      "tprof": {"name": "x", "source": "s", "event_groups": [["CPU_CYCLES"]]}})";
+  auto table = ParseMetricTable(bad, "x.json");
+  ASSERT_FALSE(table.ok());
+  EXPECT_NE(table.error().message().find("x.json: event group names unknown event CPU_CYCLES"),
+            std::string::npos)
+      << table.error().message();
+  EXPECT_FALSE(ParseMetricTable("{", "y.json").ok());
+  auto not_hex = ParseMetricTable(
+      R"({"product_configuration": {"product_name": "X"}, "events": {"A": {"code": "zz"}},
+      "metrics": {}, "groups": {"metrics": {}}, "tprof": {"name": "x", "source": "s",
+      "event_groups": []}})",
+      "z.json");
+  ASSERT_FALSE(not_hex.ok());
+  EXPECT_NE(not_hex.error().message().find("z.json"), std::string::npos);
 }
 
 TEST(TopdownTest, MalformedInputIsAnError) {
