@@ -93,9 +93,8 @@ const std::vector<MetricTable>& BuiltinMetricTables() {
     std::vector<MetricTable> parsed;
     for (const EmbeddedMetricTable& file : kEmbeddedMetricTables) {
       auto table = ParseMetricTable(file.text, std::string(file.name));
-      // Every test run parses the files (MetricTableFiles in test/unit/topdown_test.cpp): one that
-      // fails here was
-      // never built into a release.
+      // Every test run parses the files (MetricTableFiles in test/unit/topdown_test.cpp): one
+      // that fails here was never built into a release.
       if (!table.ok()) {
         std::fprintf(stderr, "tprof: built-in metric table %s: %s\n",
                      std::string(file.name).c_str(), table.error().message().c_str());
