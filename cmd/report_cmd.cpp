@@ -382,10 +382,12 @@ class ReportCommand : public Subcommand {
   }
   // --- end of report table options ---
 
-  // Outputs that cannot go together: each view writes alone (a flame graph page; the exports;
-  // the table or --callers/--callees, which --json and --csv format), so a second one would be
-  // silently dropped.
-  std::optional<std::string> OutputConflict() const {
+  // What one run writes: each view writes alone (a flame graph page; the stack exports, which go
+  // together in one pass; annotate's listing; the table or --callers/--callees, which --json and
+  // --csv format), so asking for two is a usage error, never a silently dropped output.
+  enum class ReportView { kTable, kFlameGraph, kStackExports, kAnnotate };
+
+  Result<ReportView> ChosenView() const {
     std::vector<std::string> asked;
     if (!flamegraph_.empty()) asked.push_back("--flamegraph");
     if (exports_.folded) asked.push_back("--folded");
@@ -400,20 +402,24 @@ class ReportCommand : public Subcommand {
       return std::find(asked.begin(), asked.end(), option) != asked.end();
     };
     auto conflict = [&](const std::string& a, const std::string& b) {
-      return a + " and " + b + " are two outputs: run one, then the other";
+      return Error::BadRequest(a + " and " + b + " are two outputs: run one, then the other");
     };
-    if (!flamegraph_.empty() && asked.size() > 1) return conflict("--flamegraph", asked[1]);
-    // The exports go together in one pass (folded stacks, pprof, speedscope); annotate prints
-    // its own listing; the table and --callers/--callees are another view.
+    if (!flamegraph_.empty()) {
+      if (asked.size() > 1) return conflict("--flamegraph", asked[1]);
+      return ReportView::kFlameGraph;
+    }
     if (exports_.folded && !exports_.annotate.empty()) return conflict("--folded", "--annotate");
-    if (exports_.requested())
+    if (exports_.requested()) {
       for (const char* view : {"--callers", "--callees", "--json", "--csv"})
         if (has(view)) return conflict(asked.front(), view);
-    return std::nullopt;
+      return exports_.annotate.empty() ? ReportView::kStackExports : ReportView::kAnnotate;
+    }
+    return ReportView::kTable;
   }
 
   int Run() override {
-    if (auto conflict = OutputConflict()) return Usage(*conflict);
+    auto view = ChosenView();
+    if (!view.ok()) return Usage(view.error().message());
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
     open_options.verbose = verbose_;
     open_options.latency = latency_;
@@ -421,9 +427,7 @@ class ReportCommand : public Subcommand {
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect; the user function's total holds them.
     // Annotate credits like the table, so that its lines add up to the function's row.
-    const bool stack_export =
-        exports_.folded || !exports_.pprof_path.empty() || !exports_.speedscope_path.empty();
-    open_options.credit_kernel_to_user = !kernel_rows_ && !stack_export;
+    open_options.credit_kernel_to_user = !kernel_rows_ && *view != ReportView::kStackExports;
     auto opened_or = OpenedProfile::Open(input_, open_options);
     if (!opened_or.ok()) return ReportError(name(), opened_or.error());
     OpenedProfile& opened = **opened_or;
@@ -435,7 +439,7 @@ class ReportCommand : public Subcommand {
     }
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table;
     // they take the samples the time range and thread filters keep.
-    if (!flamegraph_.empty() || exports_.requested()) {
+    if (*view != ReportView::kTable) {
       auto filter = BuildFilter();
       if (!filter.ok()) return Usage(filter.error().message());
       if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
@@ -451,7 +455,7 @@ class ReportCommand : public Subcommand {
       SampleSelectingSource selected(opened.source(), std::move(selector).value());
       ProfileSource& source = filtered ? selected : opened.source();
       int status;
-      if (!flamegraph_.empty()) {
+      if (*view == ReportView::kFlameGraph) {
         status = WriteFlameGraph(source, opened.resolver());
       } else {
         ModuleOpener open_module = [&opened](const std::string& module,

@@ -9,39 +9,13 @@
 #include "core/analysis/instruction_profile.h"
 #include "core/analysis/stack_profile.h"
 #include "core/model/event_selection.h"
+#include "report/folded_stacks.h"
 #include "report/pprof_exporter.h"
 #include "report/speedscope_exporter.h"
 #include "report/stackcollapse_folded.h"
 
 namespace tprof {
 namespace {
-
-// Hands every record to several builders, so that one read serves every output.
-class FanOutVisitor : public RecordVisitor {
- public:
-  void Add(RecordVisitor* visitor) { visitors_.push_back(visitor); }
-  void OnSample(const Sample& r) override {
-    for (RecordVisitor* v : visitors_) v->OnSample(r);
-  }
-  void OnMmap(const MmapRecord& r) override {
-    for (RecordVisitor* v : visitors_) v->OnMmap(r);
-  }
-  void OnComm(const CommRecord& r) override {
-    for (RecordVisitor* v : visitors_) v->OnComm(r);
-  }
-  void OnTask(const TaskRecord& r) override {
-    for (RecordVisitor* v : visitors_) v->OnTask(r);
-  }
-  void OnLost(const LostRecord& r) override {
-    for (RecordVisitor* v : visitors_) v->OnLost(r);
-  }
-  void OnThrottle(const ThrottleRecord& r) override {
-    for (RecordVisitor* v : visitors_) v->OnThrottle(r);
-  }
-
- private:
-  std::vector<RecordVisitor*> visitors_;
-};
 
 Status WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -96,7 +70,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
                      const ModuleOpener& open_module) {
   const char* kCommand = "report";
   const std::vector<EventDesc>& events = source.events();
-  FanOutVisitor fan_out;
+  RecordTee fan_out;  // one read serves every output
 
   size_t folded_event = 0;
   std::unique_ptr<CallTreeBuilder> tree;
@@ -135,7 +109,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     sc.expand_inlined = !options.no_inline;
     stackcollapse = std::make_unique<StackcollapseFolder>(
         resolver, dynamic_cast<const NamedFrameTable*>(source.embedded_frames()), sc);
-    fan_out.Add(stackcollapse.get());
+    fan_out.Add(*stackcollapse);
   } else if (options.folded) {
     CallTreeOptions tree_options;
     tree_options.expand_inlined = !options.no_inline;
@@ -143,19 +117,19 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     if (options.folded_prefix == "pid") tree_options.roots = CallTreeOptions::Roots::kPid;
     if (options.folded_prefix == "tid") tree_options.roots = CallTreeOptions::Roots::kThread;
     tree = std::make_unique<CallTreeBuilder>(events, resolver, tree_options);
-    fan_out.Add(tree.get());
+    fan_out.Add(*tree);
   }
   std::unique_ptr<StackProfileBuilder> stacks;
   if (!options.pprof_path.empty() || !options.speedscope_path.empty()) {
     stacks = std::make_unique<StackProfileBuilder>(events, resolver);
-    fan_out.Add(stacks.get());
+    fan_out.Add(*stacks);
   }
   std::unique_ptr<InstructionProfileBuilder> instructions;
   if (!options.annotate.empty()) {
     instructions = std::make_unique<InstructionProfileBuilder>(
         events, resolver, options.annotate,
         options.no_inline ? InlineMode::kPhysical : InlineMode::kInnermost);
-    fan_out.Add(instructions.get());
+    fan_out.Add(*instructions);
   }
 
   auto summary = source.ReadRecords(fan_out);

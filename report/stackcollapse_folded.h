@@ -4,7 +4,7 @@
 // tidied, each sample of the first event counted by its period (1 where perf script printed
 // none), a last sample without the blank line that ends it dropped, and its options (--pid, --tid,
 // --kernel,
-// --jit, --all, --addrs). tprof's own folded style (call_tree.h's RenderFolded) is richer; this
+// --jit, --all, --addrs). tprof's own folded style (report/folded_stacks.h) is richer; this
 // one is for byte-for-byte compatibility.
 #pragma once
 

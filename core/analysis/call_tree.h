@@ -119,16 +119,4 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
 // (wall time: on-CPU plus off-CPU nanoseconds); returns the new event's index.
 size_t AppendSumOfEvents(CallNode& root, size_t a, size_t b);
 
-// FlameGraph's folded format: one line per distinct stack, root first, frames joined by ';',
-// then a space and the count. Kernel frames end in "_[k]" and inlined ones in "_[i]" when
-// `annotate`, as FlameGraph's colour palettes expect.
-struct FoldedOptions {
-  size_t event = 0;
-  bool annotate = true;
-  bool use_period = true;  // counts are periods (as perf script's default); else sample counts
-};
-std::string RenderFolded(const CallNode& root, const FoldedOptions& options);
-// The same, written to `out` as it goes rather than gathered in one string.
-void WriteFolded(const CallNode& root, const FoldedOptions& options, std::ostream& out);
-
 }  // namespace tprof

@@ -276,19 +276,34 @@ class ForwardingVisitor : public RecordVisitor {
   RecordVisitor& next_;
 };
 
-// Forwards every record to two visitors, so that one pass over a profile feeds both.
+// Forwards every record to each of its visitors in turn, so that one pass over a profile feeds
+// them all (a table and its census, every output of one report run).
 class RecordTee : public RecordVisitor {
  public:
-  RecordTee(RecordVisitor& a, RecordVisitor& b) : a_(a), b_(b) {}
-  void OnSample(const Sample& s) override { a_.OnSample(s), b_.OnSample(s); }
-  void OnMmap(const MmapRecord& r) override { a_.OnMmap(r), b_.OnMmap(r); }
-  void OnComm(const CommRecord& r) override { a_.OnComm(r), b_.OnComm(r); }
-  void OnTask(const TaskRecord& r) override { a_.OnTask(r), b_.OnTask(r); }
-  void OnLost(const LostRecord& r) override { a_.OnLost(r), b_.OnLost(r); }
-  void OnThrottle(const ThrottleRecord& r) override { a_.OnThrottle(r), b_.OnThrottle(r); }
+  RecordTee() = default;
+  RecordTee(RecordVisitor& a, RecordVisitor& b) : visitors_{&a, &b} {}
+  void Add(RecordVisitor& visitor) { visitors_.push_back(&visitor); }
+  void OnSample(const Sample& s) override {
+    for (RecordVisitor* v : visitors_) v->OnSample(s);
+  }
+  void OnMmap(const MmapRecord& r) override {
+    for (RecordVisitor* v : visitors_) v->OnMmap(r);
+  }
+  void OnComm(const CommRecord& r) override {
+    for (RecordVisitor* v : visitors_) v->OnComm(r);
+  }
+  void OnTask(const TaskRecord& r) override {
+    for (RecordVisitor* v : visitors_) v->OnTask(r);
+  }
+  void OnLost(const LostRecord& r) override {
+    for (RecordVisitor* v : visitors_) v->OnLost(r);
+  }
+  void OnThrottle(const ThrottleRecord& r) override {
+    for (RecordVisitor* v : visitors_) v->OnThrottle(r);
+  }
 
  private:
-  RecordVisitor &a_, &b_;
+  std::vector<RecordVisitor*> visitors_;
 };
 
 }  // namespace tprof

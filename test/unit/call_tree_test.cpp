@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "report/folded_stacks.h"
+
 namespace tprof {
 namespace {
 

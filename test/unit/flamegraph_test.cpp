@@ -10,6 +10,7 @@
 #include "core/analysis/frame_ratio.h"
 #include "core/source/profile_source.h"
 #include "report/flamegraph_html.h"
+#include "report/folded_stacks.h"
 
 namespace tprof {
 namespace {
