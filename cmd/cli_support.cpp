@@ -9,6 +9,22 @@
 
 namespace tprof {
 
+int UsageError(const std::string& command, const std::string& message) {
+  std::cerr << "tprof " << command << ": " << message << " (see 'tprof " << command
+            << " --help')\n";
+  return kExitUsage;
+}
+
+void WarnAboutInput(const std::string& command, const std::string& input,
+                    const std::string& warning) {
+  if (!warning.empty())
+    std::cerr << "tprof " << command << ": warning: " << input << ": " << warning << '\n';
+}
+
+void Note(const std::string& command, const std::string& note) {
+  std::cerr << "tprof " << command << ": note: " << note << '\n';
+}
+
 int ReportError(const std::string& command, const std::string& message) {
   std::cerr << "tprof " << command << ": " << message << '\n';
   return kExitRuntimeError;

@@ -25,6 +25,15 @@ enum ExitCode : int {
 // otherwise, what to use instead.
 std::string UnknownOptionMessage(const CLI::App& app, const std::string& word);
 
+// The command edge's three kinds of message, one format each (tests hold every subcommand to
+// them): a usage error, "tprof CMD: message (see 'tprof CMD --help')", returns kExitUsage;
+int UsageError(const std::string& command, const std::string& message);
+// what an input lost when it was read (a truncated file, dropped samples), "tprof CMD: warning:
+// INPUT: warning", nothing when `warning` is empty;
+void WarnAboutInput(const std::string& command, const std::string& input,
+                    const std::string& warning);
+// and what the user may want to know, "tprof CMD: note: note".
+void Note(const std::string& command, const std::string& note);
 // Prints "tprof CMD: message" on stderr and returns kExitRuntimeError.
 int ReportError(const std::string& command, const std::string& message);
 // The same for `error`, with the exit status its kind calls for: kExitUsage for a bad request

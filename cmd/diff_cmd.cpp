@@ -270,8 +270,7 @@ class DiffCommand : public Subcommand {
       const std::string path = opened.path();
       auto loaded = std::move(opened).Load(load_options_);
       if (!loaded.ok()) return ReportError(name(), loaded.error());
-      if (!loaded->warning.empty())
-        std::cerr << "tprof diff: warning: " << path << ": " << loaded->warning << '\n';
+      WarnAboutInput(name(), path, loaded->warning);
       if (!loaded->incomplete.empty())
         inputs.incomplete.push_back({label, path, loaded->incomplete});
       if (loaded->kernel_credit)
@@ -303,12 +302,12 @@ class DiffCommand : public Subcommand {
     }
     if (!ignore_module_ && !diff->events.empty())
       if (auto rename = DetectModuleRename(diff->events.front()))
-        std::cerr << "tprof diff: note: " << rename->gone_or_new << " of " << rename->rows
-                  << " functions are gone or new, and " << rename->paired
-                  << " gone ones reappear under their name in another module ("
-                  << rename->old_module << " -> " << rename->new_module
-                  << "): renamed between builds? --ignore-module matches functions by name "
-                     "alone\n";
+        Note(name(), std::to_string(rename->gone_or_new) + " of " + std::to_string(rename->rows) +
+                         " functions are gone or new, and " + std::to_string(rename->paired) +
+                         " gone ones reappear under their name in another module (" +
+                         rename->old_module + " -> " + rename->new_module +
+                         "): renamed between builds? --ignore-module matches functions by name "
+                         "alone");
 
     if (json_)
       std::cout << DiffToJson(*diff, *verdict, inputs).dump(2) << '\n';
@@ -329,10 +328,7 @@ class DiffCommand : public Subcommand {
     return verdict->tripped() ? kExitRegression : kExitOk;
   }
 
-  int Usage(const std::string& message) {
-    std::cerr << "tprof diff: " << message << " (see 'tprof diff --help')\n";
-    return kExitUsage;
-  }
+  int Usage(const std::string& message) { return UsageError(name(), message); }
 
   std::vector<std::string> positional_, old_files_, new_files_, thresholds_;
   std::string normalize_ = "none";

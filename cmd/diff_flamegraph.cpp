@@ -37,8 +37,7 @@ Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::stri
   CallTreeBuilder builder(source.events(), opened->resolver(), tree_options);
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return Error(path + ": " + summary.error().message());
-  if (!summary->warning.empty())
-    std::cerr << "tprof diff: warning: " << path << ": " << summary->warning << '\n';
+  WarnAboutInput("diff", path, summary->warning);
   return SideTree{builder.events(), builder.TakeRoot()};
 }
 
@@ -108,9 +107,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
     auto o = FindEqualName(old_events, options.normalize_event);
     auto n = FindEqualName(new_events, options.normalize_event);
     if (!o || !n) {
-      std::cerr << "tprof diff: --normalize: no event '" << options.normalize_event
-                << "' in both profiles" << both_lists << " (see 'tprof diff --help')\n";
-      return kExitUsage;
+      return UsageError("diff", "--normalize: no event '" + options.normalize_event +
+                                    "' in both profiles" + both_lists);
     }
     old_names.push_back(options.normalize_event);
     new_names.push_back(options.normalize_event);

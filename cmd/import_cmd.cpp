@@ -131,8 +131,7 @@ class ImportCommand : public Subcommand {
          summary->unwinding.samples ? std::optional(summary->unwinding) : std::nullopt});
     if (!finished.ok()) return ReportError(name(), finished.error());
     remover.Completed();
-    if (!summary->warning.empty())
-      std::cerr << "tprof import: warning: " << input_ << ": " << summary->warning << '\n';
+    WarnAboutInput(name(), input_, summary->warning);
     std::cerr << "[ tprof import: " << summary->samples << " samples, " << summary->records
               << " records from " << ProfileFormatName(format) << " " << input_ << "; "
               << copier.relocated() << " mappings pointed at local binaries; wrote " << output_

@@ -25,9 +25,7 @@ class ListCommand : public Subcommand {
 
   int Run() override {
     if (what_.empty()) {
-      std::cerr << "tprof list: say what to list: cpus, metrics --cpu NAME, or events (see 'tprof "
-                   "list --help')\n";
-      return kExitUsage;
+      return UsageError(name(), "say what to list: cpus, metrics --cpu NAME, or events");
     }
     if (what_ == "cpus") {
       for (const MetricTable& t : BuiltinMetricTables())
@@ -39,14 +37,10 @@ class ListCommand : public Subcommand {
       return kExitOk;
     }
     if (cpu_.empty()) {
-      std::cerr << "tprof list: 'metrics' needs --cpu NAME (see 'tprof list cpus')\n";
-      return kExitUsage;
+      return UsageError(name(), "'metrics' needs --cpu NAME; 'tprof list cpus' lists them");
     }
     auto table = FindMetricTable(cpu_, BuiltinMetricTables());
-    if (!table.ok()) {
-      std::cerr << "tprof list: " << table.error().message() << '\n';
-      return kExitUsage;
-    }
+    if (!table.ok()) return UsageError(name(), table.error().message());
     for (const Metric& m : table.value()->metrics) {
       std::string groups;
       for (const std::string& g : m.groups) groups += (groups.empty() ? "" : ",") + g;

@@ -23,19 +23,27 @@ constexpr const char* kExitCodesHelp =
     "input is incomplete (--allow-incomplete). `tprof record` exits with the workload's own\n"
     "status when the workload fails and the recording succeeded.";
 
-// Each subcommand's help names the statuses it can end with, no other command's.
-std::string ExitStatusOf(const std::string& command) {
-  const std::string common =
-      "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error";
-  if (command == "diff")
-    return common +
-           ";\n3 a regression gate (--fail-if) tripped; 4 a gate did not judge because an input "
-           "is\nincomplete (cut short, .partial, no samples; --allow-incomplete judges it anyway).";
-  if (command == "record")
-    return common +
-           ".\nWhen the recording succeeded but the workload failed, the workload's own status.";
-  return common + ".";
-}
+constexpr const char* kCommonExitStatus =
+    "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error";
+
+// The subcommands, in the order help lists them, each with how its help's exit-status line ends
+// (the statuses it can end with beyond the common ones, no other command's).
+struct CommandEntry {
+  std::unique_ptr<tprof::Subcommand> (*make)();
+  const char* exit_status_end;
+};
+constexpr CommandEntry kCommands[] = {
+    {tprof::MakeRecordCommand,
+     ".\nWhen the recording succeeded but the workload failed, the workload's own status."},
+    {tprof::MakeReportCommand, "."},
+    {tprof::MakeImportCommand, "."},
+    {tprof::MakeDiffCommand,
+     ";\n3 a regression gate (--fail-if) tripped; 4 a gate did not judge because an input is\n"
+     "incomplete (cut short, .partial, no samples; --allow-incomplete judges it anyway)."},
+    {tprof::MakeStreamCommand, "."},
+    {tprof::MakeTopdownCommand, "."},
+    {tprof::MakeListCommand, "."},
+};
 
 }  // namespace
 
@@ -58,18 +66,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   std::vector<std::unique_ptr<Subcommand>> commands;
-  commands.push_back(MakeRecordCommand());
-  commands.push_back(MakeReportCommand());
-  commands.push_back(MakeImportCommand());
-  commands.push_back(MakeDiffCommand());
-  commands.push_back(MakeStreamCommand());
-  commands.push_back(MakeTopdownCommand());
-  commands.push_back(MakeListCommand());
   std::vector<std::pair<CLI::App*, Subcommand*>> subcommands;
-  for (auto& command : commands) {
+  for (const CommandEntry& entry : kCommands) {
+    auto& command = commands.emplace_back(entry.make());
     CLI::App* sub = app.add_subcommand(command->name(), command->summary());
     command->Setup(*sub);
-    sub->footer(ExitStatusOf(command->name()));
+    sub->footer(std::string(kCommonExitStatus) + entry.exit_status_end);
     subcommands.push_back({sub, command.get()});
   }
   std::string help_topic, completion_shell;
@@ -124,8 +126,7 @@ int main(int argc, char** argv) {
           std::cout << ManPage(page, pages);
           return kExitOk;
         }
-      std::cerr << "tprof help: unknown command '" << help_topic << "'\n";
-      return kExitUsage;
+      return UsageError("help", "unknown command '" + help_topic + "'");
     }
     if (help_topic.empty()) {
       std::cout << app.help();
@@ -136,8 +137,7 @@ int main(int argc, char** argv) {
         std::cout << sub->help();
         return kExitOk;
       }
-    std::cerr << "tprof help: unknown command '" << help_topic << "'\n";
-    return kExitUsage;
+    return UsageError("help", "unknown command '" + help_topic + "'");
   }
   for (auto& [sub, command] : subcommands)
     if (sub->parsed()) return command->Run();

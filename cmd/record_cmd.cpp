@@ -162,7 +162,7 @@ class RecordCommand : public Subcommand {
     }
     if (!events.ok()) return ReportError(name(), events.error());
     for (const std::string& note : recorder->notes())
-      if (!quiet_) std::cerr << "tprof record: note: " << note << '\n';
+      if (!quiet_) Note(name(), note);
     if (recorder->burst_mode() == "kernel" && !quiet_)
       std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
 
@@ -405,10 +405,7 @@ class RecordCommand : public Subcommand {
   // The output as the user named it.
   std::string OutputName() const { return output_ == "-" ? "standard output" : output_; }
 
-  int Usage(const std::string& message) {
-    std::cerr << "tprof record: " << message << '\n';
-    return kExitUsage;
-  }
+  int Usage(const std::string& message) { return UsageError(name(), message); }
 
   void PrintSummary(const std::vector<EventDesc>& events, const RecordStats& stats, uint64_t bytes,
                     bool unwound, uint64_t finish_ns) const {
@@ -450,7 +447,7 @@ class RecordCommand : public Subcommand {
     if (!opened.ok()) return;
     ShortStackCensus census((*opened)->resolver());
     if (!(*opened)->source().ReadRecords(census).ok()) return;
-    if (auto hint = ShortStackHint(census)) std::cerr << "tprof record: note: " << *hint << '\n';
+    if (auto hint = ShortStackHint(census)) Note(name(), *hint);
   }
 
   static void PrintWarnings(const RecordStats& stats) {

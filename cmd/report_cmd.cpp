@@ -232,10 +232,7 @@ class ReportCommand : public Subcommand {
     app.add_flag("--csv", csv_, "Write CSV (docs/report-schema.md)")->excludes(json);
   }
 
-  int Usage(const std::string& message) {
-    std::cerr << "tprof report: " << message << " (see 'tprof report --help')\n";
-    return kExitUsage;
-  }
+  int Usage(const std::string& message) { return UsageError(name(), message); }
 
   Result<SampleFilter> BuildFilter() {
     SampleFilter filter = filter_;
@@ -377,8 +374,7 @@ class ReportCommand : public Subcommand {
   }
 
   void WarnIfAny(const SourceSummary& summary) const {
-    if (!summary.warning.empty())
-      std::cerr << "tprof report: warning: " << input_ << ": " << summary.warning << '\n';
+    WarnAboutInput(name(), input_, summary.warning);
   }
   // --- end of report table options ---
 
@@ -465,8 +461,7 @@ class ReportCommand : public Subcommand {
         status = RunReportExports(exports_, input_, source, opened.resolver(), open_module);
       }
       if (status == kExitOk && filtered && selected.samples_kept() == 0)
-        std::cerr << "tprof report: note: no samples passed the filters (" << FilterSummary()
-                  << ")\n";
+        Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
       return status;
     }
     return RunTable(opened.source(), opened.recorded_source(), opened.resolver(),
@@ -521,8 +516,7 @@ class ReportCommand : public Subcommand {
     CallTreeBuilder tree(events, resolver, tree_options);
     auto summary = source.ReadRecords(tree);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
-    if (!summary->warning.empty())
-      std::cerr << "tprof report: warning: " << input_ << ": " << summary->warning << '\n';
+    WarnAboutInput(name(), input_, summary->warning);
     CallNode root = tree.TakeRoot();
     if (by_wall) event = AppendSumOfEvents(root, wall->on_cpu, wall->off_cpu);
     if (root.total[event] == 0)

@@ -78,14 +78,13 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   const bool stackcollapse_style = options.folded_style == "stackcollapse";
   if (options.folded && !stackcollapse_style &&
       (!options.folded_marks.empty() || options.folded_addrs)) {
-    std::cerr << "tprof report: --folded-marks and --folded-addrs go with --folded-style "
-                 "stackcollapse\n";
-    return kExitUsage;
+    return UsageError(kCommand,
+                      "--folded-marks and --folded-addrs go with --folded-style stackcollapse");
   }
   if (options.folded && stackcollapse_style && options.folded_prefix == "none") {
-    std::cerr << "tprof report: --folded-style stackcollapse always roots stacks at the process "
-                 "name (--folded-prefix comm, pid or tid)\n";
-    return kExitUsage;
+    return UsageError(kCommand,
+                      "--folded-style stackcollapse always roots stacks at the process name "
+                      "(--folded-prefix comm, pid or tid)");
   }
   if (options.folded) {
     if (!options.event.empty()) {
@@ -93,8 +92,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
       if (!selected.ok()) return ReportError(kCommand, selected.error().WithContext(input));
       folded_event = *selected;
     } else if (events.size() > 1) {
-      std::cerr << "tprof report: note: folding event '" << events[0].name
-                << "'; --event chooses another\n";
+      Note(kCommand, "folding event '" + events[0].name + "'; --event chooses another");
     }
   }
   if (options.folded && stackcollapse_style) {
@@ -134,8 +132,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
 
   auto summary = source.ReadRecords(fan_out);
   if (!summary.ok()) return ReportError(kCommand, input + ": " + summary.error().message());
-  if (!summary->warning.empty())
-    std::cerr << "tprof report: warning: " << input << ": " << summary->warning << '\n';
+  WarnAboutInput(kCommand, input, summary->warning);
 
   if (tree) {
     FoldedOptions folded_options;

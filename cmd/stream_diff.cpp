@@ -13,19 +13,15 @@ namespace tprof {
 
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
                                         const std::string& command) {
-  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries,
-                                           [&command](const std::string& note) {
-                                             std::cerr << "tprof " << command << ": note: " << note
-                                                       << '\n';
-                                           },
-                                           command});
+  auto opened = OpenedProfile::Open(
+      path, {options.symfs, options.binaries,
+             [&command](const std::string& note) { Note(command, note); }, command});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext(path);
-  if (!summary->warning.empty())
-    std::cerr << "tprof " << command << ": warning: " << path << ": " << summary->warning << '\n';
+  WarnAboutInput(command, path, summary->warning);
   auto profile = builder.Finish();
   if (!profile.ok()) return profile.error().WithContext(path);
   return profile;
@@ -61,12 +57,10 @@ void AddStreamDiffOptions(CLI::App& app, StreamDiffOptions& options, bool shared
 int RunStreamDiff(const StreamDiffOptions& options) {
   const std::string command = "diff";
   if (options.old_path.empty() || options.new_path.empty()) {
-    std::cerr << "tprof diff: --stream needs two profiles: tprof diff --stream OLD NEW\n";
-    return kExitUsage;
+    return UsageError(command, "--stream needs two profiles: tprof diff --stream OLD NEW");
   }
   if (options.before_dir.empty() != options.after_dir.empty()) {
-    std::cerr << "tprof diff: --before and --after go together\n";
-    return kExitUsage;
+    return UsageError(command, "--before and --after go together");
   }
   SourceTreeMap trees;
   if (!options.before_dir.empty()) {

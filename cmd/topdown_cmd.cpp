@@ -322,10 +322,7 @@ class TopdownCommand : public Subcommand {
     return fits;
   }
 
-  int Usage(const std::string& message) {
-    std::cerr << "tprof topdown: " << message << '\n';
-    return kExitUsage;
-  }
+  int Usage(const std::string& message) { return UsageError(name(), message); }
 
   std::string selection_ = "l1";
   std::string cpu_;
