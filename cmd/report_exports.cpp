@@ -5,10 +5,12 @@
 #include <memory>
 
 #include "cmd/cli_support.h"
+#include "core/analysis/annotation.h"
 #include "core/analysis/call_tree.h"
 #include "core/analysis/instruction_profile.h"
 #include "core/analysis/stack_profile.h"
 #include "core/model/event_selection.h"
+#include "report/annotate_report.h"
 #include "report/folded_stacks.h"
 #include "report/pprof_exporter.h"
 #include "report/speedscope_exporter.h"
@@ -162,8 +164,28 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   }
   if (instructions) {
     InstructionProfile profile = instructions->Finish();
-    Status rendered = RenderAnnotation(profile, options.annotate, open_module, std::cout);
-    if (!rendered.ok()) return ReportError(kCommand, input + ": " + rendered.error().message());
+    if (profile.functions.empty())
+      return ReportError(kCommand,
+                         input + ": no sample fell in a function named '" + options.annotate + "'");
+    // Gathered first (each binary's listing, then the samples placed on it), then formatted.
+    SourceLines sources;
+    std::vector<FunctionAnnotation> annotations;
+    for (const FunctionSamples& function : profile.functions) {
+      CodeListing listing;
+      if (!function.file_offsets) {
+        listing.unavailable = "no file behind these addresses (kernel or anonymous memory)";
+      } else {
+        std::vector<uint64_t> offsets;
+        for (const auto& [offset, period] : function.period_by_offset) offsets.push_back(offset);
+        const bool inlined = !function.inlined_into.empty();
+        listing = ListFunction(open_module(function.module, function.build_id),
+                               {inlined ? function.inlined_into_mangled : function.mangled,
+                                inlined ? function.inlined_into : function.function},
+                               offsets, sources);
+      }
+      annotations.push_back(AnnotateFunction(function, profile.events.size(), std::move(listing)));
+    }
+    RenderAnnotation(profile, annotations, std::cout);
   }
   return kExitOk;
 }

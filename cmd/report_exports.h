@@ -8,7 +8,7 @@
 
 #include "core/model/frame_resolver.h"
 #include "core/source/profile_source.h"
-#include "report/annotate_report.h"
+#include "symbolize/function_listing.h"
 
 namespace tprof {
 
