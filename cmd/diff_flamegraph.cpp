@@ -104,14 +104,17 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
   std::vector<std::string> old_names{old_events[*old_event].name},
       new_names{new_events[*new_event].name};
   if (options.normalize == Normalization::kEvent) {
-    auto o = FindEqualName(old_events, options.normalize_event);
-    auto n = FindEqualName(new_events, options.normalize_event);
-    if (!o || !n) {
-      return UsageError("diff", "--normalize: no event '" + options.normalize_event +
-                                    "' in both profiles" + both_lists);
+    // A name the user gave: looked up as --event is (SelectEvent), on each side.
+    for (auto [events, path, names] :
+         {std::tuple{&old_events, &options.old_paths.front(), &old_names},
+          std::tuple{&new_events, &options.new_paths.front(), &new_names}}) {
+      auto selected = SelectEvent(*events, options.normalize_event);
+      if (!selected.ok())
+        return ReportError(
+            kCommand,
+            Error::BadRequest("--normalize: " + selected.error().message()).WithContext(*path));
+      names->push_back((*events)[*selected].name);
     }
-    old_names.push_back(options.normalize_event);
-    new_names.push_back(options.normalize_event);
   }
   // Every run reduced to those events, found by name in each run (runs of one side may list
   // their events in another order); a run without them is an error naming it.

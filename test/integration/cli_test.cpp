@@ -242,6 +242,7 @@ TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
       {{kTprof, "report", "-i", p, "--metric", "x = nope / task-clock"}, 2},
       {{kTprof, "diff", p, p, "--flamegraph", html, "--event", "nope"}, 2},
       {{kTprof, "diff", p, p, "--normalize", "nope"}, 2},
+      {{kTprof, "diff", p, p, "--flamegraph", html, "--normalize", "nope"}, 2},
       {{kTprof, "diff", p, p, "--fail-if", "total.nope > +5%"}, 2},
       {{kTprof, "stream", p, "--event", "nope"}, 2},
       // Outputs that carry every event still refuse a name the profile does not have.
@@ -270,7 +271,8 @@ TEST(CliTest, UsageErrorsExitTwoAndFailuresExitOneInEverySubcommand) {
     EXPECT_FALSE(std::filesystem::exists(dir + "/p.json")) << shown;
     // One message for a misspelt event, whichever command and output met it.
     if (shown.find("nope") != std::string::npos && shown.find("--metric") == std::string::npos &&
-        shown.find("--normalize") == std::string::npos) {
+        (shown.find("--normalize") == std::string::npos ||
+         shown.find("--flamegraph") != std::string::npos)) {
       EXPECT_NE(r.err.find("no event 'nope' (it has: task-clock)"), std::string::npos)
           << shown << r.err;
     }
