@@ -421,9 +421,12 @@ class ReportCommand : public Subcommand {
     open_options.latency = latency_;
     open_options.off_cpu_reasons = off_cpu_reasons_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
-    // frames on top, as the tools that read them expect; the user function's total holds them.
-    // Annotate credits like the table, so that its lines add up to the function's row.
-    open_options.credit_kernel_to_user = !kernel_rows_ && *view != ReportView::kStackExports;
+    // frames on top, as the tools that read them expect, even beside --annotate; the user
+    // function's total holds them. Annotate alone credits like the table, so that its lines add
+    // up to the function's row.
+    const bool stack_export =
+        exports_.folded || !exports_.pprof_path.empty() || !exports_.speedscope_path.empty();
+    open_options.credit_kernel_to_user = !kernel_rows_ && !stack_export;
     auto opened_or = OpenedProfile::Open(input_, open_options);
     if (!opened_or.ok()) return ReportError(name(), opened_or.error());
     OpenedProfile& opened = **opened_or;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/metrics/embedded_metric_tables.h"
+#include "core/model/metric_expression.h"
 
 namespace tprof {
 namespace {
@@ -21,12 +22,14 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// "0x11" (the files' way of writing codes, MIDR fields and x86 models); throws on what is not
-// hex, so that a table with a bad number is refused with its origin.
-uint64_t Hex(const std::string& text) {
-  size_t used = 0;
-  const uint64_t value = std::stoull(text, &used, 16);
-  if (used != text.size()) throw std::invalid_argument("not a hex number: " + text);
+// "0x11" (the files' way of writing codes, MIDR fields and x86 models), at most `max`; throws on
+// anything else, so that a table with a bad number is refused with its origin.
+uint64_t Hex(const std::string& text, uint64_t max = UINT64_MAX) {
+  const bool digits = text.size() > 2 && text.size() <= 18 && text.starts_with("0x") &&
+                      text.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+  if (!digits) throw std::invalid_argument("not a hex number (0x...): " + text);
+  const uint64_t value = std::stoull(text.substr(2), nullptr, 16);
+  if (value > max) throw std::invalid_argument(text + " is out of range");
   return value;
 }
 
@@ -171,10 +174,15 @@ Result<MetricTable> ParseMetricTable(std::string_view text, const std::string& o
     } else {
       t.title = product.at("product_name").get<std::string>();
     }
-    t.slots = product.value("num_slots", 0u);
+    if (product.contains("num_slots")) {
+      const auto& slots = product.at("num_slots");
+      if (!slots.is_number_unsigned() || slots.get<uint64_t>() > 64)
+        throw std::invalid_argument("num_slots is not a count of slots: " + slots.dump());
+      t.slots = slots.get<uint32_t>();
+    }
     if (product.contains("part_num")) {
-      t.midr_implementer = static_cast<uint32_t>(Hex(product.value("implementer", "0x41")));
-      t.midr_part = static_cast<uint32_t>(Hex(product.at("part_num").get<std::string>()));
+      t.midr_implementer = static_cast<uint32_t>(Hex(product.value("implementer", "0x41"), 0xff));
+      t.midr_part = static_cast<uint32_t>(Hex(product.at("part_num").get<std::string>(), 0xfff));
     }
     for (const auto& [name, event] : members(json.at("events"))) {
       MetricEvent e{name, Hex(event->at("code").get<std::string>())};
@@ -190,9 +198,14 @@ Result<MetricTable> ParseMetricTable(std::string_view text, const std::string& o
       m.unit = units.rfind("percent", 0) == 0 ? "%" : units;
       t.metrics.push_back(std::move(m));
     }
+    // Arm's files may list a group member they define no formula for (it is left out); in
+    // tprof's own tables that is a typo that would quietly drop a metric from -M.
+    std::string unknown_member;
     auto add_group = [&](const std::string& metric, const std::string& group) {
+      bool found = false;
       for (Metric& m : t.metrics)
-        if (m.name == metric) m.groups.push_back(group);
+        if (m.name == metric) m.groups.push_back(group), found = true;
+      if (!found && unknown_member.empty()) unknown_member = metric + " (group " + group + ")";
     };
     const auto& groups = json.at("groups").at("metrics");
     for (const auto& [group, body] : members(groups))
@@ -208,19 +221,32 @@ Result<MetricTable> ParseMetricTable(std::string_view text, const std::string& o
               add_group(metric.get<std::string>(), "l1");
       return t;
     }
+    if (!unknown_member.empty())
+      return Error(origin + ": groups name a metric the table does not define: " + unknown_member);
     const auto& own = json.at("tprof");
+    for (const auto& [key, value] : own.items())
+      if (key != "name" && key != "source" && key != "revisions" && key != "x86" &&
+          key != "event_groups" && key != "fixed_events" && key != "fixed_leads" &&
+          key != "no_levels_reason")
+        return Error(origin + ": unknown key tprof." + key);
     t.name = own.at("name").get<std::string>();
     t.source = own.at("source").get<std::string>();
     if (own.contains("revisions")) {
-      t.min_revision = static_cast<uint32_t>(Hex(own.at("revisions").at(0).get<std::string>()));
-      t.max_revision = static_cast<uint32_t>(Hex(own.at("revisions").at(1).get<std::string>()));
+      // MIDR variant << 4 | revision, first and last covered.
+      const auto& revisions = own.at("revisions");
+      if (!revisions.is_array() || revisions.size() != 2)
+        return Error(origin + ": tprof.revisions is not [first, last]");
+      t.min_revision = static_cast<uint32_t>(Hex(revisions.at(0).get<std::string>(), 0xff));
+      t.max_revision = static_cast<uint32_t>(Hex(revisions.at(1).get<std::string>(), 0xff));
+      if (t.min_revision > t.max_revision)
+        return Error(origin + ": tprof.revisions runs backwards");
     }
     if (own.contains("x86")) {
       const auto& x86 = own.at("x86");
       t.x86_vendor = x86.at("vendor").get<std::string>();
-      t.x86_family = static_cast<uint32_t>(Hex(x86.at("family").get<std::string>()));
+      t.x86_family = static_cast<uint32_t>(Hex(x86.at("family").get<std::string>(), 0xffff));
       for (const auto& model : x86.at("models"))
-        t.x86_models.push_back(static_cast<uint32_t>(Hex(model.get<std::string>())));
+        t.x86_models.push_back(static_cast<uint32_t>(Hex(model.get<std::string>(), 0xffff)));
     }
     t.event_groups = own.at("event_groups").get<std::vector<std::vector<std::string>>>();
     t.fixed_events = own.value("fixed_events", std::vector<std::string>{});
@@ -233,6 +259,14 @@ Result<MetricTable> ParseMetricTable(std::string_view text, const std::string& o
           return Error(origin + ": event group names unknown event " + event);
     for (const std::string& event : t.fixed_events)
       if (!t.FindEvent(event)) return Error(origin + ": fixed_events names unknown event " + event);
+    for (const Metric& m : t.metrics) {
+      auto formula = MetricExpression::Parse(m.formula);
+      if (!formula.ok())
+        return Error(origin + ": metric " + m.name + ": " + formula.error().message());
+      for (const std::string& event : formula->variables())
+        if (!t.FindEvent(event))
+          return Error(origin + ": metric " + m.name + " names unknown event " + event);
+    }
   } catch (const std::exception& e) {
     return Error(origin + ": not a metric table in the shape of Arm's telemetry specifications (" +
                  e.what() + ")");

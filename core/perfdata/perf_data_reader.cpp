@@ -366,7 +366,8 @@ class PerfDataRecordPump {
     Sample& s = parsed_.sample;
     s.event = static_cast<uint32_t>(event);
     // Without PERF_SAMPLE_PERIOD every sample stands for the attribute's fixed period.
-    if (!(info.layout.sample_type & PERF_SAMPLE_PERIOD)) s.period = info.attr.sample_period;
+    if (!(info.layout.sample_type & PERF_SAMPLE_PERIOD) && !info.layout.off_cpu_in_raw)
+      s.period = info.attr.sample_period;
     // Every sample with user registers and a stack copy is walked (or counted as not walked):
     // kernel threads' samples carry neither, and a copy of 0 bytes is too short to walk.
     if (unwinder_ && !parsed_.regs_user.empty() &&
@@ -691,7 +692,12 @@ Status PerfDataReader::Finalize() {
     if (e.type != PERF_TYPE_SOFTWARE || e.config != PERF_COUNT_SW_BPF_OUTPUT ||
         !e.name.starts_with(kPerfOffCpuEventName))
       continue;
-    if (e.sample_type & PERF_SAMPLE_RAW) infos_[i].layout.off_cpu_in_raw = true;
+    if (e.sample_type & PERF_SAMPLE_RAW) {
+      infos_[i].layout.off_cpu_in_raw = true;
+      // The stacks travel in the BPF data: the event has them though its attribute does not
+      // say so (kernel crediting and the short-stack note look for PERF_SAMPLE_CALLCHAIN).
+      e.sample_type |= PERF_SAMPLE_CALLCHAIN;
+    }
     e = OffCpuEventDesc(e);
     summed_off_cpu_event_ = static_cast<int32_t>(i);
   }

@@ -97,7 +97,7 @@ void SwapSample(SwapCursor& c, const PerfRecordLayout& layout) {
     if (layout.off_cpu_in_raw && raw_size <= c.remaining()) {
       // perf's off-CPU data: fields of the writer's byte order (perf_record_parser.h).
       SwapCursor raw(c.here(), raw_size);
-      raw.U32Pair();
+      raw.U64();  // the thread word: one u64 value (perf_record_parser.cpp)
       raw.U64();
       raw.U64s(raw.U64());
       raw.U64();

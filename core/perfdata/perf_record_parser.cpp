@@ -140,8 +140,16 @@ Status ParsePerfSample(const uint8_t* body, size_t size, const PerfRecordLayout&
     std::string_view raw = c.GetView(raw_size);
     if (layout.off_cpu_in_raw && c.ok()) {
       Cursor r(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
-      s.pid = r.Get<uint32_t>();
-      s.tid = r.Get<uint32_t>();
+      // The thread word's halves differ by where the sample came from. Waits dumped during the
+      // run by perf's BPF program (off_cpu_dump) hold the thread id low and the process id high
+      // ((u64)tgid << 32 | pid, in the kernel's names); the sums perf writes after the run
+      // (off_cpu_write, at made-up times past ~0 << 32) hold them as PERF_SAMPLE_TID does,
+      // process low. Read each by its own layout.
+      const uint64_t word = r.Get<uint64_t>();  // written as one u64 value by both
+      const auto low = static_cast<uint32_t>(word), high = static_cast<uint32_t>(word >> 32);
+      const bool summed_after_run = s.time >= (~0ull << 32);
+      s.pid = summed_after_run ? low : high;
+      s.tid = summed_after_run ? high : low;
       s.period = r.Get<uint64_t>();
       uint64_t nr = r.Get<uint64_t>();
       if (!r.ok() || !r.GetU64s(nr, &s.callchain)) return Malformed("off-CPU sample's BPF data");

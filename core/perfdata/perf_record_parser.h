@@ -22,9 +22,9 @@ struct PerfRecordLayout {
   uint32_t regs_user_count = 0;  // popcount of sample_regs_user
   uint32_t regs_intr_count = 0;  // popcount of sample_regs_intr
   // perf record --off-cpu's offcpu-time event since perf's 2025 rework ("dump off-cpu samples
-  // in BPF"): the sample's thread, off-CPU nanoseconds and user stack travel in its RAW data (u32
-  // pid, u32 tid, u64 period, u64 nr, nr ips, u64 cgroup, as perf's __set_offcpu_sample reads
-  // them), the sample's own fields being those of whichever task ran the BPF program.
+  // in BPF"): the sample's thread, off-CPU nanoseconds and user stack travel in its RAW data
+  // (u64 thread word, u64 period, u64 nr, nr ips, u64 cgroup, as perf's __set_offcpu_sample
+  // reads them), the sample's own fields being those of whichever task ran the BPF program.
   bool off_cpu_in_raw = false;
 };
 

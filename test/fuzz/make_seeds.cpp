@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   raw.Mmap(100, 0x400000, 0x1000, 0, "/bin/seed", 1000);
   raw.Sample(raw_clock, 100, 100, 1250, 250, {0x400010, 0x400100});
   raw.Sample(in_raw, 1, 1, 9000, 1, {},
-             {uint64_t{101} << 32 | 100, 5000, 3, PERF_CONTEXT_USER, 0x400020, 0x400100, 0});
+             {uint64_t{100} << 32 | 101, 5000, 3, PERF_CONTEXT_USER, 0x400020, 0x400100, 0});
   raw.FinishedRound();
   raw.Sample(in_raw, 1, 1, ~0ull << 32, 1, {},
              {uint64_t{100} << 32 | 100, 7000, 2, PERF_CONTEXT_USER, 0x400030, 0});

@@ -754,18 +754,20 @@ TEST_F(OffCpuTest, PerfEmbeddedOffCpuSamplesReadAsOffCpuTime) {
   perf.Comm(4242, 4243, "tprof_off_cpu", t0);
   for (int i = 0; i < 40; ++i)  // 10 ms in spin
     perf.Sample(clock, 4242, 4242, t0 + 250'000 * (i + 1), 250'000, {at("spin"), at("main")});
-  // The BPF output: thread, nanoseconds off the CPU, the user stack, cgroup 0.
-  auto raw = [&](uint32_t tid, uint64_t ns, const char* f) {
-    return std::vector<uint64_t>{
-        uint64_t{tid} << 32 | 4242, ns, 3, PERF_CONTEXT_USER, at(f), at("main"), 0};
+  // The BPF output: the thread word, nanoseconds off the CPU, the user stack, cgroup 0. perf's
+  // BPF program writes the word of a wait during the run as (u64)tgid << 32 | thread
+  // (off_cpu_dump); perf's sums after the run as (u64)thread << 32 | tgid (off_cpu_write).
+  auto raw = [&](bool during_run, uint32_t tid, uint64_t ns, const char* f) {
+    const uint64_t word = during_run ? uint64_t{4242} << 32 | tid : uint64_t{tid} << 32 | 4242;
+    return std::vector<uint64_t>{word, ns, 3, PERF_CONTEXT_USER, at(f), at("main"), 0};
   };
   // During the run: thread 4243 waited 50 ms in wait_long until t0 + 60 ms, thread 4242 300 ms
   // until t0 + 310 ms.
-  perf.Sample(embedded, 1, 1, t0 + 60'000'000, 1, {}, raw(4243, 50'000'000, "wait_long"));
-  perf.Sample(embedded, 1, 1, t0 + 310'000'000, 1, {}, raw(4242, 300'000'000, "wait_long"));
+  perf.Sample(embedded, 1, 1, t0 + 60'000'000, 1, {}, raw(true, 4243, 50'000'000, "wait_long"));
+  perf.Sample(embedded, 1, 1, t0 + 310'000'000, 1, {}, raw(true, 4242, 300'000'000, "wait_long"));
   perf.FinishedRound();
   // After it: the shorter waits summed per stack, 100 ms in wait_short.
-  perf.Sample(embedded, 1, 1, ~0ull << 32, 1, {}, raw(4242, 100'000'000, "wait_short"));
+  perf.Sample(embedded, 1, 1, ~0ull << 32, 1, {}, raw(false, 4242, 100'000'000, "wait_short"));
   const std::string file = dir_ + "/embedded_off_cpu.data";
   ASSERT_TRUE(perf.WriteTo(file));
 

@@ -1002,15 +1002,16 @@ TEST(PerfDataReader, OffCpuDataInsideBpfOutputIsReadInBothByteOrders) {
   for (bool be : {false, true}) {
     SCOPED_TRACE(be ? "big-endian" : "little-endian");
     // A sample as the file holds it, in native order after the reader's swap.
-    auto read = [&](uint64_t stack_count, ParsedPerfSample* parsed) {
+    // `time` 9000: a wait dumped during the run, its thread word (u64)tgid << 32 | thread; at a
+    // made-up time past ~0 << 32, a sum written after it, (u64)thread << 32 | tgid.
+    auto read = [&](uint64_t stack_count, ParsedPerfSample* parsed, uint64_t time = 9000) {
       Bytes d(be);
       d.U32(1);  // the task that ran the BPF program
       d.U32(1);
-      d.U64(9000);       // time
+      d.U64(time);
       d.U64(1);          // period placeholder
-      d.U32(7 * 8 + 4);  // raw size: pid/tid, period, nr, 3 ips, cgroup, perf's 4 pad bytes
-      d.U32(4242);       // pid
-      d.U32(4243);       // tid
+      d.U32(7 * 8 + 4);  // raw size: thread word, period, nr, 3 ips, cgroup, perf's 4 pad bytes
+      d.U64(time < (~0ull << 32) ? uint64_t{4242} << 32 | 4243 : uint64_t{4243} << 32 | 4242);
       d.U64(5'000'000);  // off-CPU nanoseconds
       d.U64(stack_count);
       d.U64(kContextUser);
@@ -1033,6 +1034,10 @@ TEST(PerfDataReader, OffCpuDataInsideBpfOutputIsReadInBothByteOrders) {
     EXPECT_EQ(parsed.sample.period, 5'000'000u);
     EXPECT_EQ(parsed.sample.ip, 0x401100u);
     EXPECT_EQ(parsed.sample.callchain, (std::vector<uint64_t>{kContextUser, 0x401100, 0x401000}));
+    // The sums after the run: the same thread, from the other layout of the word.
+    ASSERT_TRUE(read(3, &parsed, ~0ull << 32).ok());
+    EXPECT_EQ(parsed.sample.pid, 4242u);
+    EXPECT_EQ(parsed.sample.tid, 4243u);
     // A stack count past the data is malformed, not read beyond it.
     EXPECT_FALSE(read(100, &parsed).ok());
   }

@@ -330,6 +330,34 @@ TEST(MetricTableFiles, ATableThatDoesNotHoldTogetherIsRefused) {
       "z.json");
   ASSERT_FALSE(not_hex.ok());
   EXPECT_NE(not_hex.error().message().find("z.json"), std::string::npos);
+  // Each mistake in an otherwise good table, with what is said about it.
+  const std::string good = R"({"product_configuration": {"product_name": "X", "implementer": "0x41",
+      "part_num": "0xfff", "num_slots": 4},
+      "events": {"CPU_CYCLES": {"code": "0x11"}, "STALL": {"code": "0x3c"}},
+      "metrics": {"stalled": {"formula": "100 * STALL / CPU_CYCLES", "units": "%"}},
+      "groups": {"metrics": {"l1": {"metrics": ["stalled"]}}},
+      "tprof": {"name": "x", "source": "s", "revisions": ["0x00", "0x01"],
+                "event_groups": [["CPU_CYCLES", "STALL"]]}})";
+  ASSERT_TRUE(ParseMetricTable(good, "good.json").ok());
+  for (auto [from, to, said] : {
+           std::tuple{"\"stalled\"]", "\"stalled\", \"stalld\"]", "does not define: stalld"},
+           {"100 * STALL / CPU_CYCLES", "100 * STALLS / CPU_CYCLES", "names unknown event STALLS"},
+           {"\"revisions\"", "\"revision\"", "unknown key tprof.revision"},
+           {"[\"0x00\", \"0x01\"]", "[\"0x02\", \"0x01\"]", "revisions runs backwards"},
+           {"[\"0x00\", \"0x01\"]", "[\"0x00\"]", "is not [first, last]"},
+           {"\"0x3c\"", "\"-1\"", "not a hex number"},
+           {"\"0xfff\"", "\"0x1000\"", "out of range"},
+           {"\"num_slots\": 4", "\"num_slots\": -4", "num_slots"},
+       }) {
+    std::string bad_table = good;
+    const size_t at = bad_table.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad_table.replace(at, std::string(from).size(), to);
+    auto refused = ParseMetricTable(bad_table, "bad.json");
+    ASSERT_FALSE(refused.ok()) << to;
+    EXPECT_NE(refused.error().message().find(said), std::string::npos)
+        << to << ": " << refused.error().message();
+  }
 }
 
 TEST(TopdownTest, MalformedInputIsAnError) {
