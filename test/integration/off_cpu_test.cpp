@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "test/support/flame_page_data.h"
+#include "test/support/nm_symbols.h"
 #include "test/support/perf_data_writer.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
@@ -86,21 +87,34 @@ std::map<std::string, double> BlockingWaitsMs(const std::string& profile, std::s
   return ms;
 }
 
-// The workload's code symbols as nm lists them (independent of tprof's symbolizer).
-void ReadWorkloadSymbols(std::map<std::string, uint64_t>* symbol) {
-  auto nm = RunCommand({"/usr/bin/nm", kWorkload});
-  ASSERT_EQ(nm.exit_code, 0) << nm.err;
-  std::istringstream lines(nm.out);
-  for (std::string line; std::getline(lines, line);) {
-    char name[128], kind;
-    unsigned long long address;
-    if (std::sscanf(line.c_str(), "%llx %c %127s", &address, &kind, name) == 3 &&
-        (kind == 'T' || kind == 't'))
-      (*symbol)[name] = address;
+// A perf.data of the off_cpu workload as perf record --off-cpu (BPF) begins it: task-clock and
+// perf's offcpu-time event (its data inside BPF output when `raw`), the workload mapped whole at a
+// base (the PIE's segments keep their file offsets as addresses), its two threads, and 10 ms of
+// task-clock samples in spin from kT0, at the functions' real addresses (from nm, independent of
+// tprof's symbolizer).
+struct PerfOffCpuFile {
+  static constexpr uint64_t kBase = 0x555555554000, kT0 = 5'000'000'000;
+  testing::NmSymbols symbols{kWorkload};
+  testing::PerfDataWriter perf;
+  size_t clock = 0, off_cpu = 0;
+
+  void Begin(bool raw) {
+    ASSERT_TRUE(symbols.error.empty()) << symbols.error;
+    for (const char* f : {"main", "spin", "wait_long", "wait_short"})
+      ASSERT_NE(symbols.Start(f), 0u) << f << " not in nm's output";
+    clock = perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 4000,
+                          /*freq=*/true);
+    off_cpu = perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1,
+                            /*freq=*/true, raw);
+    perf.Comm(4242, 4242, "tprof_off_cpu", kT0);
+    perf.Mmap(4242, kBase, std::filesystem::file_size(kWorkload) + 0x1000, 0, kWorkload, kT0);
+    perf.Comm(4242, 4243, "tprof_off_cpu", kT0);  // a second thread
+    for (int i = 0; i < 40; ++i)                  // 40 samples of 250 us: 10 ms on the CPU
+      perf.Sample(clock, 4242, 4242, kT0 + 250'000 * (i + 1), 250'000, {At("spin"), At("main")});
   }
-  for (const char* f : {"main", "spin", "wait_long", "wait_short"})
-    ASSERT_TRUE(symbol->count(f)) << f << " not in nm's output:\n" << nm.out;
-}
+  // An address inside function `f`.
+  uint64_t At(const char* f) const { return kBase + symbols.Start(f) + 4; }
+};
 
 class OffCpuTest : public ::testing::Test {
  protected:
@@ -658,22 +672,12 @@ TEST(SimpleperfOffCpu, TraceOffcpuSwitchesBecomeOffCpuTimePerThread) {
 // it; tprof reads the sums as the off-cpu event, keeps the run's duration, and refuses the
 // latency view, which needs to know when each thread waited.
 TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
-  std::map<std::string, uint64_t> symbol;
-  ASSERT_NO_FATAL_FAILURE(ReadWorkloadSymbols(&symbol));
-  // The PIE's segments keep their file offsets as addresses: the file mapped whole at a base.
-  const uint64_t base = 0x555555554000;
-  auto at = [&](const char* f) { return base + symbol[f] + 4; };
-  testing::PerfDataWriter perf;
-  const size_t clock = perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-                                     4000, /*freq=*/true);
-  const size_t summed =
-      perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, /*freq=*/true);
-  const uint64_t t0 = 5'000'000'000;
-  perf.Comm(4242, 4242, "tprof_off_cpu", t0);
-  perf.Mmap(4242, base, std::filesystem::file_size(kWorkload) + 0x1000, 0, kWorkload, t0);
-  perf.Comm(4242, 4243, "tprof_off_cpu", t0);  // a second thread
-  for (int i = 0; i < 40; ++i)                 // 40 samples of 250 us in spin: 10 ms on the CPU
-    perf.Sample(clock, 4242, 4242, t0 + 250'000 * (i + 1), 250'000, {at("spin"), at("main")});
+  PerfOffCpuFile recording;
+  ASSERT_NO_FATAL_FAILURE(recording.Begin(/*raw=*/false));
+  testing::PerfDataWriter& perf = recording.perf;
+  const size_t summed = recording.off_cpu;
+  const uint64_t t0 = PerfOffCpuFile::kT0;
+  auto at = [&](const char* f) { return recording.At(f); };
   perf.FinishedRound();
   // perf's record saw the real samples only: the off-CPU sums are written after it ends.
   perf.SampleTimes(t0 + 250'000, t0 + 40 * 250'000);
@@ -734,26 +738,17 @@ TEST_F(OffCpuTest, PerfBpfOffCpuSumsReadAsOffCpuTime) {
 // PERF_SAMPLE_RAW. The sample's own thread and period are those of whatever ran the BPF program
 // (written here as thread 1 and period 1, so that reading them would show); the real thread,
 // off-CPU nanoseconds and user stack are in its BPF output data, laid out as perf's
-// __set_offcpu_sample reads it: u32 pid, u32 tid, period, nr, nr ips (PERF_CONTEXT_USER first),
+// __set_offcpu_sample reads it: the thread word, period, nr, nr ips (PERF_CONTEXT_USER first),
 // cgroup. Waits over perf's --off-cpu-thresh come during the run, one sample each stamped when the
 // thread ran again; the rest come as sums after it, at made-up times. perf 6.1 here predates the
 // layout, so the expected values are the design's.
 TEST_F(OffCpuTest, PerfEmbeddedOffCpuSamplesReadAsOffCpuTime) {
-  std::map<std::string, uint64_t> symbol;
-  ASSERT_NO_FATAL_FAILURE(ReadWorkloadSymbols(&symbol));
-  const uint64_t base = 0x555555554000;
-  auto at = [&](const char* f) { return base + symbol[f] + 4; };
-  testing::PerfDataWriter perf;
-  const size_t clock = perf.AddEvent("task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-                                     4000, /*freq=*/true);
-  const size_t embedded = perf.AddEvent("offcpu-time", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
-                                        1, /*freq=*/true, /*raw=*/true);
-  const uint64_t t0 = 5'000'000'000;
-  perf.Comm(4242, 4242, "tprof_off_cpu", t0);
-  perf.Mmap(4242, base, std::filesystem::file_size(kWorkload) + 0x1000, 0, kWorkload, t0);
-  perf.Comm(4242, 4243, "tprof_off_cpu", t0);
-  for (int i = 0; i < 40; ++i)  // 10 ms in spin
-    perf.Sample(clock, 4242, 4242, t0 + 250'000 * (i + 1), 250'000, {at("spin"), at("main")});
+  PerfOffCpuFile recording;
+  ASSERT_NO_FATAL_FAILURE(recording.Begin(/*raw=*/true));
+  testing::PerfDataWriter& perf = recording.perf;
+  const size_t embedded = recording.off_cpu;
+  const uint64_t t0 = PerfOffCpuFile::kT0;
+  auto at = [&](const char* f) { return recording.At(f); };
   // The BPF output: the thread word, nanoseconds off the CPU, the user stack, cgroup 0. perf's
   // BPF program writes the word of a wait during the run as (u64)tgid << 32 | thread
   // (off_cpu_dump); perf's sums after the run as (u64)thread << 32 | tgid (off_cpu_write).

@@ -44,6 +44,12 @@ class NmSymbols {
     }
   }
 
+  // The link-time address of the sized code symbol `name`; 0 when there is none.
+  uint64_t Start(const std::string& name) const {
+    for (const Symbol& s : symbols_)
+      if (s.name == name) return s.start;
+    return 0;
+  }
   // The sized code symbol holding the link-time address `address`; empty when none does.
   std::string At(uint64_t address) const {
     for (const Symbol& s : symbols_)
