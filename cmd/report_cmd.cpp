@@ -378,10 +378,10 @@ class ReportCommand : public Subcommand {
   }
   // --- end of report table options ---
 
-  // What one run writes: each view writes alone (a flame graph page; the stack exports, which go
-  // together in one pass; annotate's listing; the table or --callers/--callees, which --json and
-  // --csv format), so asking for two is a usage error, never a silently dropped output.
-  enum class ReportView { kTable, kFlameGraph, kStackExports, kAnnotate };
+  // What one run writes: each view writes alone (a flame graph page; the exports, which go
+  // together in one pass, except --folded and --annotate; the table or --callers/--callees, which
+  // --json and --csv format), so asking for two is a usage error, never a silently dropped output.
+  enum class ReportView { kTable, kFlameGraph, kExports };
 
   Result<ReportView> ChosenView() const {
     std::vector<std::string> asked;
@@ -408,7 +408,7 @@ class ReportCommand : public Subcommand {
     if (exports_.requested()) {
       for (const char* view : {"--callers", "--callees", "--json", "--csv"})
         if (has(view)) return conflict(asked.front(), view);
-      return exports_.annotate.empty() ? ReportView::kStackExports : ReportView::kAnnotate;
+      return ReportView::kExports;
     }
     return ReportView::kTable;
   }

@@ -85,7 +85,8 @@ void AnnotateOne(const InstructionProfile& profile, const FunctionAnnotation& an
         << Printf(" %16llx: %s %s\n", static_cast<unsigned long long>(insn.address),
                   insn.mnemonic.c_str(), insn.operands.c_str());
   }
-  if (annotation.any_outside)
+  if (std::any_of(annotation.outside.samples.begin(), annotation.outside.samples.end(),
+                  [](uint64_t s) { return s != 0; }))
     out << CountColumns(shown, &annotation.outside.period, &annotation.outside.samples,
                         profile.total_period)
         << " (pcs outside the symbol's range)\n";

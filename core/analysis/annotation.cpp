@@ -36,7 +36,6 @@ FunctionAnnotation AnnotateFunction(const FunctionSamples& function, size_t even
         for (size_t e = 0; e < period.size(); ++e) {
           a.outside.period[e] += period[e];
           a.outside.samples[e] += samples[e];
-          a.any_outside |= samples[e] != 0;
         }
         continue;
       }

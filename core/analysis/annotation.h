@@ -23,9 +23,8 @@ struct FunctionAnnotation {
   CodeListing listing;
   // By instruction address; by sampled key (file offset or address) when there is no listing.
   std::map<uint64_t, InstructionCounts> counts;
-  // Samples at pcs outside the symbol's range (a listing only); `any_outside` when there are.
+  // Samples at pcs outside the symbol's range (a listing only).
   InstructionCounts outside;
-  bool any_outside = false;
 };
 
 // Places `function`'s samples on the instructions of `listing` (each pc on the instruction that
