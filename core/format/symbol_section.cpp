@@ -1,6 +1,7 @@
 #include "core/format/symbol_section.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <utility>
 
@@ -70,7 +71,7 @@ SymbolTable::Module& SymbolTable::ModuleOf(const std::string& name, const std::s
   key.push_back('\0');
   key += build_id;
   auto [it, inserted] = module_index_.try_emplace(std::move(key), modules_.size());
-  if (inserted) modules_.push_back({name, build_id, {}, {}});
+  if (inserted) modules_.push_back({name, build_id, {}, {}, {}, 0});
   return modules_[it->second];
 }
 
@@ -97,10 +98,36 @@ const ResolvedFrame* SymbolTable::FindAt(int64_t module, uint64_t offset) const 
   return module < 0 ? nullptr : FindIn(modules_[static_cast<size_t>(module)], offset);
 }
 
+std::span<SymbolTable::Pending> SymbolTable::PendingNear(Module& module, uint64_t offset) {
+  std::vector<Pending>& pending = module.pending;
+  if (pending.size() < 64) return pending;
+  const uint64_t first = pending.front().offset;
+  if (module.bucket_start.empty()) {
+    // About two entries per bucket when offsets spread evenly; where they cluster, a bucket
+    // holds more and is binary-searched like the whole table was.
+    const uint64_t span = pending.back().offset - first;
+    const unsigned width = std::bit_width(span);
+    const unsigned buckets_log2 = std::bit_width(pending.size() / 2);
+    module.bucket_shift = width > buckets_log2 ? width - buckets_log2 : 0;
+    module.bucket_start.assign((span >> module.bucket_shift) + 2, 0);
+    size_t entry = 0;
+    for (size_t b = 0; b < module.bucket_start.size(); ++b) {
+      while (entry < pending.size() && (pending[entry].offset - first) >> module.bucket_shift < b)
+        ++entry;
+      module.bucket_start[b] = static_cast<uint32_t>(entry);
+    }
+  }
+  if (offset < first || offset > pending.back().offset) return {};
+  const uint64_t b = (offset - first) >> module.bucket_shift;
+  return std::span<Pending>(pending).subspan(module.bucket_start[b],
+                                             module.bucket_start[b + 1] - module.bucket_start[b]);
+}
+
 const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
-  auto p = std::lower_bound(module.pending.begin(), module.pending.end(), offset,
+  const std::span<Pending> near = PendingNear(module, offset);
+  auto p = std::lower_bound(near.begin(), near.end(), offset,
                             [](const Pending& e, uint64_t o) { return e.offset < o; });
-  if (p != module.pending.end() && p->offset == offset) {
+  if (p != near.end() && p->offset == offset) {
     if (!p->frame) p->frame = Build(module, *p);
     return p->frame;
   }
@@ -267,6 +294,7 @@ Status SymbolTable::Decode(std::string&& bytes) {
   entries_.reserve(entries_.size() + entries.size());
   for (const auto& [module_index, pending] : entries) {
     Module& module = modules_[module_index];
+    module.bucket_start.clear();
     if (module.pending.empty() || module.pending.back().offset < pending.offset) {
       module.pending.push_back(pending);  // the encoder writes offsets in order: the usual case
       entries_.emplace_back(module_index, pending.offset);

@@ -89,7 +89,15 @@ class SymbolTable {
     // function resolve alike, so the table holds a frame per distinct answer, not per address.
     absl::flat_hash_map<uint64_t, const ResolvedFrame*> frames;
     std::vector<Pending> pending;  // sorted by offset
+    // Where to search `pending` for an offset: the entries of bucket b, a slice of the offset
+    // range, start at bucket_start[b]. A report looks up hundreds of thousands of addresses in
+    // tables of about as many entries, and a binary search over all of them misses the cache
+    // at nearly every step. Built on the first lookup after `pending` changed; empty until then.
+    std::vector<uint32_t> bucket_start;
+    unsigned bucket_shift = 0;  // bucket of an offset: (offset - first) >> bucket_shift
   };
+  // The entries of `module.pending` that may hold `offset` (see Module::bucket_start).
+  static std::span<Pending> PendingNear(Module& module, uint64_t offset);
   Module& ModuleOf(const std::string& name, const std::string& build_id);
   // The entry at `offset`, built from its payload when it is pending; null when there is none.
   const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;

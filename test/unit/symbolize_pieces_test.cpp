@@ -361,6 +361,37 @@ TEST(SymbolSection, RoundTripsAndSplits) {
   EXPECT_EQ(miss.function, "[prog+0x1008]");
 }
 
+// Lookups search a module's entries through an index of offset ranges; offsets that cluster
+// (a few hot functions far apart, the kernel's addresses) and ones between or beyond the entries
+// must find exactly what was added, in tables added to by several payloads.
+TEST(SymbolSection, LookupsFindEveryEntryAndNothingElseWhereverOffsetsCluster) {
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < 300; ++i) offsets.push_back(0x1000 + 4 * i);              // dense
+  for (uint64_t i = 0; i < 40; ++i) offsets.push_back(0x9000000 + 0x1000 * i);       // sparse
+  for (uint64_t i = 0; i < 300; ++i) offsets.push_back(0xffffffff81000000 + 2 * i);  // far away
+  SymbolTable first, second;
+  for (size_t i = 0; i < offsets.size(); ++i)
+    (i % 3 == 0 ? second : first)
+        .Add({"/usr/bin/prog", "", offsets[i]}, SampleFrame("f" + std::to_string(i), false));
+  SymbolTable decoded;
+  for (const SymbolTable* t : {&first, &second})
+    for (const std::string& p : t->Encode(/*max_payload_bytes=*/1500)) {
+      ASSERT_TRUE(decoded.Decode(p).ok());
+      // Looked up between payloads too: an index built now must not outlive the next payload.
+      EXPECT_NE(decoded.Find({"/usr/bin/prog", "", offsets[1]}), nullptr);
+    }
+  ASSERT_EQ(decoded.size(), offsets.size());
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const ResolvedFrame* f = decoded.Find({"/usr/bin/prog", "", offsets[i]});
+    ASSERT_NE(f, nullptr) << std::hex << offsets[i];
+    EXPECT_EQ(f->function, "f" + std::to_string(i));
+  }
+  for (uint64_t miss : {uint64_t{0}, uint64_t{0xfff}, uint64_t{0x1002}, uint64_t{0x8fff000},
+                        uint64_t{0x9000001}, uint64_t{0xffffffff80ffffff},
+                        uint64_t{0xffffffff81000001}, uint64_t{0xffffffff81000258}, UINT64_MAX})
+    EXPECT_EQ(decoded.Find({"/usr/bin/prog", "", miss}), nullptr) << std::hex << miss;
+}
+
 // Names each address after itself, and notes which threads asked.
 class AddressNamer : public FrameResolver {
  public:
