@@ -13,6 +13,7 @@
 #include "core/format/format_spec.h"
 #include "core/format/profile_json.h"
 #include "core/format/record_codec.h"
+#include "core/model/record_batch.h"
 #include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
@@ -217,14 +218,18 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
     void OnLost(const LostRecord& r) override { inner.OnLost(r); }
     void OnThrottle(const ThrottleRecord& r) override { inner.OnThrottle(r); }
   } counting(visitor);
+  // This thread inflates and decodes while the visitor works through the records before on a
+  // thread of its own. Records before a malformed one still reach the visitor, as they would
+  // decoding in line.
+  BackgroundReplay replay(counting);
 
   auto walk = WalkChunks(
       bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
         if (header.kind != format::ChunkKind::kRecords) return true;  // other kinds read elsewhere
         auto raw = decompressor.Decompress(header, stored);
         if (!raw.ok()) return raw.error();
-        auto decoded = decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()),
-                                           raw->size(), counting);
+        auto decoded =
+            decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()), raw->size(), replay);
         if (!decoded.ok()) return decoded.error();
         if (decoded.value() != header.record_count)
           return Error("holds " + std::to_string(decoded.value()) + " records, its header says " +
@@ -232,6 +237,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
         summary.records_read += decoded.value();
         return true;
       });
+  replay.Finish();
   if (!walk.ok()) return walk.error();
   summary.complete = walk->complete;
   summary.chunks_read = walk->chunks;

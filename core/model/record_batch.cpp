@@ -1,0 +1,102 @@
+#include "core/model/record_batch.h"
+
+namespace tprof {
+
+size_t RecordBatch::OnSample(const Sample& sample) {
+  order_.emplace_back(Kind::kSample, static_cast<uint32_t>(samples_used_));
+  if (samples_used_ == samples_.size())
+    samples_.push_back(sample);
+  else
+    samples_[samples_used_] = sample;  // copy-assignment keeps the slot's room
+  ++samples_used_;
+  return order_.size();
+}
+
+void RecordBatch::Replay(RecordVisitor& visitor) const {
+  for (const auto& [kind, index] : order_) {
+    switch (kind) {
+      case Kind::kSample:
+        visitor.OnSample(samples_[index]);
+        break;
+      case Kind::kMmap:
+        visitor.OnMmap(mmaps_[index]);
+        break;
+      case Kind::kComm:
+        visitor.OnComm(comms_[index]);
+        break;
+      case Kind::kTask:
+        visitor.OnTask(tasks_[index]);
+        break;
+      case Kind::kLost:
+        visitor.OnLost(losts_[index]);
+        break;
+      case Kind::kThrottle:
+        visitor.OnThrottle(throttles_[index]);
+        break;
+    }
+  }
+}
+
+void RecordBatch::Clear() {
+  order_.clear();
+  samples_used_ = 0;
+  mmaps_.clear();
+  comms_.clear();
+  tasks_.clear();
+  losts_.clear();
+  throttles_.clear();
+}
+
+BackgroundReplay::BackgroundReplay(RecordVisitor& visitor, size_t batch_records, size_t batches)
+    : visitor_(visitor), batch_records_(batch_records), batches_(batches < 2 ? 2 : batches) {
+  for (RecordBatch& b : batches_) free_.push_back(&b);
+  thread_ = std::thread([this] { Work(); });
+}
+
+RecordBatch& BackgroundReplay::Filling() {
+  if (!filling_) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return !free_.empty(); });
+    filling_ = free_.front();
+    free_.pop_front();
+  }
+  return *filling_;
+}
+
+void BackgroundReplay::HandOver() {
+  if (!filling_ || filling_->empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::exchange(filling_, nullptr));
+  }
+  changed_.notify_all();
+}
+
+void BackgroundReplay::Finish() {
+  if (!thread_.joinable()) return;
+  HandOver();
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void BackgroundReplay::Work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // done, and nothing left
+    RecordBatch* batch = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    batch->Replay(visitor_);
+    batch->Clear();
+    lock.lock();
+    free_.push_back(batch);
+    changed_.notify_all();
+  }
+}
+
+}  // namespace tprof

@@ -1,0 +1,127 @@
+#include "core/model/record_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tprof {
+namespace {
+
+// Writes down every record it sees, and on which thread.
+class RecordLog : public RecordVisitor {
+ public:
+  void OnSample(const Sample& s) override {
+    std::string line = "sample " + std::to_string(s.time) + " " + std::to_string(s.pid) + " " +
+                       std::to_string(s.ip) + " chain";
+    for (uint64_t a : s.callchain) line += " " + std::to_string(a);
+    line += " values";
+    for (uint64_t v : s.counter_values) line += " " + std::to_string(v);
+    line += " stack " + s.user_stack;
+    Note(line);
+  }
+  void OnMmap(const MmapRecord& r) override {
+    Note("mmap " + std::to_string(r.start) + " " + r.filename);
+  }
+  void OnComm(const CommRecord& r) override {
+    Note("comm " + std::to_string(r.tid) + " " + r.comm);
+  }
+  void OnTask(const TaskRecord& r) override {
+    Note("task " + std::to_string(r.tid) + (r.is_exit ? " exit" : " fork"));
+  }
+  void OnLost(const LostRecord& r) override { Note("lost " + std::to_string(r.lost)); }
+  void OnThrottle(const ThrottleRecord& r) override { Note("throttle " + std::to_string(r.time)); }
+
+  std::vector<std::string> lines;
+  std::set<std::thread::id> threads;
+
+ private:
+  void Note(std::string line) {
+    threads.insert(std::this_thread::get_id());
+    lines.push_back(std::move(line));
+  }
+};
+
+// Every kind of record, samples whose callchains, counter values and stack copies grow and
+// shrink from one to the next (a reused slot must hold exactly the new sample's).
+void Feed(RecordVisitor& v, int records) {
+  for (int i = 0; i < records; ++i) {
+    switch (i % 9) {
+      case 0: {
+        MmapRecord m;
+        m.start = 0x1000u * i;
+        m.filename = "/lib/m" + std::to_string(i);
+        v.OnMmap(m);
+        break;
+      }
+      case 1: {
+        CommRecord c;
+        c.tid = i;
+        c.comm = "t" + std::to_string(i);
+        v.OnComm(c);
+        break;
+      }
+      case 2: {
+        TaskRecord t;
+        t.tid = i;
+        t.is_exit = i % 2;
+        v.OnTask(t);
+        break;
+      }
+      case 3: {
+        LostRecord l;
+        l.lost = i;
+        v.OnLost(l);
+        break;
+      }
+      case 4: {
+        ThrottleRecord t;
+        t.time = i;
+        v.OnThrottle(t);
+        break;
+      }
+      default: {
+        Sample s;
+        s.time = i;
+        s.pid = i % 7;
+        s.ip = 0x400000 + i;
+        for (int f = 0; f < (i * 7) % 23; ++f) s.callchain.push_back(0x500000 + i + f);
+        for (int c = 0; c < i % 3; ++c) s.counter_values.push_back(i * 10 + c);
+        s.user_stack = std::string(i % 5, 'x');
+        v.OnSample(s);
+      }
+    }
+  }
+}
+
+TEST(BackgroundReplay, ReplaysEveryRecordInOrderOnOneOtherThread) {
+  RecordLog direct;
+  Feed(direct, 5000);
+  RecordLog replayed;
+  {
+    BackgroundReplay replay(replayed, /*batch_records=*/64, /*batches=*/3);
+    Feed(replay, 5000);
+    replay.Finish();
+    replay.Finish();  // idempotent
+  }
+  ASSERT_EQ(replayed.lines.size(), direct.lines.size());
+  EXPECT_EQ(replayed.lines, direct.lines);
+  ASSERT_EQ(replayed.threads.size(), 1u);
+  EXPECT_NE(*replayed.threads.begin(), std::this_thread::get_id());
+}
+
+TEST(BackgroundReplay, DestroyingWithoutFinishStillDeliversEverything) {
+  RecordLog replayed;
+  {
+    BackgroundReplay replay(replayed, 100, 2);
+    Feed(replay, 1001);
+  }
+  RecordLog direct;
+  Feed(direct, 1001);
+  EXPECT_EQ(replayed.lines, direct.lines);
+}
+
+}  // namespace
+}  // namespace tprof
