@@ -209,26 +209,32 @@ bool IsThreadKey(SortKey k) {
   return k == SortKey::kComm || k == SortKey::kPid || k == SortKey::kTid;
 }
 
-// A sort key's value for a sample of thread `comm` whose function is the one at `level` of
-// `frame`.
-std::string SortValue(SortKey k, const Sample& sample, const std::string& comm,
-                      const FunctionAttribution& attribution, const ResolvedFrame& frame,
-                      uint32_t level) {
+// Appends a sort key's value for a sample of thread `comm` whose function is the one at `level`
+// of `frame` to `out`. (Appending rather than returning: every new address of a report builds
+// its row's key, and copying function names into temporaries was much of that.)
+void AppendSortValue(std::string& out, SortKey k, const Sample& sample, const std::string& comm,
+                     const FunctionAttribution& attribution, const ResolvedFrame& frame,
+                     uint32_t level) {
   switch (k) {
     case SortKey::kSymbol:
-      return attribution.Name(frame, level);
+      out += attribution.Name(frame, level);
+      return;
     case SortKey::kDso:
-      return frame.module;
+      out += frame.module;
+      return;
     case SortKey::kComm:
-      return comm;
+      out += comm;
+      return;
     case SortKey::kPid:
-      return std::to_string(sample.pid);
+      out += std::to_string(sample.pid);
+      return;
     case SortKey::kTid:
-      return std::to_string(sample.tid);
+      out += std::to_string(sample.tid);
+      return;
     case SortKey::kSrcline:
-      return attribution.SourceLine(frame, level);
+      out += attribution.SourceLine(frame, level);
+      return;
   }
-  return {};
 }
 
 }  // namespace
@@ -242,7 +248,7 @@ const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sam
   static const ResolvedFrame kNoFrame;  // thread keys do not look at the frame
   std::string part;
   for (SortKey k : table_.sort) {
-    if (IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, kNoFrame, 0);
+    if (IsThreadKey(k)) AppendSortValue(part, k, sample, thread.comm, attribution_, kNoFrame, 0);
     part.push_back('\x1f');
   }
   thread.part =
@@ -254,21 +260,25 @@ uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
                                    const ResolvedFrame& frame, uint32_t level) {
   auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level}, 0);
   if (new_frame) {
-    std::string part;
+    std::string& part = part_buffer_;
+    part.clear();
     for (SortKey k : table_.sort) {
-      if (!IsThreadKey(k)) part += SortValue(k, sample, thread.comm, attribution_, frame, level);
+      if (!IsThreadKey(k))
+        AppendSortValue(part, k, sample, thread.comm, attribution_, frame, level);
       part.push_back('\x1f');
     }
-    part_it->second =
-        frame_part_ids_.try_emplace(part, static_cast<uint32_t>(frame_part_ids_.size()))
-            .first->second;
+    auto found = frame_part_ids_.find(part);
+    if (found == frame_part_ids_.end())
+      found = frame_part_ids_.emplace(part, static_cast<uint32_t>(frame_part_ids_.size())).first;
+    part_it->second = found->second;
   }
   auto [key_it, new_key] = key_ids_.try_emplace(uint64_t{thread.part} << 32 | part_it->second,
                                                 static_cast<uint32_t>(keys_.size()));
   if (new_key) {
     Key key;
     for (SortKey k : table_.sort) {
-      key.values.push_back(SortValue(k, sample, thread.comm, attribution_, frame, level));
+      AppendSortValue(key.values.emplace_back(), k, sample, thread.comm, attribution_, frame,
+                      level);
       key.joined += key.values.back();
       key.joined.push_back('\x1f');
     }

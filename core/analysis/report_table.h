@@ -253,6 +253,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
   absl::flat_hash_map<std::pair<const ResolvedFrame*, uint32_t>, uint32_t> frame_parts_;
   absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
+  std::string part_buffer_;                          // KeyOf's, reused
   absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
   std::vector<Key> keys_;
   std::vector<int64_t> row_of_key_;   // -1: no row yet
