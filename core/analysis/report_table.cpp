@@ -178,31 +178,6 @@ Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
       std::move(events), resolver, std::move(sort), std::move(selector).value(), inline_mode));
 }
 
-ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                                       std::vector<SortKey> sort, SampleSelector selector,
-                                       InlineMode inline_mode)
-    : attribution_(inline_mode),
-      frames_(resolver, space()),
-      selector_(std::move(selector)),
-      tally_(events.size()) {
-  table_.events = std::move(events);
-  table_.sort = std::move(sort);
-  table_.inline_mode = inline_mode;
-  table_.total_period.assign(table_.events.size(), 0);
-  table_.total_samples.assign(table_.events.size(), 0);
-  group_of_leader_.assign(table_.events.size(), -1);
-  for (size_t e = 0; e < table_.events.size(); ++e) {
-    if (!IsReadGroupLeader(table_.events, e)) continue;
-    ReadGroup group;
-    group.leader = static_cast<uint32_t>(e);
-    group.members = table_.events[e].group_members;
-    group_of_leader_[e] = static_cast<int>(table_.groups.size());
-    table_.groups.push_back(std::move(group));
-    attributors_.push_back(std::make_unique<WindowAttributor>(table_.events[e].group_members.size(),
-                                                              table_.events[e].hf_sample_period));
-  }
-}
-
 namespace {
 
 bool IsThreadKey(SortKey k) {
@@ -237,32 +212,48 @@ void AppendSortValue(std::string& out, SortKey k, const Sample& sample, const st
   }
 }
 
+// The sort keys' thread-dependent values of a sample of thread `comm`, joined: what its rows
+// share with every other sample of threads alike.
+std::string ThreadPart(const std::vector<SortKey>& sort, const Sample& sample,
+                       const std::string& comm) {
+  static const FunctionAttribution kNoAttribution;  // thread keys do not look at the frame
+  static const ResolvedFrame kNoFrame;
+  std::string part;
+  for (SortKey k : sort) {
+    if (IsThreadKey(k)) AppendSortValue(part, k, sample, comm, kNoAttribution, kNoFrame, 0);
+    part.push_back('\x1f');
+  }
+  return part;
+}
+
 }  // namespace
 
-const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
+StackRowResolver::StackRowResolver(FrameResolver& resolver, std::vector<SortKey> sort,
+                                   SampleSelector selector, InlineMode inline_mode)
+    : sort_(std::move(sort)),
+      attribution_(inline_mode),
+      frames_(resolver, space()),
+      selector_(std::move(selector)) {}
+
+const StackRowResolver::Thread& StackRowResolver::ThreadOf(const Sample& sample) {
   auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
   Thread& thread = it->second;
   if (!inserted) return thread;
   thread.comm = space().ThreadName(sample.pid, sample.tid);
-  thread.matches = selector_.ThreadMatches(sample, thread.comm);
-  static const ResolvedFrame kNoFrame;  // thread keys do not look at the frame
-  std::string part;
-  for (SortKey k : table_.sort) {
-    if (IsThreadKey(k)) AppendSortValue(part, k, sample, thread.comm, attribution_, kNoFrame, 0);
-    part.push_back('\x1f');
-  }
-  thread.part =
-      thread_parts_.try_emplace(part, static_cast<uint32_t>(thread_parts_.size())).first->second;
+  thread.part = thread_parts_
+                    .try_emplace(ThreadPart(sort_, sample, thread.comm),
+                                 static_cast<uint32_t>(thread_parts_.size()))
+                    .first->second;
   return thread;
 }
 
-uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
-                                   const ResolvedFrame& frame, uint32_t level) {
+uint32_t StackRowResolver::KeyOf(const Sample& sample, const Thread& thread,
+                                 const ResolvedFrame& frame, uint32_t level) {
   auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level}, 0);
   if (new_frame) {
     std::string& part = part_buffer_;
     part.clear();
-    for (SortKey k : table_.sort) {
+    for (SortKey k : sort_) {
       if (!IsThreadKey(k))
         AppendSortValue(part, k, sample, thread.comm, attribution_, frame, level);
       part.push_back('\x1f');
@@ -276,20 +267,24 @@ uint32_t ReportTableBuilder::KeyOf(const Sample& sample, const Thread& thread,
                                                 static_cast<uint32_t>(keys_.size()));
   if (new_key) {
     Key key;
-    for (SortKey k : table_.sort) {
+    for (SortKey k : sort_) {
       AppendSortValue(key.values.emplace_back(), k, sample, thread.comm, attribution_, frame,
                       level);
       key.joined += key.values.back();
       key.joined.push_back('\x1f');
     }
     keys_.push_back(std::move(key));
-    row_of_key_.push_back(-1);
   }
   return key_it->second;
 }
 
-void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread,
-                                      AddressSpace::Generation generation) {
+uint32_t StackRowResolver::LeafKey(const Sample& sample) {
+  return KeyOf(sample, ThreadOf(sample), frames_.Leaf(sample), 0);
+}
+
+void StackRowResolver::OnSample(const Sample& sample) {
+  const Thread& thread = ThreadOf(sample);
+  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   StackKeys stack;
   const ResolvedFrame& leaf = frames_.Leaf(sample);
   stack.leaf = KeyOf(sample, thread, leaf, 0);
@@ -336,11 +331,50 @@ void ReportTableBuilder::ResolveStack(const Sample& sample, const Thread& thread
   stack_keys_.push_back(stack);
 }
 
+ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                                       std::vector<SortKey> sort, SampleSelector selector,
+                                       InlineMode inline_mode)
+    : selector_(selector), tally_(events.size()), rows_(resolver, sort, selector, inline_mode) {
+  table_.events = std::move(events);
+  table_.sort = std::move(sort);
+  table_.inline_mode = inline_mode;
+  table_.total_period.assign(table_.events.size(), 0);
+  table_.total_samples.assign(table_.events.size(), 0);
+  group_of_leader_.assign(table_.events.size(), -1);
+  for (size_t e = 0; e < table_.events.size(); ++e) {
+    if (!IsReadGroupLeader(table_.events, e)) continue;
+    ReadGroup group;
+    group.leader = static_cast<uint32_t>(e);
+    group.members = table_.events[e].group_members;
+    group_of_leader_[e] = static_cast<int>(table_.groups.size());
+    table_.groups.push_back(std::move(group));
+    attributors_.push_back(std::make_unique<WindowAttributor>(table_.events[e].group_members.size(),
+                                                              table_.events[e].hf_sample_period));
+  }
+  // Read groups credit each sample's window to its row as it comes; without them the rows of
+  // the stacks are only needed at Finish.
+  if (attributors_.empty()) rows_thread_ = std::make_unique<BackgroundReplay>(rows_);
+  to_rows_ = rows_thread_ ? static_cast<RecordVisitor*>(rows_thread_.get()) : &rows_;
+}
+
+const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
+  auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
+  Thread& thread = it->second;
+  if (!inserted) return thread;
+  const std::string comm = space().ThreadName(sample.pid, sample.tid);
+  thread.matches = selector_.ThreadMatches(sample, comm);
+  thread.part = thread_parts_
+                    .try_emplace(ThreadPart(table_.sort, sample, comm),
+                                 static_cast<uint32_t>(thread_parts_.size()))
+                    .first->second;
+  return thread;
+}
+
 ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
   if (row_of_key_[key] < 0) {
     row_of_key_[key] = static_cast<int64_t>(table_.rows.size());
     ReportRow row;
-    row.keys = keys_[key].values;
+    row.keys = rows_.keys()[key].values;
     const size_t n = table_.events.size();
     row.self_period.assign(n, 0);
     row.self_samples.assign(n, 0);
@@ -355,6 +389,21 @@ ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
     table_.rows.push_back(std::move(row));
   }
   return table_.rows[static_cast<size_t>(row_of_key_[key])];
+}
+
+void ReportTableBuilder::OnMmap(const MmapRecord& r) {
+  ProcessTrackingVisitor::OnMmap(r);
+  to_rows_->OnMmap(r);
+}
+
+void ReportTableBuilder::OnComm(const CommRecord& r) {
+  ProcessTrackingVisitor::OnComm(r);
+  to_rows_->OnComm(r);
+}
+
+void ReportTableBuilder::OnTask(const TaskRecord& r) {
+  ProcessTrackingVisitor::OnTask(r);
+  to_rows_->OnTask(r);
 }
 
 void ReportTableBuilder::OnSample(const Sample& sample) {
@@ -374,15 +423,15 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
     // filtered-out sample between two samples of one row still ends a window.
     if (group_of_leader_[e] >= 0)
       attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
-          sample, keys_[KeyOf(sample, thread, frames_.Leaf(sample), 0)].joined);
+          sample, rows_.keys()[rows_.LeafKey(sample)].joined);
     return;
   }
   const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   auto [stack, first] = tally_.Add(sample, thread.part, generation);
-  if (first) ResolveStack(sample, thread, generation);
-  if (group_of_leader_[e] >= 0)
+  if (first) to_rows_->OnSample(sample);
+  if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
-        sample, keys_[stack_keys_[stack].leaf].joined);
+        sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);
 }
 
 void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
@@ -391,10 +440,16 @@ void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
 }
 
 ReportTable ReportTableBuilder::Finish() {
+  if (rows_thread_) rows_thread_->Finish();
+  row_of_key_.assign(rows_.keys().size(), -1);
+  const std::vector<StackRowResolver::StackKeys>& stacks = rows_.stacks();
+  const std::vector<StackRowResolver::KeyRange>& callers_of = rows_.callers();
+  const std::vector<uint32_t>& caller_keys = rows_.caller_keys();
+  const std::vector<uint32_t>& first_keys = rows_.first_keys();
   // Each distinct stack's tallies go to its leaf's row (self) and to every row on its chain
   // (total).
-  for (uint32_t s = 0; s < stack_keys_.size(); ++s) {
-    const StackKeys& stack = stack_keys_[s];
+  for (uint32_t s = 0; s < stacks.size(); ++s) {
+    const StackRowResolver::StackKeys& stack = stacks[s];
     for (size_t e = 0; e < table_.events.size(); ++e) {
       const uint64_t samples = tally_.samples(s, e);
       if (samples == 0) continue;
@@ -411,14 +466,15 @@ ReportTable ReportTableBuilder::Finish() {
         row.total_period[e] += period;
         row.total_samples[e] += samples;
       };
-      const KeyRange callers = callers_[stack.callers];
-      for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys_[k]);
-      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) add_total(first_keys_[k]);
+      const StackRowResolver::KeyRange callers = callers_of[stack.callers];
+      for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys[k]);
+      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) add_total(first_keys[k]);
     }
   }
   std::unordered_map<std::string, uint32_t> key_of_joined;
   if (!table_.groups.empty())
-    for (uint32_t k = 0; k < keys_.size(); ++k) key_of_joined.emplace(keys_[k].joined, k);
+    for (uint32_t k = 0; k < rows_.keys().size(); ++k)
+      key_of_joined.emplace(rows_.keys()[k].joined, k);
   for (size_t g = 0; g < table_.groups.size(); ++g) {
     const WindowAttributor& a = *attributors_[g];
     table_.groups[g].windows_credited = a.windows_credited();

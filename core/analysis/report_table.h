@@ -23,6 +23,7 @@
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
+#include "core/model/record_batch.h"
 #include "core/model/stack_tally.h"
 
 namespace tprof {
@@ -186,64 +187,59 @@ class SampleSelectingVisitor : public ForwardingVisitor {
   uint64_t kept_ = 0;
 };
 
-class ReportTableBuilder : public ProcessTrackingVisitor {
+// What each distinct stack of a report counts toward: its leaf's row for Self% and, for Total%,
+// the distinct rows of the functions on its chain that the filters keep (every function of each
+// frame, inlined ones included, each once): its callers' (shared by every stack with the same
+// callers) and its first frame's that are not already there. Resolving a stack's frames is most
+// of a report's work, and it is needed once per distinct stack, so it can run on a thread of
+// its own beside the tally: it is fed every mapping, name and task record in order, but of the
+// samples only the first of each distinct stack, in the tally's order (its n-th sample is
+// stack n).
+class StackRowResolver : public ProcessTrackingVisitor {
  public:
-  // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
-  static Result<std::unique_ptr<ReportTableBuilder>> Create(
-      std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
-      const SampleFilter& filter, uint64_t start_timestamp,
-      InlineMode inline_mode = InlineMode::kInnermost);
+  StackRowResolver(FrameResolver& resolver, std::vector<SortKey> sort, SampleSelector selector,
+                   InlineMode inline_mode);
 
+  // The first sample of the next stack.
   void OnSample(const Sample& sample) override;
-  void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
-  void OnThrottle(const ThrottleRecord& r) override;
+  // The key of `sample`'s leaf function (for a sample the tally skips; the caller's thread).
+  uint32_t LeafKey(const Sample& sample);
 
-  ReportTable Finish();
-
- private:
-  void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
-  ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
-                     std::vector<SortKey> sort, SampleSelector selector, InlineMode inline_mode);
-
-  // What rows a thread's samples go to: the sort keys' thread-dependent values (comm, pid, tid)
-  // as one id, and whether the thread filters keep its samples.
-  struct Thread {
-    std::string comm;
-    uint32_t part = 0;
-    bool matches = true;
-  };
   // A row key: one value per sort key, interned from a thread part and a frame part.
   struct Key {
     std::vector<std::string> values;
     std::string joined;  // values joined, as WindowAttributor names rows
   };
-  // What a distinct stack counts toward (see StackTally): its leaf's key for Self% and, for
-  // Total%, the distinct keys of the functions on its chain that the filters keep (every
-  // function of each frame, inlined ones included, each once): its callers' (shared by every
-  // stack with the same callers) and its first frame's that are not already there.
   struct KeyRange {
-    uint32_t begin = 0, end = 0;  // into caller_keys_ or first_keys_
+    uint32_t begin = 0, end = 0;  // into caller_keys() or first_keys()
   };
   struct StackKeys {
     uint32_t leaf = 0;
     bool leaf_matches = false;
-    KeyRange first;        // into first_keys_
-    uint32_t callers = 0;  // index into callers_
+    KeyRange first;        // into first_keys()
+    uint32_t callers = 0;  // index into callers()
   };
+  const std::vector<StackKeys>& stacks() const { return stack_keys_; }
+  const std::vector<KeyRange>& callers() const { return callers_; }
+  const std::vector<uint32_t>& caller_keys() const { return caller_keys_; }
+  const std::vector<uint32_t>& first_keys() const { return first_keys_; }
+  const std::vector<Key>& keys() const { return keys_; }
 
+ private:
+  void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
+  struct Thread {
+    std::string comm;
+    uint32_t part = 0;
+  };
   const Thread& ThreadOf(const Sample& sample);
   // The key of the function at `level` of `frame` (see FunctionAttribution).
   uint32_t KeyOf(const Sample& sample, const Thread& thread, const ResolvedFrame& frame,
                  uint32_t level);
-  void ResolveStack(const Sample& sample, const Thread& thread,
-                    AddressSpace::Generation generation);
-  ReportRow& RowOf(uint32_t key);
 
-  ReportTable table_;
+  std::vector<SortKey> sort_;
   FunctionAttribution attribution_;
   SampleFrames frames_;
-  SampleSelector selector_;
-  StackTally tally_;
+  SampleSelector selector_;            // its frame filters
   std::vector<StackKeys> stack_keys_;  // by stack id
   StackInterner caller_ids_;
   std::vector<KeyRange> callers_;  // by caller id
@@ -256,6 +252,48 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   std::string part_buffer_;                          // KeyOf's, reused
   absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
   std::vector<Key> keys_;
+};
+
+class ReportTableBuilder : public ProcessTrackingVisitor {
+ public:
+  // `start_timestamp`: the profile's start on the record clock (0: the first sample's time).
+  static Result<std::unique_ptr<ReportTableBuilder>> Create(
+      std::vector<EventDesc> events, FrameResolver& resolver, std::vector<SortKey> sort,
+      const SampleFilter& filter, uint64_t start_timestamp,
+      InlineMode inline_mode = InlineMode::kInnermost);
+
+  void OnSample(const Sample& sample) override;
+  void OnMmap(const MmapRecord& r) override;
+  void OnComm(const CommRecord& r) override;
+  void OnTask(const TaskRecord& r) override;
+  void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
+  void OnThrottle(const ThrottleRecord& r) override;
+
+  ReportTable Finish();
+
+ private:
+  void OnThreadsChanged() override { threads_.clear(); }  // names may have changed
+  ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
+                     std::vector<SortKey> sort, SampleSelector selector, InlineMode inline_mode);
+
+  // What the tally needs of a thread: the sort keys' thread-dependent values (comm, pid, tid)
+  // as one id, and whether the thread filters keep its samples.
+  struct Thread {
+    uint32_t part = 0;
+    bool matches = true;
+  };
+  const Thread& ThreadOf(const Sample& sample);
+  ReportRow& RowOf(uint32_t key);
+
+  ReportTable table_;
+  SampleSelector selector_;
+  StackTally tally_;
+  absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
+  absl::flat_hash_map<std::string, uint32_t> thread_parts_;
+  StackRowResolver rows_;
+  // rows_ on a thread of its own, unless read groups need each sample's row as it comes.
+  std::unique_ptr<BackgroundReplay> rows_thread_;
+  RecordVisitor* to_rows_ = nullptr;  // rows_ or rows_thread_
   std::vector<int64_t> row_of_key_;   // -1: no row yet
   std::vector<int> group_of_leader_;  // per event: index into table_.groups
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
