@@ -165,15 +165,16 @@ OpenedProfile::OpenedProfile(const ProfileOpenOptions& options)
       locator_({options.symfs, options.binaries, BuildIdOfFile}),
       unwinder_(UnwinderOptions(options, locator_)),
       symbolizer_(SymbolizerOptionsFor(options, notes_)),
-      located_(symbolizer_, locator_) {}
+      located_(symbolizer_, locator_),
+      shared_live_(locator_.active() ? static_cast<FrameResolver&>(located_) : symbolizer_) {}
 
-FrameResolver& OpenedProfile::live_resolver() {
-  return locator_.active() ? static_cast<FrameResolver&>(located_) : symbolizer_;
-}
+FrameResolver& OpenedProfile::live_resolver() { return shared_live_; }
 
 FrameResolver& OpenedProfile::resolver() {
   FrameResolver* embedded = source_->embedded_frames();
-  return embedded ? *embedded : live_resolver();
+  if (!embedded) return live_resolver();
+  if (!shared_embedded_) shared_embedded_ = std::make_unique<SynchronizedFrameResolver>(*embedded);
+  return *shared_embedded_;
 }
 
 DwarfModule* OpenedProfile::OpenModule(const std::string& module, const std::string& build_id) {

@@ -95,6 +95,9 @@ class OpenedProfile {
   DwarfUnwinder unwinder_;
   Symbolizer symbolizer_;
   LocatingResolver located_;
+  // What resolver() and live_resolver() hand out: a report resolves on threads of its own.
+  SynchronizedFrameResolver shared_live_;
+  std::unique_ptr<SynchronizedFrameResolver> shared_embedded_;
   std::unique_ptr<ProfileSource> source_;
   std::unique_ptr<ProfileSource> reasons_;  // source_ with the off-cpu event split, when asked
   const OffCpuReasons* classified_off_cpu_ = nullptr;  // reasons_'s first pass

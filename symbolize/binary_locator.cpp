@@ -22,6 +22,7 @@ bool BinaryLocator::BuildIdsAgree(const std::string& recorded, const std::string
 
 const std::string& BinaryLocator::Locate(const std::string& recorded_path,
                                          const std::string& build_id) {
+  std::lock_guard lock(mutex_);  // (what it returns is a map node's: it stays where it is)
   std::string key = recorded_path + '\0' + build_id;
   auto it = located_.find(key);
   if (it != located_.end()) return it->second;

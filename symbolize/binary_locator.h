@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ class BinaryLocator {
  public:
   explicit BinaryLocator(BinarySearchOptions options) : options_(std::move(options)) {}
   bool active() const { return !options_.symfs.empty() || !options_.binaries.empty(); }
-  // The local file standing for `recorded_path`, or "" when none matches.
+  // The local file standing for `recorded_path`, or "" when none matches. Safe to call from
+  // several threads (the unwinder on the reading thread, symbols on a report's own).
   const std::string& Locate(const std::string& recorded_path, const std::string& build_id);
 
  private:
@@ -33,6 +35,7 @@ class BinaryLocator {
   std::string BuildIdOf(const std::string& path);
 
   BinarySearchOptions options_;
+  std::mutex mutex_;                            // guards the maps below
   std::map<std::string, std::string> located_;  // recorded path + build-id -> local path
   std::map<std::string, std::string> build_ids_;
 };

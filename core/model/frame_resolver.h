@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,34 @@ class FrameResolver {
   // per-address memo), for a caller that is done with them; later calls open them again.
   // Pointers from FindHeld are invalid afterwards.
   virtual void ReleaseModules() {}
+};
+
+// One resolver shared by visitors on different threads (a report resolves its stacks on a
+// thread of its own, beside visitors that resolve on the reading thread), one call at a time.
+// Frames from FindHeld need no lock once returned: the resolver holds them as long as it lives.
+class SynchronizedFrameResolver : public FrameResolver {
+ public:
+  explicit SynchronizedFrameResolver(FrameResolver& inner) : inner_(inner) {}
+  ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+    std::lock_guard lock(mutex_);
+    return inner_.Resolve(mapping, address);
+  }
+  ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    std::lock_guard lock(mutex_);
+    return inner_.ResolveInProcess(pid, mapping, address);
+  }
+  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override {
+    std::lock_guard lock(mutex_);
+    return inner_.FindHeld(pid, mapping, address);
+  }
+  void ReleaseModules() override {
+    std::lock_guard lock(mutex_);
+    inner_.ReleaseModules();
+  }
+
+ private:
+  FrameResolver& inner_;
+  std::mutex mutex_;
 };
 
 // Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.
