@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/base/file_bytes.h"
 #include "core/format/chunk.h"
@@ -199,7 +200,7 @@ Status ProfileReader::ReadHeader() {
   return Status::Ok();
 }
 
-Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
+Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting visiting) const {
   ReadSummary summary;
   summary.bytes_total = bytes_.size();
   ChunkDecompressor decompressor;
@@ -221,15 +222,17 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
   // This thread inflates and decodes while the visitor works through the records before on a
   // thread of its own. Records before a malformed one still reach the visitor, as they would
   // decoding in line.
-  BackgroundReplay replay(counting);
+  std::optional<BackgroundReplay> replay;
+  if (visiting == Visiting::kBesideDecoding) replay.emplace(counting);
+  RecordVisitor& decoded_to = replay ? static_cast<RecordVisitor&>(*replay) : counting;
 
   auto walk = WalkChunks(
       bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
         if (header.kind != format::ChunkKind::kRecords) return true;  // other kinds read elsewhere
         auto raw = decompressor.Decompress(header, stored);
         if (!raw.ok()) return raw.error();
-        auto decoded =
-            decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()), raw->size(), replay);
+        auto decoded = decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()),
+                                           raw->size(), decoded_to);
         if (!decoded.ok()) return decoded.error();
         if (decoded.value() != header.record_count)
           return Error("holds " + std::to_string(decoded.value()) + " records, its header says " +
@@ -237,7 +240,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor) const {
         summary.records_read += decoded.value();
         return true;
       });
-  replay.Finish();
+  if (replay) replay->Finish();
   if (!walk.ok()) return walk.error();
   summary.complete = walk->complete;
   summary.chunks_read = walk->chunks;

@@ -46,8 +46,16 @@ class ProfileReader {
   uint16_t major_version() const { return major_; }
   uint16_t minor_version() const { return minor_; }
 
-  // Streams every record to the visitor in file order.
-  Result<ReadSummary> ReadRecords(RecordVisitor& visitor) const;
+  // Where the visitor runs while the records are decoded.
+  enum class Visiting {
+    kBesideDecoding,  // on a thread of its own, records handed over in batches: faster
+    kOnThisThread,    // one thread and no batches in flight: for a recorder's steps after
+                      // the workload, whose peak memory is the recorder's
+  };
+  // Streams every record to the visitor in file order. The visitor's results may be read once
+  // this returns.
+  Result<ReadSummary> ReadRecords(RecordVisitor& visitor,
+                                  Visiting visiting = Visiting::kBesideDecoding) const;
 
   // The decompressed payloads of every verified chunk of `kind`, in file order (sections this
   // reader does not interpret itself, e.g. embedded symbols). Chunks after a truncation are

@@ -540,7 +540,7 @@ Status EmbedSymbolsAndFinish(ProfileWriter& writer, const std::string& path,
   auto reader = ProfileReader::OpenFile(path + ".partial");
   if (!reader.ok()) return reader.error();
   SymbolTableBuilder builder(resolver, SymbolTableBuilder::ResolveOn::kFinishByModule);
-  auto summary = reader->ReadRecords(builder);
+  auto summary = reader->ReadRecords(builder, ProfileReader::Visiting::kOnThisThread);
   if (!summary.ok()) return summary.error().WithContext("reading back " + path + ".partial");
   return FinishWithSymbols(writer, builder, info);
 }

@@ -61,7 +61,8 @@ Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::stri
   if (!writer.ok()) return writer.error();
   UnwindPass pass(reader->events(), unwinder, *writer.value(), keep_stacks,
                   reader->metadata().architecture);
-  auto summary = reader->ReadRecords(pass);
+  // Stack copies are large: none wait in batches.
+  auto summary = reader->ReadRecords(pass, ProfileReader::Visiting::kOnThisThread);
   if (!summary.ok()) return summary.error().WithContext(input);
   if (!pass.status().ok()) return pass.status().error();
   Status finished = writer.value()->Finish({reader->metadata().duration_ns, 0, pass.stats()});

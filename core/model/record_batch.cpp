@@ -2,14 +2,17 @@
 
 namespace tprof {
 
-size_t RecordBatch::OnSample(const Sample& sample) {
+void RecordBatch::OnSample(const Sample& sample) {
   order_.emplace_back(Kind::kSample, static_cast<uint32_t>(samples_used_));
   if (samples_used_ == samples_.size())
     samples_.push_back(sample);
   else
     samples_[samples_used_] = sample;  // copy-assignment keeps the slot's room
   ++samples_used_;
-  return order_.size();
+  bytes_ += sizeof(Sample) +
+            sizeof(uint64_t) *
+                (sample.callchain.size() + sample.counter_values.size() + sample.user_regs.size()) +
+            sizeof(BranchEntry) * sample.branches.size() + sample.user_stack.size();
 }
 
 void RecordBatch::Replay(RecordVisitor& visitor) const {
@@ -48,7 +51,10 @@ void RecordBatch::Replay(RecordVisitor& visitor) const {
 }
 
 void RecordBatch::Clear() {
+  for (size_t s = 0; s < samples_used_; ++s)
+    if (samples_[s].user_stack.capacity() > 4096) std::string().swap(samples_[s].user_stack);
   order_.clear();
+  bytes_ = 0;
   samples_used_ = 0;
   mmaps_.clear();
   comms_.clear();
@@ -57,8 +63,12 @@ void RecordBatch::Clear() {
   throttles_.clear();
 }
 
-BackgroundReplay::BackgroundReplay(RecordVisitor& visitor, size_t batch_records, size_t batches)
-    : visitor_(visitor), batch_records_(batch_records), batches_(batches < 2 ? 2 : batches) {
+BackgroundReplay::BackgroundReplay(RecordVisitor& visitor, size_t batch_records, size_t batches,
+                                   size_t batch_bytes)
+    : visitor_(visitor),
+      batch_records_(batch_records),
+      batch_bytes_(batch_bytes),
+      batches_(batches < 2 ? 2 : batches) {
   for (RecordBatch& b : batches_) free_.push_back(&b);
   thread_ = std::thread([this] { Work(); });
 }
