@@ -354,7 +354,6 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
   // Read groups credit each sample's window to its row as it comes; without them the rows of
   // the stacks are only needed at Finish.
   if (attributors_.empty()) rows_thread_ = std::make_unique<BackgroundReplay>(rows_);
-  to_rows_ = rows_thread_ ? static_cast<RecordVisitor*>(rows_thread_.get()) : &rows_;
 }
 
 const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
@@ -393,17 +392,17 @@ ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
 
 void ReportTableBuilder::OnMmap(const MmapRecord& r) {
   ProcessTrackingVisitor::OnMmap(r);
-  to_rows_->OnMmap(r);
+  ToRows().OnMmap(r);
 }
 
 void ReportTableBuilder::OnComm(const CommRecord& r) {
   ProcessTrackingVisitor::OnComm(r);
-  to_rows_->OnComm(r);
+  ToRows().OnComm(r);
 }
 
 void ReportTableBuilder::OnTask(const TaskRecord& r) {
   ProcessTrackingVisitor::OnTask(r);
-  to_rows_->OnTask(r);
+  ToRows().OnTask(r);
 }
 
 void ReportTableBuilder::OnSample(const Sample& sample) {
@@ -428,7 +427,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   }
   const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
   auto [stack, first] = tally_.Add(sample, thread.part, generation);
-  if (first) to_rows_->OnSample(sample);
+  if (first) ToRows().OnSample(sample);
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);

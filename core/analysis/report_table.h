@@ -284,6 +284,10 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   };
   const Thread& ThreadOf(const Sample& sample);
   ReportRow& RowOf(uint32_t key);
+  // Where records for rows_ go: its thread, or rows_ itself when in line.
+  RecordVisitor& ToRows() {
+    return rows_thread_ ? static_cast<RecordVisitor&>(*rows_thread_) : rows_;
+  }
 
   ReportTable table_;
   SampleSelector selector_;
@@ -293,7 +297,6 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   StackRowResolver rows_;
   // rows_ on a thread of its own, unless read groups need each sample's row as it comes.
   std::unique_ptr<BackgroundReplay> rows_thread_;
-  RecordVisitor* to_rows_ = nullptr;  // rows_ or rows_thread_
   std::vector<int64_t> row_of_key_;   // -1: no row yet
   std::vector<int> group_of_leader_;  // per event: index into table_.groups
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
