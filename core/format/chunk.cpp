@@ -100,8 +100,9 @@ ChunkDecompressor::~ChunkDecompressor() {
   delete state_;
 }
 
-Result<std::string_view> ChunkDecompressor::Decompress(const ChunkHeader& header,
-                                                       std::string_view stored) {
+Result<std::string_view> ChunkDecompressor::DecompressInto(const ChunkHeader& header,
+                                                           std::string_view stored,
+                                                           std::string& buffer) {
   switch (header.compression) {
     case format::Compression::kNone:
       if (stored.size() != header.raw_size) return Error("stored and raw sizes differ");
@@ -109,12 +110,12 @@ Result<std::string_view> ChunkDecompressor::Decompress(const ChunkHeader& header
     case format::Compression::kZstd: {
       if (header.raw_size > format::kMaxChunkRawSize)
         return Error("raw size " + std::to_string(header.raw_size) + " exceeds the format's limit");
-      buffer_.resize(header.raw_size);
-      size_t n = ZSTD_decompressDCtx(state_->context, buffer_.data(), buffer_.size(), stored.data(),
+      buffer.resize(header.raw_size);
+      size_t n = ZSTD_decompressDCtx(state_->context, buffer.data(), buffer.size(), stored.data(),
                                      stored.size());
       if (ZSTD_isError(n)) return Error(std::string("zstd: ") + ZSTD_getErrorName(n));
       if (n != header.raw_size) return Error("decompressed size differs from the header");
-      return std::string_view(buffer_.data(), n);
+      return std::string_view(buffer.data(), n);
     }
   }
   return Error("unknown compression " + std::to_string(static_cast<int>(header.compression)));

@@ -57,7 +57,12 @@ class ChunkDecompressor {
   ChunkDecompressor(const ChunkDecompressor&) = delete;
   ChunkDecompressor& operator=(const ChunkDecompressor&) = delete;
   // Returns the raw payload (valid until the next call).
-  Result<std::string_view> Decompress(const ChunkHeader& header, std::string_view stored);
+  Result<std::string_view> Decompress(const ChunkHeader& header, std::string_view stored) {
+    return DecompressInto(header, stored, buffer_);
+  }
+  // Inflates into `buffer` (a stored payload is returned as it is, `buffer` untouched).
+  Result<std::string_view> DecompressInto(const ChunkHeader& header, std::string_view stored,
+                                          std::string& buffer);
 
  private:
   struct State;

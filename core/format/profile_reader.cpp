@@ -11,10 +11,10 @@
 
 #include "core/base/file_bytes.h"
 #include "core/format/chunk.h"
+#include "core/format/chunk_decode_thread.h"
 #include "core/format/format_spec.h"
 #include "core/format/profile_json.h"
 #include "core/format/record_codec.h"
-#include "core/model/record_batch.h"
 #include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
@@ -204,7 +204,6 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
   ReadSummary summary;
   summary.bytes_total = bytes_.size();
   ChunkDecompressor decompressor;
-  RecordDecoder decoder;
   struct CountingVisitor : RecordVisitor {
     RecordVisitor& inner;
     uint64_t samples = 0;
@@ -219,28 +218,40 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     void OnLost(const LostRecord& r) override { inner.OnLost(r); }
     void OnThrottle(const ThrottleRecord& r) override { inner.OnThrottle(r); }
   } counting(visitor);
-  // This thread inflates and decodes while the visitor works through the records before on a
-  // thread of its own. Records before a malformed one still reach the visitor, as they would
-  // decoding in line.
-  std::optional<BackgroundReplay> replay;
-  if (visiting == Visiting::kBesideDecoding) replay.emplace(counting);
-  RecordVisitor& decoded_to = replay ? static_cast<RecordVisitor&>(*replay) : counting;
 
-  auto walk = WalkChunks(
-      bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
-        if (header.kind != format::ChunkKind::kRecords) return true;  // other kinds read elsewhere
-        auto raw = decompressor.Decompress(header, stored);
-        if (!raw.ok()) return raw.error();
-        auto decoded = decoder.DecodeChunk(reinterpret_cast<const uint8_t*>(raw->data()),
-                                           raw->size(), decoded_to);
-        if (!decoded.ok()) return decoded.error();
-        if (decoded.value() != header.record_count)
-          return Error("holds " + std::to_string(decoded.value()) + " records, its header says " +
-                       std::to_string(header.record_count));
-        summary.records_read += decoded.value();
-        return true;
-      });
-  if (replay) replay->Finish();
+  Result<ChunkWalk> walk = ChunkWalk{};
+  if (visiting == Visiting::kBesideDecoding) {
+    // This thread verifies and inflates while another decodes the chunks before into the
+    // visitor. Records before a malformed one still reach the visitor, as they would decoding
+    // in line, and the first failure in file order is the one reported.
+    ChunkDecodeThread decoding(counting);
+    walk = WalkChunks(
+        bytes_,
+        [&](const ChunkHeader& header, uint64_t offset, std::string_view stored) -> Result<bool> {
+          if (header.kind != format::ChunkKind::kRecords) return true;
+          if (decoding.failed()) return false;
+          auto raw = decompressor.DecompressInto(header, stored, decoding.Buffer());
+          if (!raw.ok()) return raw.error();
+          decoding.Decode(offset, header.record_count, raw.value());
+          return true;
+        });
+    ChunkDecodeThread::Outcome decoded = decoding.Finish();
+    if (decoded.error) return decoded.error->WithContext(ChunkWhere(decoded.failed_offset));
+    summary.records_read = decoded.records;
+  } else {
+    RecordDecoder decoder;
+    walk = WalkChunks(
+        bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
+          if (header.kind != format::ChunkKind::kRecords)
+            return true;  // other kinds read elsewhere
+          auto raw = decompressor.Decompress(header, stored);
+          if (!raw.ok()) return raw.error();
+          auto decoded = decoder.DecodeChunk(raw.value(), header.record_count, counting);
+          if (!decoded.ok()) return decoded.error();
+          summary.records_read += decoded.value();
+          return true;
+        });
+  }
   if (!walk.ok()) return walk.error();
   summary.complete = walk->complete;
   summary.chunks_read = walk->chunks;

@@ -48,9 +48,10 @@ class ProfileReader {
 
   // Where the visitor runs while the records are decoded.
   enum class Visiting {
-    kBesideDecoding,  // on a thread of its own, records handed over in batches: faster
-    kOnThisThread,    // one thread and no batches in flight: for a recorder's steps after
-                      // the workload, whose peak memory is the recorder's
+    kBesideDecoding,  // decoded and visited on a thread of their own while this one verifies
+                      // and inflates the chunks after: faster
+    kOnThisThread,    // one thread and one chunk in memory: for a recorder's steps after the
+                      // workload, whose peak memory is the recorder's
   };
   // Streams every record to the visitor in file order. The visitor's results may be read once
   // this returns.

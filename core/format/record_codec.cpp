@@ -255,10 +255,21 @@ constexpr uint64_t kMaxFrames = 1 << 16;
 
 }  // namespace
 
+Result<uint64_t> RecordDecoder::DecodeChunk(std::string_view payload, uint64_t records,
+                                            RecordVisitor& visitor) {
+  auto decoded =
+      DecodeChunk(reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), visitor);
+  if (decoded.ok() && decoded.value() != records)
+    return Error("holds " + std::to_string(decoded.value()) + " records, its header says " +
+                 std::to_string(records));
+  return decoded;
+}
+
 Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
                                             RecordVisitor& visitor) {
   previous_time_ = 0;
-  stacks_.clear();
+  stack_frames_.clear();
+  stack_ends_.clear();
   ByteReader chunk(data, size);
   uint64_t index = 0;
   while (chunk.remaining() > 0) {
@@ -300,9 +311,13 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
               previous += static_cast<uint64_t>(r.GetSigned());
               s.callchain[i] = previous;
             }
-            stacks_.push_back(s.callchain);
-          } else if (ref <= stacks_.size()) {
-            s.callchain = stacks_[ref - 1];
+            stack_frames_.insert(stack_frames_.end(), s.callchain.begin(), s.callchain.end());
+            stack_ends_.push_back(stack_frames_.size());
+          } else if (ref <= stack_ends_.size()) {
+            const size_t begin = ref == 1 ? 0 : stack_ends_[ref - 2];
+            s.callchain.assign(
+                stack_frames_.begin() + static_cast<std::ptrdiff_t>(begin),
+                stack_frames_.begin() + static_cast<std::ptrdiff_t>(stack_ends_[ref - 1]));
           } else {
             return Error("record " + std::to_string(index) + ": reference to unknown callchain " +
                          std::to_string(ref));
