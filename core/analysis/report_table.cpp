@@ -451,10 +451,23 @@ ReportTable ReportTableBuilder::Finish() {
   const std::vector<uint32_t>& caller_keys = rows_.caller_keys();
   const std::vector<uint32_t>& first_keys = rows_.first_keys();
   // Each distinct stack's tallies go to its leaf's row (self) and to every row on its chain
-  // (total).
+  // (total). Many stacks share their callers (a function sampled at several addresses, or
+  // called with several leaves), so the callers' totals are summed per set of callers first and
+  // credited to each set's rows once: a tenth of the additions.
+  const size_t events = table_.events.size();
+  struct Counts {
+    uint64_t period = 0;
+    uint64_t samples = 0;
+  };
+  std::vector<Counts> by_callers(callers_of.size() * events);
+  auto add_total = [&](uint32_t key, size_t e, uint64_t period, uint64_t samples) {
+    ReportRow& row = RowOf(key);
+    row.total_period[e] += period;
+    row.total_samples[e] += samples;
+  };
   for (uint32_t s = 0; s < stacks.size(); ++s) {
     const StackRowResolver::StackKeys& stack = stacks[s];
-    for (size_t e = 0; e < table_.events.size(); ++e) {
+    for (size_t e = 0; e < events; ++e) {
       const uint64_t samples = tally_.samples(s, e);
       if (samples == 0) continue;
       const uint64_t period = tally_.period(s, e);
@@ -465,16 +478,20 @@ ReportTable ReportTableBuilder::Finish() {
       } else {
         table_.samples_filtered += samples;
       }
-      auto add_total = [&](uint32_t key) {
-        ReportRow& row = RowOf(key);
-        row.total_period[e] += period;
-        row.total_samples[e] += samples;
-      };
-      const StackRowResolver::KeyRange callers = callers_of[stack.callers];
-      for (uint32_t k = callers.begin; k < callers.end; ++k) add_total(caller_keys[k]);
-      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) add_total(first_keys[k]);
+      Counts& callers = by_callers[stack.callers * events + e];
+      callers.period += period;
+      callers.samples += samples;
+      for (uint32_t k = stack.first.begin; k < stack.first.end; ++k)
+        add_total(first_keys[k], e, period, samples);
     }
   }
+  for (uint32_t c = 0; c < callers_of.size(); ++c)
+    for (size_t e = 0; e < events; ++e) {
+      const Counts& counts = by_callers[c * events + e];
+      if (counts.samples == 0) continue;
+      for (uint32_t k = callers_of[c].begin; k < callers_of[c].end; ++k)
+        add_total(caller_keys[k], e, counts.period, counts.samples);
+    }
   std::unordered_map<std::string, uint32_t> key_of_joined;
   if (!table_.groups.empty())
     for (uint32_t k = 0; k < rows_.keys().size(); ++k)
