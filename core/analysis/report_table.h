@@ -268,6 +268,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   void OnTask(const TaskRecord& r) override;
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
   void OnThrottle(const ThrottleRecord& r) override;
+  bool has_own_threads() const override { return rows_thread_ != nullptr; }
 
   ReportTable Finish();
 

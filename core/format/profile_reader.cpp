@@ -15,6 +15,7 @@
 #include "core/format/format_spec.h"
 #include "core/format/profile_json.h"
 #include "core/format/record_codec.h"
+#include "core/model/record_batch.h"
 #include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
@@ -217,13 +218,15 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     void OnTask(const TaskRecord& r) override { inner.OnTask(r); }
     void OnLost(const LostRecord& r) override { inner.OnLost(r); }
     void OnThrottle(const ThrottleRecord& r) override { inner.OnThrottle(r); }
+    bool has_own_threads() const override { return inner.has_own_threads(); }
   } counting(visitor);
 
   Result<ChunkWalk> walk = ChunkWalk{};
-  if (visiting == Visiting::kBesideDecoding) {
+  if (visiting == Visiting::kBesideDecoding && visitor.has_own_threads()) {
     // This thread verifies and inflates while another decodes the chunks before into the
-    // visitor. Records before a malformed one still reach the visitor, as they would decoding
-    // in line, and the first failure in file order is the one reported.
+    // visitor, whose own threads take the third share. Records before a malformed one still
+    // reach the visitor, as they would decoding in line, and the first failure in file order is
+    // the one reported.
     ChunkDecodeThread decoding(counting);
     walk = WalkChunks(
         bytes_,
@@ -239,18 +242,24 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     if (decoded.error) return decoded.error->WithContext(ChunkWhere(decoded.failed_offset));
     summary.records_read = decoded.records;
   } else {
+    // Beside decoding, the visitor works through the records before on a thread of its own,
+    // handed over in batches.
     RecordDecoder decoder;
+    std::optional<BackgroundReplay> replay;
+    if (visiting == Visiting::kBesideDecoding) replay.emplace(counting);
+    RecordVisitor& decoded_to = replay ? static_cast<RecordVisitor&>(*replay) : counting;
     walk = WalkChunks(
         bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
           if (header.kind != format::ChunkKind::kRecords)
             return true;  // other kinds read elsewhere
           auto raw = decompressor.Decompress(header, stored);
           if (!raw.ok()) return raw.error();
-          auto decoded = decoder.DecodeChunk(raw.value(), header.record_count, counting);
+          auto decoded = decoder.DecodeChunk(raw.value(), header.record_count, decoded_to);
           if (!decoded.ok()) return decoded.error();
           summary.records_read += decoded.value();
           return true;
         });
+    if (replay) replay->Finish();
   }
   if (!walk.ok()) return walk.error();
   summary.complete = walk->complete;

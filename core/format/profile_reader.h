@@ -48,8 +48,9 @@ class ProfileReader {
 
   // Where the visitor runs while the records are decoded.
   enum class Visiting {
-    kBesideDecoding,  // decoded and visited on a thread of their own while this one verifies
-                      // and inflates the chunks after: faster
+    kBesideDecoding,  // visited on a thread of its own while this one decodes (or, for a
+                      // visitor with threads of its own, decoded and visited on one while this
+                      // one verifies and inflates): faster
     kOnThisThread,    // one thread and one chunk in memory: for a recorder's steps after the
                       // workload, whose peak memory is the recorder's
   };

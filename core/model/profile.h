@@ -256,6 +256,9 @@ class RecordVisitor {
   virtual void OnTask(const TaskRecord&) {}
   virtual void OnLost(const LostRecord&) {}
   virtual void OnThrottle(const ThrottleRecord&) {}
+  // True when the visitor passes most of its work on to threads of its own: a reader then
+  // decodes on the thread that visits, not on one more that would leave those a core short.
+  virtual bool has_own_threads() const { return false; }
 };
 
 // Passes every record on to `next`: a filter in a chain of visitors overrides what it changes.
@@ -268,6 +271,7 @@ class ForwardingVisitor : public RecordVisitor {
   void OnTask(const TaskRecord& r) override { next_.OnTask(r); }
   void OnLost(const LostRecord& r) override { next_.OnLost(r); }
   void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
+  bool has_own_threads() const override { return next_.has_own_threads(); }
 
  protected:
   RecordVisitor& next() { return next_; }
@@ -300,6 +304,11 @@ class RecordTee : public RecordVisitor {
   }
   void OnThrottle(const ThrottleRecord& r) override {
     for (RecordVisitor* v : visitors_) v->OnThrottle(r);
+  }
+  bool has_own_threads() const override {
+    for (const RecordVisitor* v : visitors_)
+      if (v->has_own_threads()) return true;
+    return false;
   }
 
  private:

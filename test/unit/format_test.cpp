@@ -139,6 +139,35 @@ TEST(FormatTest, EmptyProfileRoundTrips) {
 }
 
 // Reads a damaged or cut profile; returns false when the reader reported an error.
+// A visitor that says it has threads of its own, so that the reader decodes on the visiting
+// thread (ChunkDecodeThread) rather than handing decoded records over (BackgroundReplay).
+struct CollectingVisitorWithThreads : CollectingVisitor {
+  bool has_own_threads() const override { return true; }
+};
+
+struct ReadOutcome {
+  bool ok = false;
+  std::vector<AnyRecord> records;
+  ReadSummary summary;
+  std::string error;
+};
+
+ReadOutcome ReadWith(ProfileReader& reader, CollectingVisitor& visitor,
+                     ProfileReader::Visiting visiting) {
+  ReadOutcome out;
+  auto result = reader.ReadRecords(visitor, visiting);
+  out.ok = result.ok();
+  if (result.ok())
+    out.summary = result.value();
+  else
+    out.error = result.error().message();
+  out.records = std::move(visitor.records);
+  return out;
+}
+
+// Reads the records every way the reader can (decoding beside the visitor, decoding on the
+// visitor's thread while this one inflates, all on this thread), which must agree on the records
+// read, the summary and the error.
 bool ReadPrefix(std::string_view bytes, std::vector<AnyRecord>* records, ReadSummary* summary,
                 std::string* error) {
   auto reader = ProfileReader::OpenBytes(bytes);
@@ -146,14 +175,26 @@ bool ReadPrefix(std::string_view bytes, std::vector<AnyRecord>* records, ReadSum
     *error = reader.error().message();
     return false;
   }
-  CollectingVisitor visitor;
-  auto result = reader->ReadRecords(visitor);
-  if (!result.ok()) {
-    *error = result.error().message();
+  CollectingVisitor beside, in_line;
+  CollectingVisitorWithThreads decoding_elsewhere;
+  ReadOutcome a = ReadWith(*reader, beside, ProfileReader::Visiting::kBesideDecoding);
+  ReadOutcome b = ReadWith(*reader, decoding_elsewhere, ProfileReader::Visiting::kBesideDecoding);
+  ReadOutcome c = ReadWith(*reader, in_line, ProfileReader::Visiting::kOnThisThread);
+  for (const ReadOutcome* other : {&b, &c}) {
+    EXPECT_EQ(other->ok, a.ok);
+    EXPECT_EQ(other->error, a.error);
+    EXPECT_TRUE(other->records == a.records);
+    EXPECT_EQ(other->summary.complete, a.summary.complete);
+    EXPECT_EQ(other->summary.records_read, a.summary.records_read);
+    EXPECT_EQ(other->summary.samples_read, a.summary.samples_read);
+    EXPECT_EQ(other->summary.warning, a.summary.warning);
+  }
+  if (!a.ok) {
+    *error = a.error;
     return false;
   }
-  *summary = result.value();
-  *records = std::move(visitor.records);
+  *summary = a.summary;
+  *records = std::move(a.records);
   return true;
 }
 

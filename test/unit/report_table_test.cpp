@@ -366,6 +366,33 @@ TEST(ReportTableTest, InlinedFunctionsHaveTheirOwnSampledPeriodMetrics) {
   EXPECT_DOUBLE_EQ(by_row["outer"], 3.0);
 }
 
+// The stack rows are resolved on a thread of the builder's own unless read groups need them as
+// each sample comes; readers decode on the visiting thread for such a builder (has_own_threads),
+// and RecordTee and forwarding visitors say so for what they feed.
+TEST(ReportTableTest, SaysWhetherItResolvesOnAThreadOfItsOwn) {
+  ProgResolver resolver;
+  auto plain =
+      ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE((*plain)->has_own_threads());
+  std::vector<EventDesc> group = {Sampled("cycles"), Sampled("instructions")};
+  group[0].group_members = {0, 1};
+  group[1].group_leader = 0;
+  group[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
+  group[0].read_format = PERF_FORMAT_GROUP;
+  auto grouped = ReportTableBuilder::Create(group, resolver, {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(grouped.ok());
+  EXPECT_FALSE((*grouped)->has_own_threads());
+
+  RecordVisitor nothing;
+  EXPECT_FALSE(RecordTee(nothing, nothing).has_own_threads());
+  EXPECT_TRUE(RecordTee(nothing, **plain).has_own_threads());
+  EXPECT_TRUE(ForwardingVisitor(**plain).has_own_threads());
+  EXPECT_FALSE(ForwardingVisitor(nothing).has_own_threads());
+  (*plain)->Finish();
+  (*grouped)->Finish();
+}
+
 // A `record -M l1 --cpu neoverse-n2*` recording: CPU_CYCLES leads a group reading the level-1
 // events as raw codes. Two windows in f, one in g, one straddling f -> g.
 class MetricTableRecording : public ::testing::Test {
