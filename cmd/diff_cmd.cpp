@@ -245,7 +245,9 @@ class DiffCommand : public Subcommand {
     inputs.functions = load_options_.inline_mode;
     // Every input is opened before any is read: kernel work is credited to user functions on
     // both sides or on neither, or a function would gain its kernel work on one side only.
-    std::vector<std::pair<const char*, ProfileToCompare>> inputs_to_read;
+    std::vector<const char*> labels;
+    std::vector<std::string> paths;
+    std::vector<ProfileToCompare> inputs_to_read;
     std::string without_user_context;
     for (auto [files, label] : {std::pair{&old_files, "old"}, std::pair{&new_files, "new"}})
       for (const std::string& path : *files) {
@@ -253,7 +255,9 @@ class DiffCommand : public Subcommand {
         if (!opened.ok()) return ReportError(name(), opened.error());
         if (without_user_context.empty() && !opened->records_user_context())
           without_user_context = path;
-        inputs_to_read.emplace_back(label, std::move(opened).value());
+        labels.push_back(label);
+        paths.push_back(path);
+        inputs_to_read.push_back(std::move(opened).value());
       }
     load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
     inputs.kernel_work =
@@ -265,14 +269,16 @@ class DiffCommand : public Subcommand {
                   " records neither callchains nor the user pc, so its kernel samples cannot be "
                   "credited to user functions (record with -g, or with tprof record)";
     inputs.kernel_credited = load_options_.credit_kernel_to_user;
-    for (auto& [label, opened] : inputs_to_read) {
-      std::vector<FunctionTotals>* side = std::string_view(label) == "old" ? &old_side : &new_side;
-      const std::string path = opened.path();
-      auto loaded = std::move(opened).Load(load_options_);
+    std::vector<Result<LoadedFunctionProfile>> read =
+        LoadSideBySide(std::move(inputs_to_read), load_options_);
+    for (size_t i = 0; i < read.size(); ++i) {
+      const std::string_view label = labels[i];
+      std::vector<FunctionTotals>* side = label == "old" ? &old_side : &new_side;
+      Result<LoadedFunctionProfile>& loaded = read[i];
       if (!loaded.ok()) return ReportError(name(), loaded.error());
-      WarnAboutInput(name(), path, loaded->warning);
+      WarnAboutInput(name(), paths[i], loaded->warning);
       if (!loaded->incomplete.empty())
-        inputs.incomplete.push_back({label, path, loaded->incomplete});
+        inputs.incomplete.push_back({labels[i], paths[i], loaded->incomplete});
       if (loaded->kernel_credit)
         inputs.kernel_samples_credited += loaded->kernel_credit->credited();
       side->push_back(SumByFunction(loaded->profile, !ignore_module_));

@@ -1,5 +1,9 @@
 #include "cmd/function_profile_loader.h"
 
+#include <algorithm>
+#include <future>
+#include <thread>
+
 #include "cmd/opened_profile.h"
 
 namespace tprof {
@@ -34,6 +38,24 @@ Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& o
     loaded.incomplete = summary->warning.empty() ? "the file was cut short" : summary->warning;
   else if (summary->samples == 0)
     loaded.incomplete = "it holds no samples";
+  return loaded;
+}
+
+std::vector<Result<LoadedFunctionProfile>> LoadSideBySide(std::vector<ProfileToCompare> profiles,
+                                                          const ProfileLoadOptions& options) {
+  // Each read already keeps two threads busy (decoding, and the visitor's), so half as many
+  // reads as cores run at once; at least two, so that a diff's two sides overlap.
+  const size_t at_once = std::max<size_t>(2, std::thread::hardware_concurrency() / 2);
+  std::vector<Result<LoadedFunctionProfile>> loaded;
+  loaded.reserve(profiles.size());
+  for (size_t first = 0; first < profiles.size(); first += at_once) {
+    std::vector<std::future<Result<LoadedFunctionProfile>>> reading;
+    for (size_t i = first; i < std::min(profiles.size(), first + at_once); ++i)
+      reading.push_back(std::async(std::launch::async, [&profile = profiles[i], &options] {
+        return std::move(profile).Load(options);
+      }));
+    for (auto& read : reading) loaded.push_back(read.get());
+  }
   return loaded;
 }
 
