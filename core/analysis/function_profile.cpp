@@ -15,6 +15,18 @@ FunctionProfileBuilder::FunctionProfileBuilder(std::vector<EventDesc> events,
 
 void FunctionProfileBuilder::OnSample(const Sample& sample) {
   if (sample.event >= profile_.events.size()) return;
+  const SampleKey key{uint64_t{sample.pid} << 32 | sample.tid, sample.ip,
+                      space().GenerationOf(sample.pid)};
+  auto [it, inserted] = row_of_sample_.try_emplace(key, 0);
+  if (inserted) it->second = RowOf(sample);
+  FunctionRow& row = profile_.rows[it->second];
+  row.self_period[sample.event] += sample.period;
+  row.self_samples[sample.event] += 1;
+  profile_.total_period[sample.event] += sample.period;
+  profile_.total_samples[sample.event] += 1;
+}
+
+size_t FunctionProfileBuilder::RowOf(const Sample& sample) {
   const Mapping* mapping = space().Find(sample.pid, sample.ip);
   FrameKey key{mapping, sample.ip};
   auto [it, inserted] = frame_cache_.try_emplace(key, 0);
@@ -50,11 +62,7 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
     }
     ids_it->second = row_it->second;
   }
-  FunctionRow& row = profile_.rows[ids_it->second];
-  row.self_period[sample.event] += sample.period;
-  row.self_samples[sample.event] += 1;
-  profile_.total_period[sample.event] += sample.period;
-  profile_.total_samples[sample.event] += 1;
+  return ids_it->second;
 }
 
 uint32_t FunctionProfileBuilder::CommandId(uint32_t pid, uint32_t tid) {

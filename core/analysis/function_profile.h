@@ -45,7 +45,10 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   FunctionProfile Finish();
 
  private:
-  void OnThreadsChanged() override { command_of_thread_.clear(); }  // names may have changed
+  void OnThreadsChanged() override {  // names may have changed
+    command_of_thread_.clear();
+    row_of_sample_.clear();
+  }
   struct FrameKey {
     const Mapping* mapping;
     uint64_t address;
@@ -75,6 +78,25 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   std::map<std::pair<std::string, std::string>, uint32_t> function_ids_;  // (module, function)
   std::vector<std::pair<std::string, std::string>> functions_;            // by id
   absl::flat_hash_map<uint64_t, size_t> row_of_ids_;  // command id << 32 | function id -> row
+  size_t RowOf(const Sample& sample);
+
+  // The row of each distinct (thread, pc) under its address space's generation: one lookup per
+  // sample for what the lookups above decide once. (A profile repeats its pcs: a million
+  // samples may hold some tens of thousands.)
+  struct SampleKey {
+    uint64_t thread;  // pid << 32 | tid
+    uint64_t ip;
+    AddressSpace::Generation generation;
+    bool operator==(const SampleKey& o) const {
+      return thread == o.thread && ip == o.ip && generation.process == o.generation.process &&
+             generation.kernel == o.generation.kernel;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const SampleKey& k) {
+      return H::combine(std::move(h), k.thread, k.ip, k.generation.process, k.generation.kernel);
+    }
+  };
+  absl::flat_hash_map<SampleKey, size_t> row_of_sample_;
 };
 
 }  // namespace tprof
