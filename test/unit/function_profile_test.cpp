@@ -5,20 +5,10 @@
 #include <map>
 #include <string>
 
+#include "test/support/mapping_named_resolver.h"
+
 namespace tprof {
 namespace {
-
-// Names a frame after the file mapped at its address: code mapped anew at an address gets
-// another name there.
-class ByMapping : public FrameResolver {
- public:
-  ResolvedFrame Resolve(const Mapping* mapping, uint64_t) override {
-    ResolvedFrame r;
-    r.module = mapping ? mapping->filename : "[unknown]";
-    r.function = mapping ? "in_" + mapping->filename : "?";
-    return r;
-  }
-};
 
 EventDesc Clock() {
   EventDesc e;
@@ -64,7 +54,7 @@ std::map<std::string, uint64_t> Rows(const FunctionProfile& profile) {
 // A sample's row is remembered per thread and pc: what decides it (the code mapped there, the
 // thread's name) changing must give the next sample at that pc its new row.
 TEST(FunctionProfileBuilder, APcCountsForWhatIsMappedThereAndTheThreadsNameWhenSampled) {
-  ByMapping resolver;
+  testing::MappingNamedResolver resolver;
   FunctionProfileBuilder builder({Clock()}, resolver);
   builder.OnComm(Name(7, "one"));
   builder.OnMmap(Map("a.so"));

@@ -16,6 +16,7 @@
 #include "core/source/profile_source.h"
 #include "report/report_table_view.h"
 #include "report/text_report.h"
+#include "test/support/mapping_named_resolver.h"
 
 namespace tprof {
 namespace {
@@ -170,15 +171,7 @@ TEST(ReportTableTest, RepeatedAndSharedStacksCountAsResolvedOneByOne) {
 // The same raw stack means other code once a mapping is replaced (dlopen after dlclose, exec),
 // and samples of another thread name go to their own rows: neither may reuse a resolved stack.
 TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
-  class ByMapping : public FrameResolver {
-   public:
-    ResolvedFrame Resolve(const Mapping* mapping, uint64_t) override {
-      ResolvedFrame r;
-      r.module = mapping ? mapping->filename : "[unknown]";
-      r.function = mapping ? "in_" + mapping->filename : "?";
-      return r;
-    }
-  } resolver;
+  testing::MappingNamedResolver resolver;
   auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
                                             {SortKey::kComm, SortKey::kSymbol}, SampleFilter{}, 0);
   ASSERT_TRUE(builder.ok());
