@@ -58,9 +58,9 @@ class ProfileToCompare {
   std::unique_ptr<OpenedProfile> opened_;
 };
 
-// Reads every profile, several at once, each on a thread of its own (they share nothing: each
-// has its own resolver), and returns what each gave, in their order. A diff of two profiles then
-// takes about the time of reading one, where the machine has the cores.
+// Reads every profile, several at once where the machine has the cores, each on a thread of its
+// own (they share nothing: each has its own resolver), and returns what each gave, in their
+// order.
 std::vector<Result<LoadedFunctionProfile>> LoadSideBySide(std::vector<ProfileToCompare> profiles,
                                                           const ProfileLoadOptions& options);
 
