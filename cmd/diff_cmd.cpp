@@ -245,8 +245,11 @@ class DiffCommand : public Subcommand {
     inputs.functions = load_options_.inline_mode;
     // Every input is opened before any is read: kernel work is credited to user functions on
     // both sides or on neither, or a function would gain its kernel work on one side only.
-    std::vector<const char*> labels;
-    std::vector<std::string> paths;
+    struct Named {
+      const char* label;  // "old" or "new"
+      std::string path;
+    };
+    std::vector<Named> names;
     std::vector<ProfileToCompare> inputs_to_read;
     std::string without_user_context;
     for (auto [files, label] : {std::pair{&old_files, "old"}, std::pair{&new_files, "new"}})
@@ -255,8 +258,7 @@ class DiffCommand : public Subcommand {
         if (!opened.ok()) return ReportError(name(), opened.error());
         if (without_user_context.empty() && !opened->records_user_context())
           without_user_context = path;
-        labels.push_back(label);
-        paths.push_back(path);
+        names.push_back({label, path});
         inputs_to_read.push_back(std::move(opened).value());
       }
     load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
@@ -272,13 +274,14 @@ class DiffCommand : public Subcommand {
     std::vector<Result<LoadedFunctionProfile>> read =
         LoadSideBySide(std::move(inputs_to_read), load_options_);
     for (size_t i = 0; i < read.size(); ++i) {
-      const std::string_view label = labels[i];
-      std::vector<FunctionTotals>* side = label == "old" ? &old_side : &new_side;
+      const Named& input = names[i];
+      std::vector<FunctionTotals>* side =
+          std::string_view(input.label) == "old" ? &old_side : &new_side;
       Result<LoadedFunctionProfile>& loaded = read[i];
       if (!loaded.ok()) return ReportError(name(), loaded.error());
-      WarnAboutInput(name(), paths[i], loaded->warning);
+      WarnAboutInput(name(), input.path, loaded->warning);
       if (!loaded->incomplete.empty())
-        inputs.incomplete.push_back({labels[i], paths[i], loaded->incomplete});
+        inputs.incomplete.push_back({input.label, input.path, loaded->incomplete});
       if (loaded->kernel_credit)
         inputs.kernel_samples_credited += loaded->kernel_credit->credited();
       side->push_back(SumByFunction(loaded->profile, !ignore_module_));

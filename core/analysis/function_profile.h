@@ -87,10 +87,7 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
     uint64_t thread;  // pid << 32 | tid
     uint64_t ip;
     AddressSpace::Generation generation;
-    bool operator==(const SampleKey& o) const {
-      return thread == o.thread && ip == o.ip && generation.process == o.generation.process &&
-             generation.kernel == o.generation.kernel;
-    }
+    bool operator==(const SampleKey&) const = default;
     template <typename H>
     friend H AbslHashValue(H h, const SampleKey& k) {
       return H::combine(std::move(h), k.thread, k.ip, k.generation.process, k.generation.kernel);

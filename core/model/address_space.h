@@ -41,6 +41,7 @@ class AddressSpace {
   struct Generation {
     uint64_t process = 0;
     uint64_t kernel = 0;
+    bool operator==(const Generation&) const = default;
   };
   Generation GenerationOf(uint32_t pid) const;
 
