@@ -410,6 +410,13 @@ void ReportTableBuilder::OnTask(const TaskRecord& r) {
   ToRows().OnTask(r);
 }
 
+void ReportTableBuilder::OnSampleAhead(const Sample& sample) {
+  // Only for a thread already known: the hint must not change what the tally computes.
+  const auto thread = threads_.find(uint64_t{sample.pid} << 32 | sample.tid);
+  if (thread != threads_.end() && thread->second.matches)
+    tally_.Prefetch(sample, thread->second.part, space().GenerationOf(sample.pid));
+}
+
 void ReportTableBuilder::OnSample(const Sample& sample) {
   if (sample.event >= table_.events.size()) return;
   if (!selector_.InTimeRange(sample)) {

@@ -263,6 +263,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
       InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
+  void OnSampleAhead(const Sample& sample) override;
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;

@@ -218,6 +218,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     void OnTask(const TaskRecord& r) override { inner.OnTask(r); }
     void OnLost(const LostRecord& r) override { inner.OnLost(r); }
     void OnThrottle(const ThrottleRecord& r) override { inner.OnThrottle(r); }
+    void OnSampleAhead(const Sample& s) override { inner.OnSampleAhead(s); }
     bool has_own_threads() const override { return inner.has_own_threads(); }
   } counting(visitor);
 

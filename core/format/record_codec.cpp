@@ -267,6 +267,19 @@ Result<uint64_t> RecordDecoder::DecodeChunk(std::string_view payload, uint64_t r
 
 Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
                                             RecordVisitor& visitor) {
+  auto decoded = DecodeRecords(data, size, visitor);
+  VisitPendingSample(visitor);  // the last sample, or the last good one before a failure
+  return decoded;
+}
+
+void RecordDecoder::VisitPendingSample(RecordVisitor& visitor) {
+  if (!pending_) return;
+  pending_ = false;
+  visitor.OnSample(samples_[1 - decoding_]);
+}
+
+Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
+                                              RecordVisitor& visitor) {
   previous_time_ = 0;
   stack_frames_.clear();
   stack_ends_.clear();
@@ -283,7 +296,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
     auto get_time = [&] { return previous_time_; };
     switch (static_cast<RecordKind>(kind)) {
       case RecordKind::kSample: {
-        Sample& s = sample_;
+        Sample& s = samples_[decoding_];
         s.ClearKeepCapacity();
         s.time = get_time();
         uint64_t mask = r.GetVarint();
@@ -345,7 +358,14 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
           s.user_stack = r.GetBytes();
         }
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed sample");
-        visitor.OnSample(s);
+        // Visited when the record after it has been decoded: if that is a sample too, the
+        // visitor hears of it first (OnSampleAhead), so its lookups overlap with this one's.
+        if (pending_) {
+          visitor.OnSampleAhead(s);
+          visitor.OnSample(samples_[1 - decoding_]);
+        }
+        pending_ = true;
+        decoding_ = 1 - decoding_;
         break;
       }
       case RecordKind::kMmap: {
@@ -362,6 +382,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
         m.filename = r.GetBytes();
         m.build_id = r.GetBytes();
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed mmap");
+        VisitPendingSample(visitor);
         visitor.OnMmap(m);
         break;
       }
@@ -373,6 +394,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
         c.exec = r.GetVarint() != 0;
         c.comm = r.GetBytes();
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed comm");
+        VisitPendingSample(visitor);
         visitor.OnComm(c);
         break;
       }
@@ -385,6 +407,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
         t.tid = static_cast<uint32_t>(r.GetVarint());
         t.ptid = static_cast<uint32_t>(r.GetVarint());
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed task record");
+        VisitPendingSample(visitor);
         visitor.OnTask(t);
         break;
       }
@@ -395,6 +418,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
         l.lost = r.GetVarint();
         l.samples_only = r.GetVarint() != 0;
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed lost record");
+        VisitPendingSample(visitor);
         visitor.OnLost(l);
         break;
       }
@@ -405,6 +429,7 @@ Result<uint64_t> RecordDecoder::DecodeChunk(const uint8_t* data, size_t size,
         t.throttled = r.GetVarint() != 0;
         if (!r.ok())
           return Error("record " + std::to_string(index) + ": malformed throttle record");
+        VisitPendingSample(visitor);
         visitor.OnThrottle(t);
         break;
       }

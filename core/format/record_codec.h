@@ -83,7 +83,13 @@ class RecordDecoder {
   // chain: a chunk holds thousands, and allocating each was a tenth of the decoding.
   std::vector<uint64_t> stack_frames_;
   std::vector<size_t> stack_ends_;
-  Sample sample_;  // reused so that decoding does not allocate per sample
+  Result<uint64_t> DecodeRecords(const uint8_t* data, size_t size, RecordVisitor& visitor);
+  void VisitPendingSample(RecordVisitor& visitor);
+  // Two samples, reused so that decoding does not allocate per sample: one being decoded, the
+  // one before it waiting to be visited (see RecordVisitor::OnSampleAhead).
+  Sample samples_[2];
+  size_t decoding_ = 0;   // index into samples_
+  bool pending_ = false;  // samples_[1 - decoding_] is yet to be visited
 };
 
 }  // namespace tprof

@@ -256,6 +256,11 @@ class RecordVisitor {
   virtual void OnTask(const TaskRecord&) {}
   virtual void OnLost(const LostRecord&) {}
   virtual void OnThrottle(const ThrottleRecord&) {}
+  // The sample that will be visited right after the next one, with no other record between:
+  // a hint to start fetching what it will need (a hash table slot) while the next one is
+  // worked on. It is still visited, in order, with OnSample; a visitor must not let the hint
+  // change anything it computes. A decoder that reads ahead gives it; others need not.
+  virtual void OnSampleAhead(const Sample&) {}
   // True when the visitor passes most of its work on to threads of its own: a reader then
   // decodes on the thread that visits, not on one more that would leave those a core short.
   virtual bool has_own_threads() const { return false; }
@@ -271,6 +276,7 @@ class ForwardingVisitor : public RecordVisitor {
   void OnTask(const TaskRecord& r) override { next_.OnTask(r); }
   void OnLost(const LostRecord& r) override { next_.OnLost(r); }
   void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
+  void OnSampleAhead(const Sample& s) override { next_.OnSampleAhead(s); }
   bool has_own_threads() const override { return next_.has_own_threads(); }
 
  protected:
@@ -304,6 +310,9 @@ class RecordTee : public RecordVisitor {
   }
   void OnThrottle(const ThrottleRecord& r) override {
     for (RecordVisitor* v : visitors_) v->OnThrottle(r);
+  }
+  void OnSampleAhead(const Sample& s) override {
+    for (RecordVisitor* v : visitors_) v->OnSampleAhead(s);
   }
   bool has_own_threads() const override {
     for (const RecordVisitor* v : visitors_)

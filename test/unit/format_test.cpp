@@ -13,6 +13,7 @@
 #include "core/format/format_spec.h"
 #include "core/format/profile_reader.h"
 #include "core/format/profile_writer.h"
+#include "core/format/record_codec.h"
 #include "test/support/record_generator.h"
 
 namespace tprof {
@@ -452,6 +453,69 @@ TEST(FormatTest, TrailerKeepsTheUnwindingStatistics) {
       EXPECT_EQ(read.stopped[i].module, stats.stopped[i].module) << i;
     }
   }
+}
+
+// The decoder reads one sample ahead: a visitor hears of a sample (OnSampleAhead) just before the
+// one before it is visited, only when no other record comes between, and every record is still
+// visited once, in order, including the samples before a malformed record.
+TEST(FormatTest, TheDecoderTellsOfTheNextSampleWithoutReorderingRecords) {
+  struct Log : RecordVisitor {
+    std::vector<std::string> events;
+    void OnSample(const Sample& s) override { events.push_back("s" + std::to_string(s.time)); }
+    void OnSampleAhead(const Sample& s) override {
+      events.push_back("ahead" + std::to_string(s.time));
+    }
+    void OnMmap(const MmapRecord& r) override { events.push_back("m" + std::to_string(r.time)); }
+    void OnComm(const CommRecord& r) override { events.push_back("c" + std::to_string(r.time)); }
+  };
+  auto sample = [](uint64_t time) {
+    Sample s;
+    s.time = time;
+    s.pid = s.tid = 3;
+    s.period = 1;
+    s.ip = 0x10 + time;
+    s.callchain = {kContextUser, s.ip, 0x99};
+    return s;
+  };
+  RecordEncoder encoder;
+  encoder.Encode(sample(1));
+  encoder.Encode(sample(2));
+  MmapRecord m;
+  m.time = 3;
+  m.filename = "a.so";
+  encoder.Encode(m);
+  for (uint64_t t : {4, 5, 6}) encoder.Encode(sample(t));
+  CommRecord c;
+  c.time = 7;
+  c.comm = "x";
+  encoder.Encode(c);
+  encoder.Encode(sample(8));
+  const std::string whole = encoder.bytes();
+
+  Log log;
+  RecordDecoder decoder;
+  auto decoded = decoder.DecodeChunk(std::string_view(whole), 8, log);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  EXPECT_EQ(log.events, (std::vector<std::string>{"ahead2", "s1", "s2", "m3", "ahead5", "s4",
+                                                  "ahead6", "s5", "s6", "c7", "s8"}));
+
+  // The next chunk starts afresh: nothing of the last one is left waiting.
+  RecordEncoder next;
+  next.Encode(sample(20));
+  next.Encode(sample(21));
+  const std::string second = next.bytes();
+  log.events.clear();
+  ASSERT_TRUE(decoder.DecodeChunk(std::string_view(second), 2, log).ok());
+  EXPECT_EQ(log.events, (std::vector<std::string>{"ahead21", "s20", "s21"}));
+
+  // A sample cut short after two good ones: both good ones are visited, then the error.
+  RecordEncoder cut;
+  for (uint64_t t : {30, 31, 32}) cut.Encode(sample(t));
+  const std::string damaged = cut.bytes().substr(0, cut.bytes().size() - 2);
+  log.events.clear();
+  auto failed = RecordDecoder().DecodeChunk(std::string_view(damaged), 3, log);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(log.events, (std::vector<std::string>{"ahead31", "s30", "s31"}));
 }
 
 }  // namespace

@@ -199,6 +199,57 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
                       {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
 }
 
+// A hint of the next sample (RecordVisitor::OnSampleAhead) only starts fetching memory: a table
+// given hints, right, wrong (a sample that never comes, a thread not seen yet) and repeated,
+// has the same rows as one given none.
+TEST(ReportTableTest, HintsOfTheNextSampleChangeNothing) {
+  ProgResolver resolver;
+  std::vector<Sample> samples;
+  for (uint32_t i = 0; i < 200; ++i) {
+    Sample s = At(0, 0x1000 + (i * 7) % 0x2000, 1 + i % 5);
+    s.pid = s.tid = 7 + i % 3;
+    s.callchain = {kContextUser, s.ip, 0x2800 + (i * 13) % 0x200, 0x3000 + i % 4};
+    samples.push_back(s);
+  }
+  auto build = [&](bool hints) {
+    auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
+                                              {SortKey::kPid, SortKey::kSymbol}, SampleFilter{}, 0);
+    EXPECT_TRUE(builder.ok());
+    for (uint32_t pid : {7, 8, 9}) {
+      MmapRecord map;
+      map.pid = pid;
+      map.start = 0x1000;
+      map.length = 0x1000;
+      map.filename = "a.so";
+      (*builder)->OnMmap(map);
+    }
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (hints) {
+        Sample never = samples[i];
+        never.pid = never.tid = 99;  // a thread the table has not seen
+        (*builder)->OnSampleAhead(never);
+        never = samples[(i * 31) % samples.size()];
+        never.callchain.push_back(0x1234);
+        (*builder)->OnSampleAhead(never);
+        if (i + 1 < samples.size()) (*builder)->OnSampleAhead(samples[i + 1]);
+        (*builder)->OnSampleAhead(samples[i]);
+      }
+      (*builder)->OnSample(samples[i]);
+    }
+    return (*builder)->Finish();
+  };
+  const ReportTable plain = build(false), hinted = build(true);
+  ASSERT_EQ(plain.rows.size(), hinted.rows.size());
+  ASSERT_GT(plain.rows.size(), 3u);
+  for (size_t r = 0; r < plain.rows.size(); ++r) {
+    EXPECT_EQ(plain.rows[r].keys, hinted.rows[r].keys) << r;
+    EXPECT_EQ(plain.rows[r].self_period, hinted.rows[r].self_period) << r;
+    EXPECT_EQ(plain.rows[r].total_period, hinted.rows[r].total_period) << r;
+    EXPECT_EQ(plain.rows[r].self_samples, hinted.rows[r].self_samples) << r;
+  }
+  EXPECT_EQ(plain.total_period, hinted.total_period);
+}
+
 // C++ names run to kilobytes (templates of templates); the text tables print them whole.
 TEST(ReportTableTest, TextTablesPrintLongNamesWhole) {
   const std::string name = "ns::f<" + std::string(3000, 'T') + ">()";
