@@ -2,17 +2,15 @@
 // the file verifies and inflates the next ones.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <vector>
 
+#include "core/base/circulating_slots.h"
 #include "core/base/error.h"
+#include "core/format/record_codec.h"
 #include "core/model/profile.h"
 
 namespace tprof {
@@ -32,7 +30,8 @@ class ChunkDecodeThread {
   // A buffer to inflate the next chunk into; waits for one to be free.
   std::string& Buffer();
   // Queues the chunk at `offset` of the file, `records` long by its header, whose payload is
-  // `payload`: in the buffer Buffer() gave, or bytes that outlive Finish (a stored chunk).
+  // `payload`: in the buffer Buffer() gave, or bytes that outlive Finish (a stored chunk, which
+  // takes a buffer too, unused, so that as few chunks wait as there are buffers).
   void Decode(uint64_t offset, uint64_t records, std::string_view payload);
   // The first chunk that failed to decode stops the rest: the reader can stop reading.
   bool failed();
@@ -47,24 +46,18 @@ class ChunkDecodeThread {
 
  private:
   struct Chunk {
-    std::string* buffer;
-    uint64_t offset;
-    uint64_t records;
+    std::string buffer;  // where the payload was inflated, unless it was stored
+    uint64_t offset = 0;
+    uint64_t records = 0;
     std::string_view payload;
   };
-  void Work();
+  void DecodeOne(const Chunk& chunk);
 
   RecordVisitor& visitor_;
-  std::vector<std::string> buffers_;
-  std::string* filling_ = nullptr;  // the reader's; not shared
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::string*> free_;  // guarded by mutex_
-  std::deque<Chunk> queue_;        // guarded by mutex_
-  bool done_ = false;              // guarded by mutex_
-  Outcome outcome_;                // the decoding thread's until it is joined
-  bool failed_ = false;            // guarded by mutex_: outcome_.error is set
-  std::thread thread_;
+  RecordDecoder decoder_;            // the decoding thread's
+  Outcome outcome_;                  // the decoding thread's until Finish returns
+  std::atomic<bool> failed_{false};  // outcome_.error is set
+  CirculatingSlots<Chunk> chunks_;   // last: its thread decodes into visitor_
 };
 
 }  // namespace tprof

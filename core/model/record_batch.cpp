@@ -68,55 +68,9 @@ BackgroundReplay::BackgroundReplay(RecordVisitor& visitor, size_t batch_records,
     : visitor_(visitor),
       batch_records_(batch_records),
       batch_bytes_(batch_bytes),
-      batches_(batches < 2 ? 2 : batches) {
-  for (RecordBatch& b : batches_) free_.push_back(&b);
-  thread_ = std::thread([this] { Work(); });
-}
-
-RecordBatch& BackgroundReplay::Filling() {
-  if (!filling_) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return !free_.empty(); });
-    filling_ = free_.front();
-    free_.pop_front();
-  }
-  return *filling_;
-}
-
-void BackgroundReplay::HandOver() {
-  if (!filling_ || filling_->empty()) return;
-  {
-    std::lock_guard lock(mutex_);
-    queue_.push_back(std::exchange(filling_, nullptr));
-  }
-  changed_.notify_all();
-}
-
-void BackgroundReplay::Finish() {
-  if (!thread_.joinable()) return;
-  HandOver();
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
-}
-
-void BackgroundReplay::Work() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // done, and nothing left
-    RecordBatch* batch = queue_.front();
-    queue_.pop_front();
-    lock.unlock();
-    batch->Replay(visitor_);
-    batch->Clear();
-    lock.lock();
-    free_.push_back(batch);
-    changed_.notify_all();
-  }
-}
+      slots_(batches, [this](RecordBatch& batch) {
+        batch.Replay(visitor_);
+        batch.Clear();
+      }) {}
 
 }  // namespace tprof

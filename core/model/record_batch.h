@@ -2,14 +2,11 @@
 // decoding a profile overlaps with the visitors' work (a report's aggregation, a diff's).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/base/circulating_slots.h"
 #include "core/model/profile.h"
 
 namespace tprof {
@@ -78,30 +75,26 @@ class BackgroundReplay : public RecordVisitor {
 
   // Hands over what is filled and waits until every record has been replayed. Idempotent; no
   // records may follow.
-  void Finish();
+  void Finish() {
+    HandOver();
+    slots_.Finish();
+  }
 
  private:
-  RecordBatch& Filling();  // the batch to add to (waits for one to be free)
   template <typename RecordT>
   void Add(const RecordT& record, void (RecordBatch::*add)(const RecordT&)) {
-    RecordBatch& batch = Filling();
+    RecordBatch& batch = slots_.Filling();
     (batch.*add)(record);
     if (batch.size() >= batch_records_ || batch.bytes() >= batch_bytes_) HandOver();
   }
-  void HandOver();  // queues the batch being filled, if it holds anything
-  void Work();
+  void HandOver() {  // queues the batch being filled, if it holds anything
+    if (slots_.filling() && !slots_.Filling().empty()) slots_.HandOver();
+  }
 
   RecordVisitor& visitor_;
   const size_t batch_records_;
   const size_t batch_bytes_;
-  std::vector<RecordBatch> batches_;
-  RecordBatch* filling_ = nullptr;  // the reader's; not shared
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<RecordBatch*> free_;   // guarded by mutex_
-  std::deque<RecordBatch*> queue_;  // guarded by mutex_
-  bool done_ = false;               // guarded by mutex_
-  std::thread thread_;
+  CirculatingSlots<RecordBatch> slots_;  // last: its thread replays into visitor_
 };
 
 }  // namespace tprof
