@@ -110,6 +110,10 @@ const ResolvedFrame& SampleFrames::At(uint32_t pid, uint64_t address) {
   return *it->second;
 }
 
+void SampleFrames::Prefetch(uint32_t pid, std::span<const uint64_t> addresses) const {
+  for (uint64_t address : addresses) cache_.prefetch(Key{space_.Find(pid, address), address});
+}
+
 const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
 
 const std::vector<const ResolvedFrame*>& SampleFrames::Chain(const Sample& sample) {
@@ -297,7 +301,13 @@ void StackRowResolver::OnSample(const Sample& sample) {
   if (callers.first) {
     KeyRange range;
     range.begin = static_cast<uint32_t>(caller_keys_.size());
+    caller_addresses_.clear();
     ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
+      caller_addresses_.push_back(address);
+      return true;
+    });
+    frames_.Prefetch(sample.pid, caller_addresses_);
+    for (uint64_t address : caller_addresses_) {
       const ResolvedFrame& frame = frames_.At(sample.pid, address);
       attribution_.ForEachLevel(frame, [&](uint32_t level) {
         if (!selector_.FrameMatches(frame, attribution_.Name(frame, level))) return;
@@ -308,8 +318,7 @@ void StackRowResolver::OnSample(const Sample& sample) {
             caller_keys_.end())
           caller_keys_.push_back(key);
       });
-      return true;
-    });
+    }
     range.end = static_cast<uint32_t>(caller_keys_.size());
     callers_.push_back(range);
   }

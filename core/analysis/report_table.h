@@ -12,6 +12,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -116,6 +117,10 @@ class SampleFrames {
   const ResolvedFrame& Leaf(const Sample& sample);
   // The frame at `address` (already adjusted for return addresses) in process `pid`.
   const ResolvedFrame& At(uint32_t pid, uint64_t address);
+  // Starts fetching the cache entries of `addresses`, to be looked up with At next: a new
+  // stack's frames are mostly new addresses, each a cache miss, and fetched together they wait
+  // for memory once rather than once each.
+  void Prefetch(uint32_t pid, std::span<const uint64_t> addresses) const;
 
  private:
   struct Key {
@@ -247,6 +252,7 @@ class StackRowResolver : public ProcessTrackingVisitor {
   std::vector<uint32_t> first_keys_;
   absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
+  std::vector<uint64_t> caller_addresses_;  // OnSample's, reused
   absl::flat_hash_map<std::pair<const ResolvedFrame*, uint32_t>, uint32_t> frame_parts_;
   absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
   std::string part_buffer_;                          // KeyOf's, reused
