@@ -270,6 +270,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
 
   void OnSample(const Sample& sample) override;
   void OnSampleAhead(const Sample& sample) override;
+  bool takes_sample_hints() const override { return true; }
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;

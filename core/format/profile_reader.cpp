@@ -219,6 +219,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     void OnLost(const LostRecord& r) override { inner.OnLost(r); }
     void OnThrottle(const ThrottleRecord& r) override { inner.OnThrottle(r); }
     void OnSampleAhead(const Sample& s) override { inner.OnSampleAhead(s); }
+    bool takes_sample_hints() const override { return inner.takes_sample_hints(); }
     bool has_own_threads() const override { return inner.has_own_threads(); }
   } counting(visitor);
 

@@ -283,6 +283,7 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
   previous_time_ = 0;
   stack_frames_.clear();
   stack_ends_.clear();
+  const bool read_ahead = visitor.takes_sample_hints();
   ByteReader chunk(data, size);
   uint64_t index = 0;
   while (chunk.remaining() > 0) {
@@ -358,6 +359,10 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
           s.user_stack = r.GetBytes();
         }
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed sample");
+        if (!read_ahead) {
+          visitor.OnSample(s);
+          break;
+        }
         // Visited when the record after it has been decoded: if that is a sample too, the
         // visitor hears of it first (OnSampleAhead), so its lookups overlap with this one's.
         if (pending_) {

@@ -261,6 +261,9 @@ class RecordVisitor {
   // worked on. It is still visited, in order, with OnSample; a visitor must not let the hint
   // change anything it computes. A decoder that reads ahead gives it; others need not.
   virtual void OnSampleAhead(const Sample&) {}
+  // True when the visitor does something with OnSampleAhead: a decoder reads ahead only then,
+  // since holding each sample back costs the other visitors a little for nothing.
+  virtual bool takes_sample_hints() const { return false; }
   // True when the visitor passes most of its work on to threads of its own: a reader then
   // decodes on the thread that visits, not on one more that would leave those a core short.
   virtual bool has_own_threads() const { return false; }
@@ -277,6 +280,7 @@ class ForwardingVisitor : public RecordVisitor {
   void OnLost(const LostRecord& r) override { next_.OnLost(r); }
   void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
   void OnSampleAhead(const Sample& s) override { next_.OnSampleAhead(s); }
+  bool takes_sample_hints() const override { return next_.takes_sample_hints(); }
   bool has_own_threads() const override { return next_.has_own_threads(); }
 
  protected:
@@ -313,6 +317,11 @@ class RecordTee : public RecordVisitor {
   }
   void OnSampleAhead(const Sample& s) override {
     for (RecordVisitor* v : visitors_) v->OnSampleAhead(s);
+  }
+  bool takes_sample_hints() const override {
+    for (const RecordVisitor* v : visitors_)
+      if (v->takes_sample_hints()) return true;
+    return false;
   }
   bool has_own_threads() const override {
     for (const RecordVisitor* v : visitors_)

@@ -467,6 +467,8 @@ TEST(FormatTest, TheDecoderTellsOfTheNextSampleWithoutReorderingRecords) {
     }
     void OnMmap(const MmapRecord& r) override { events.push_back("m" + std::to_string(r.time)); }
     void OnComm(const CommRecord& r) override { events.push_back("c" + std::to_string(r.time)); }
+    bool takes_sample_hints() const override { return hints; }
+    bool hints = true;
   };
   auto sample = [](uint64_t time) {
     Sample s;
@@ -498,6 +500,12 @@ TEST(FormatTest, TheDecoderTellsOfTheNextSampleWithoutReorderingRecords) {
   ASSERT_TRUE(decoded.ok()) << decoded.error().message();
   EXPECT_EQ(log.events, (std::vector<std::string>{"ahead2", "s1", "s2", "m3", "ahead5", "s4",
                                                   "ahead6", "s5", "s6", "c7", "s8"}));
+  // A visitor that takes no hints gets none, and the same records in the same order.
+  Log plain;
+  plain.hints = false;
+  ASSERT_TRUE(RecordDecoder().DecodeChunk(std::string_view(whole), 8, plain).ok());
+  EXPECT_EQ(plain.events,
+            (std::vector<std::string>{"s1", "s2", "m3", "s4", "s5", "s6", "c7", "s8"}));
 
   // The next chunk starts afresh: nothing of the last one is left waiting.
   RecordEncoder next;

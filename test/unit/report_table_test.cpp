@@ -215,6 +215,7 @@ TEST(ReportTableTest, HintsOfTheNextSampleChangeNothing) {
     auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
                                               {SortKey::kPid, SortKey::kSymbol}, SampleFilter{}, 0);
     EXPECT_TRUE(builder.ok());
+    EXPECT_TRUE((*builder)->takes_sample_hints());
     for (uint32_t pid : {7, 8, 9}) {
       MmapRecord map;
       map.pid = pid;
