@@ -295,6 +295,9 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
     // timestamps of the records after it right.
     previous_time_ += static_cast<uint64_t>(r.GetSigned());
     auto get_time = [&] { return previous_time_; };
+    // A sample held back for the look-ahead is visited before any other record, so the
+    // visitor still hears every record in the file's order.
+    if (static_cast<RecordKind>(kind) != RecordKind::kSample) VisitPendingSample(visitor);
     switch (static_cast<RecordKind>(kind)) {
       case RecordKind::kSample: {
         Sample& s = samples_[decoding_];
@@ -387,7 +390,6 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
         m.filename = r.GetBytes();
         m.build_id = r.GetBytes();
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed mmap");
-        VisitPendingSample(visitor);
         visitor.OnMmap(m);
         break;
       }
@@ -399,7 +401,6 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
         c.exec = r.GetVarint() != 0;
         c.comm = r.GetBytes();
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed comm");
-        VisitPendingSample(visitor);
         visitor.OnComm(c);
         break;
       }
@@ -412,7 +413,6 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
         t.tid = static_cast<uint32_t>(r.GetVarint());
         t.ptid = static_cast<uint32_t>(r.GetVarint());
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed task record");
-        VisitPendingSample(visitor);
         visitor.OnTask(t);
         break;
       }
@@ -423,7 +423,6 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
         l.lost = r.GetVarint();
         l.samples_only = r.GetVarint() != 0;
         if (!r.ok()) return Error("record " + std::to_string(index) + ": malformed lost record");
-        VisitPendingSample(visitor);
         visitor.OnLost(l);
         break;
       }
@@ -434,7 +433,6 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
         t.throttled = r.GetVarint() != 0;
         if (!r.ok())
           return Error("record " + std::to_string(index) + ": malformed throttle record");
-        VisitPendingSample(visitor);
         visitor.OnThrottle(t);
         break;
       }

@@ -77,14 +77,15 @@ class RecordDecoder {
   Result<uint64_t> DecodeChunk(std::string_view payload, uint64_t records, RecordVisitor& visitor);
 
  private:
+  Result<uint64_t> DecodeRecords(const uint8_t* data, size_t size, RecordVisitor& visitor);
+  void VisitPendingSample(RecordVisitor& visitor);
+
   uint64_t previous_time_ = 0;
   // This chunk's callchains so far, end to end: chain i is
   // [stack_ends_[i - 1], stack_ends_[i]) of stack_frames_. One buffer rather than a vector per
   // chain: a chunk holds thousands, and allocating each was a tenth of the decoding.
   std::vector<uint64_t> stack_frames_;
   std::vector<size_t> stack_ends_;
-  Result<uint64_t> DecodeRecords(const uint8_t* data, size_t size, RecordVisitor& visitor);
-  void VisitPendingSample(RecordVisitor& visitor);
   // Two samples, reused so that decoding does not allocate per sample: one being decoded, the
   // one before it waiting to be visited (see RecordVisitor::OnSampleAhead).
   Sample samples_[2];
