@@ -4,31 +4,30 @@
 
 namespace tprof {
 
-StackInterner::Key StackInterner::KeyOf(std::initializer_list<uint64_t> header,
+StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
                                         std::span<const uint64_t> body) {
   // The header seeds the hash of the body, which is hashed where it lies: copying the two
   // together cost as much as hashing them. (XXH3 mixes the length in, so bodies that are
   // prefixes of each other still differ.)
-  const XXH64_hash_t seed = XXH3_64bits(header.begin(), header.size() * sizeof(uint64_t));
+  const XXH64_hash_t seed = XXH3_64bits(header.data(), header.size() * sizeof(uint64_t));
   const XXH128_hash_t h = XXH3_128bits_withSeed(body.data(), body.size() * sizeof(uint64_t), seed);
   return Key{h.low64, h.high64};
 }
 
-StackInterner::Interned StackInterner::Intern(std::initializer_list<uint64_t> header,
+StackInterner::Interned StackInterner::Intern(std::span<const uint64_t> header,
                                               std::span<const uint64_t> body) {
   auto [it, first] = ids_.try_emplace(KeyOf(header, body), static_cast<uint32_t>(ids_.size()));
   return {it->second, first};
 }
 
-void StackInterner::Prefetch(std::initializer_list<uint64_t> header,
+void StackInterner::Prefetch(std::span<const uint64_t> header,
                              std::span<const uint64_t> body) const {
   ids_.prefetch(KeyOf(header, body));
 }
 
 StackInterner::Interned StackTally::Add(const Sample& sample, uint64_t tag,
                                         AddressSpace::Generation generation) {
-  const auto stack = stacks_.Intern(
-      {tag, sample.pid, generation.process, generation.kernel, sample.ip}, sample.callchain);
+  const auto stack = stacks_.Intern(HeaderOf(sample, tag, generation), sample.callchain);
   if (stack.first) counts_.resize(counts_.size() + events_);
   Counts& counts = counts_[stack.id * events_ + sample.event];
   counts.period += sample.period;

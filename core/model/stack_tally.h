@@ -10,6 +10,7 @@
 // 128-bit collision (probability about n^2 / 2^129 for n distinct stacks).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -28,9 +29,12 @@ class StackInterner {
     uint32_t id;  // from 0
     bool first;   // never seen before: the caller resolves what it means now
   };
-  Interned Intern(std::initializer_list<uint64_t> header, std::span<const uint64_t> body);
+  Interned Intern(std::span<const uint64_t> header, std::span<const uint64_t> body);
+  Interned Intern(std::initializer_list<uint64_t> header, std::span<const uint64_t> body) {
+    return Intern(std::span(header.begin(), header.size()), body);
+  }
   // Starts fetching the table slot that Intern of the same words will probe.
-  void Prefetch(std::initializer_list<uint64_t> header, std::span<const uint64_t> body) const;
+  void Prefetch(std::span<const uint64_t> header, std::span<const uint64_t> body) const;
   size_t size() const { return ids_.size(); }
 
  private:
@@ -42,7 +46,7 @@ class StackInterner {
       return H::combine(std::move(h), k.low);  // already a hash
     }
   };
-  static Key KeyOf(std::initializer_list<uint64_t> header, std::span<const uint64_t> body);
+  static Key KeyOf(std::span<const uint64_t> header, std::span<const uint64_t> body);
   absl::flat_hash_map<Key, uint32_t> ids_;
 };
 
@@ -58,8 +62,7 @@ class StackTally {
   // For a sample about to be added (see RecordVisitor::OnSampleAhead): the table is larger than
   // the caches, and a lookup that waits for memory was most of a tally's time.
   void Prefetch(const Sample& sample, uint64_t tag, AddressSpace::Generation generation) const {
-    stacks_.Prefetch({tag, sample.pid, generation.process, generation.kernel, sample.ip},
-                     sample.callchain);
+    stacks_.Prefetch(HeaderOf(sample, tag, generation), sample.callchain);
   }
 
   size_t stacks() const { return stacks_.size(); }
@@ -75,6 +78,13 @@ class StackTally {
     uint64_t period = 0;
     uint64_t samples = 0;
   };
+  // What sets a sample's stack apart beside its callchain. Add and Prefetch both key by it: a
+  // prefetch keyed otherwise would fetch a slot Add never probes (slower, never wrong).
+  static std::array<uint64_t, 5> HeaderOf(const Sample& sample, uint64_t tag,
+                                          AddressSpace::Generation generation) {
+    return {tag, sample.pid, generation.process, generation.kernel, sample.ip};
+  }
+
   size_t events_;
   StackInterner stacks_;
   std::vector<Counts> counts_;  // stack * events + event
