@@ -95,23 +95,17 @@ std::string SourceLineOf(const ResolvedFrame& frame) {
   return frame.file() + ":" + std::to_string(frame.line());
 }
 
-const ResolvedFrame& SampleFrames::At(uint32_t pid, uint64_t address) {
-  const Mapping* mapping = space_.Find(pid, address);
-  Key key{mapping, address};
-  auto [it, inserted] = cache_.try_emplace(key, nullptr);
+const ResolvedFrame& SampleFrames::At(uint32_t pid, const Location& location) {
+  auto [it, inserted] = cache_.try_emplace(location, nullptr);
   if (inserted) {
-    it->second = resolver_.FindHeld(pid, mapping, address);
+    it->second = resolver_.FindHeld(pid, location.mapping, location.address);
     if (!it->second) {
-      owned_.push_back(
-          std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
+      owned_.push_back(std::make_unique<ResolvedFrame>(
+          resolver_.ResolveInProcess(pid, location.mapping, location.address)));
       it->second = owned_.back().get();
     }
   }
   return *it->second;
-}
-
-void SampleFrames::Prefetch(uint32_t pid, std::span<const uint64_t> addresses) const {
-  for (uint64_t address : addresses) cache_.prefetch(Key{space_.Find(pid, address), address});
 }
 
 const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
@@ -301,14 +295,15 @@ void StackRowResolver::OnSample(const Sample& sample) {
   if (callers.first) {
     KeyRange range;
     range.begin = static_cast<uint32_t>(caller_keys_.size());
-    caller_addresses_.clear();
+    // All the callers' cache entries are fetched before the first is looked up.
+    caller_locations_.clear();
     ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
-      caller_addresses_.push_back(address);
+      caller_locations_.push_back(frames_.Locate(sample.pid, address));
+      frames_.Prefetch(caller_locations_.back());
       return true;
     });
-    frames_.Prefetch(sample.pid, caller_addresses_);
-    for (uint64_t address : caller_addresses_) {
-      const ResolvedFrame& frame = frames_.At(sample.pid, address);
+    for (const SampleFrames::Location& location : caller_locations_) {
+      const ResolvedFrame& frame = frames_.At(sample.pid, location);
       attribution_.ForEachLevel(frame, [&](uint32_t level) {
         if (!selector_.FrameMatches(frame, attribution_.Name(frame, level))) return;
         const uint32_t key = KeyOf(sample, thread, frame, level);

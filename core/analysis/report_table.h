@@ -115,26 +115,32 @@ class SampleFrames {
 
   const std::vector<const ResolvedFrame*>& Chain(const Sample& sample);
   const ResolvedFrame& Leaf(const Sample& sample);
-  // The frame at `address` (already adjusted for return addresses) in process `pid`.
-  const ResolvedFrame& At(uint32_t pid, uint64_t address);
-  // Starts fetching the cache entries of `addresses`, to be looked up with At next: a new
-  // stack's frames are mostly new addresses, each a cache miss, and fetched together they wait
-  // for memory once rather than once each.
-  void Prefetch(uint32_t pid, std::span<const uint64_t> addresses) const;
-
- private:
-  struct Key {
+  // An address (already adjusted for return addresses) and the mapping of its process it lies
+  // in: what frames are cached by.
+  struct Location {
     const Mapping* mapping;
     uint64_t address;
-    bool operator==(const Key&) const = default;
+    bool operator==(const Location&) const = default;
     template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.mapping, k.address);
+    friend H AbslHashValue(H h, const Location& l) {
+      return H::combine(std::move(h), l.mapping, l.address);
     }
   };
+  Location Locate(uint32_t pid, uint64_t address) const {
+    return {space_.Find(pid, address), address};
+  }
+  // The frame at `address` in process `pid`.
+  const ResolvedFrame& At(uint32_t pid, uint64_t address) { return At(pid, Locate(pid, address)); }
+  const ResolvedFrame& At(uint32_t pid, const Location& location);
+  // Starts fetching the cache entry of `location`, to be looked up with At soon after: a new
+  // stack's frames are mostly new addresses, each a cache miss, and fetched together they wait
+  // for memory once rather than once each.
+  void Prefetch(const Location& location) const { cache_.prefetch(location); }
+
+ private:
   FrameResolver& resolver_;
   const AddressSpace& space_;
-  absl::flat_hash_map<Key, const ResolvedFrame*> cache_;
+  absl::flat_hash_map<Location, const ResolvedFrame*> cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
   std::vector<const ResolvedFrame*> chain_;
 };
@@ -252,7 +258,7 @@ class StackRowResolver : public ProcessTrackingVisitor {
   std::vector<uint32_t> first_keys_;
   absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
-  std::vector<uint64_t> caller_addresses_;  // OnSample's, reused
+  std::vector<SampleFrames::Location> caller_locations_;  // OnSample's, reused
   absl::flat_hash_map<std::pair<const ResolvedFrame*, uint32_t>, uint32_t> frame_parts_;
   absl::flat_hash_map<std::string, uint32_t> frame_part_ids_;
   std::string part_buffer_;                          // KeyOf's, reused
