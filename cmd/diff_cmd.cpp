@@ -247,18 +247,20 @@ class DiffCommand : public Subcommand {
     // both sides or on neither, or a function would gain its kernel work on one side only.
     struct Named {
       const char* label;  // "old" or "new"
+      std::vector<FunctionTotals>* side;
       std::string path;
     };
     std::vector<Named> names;
     std::vector<ProfileToCompare> inputs_to_read;
     std::string without_user_context;
-    for (auto [files, label] : {std::pair{&old_files, "old"}, std::pair{&new_files, "new"}})
+    for (auto [files, label, side] :
+         {std::tuple{&old_files, "old", &old_side}, std::tuple{&new_files, "new", &new_side}})
       for (const std::string& path : *files) {
         auto opened = ProfileToCompare::Open(path, load_options_);
         if (!opened.ok()) return ReportError(name(), opened.error());
         if (without_user_context.empty() && !opened->records_user_context())
           without_user_context = path;
-        names.push_back({label, path});
+        names.push_back({label, side, path});
         inputs_to_read.push_back(std::move(opened).value());
       }
     load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
@@ -275,8 +277,6 @@ class DiffCommand : public Subcommand {
         LoadSideBySide(std::move(inputs_to_read), load_options_);
     for (size_t i = 0; i < read.size(); ++i) {
       const Named& input = names[i];
-      std::vector<FunctionTotals>* side =
-          std::string_view(input.label) == "old" ? &old_side : &new_side;
       Result<LoadedFunctionProfile>& loaded = read[i];
       if (!loaded.ok()) return ReportError(name(), loaded.error());
       WarnAboutInput(name(), input.path, loaded->warning);
@@ -284,7 +284,7 @@ class DiffCommand : public Subcommand {
         inputs.incomplete.push_back({input.label, input.path, loaded->incomplete});
       if (loaded->kernel_credit)
         inputs.kernel_samples_credited += loaded->kernel_credit->credited();
-      side->push_back(SumByFunction(loaded->profile, !ignore_module_));
+      input.side->push_back(SumByFunction(loaded->profile, !ignore_module_));
     }
     // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
     // with a status of its own unless the user accepts such inputs.
