@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -109,7 +110,10 @@ TEST(DebugFile, CompressedSectionsAreInflatedAsLibelfWould) {
   EXPECT_TRUE((*gz)->has_dwarf());
   for (const char* function : kFunctions) {
     std::string where = Where(**plain, function);
-    EXPECT_NE(where.find(".cpp:"), std::string::npos) << function << ": " << where;
+    // A source file and a line, not "??:0" (which of the demo's files the middle of a function
+    // falls in is the compiler's choice: clang puts main's in an inlined std::vector call).
+    EXPECT_TRUE(std::regex_search(where, std::regex(R"( [^ |?]+:[1-9][0-9]*$)")))
+        << function << ": " << where;
     EXPECT_EQ(Where(**gz, function), where);
   }
 }

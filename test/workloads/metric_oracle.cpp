@@ -42,7 +42,13 @@ struct Region {
 __attribute__((always_inline)) inline void Iteration(Region& region, int pages) {
   for (int p = 0; p < pages; ++p) region.memory[region.next++ * region.page] = 1;
   uint64_t x = g_sink | 1;
-  for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int i = 0; i < 20000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    // Every step is done: clang would otherwise run this loop some eight times faster than g++
+    // (it is a linear recurrence), and a function's calls would then be too short for the
+    // group windows that credit its faults.
+    asm volatile("" : "+r"(x));
+  }
   g_sink = x;
 }
 
