@@ -25,10 +25,13 @@ void RecordBatch::Replay(RecordVisitor& visitor) const {
     for (size_t i = 0; i < chain.size(); i += 8) __builtin_prefetch(chain.data() + i);
   };
   for (size_t s = 0; s < kAhead; ++s) prefetch(s);
+  // Samples are kept in their order, so the next one in the batch is the next visited.
+  const bool hints = visitor.takes_sample_hints();
   for (const auto& [kind, index] : order_) {
     switch (kind) {
       case Kind::kSample:
         prefetch(index + kAhead);
+        if (hints && index + 1 < samples_used_) visitor.OnSampleAhead(samples_[index + 1]);
         visitor.OnSample(samples_[index]);
         break;
       case Kind::kMmap:

@@ -24,7 +24,8 @@ class RecordBatch {
   void OnLost(const LostRecord& r) { Keep(Kind::kLost, losts_, r); }
   void OnThrottle(const ThrottleRecord& r) { Keep(Kind::kThrottle, throttles_, r); }
 
-  // Passes every record, in order, to `visitor`.
+  // Passes every record, in order, to `visitor`. One that takes hints hears of the batch's next
+  // sample (RecordVisitor::OnSampleAhead) just before each sample that has one.
   void Replay(RecordVisitor& visitor) const;
   // Empties the batch, keeping the samples' room.
   void Clear();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -95,6 +96,62 @@ void Feed(RecordVisitor& v, int records) {
       }
     }
   }
+}
+
+// A visitor that takes hints: writes each down, and counts samples visited after a hint that
+// are not the hinted one.
+class HintLog : public RecordLog {
+ public:
+  void OnSampleAhead(const Sample& s) override {
+    hinted.push_back(s.time);
+    pending_ = s.time;
+  }
+  void OnSample(const Sample& s) override {
+    if (expected_ && *expected_ != s.time) ++not_the_hinted_one;
+    expected_ = pending_;  // a hint comes just before the sample before the hinted one
+    pending_.reset();
+    RecordLog::OnSample(s);
+  }
+  bool takes_sample_hints() const override { return true; }
+
+  std::vector<uint64_t> hinted;  // the hinted samples' times, in order
+  size_t not_the_hinted_one = 0;
+
+ private:
+  std::optional<uint64_t> pending_, expected_;
+};
+
+TEST(BackgroundReplay, AVisitorThatTakesHintsHearsOfEachNextSampleOfTheBatch) {
+  RecordLog direct;
+  Feed(direct, 2000);
+  HintLog replayed;
+  {
+    BackgroundReplay replay(replayed, /*batch_records=*/64, /*batches=*/3);
+    Feed(replay, 2000);
+  }
+  EXPECT_EQ(replayed.lines, direct.lines);  // the hints change nothing that is visited
+  EXPECT_EQ(replayed.not_the_hinted_one, 0u);
+  // Every sample is hinted but each batch's first (no sample before it in the batch to be
+  // hinted at).
+  size_t samples = 0;
+  for (const std::string& line : direct.lines) samples += line.rfind("sample ", 0) == 0;
+  const size_t batches = (direct.lines.size() + 63) / 64;
+  EXPECT_GE(replayed.hinted.size(), samples - batches);
+  EXPECT_LT(replayed.hinted.size(), samples);
+}
+
+// A visitor that takes no hints hears of none.
+TEST(BackgroundReplay, AVisitorThatTakesNoHintsHearsOfNone) {
+  struct Counting : RecordLog {
+    size_t hints = 0;
+    void OnSampleAhead(const Sample&) override { ++hints; }
+  } replayed;
+  {
+    BackgroundReplay replay(replayed, 64, 3);
+    Feed(replay, 500);
+  }
+  EXPECT_EQ(replayed.hints, 0u);
+  EXPECT_FALSE(replayed.lines.empty());
 }
 
 TEST(BackgroundReplay, ReplaysEveryRecordInOrderOnOneOtherThread) {
