@@ -4,12 +4,17 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 
 namespace tprof {
 
+size_t CallNode::KeyHash(std::string_view name, std::string_view module, FrameKind kind) {
+  return absl::HashOf(name, module, kind);
+}
+
 CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
-                          FrameKind child_kind, size_t events) {
-  if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind});
+                          FrameKind child_kind, size_t key_hash, size_t events) {
+  if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
       it != child_index_.end())
     return it->second;
   auto node = std::make_unique<CallNode>();
@@ -19,19 +24,25 @@ CallNode* CallNode::Child(std::string_view child_name, std::string_view child_mo
   node->self.assign(events, 0);
   node->total.assign(events, 0);
   node->self_samples.assign(events, 0);
-  return Adopt(std::move(node));
+  return Adopt(std::move(node), key_hash);
 }
 
 CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {
+  const size_t key_hash = KeyHash(child->name, child->module, child->kind);
+  return Adopt(std::move(child), key_hash);
+}
+
+CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child, size_t key_hash) {
   CallNode* raw = child.get();
   children.push_back(std::move(child));
-  child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind}, raw);
+  child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind, key_hash}, raw);
   return raw;
 }
 
 const CallNode* CallNode::Find(std::string_view child_name, std::string_view child_module,
                                FrameKind child_kind) const {
-  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind});
+  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind,
+                                       KeyHash(child_name, child_module, child_kind)});
   return it == child_index_.end() ? nullptr : it->second;
 }
 
@@ -61,17 +72,19 @@ const std::vector<CallTreeBuilder::Frame>& CallTreeBuilder::FramesAt(uint32_t pi
   const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
                                                                 : InlineMode::kPhysical);
   // Levels are innermost first; the tree wants the outermost (out-of-line) first.
-  for (uint32_t level = attribution.Depth(*resolved); level-- > 0;)
-    frames.push_back({attribution.Name(*resolved, level), resolved->module,
-                      attribution.Inlined(*resolved, level) ? FrameKind::kInlined : base});
+  const std::string_view module = options_.ignore_module ? std::string_view() : resolved->module;
+  for (uint32_t level = attribution.Depth(*resolved); level-- > 0;) {
+    const std::string_view name = attribution.Name(*resolved, level);
+    const FrameKind kind = attribution.Inlined(*resolved, level) ? FrameKind::kInlined : base;
+    frames.push_back({name, module, kind, CallNode::KeyHash(name, module, kind)});
+  }
   return frames;
 }
 
 CallNode* CallTreeBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
   if (kernel && !options_.include_kernel) return node;
   for (const Frame& f : FramesAt(pid, address, kernel))
-    node = node->Child(f.name, options_.ignore_module ? std::string_view() : f.module, f.kind,
-                       events_.size());
+    node = node->Child(f.name, f.module, f.kind, f.key_hash, events_.size());
   return node;
 }
 
@@ -96,6 +109,17 @@ CallNode* CallTreeBuilder::RootOf(const Sample& sample) {
   }
   it->second = root_.Child(name, "", FrameKind::kRoot, events_.size());
   return it->second;
+}
+
+void CallTreeBuilder::OnSampleAhead(const Sample& sample) {
+  // Only for a root already made: the hint must not change the tree.
+  const CallNode* top = &root_;
+  if (options_.roots != CallTreeOptions::Roots::kNone) {
+    const auto it = thread_roots_.find(uint64_t{sample.pid} << 32 | sample.tid);
+    if (it == thread_roots_.end()) return;
+    top = it->second;
+  }
+  tally_.Prefetch(sample, reinterpret_cast<uintptr_t>(top), space().GenerationOf(sample.pid));
 }
 
 void CallTreeBuilder::OnSample(const Sample& sample) {

@@ -35,7 +35,14 @@ struct CallNode {
 
   // The child with this name, module and kind; a new one with zero counts for `events` events
   // when there is none.
-  CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t events);
+  CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t events) {
+    return Child(name, module, kind, KeyHash(name, module, kind), events);
+  }
+  // The same, given KeyHash(name, module, kind): a caller that steps to the same frame's child
+  // under many parents hashes the frame's long names once rather than at every step.
+  CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t key_hash,
+                  size_t events);
+  static size_t KeyHash(std::string_view name, std::string_view module, FrameKind kind);
   // Appends a child built elsewhere (its name, module and kind set); returns it.
   CallNode* Adopt(std::unique_ptr<CallNode> child);
   // The child with this name, module and kind, or null.
@@ -45,12 +52,16 @@ struct CallNode {
   struct ChildKey {
     std::string_view name, module;  // the child's own strings: children never move
     FrameKind kind;
-    bool operator==(const ChildKey&) const = default;
+    size_t hash;  // KeyHash of the three, kept so that the index's growth rehashes no names
+    bool operator==(const ChildKey& o) const {
+      return hash == o.hash && kind == o.kind && name == o.name && module == o.module;
+    }
     template <typename H>
     friend H AbslHashValue(H h, const ChildKey& k) {
-      return H::combine(std::move(h), k.name, k.module, k.kind);
+      return H::combine(std::move(h), k.hash);
     }
   };
+  CallNode* Adopt(std::unique_ptr<CallNode> child, size_t key_hash);
   absl::flat_hash_map<ChildKey, CallNode*> child_index_;
 };
 
@@ -70,6 +81,9 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
 
   void OnSample(const Sample& sample) override;
+  // Prefetches the sample's slot in the stack tally (larger than the caches).
+  void OnSampleAhead(const Sample& sample) override;
+  bool takes_sample_hints() const override { return true; }
 
   // The tree of every sample so far.
   const CallNode& root();
@@ -83,6 +97,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   struct Frame {
     std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
     FrameKind kind;
+    size_t key_hash;  // CallNode::KeyHash of the three: hashed once per distinct address
   };
   // The frames of one address, outermost first (inlined callers before their inlinees).
   const std::vector<Frame>& FramesAt(uint32_t pid, uint64_t address, bool kernel);
