@@ -1,12 +1,14 @@
 #include "report/flamegraph_html.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "report/flamegraph_template.h"  // generated from report/flamegraph.html.in
 #include "report/printf.h"
 
@@ -41,8 +43,8 @@ void AppendNumber(std::string& out, double value) {
 
 void AppendUint(std::string& out, uint64_t value) {
   char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "%" PRIu64, value);
-  out += buffer;
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  out.append(buffer, end);
 }
 
 const char* KindName(FrameKind kind) {
@@ -59,26 +61,27 @@ const char* KindName(FrameKind kind) {
   return "u";
 }
 
-// Interns strings into a table; index 0.. in order of first use.
+// Interns strings into a table; index 0.. in order of first use. The strings are the tree's
+// nodes', which outlive the table: it keeps views of them, not copies.
 class PageStringTable {
  public:
-  uint32_t Intern(const std::string& s) {
-    auto [it, added] = index_.emplace(s, static_cast<uint32_t>(strings_.size()));
-    if (added) strings_.push_back(&it->first);
+  uint32_t Intern(std::string_view s) {
+    auto [it, added] = index_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    if (added) strings_.push_back(s);
     return it->second;
   }
   void AppendJson(std::string& out) const {
     out.push_back('[');
     for (size_t i = 0; i < strings_.size(); ++i) {
       if (i) out.push_back(',');
-      AppendJsonString(out, *strings_[i]);
+      AppendJsonString(out, std::string(strings_[i]));
     }
     out.push_back(']');
   }
 
  private:
-  std::unordered_map<std::string, uint32_t> index_;
-  std::vector<const std::string*> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t> index_;
+  std::vector<std::string_view> strings_;
 };
 
 // The columns of the page's data, one entry per node in preorder.
