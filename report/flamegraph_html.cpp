@@ -1,8 +1,6 @@
 #include "report/flamegraph_html.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -39,12 +37,6 @@ void AppendNumber(std::string& out, double value) {
     std::snprintf(buffer, sizeof buffer, "null");
   }
   out += buffer;
-}
-
-void AppendUint(std::string& out, uint64_t value) {
-  char buffer[24];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
-  out.append(buffer, end);
 }
 
 const char* KindName(FrameKind kind) {

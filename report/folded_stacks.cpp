@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/printf.h"
+
 namespace tprof {
 namespace {
 
@@ -51,7 +53,7 @@ class FoldedLines {
         block += names_[line.begin + i];
       }
       block += ' ';
-      block += std::to_string(line.count);
+      AppendUint(block, line.count);
       block += '\n';
       if (block.size() >= (1 << 16)) {
         out.write(block.data(), static_cast<std::streamsize>(block.size()));

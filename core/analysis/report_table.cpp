@@ -288,9 +288,7 @@ void StackRowResolver::OnSample(const Sample& sample) {
   stack.leaf = KeyOf(sample, thread, leaf, 0);
   stack.leaf_matches = selector_.FrameMatches(leaf, attribution_.LeafName(leaf));
   const SplitStack split = SplitLeaf(sample);
-  const auto callers = caller_ids_.Intern(
-      {thread.part, sample.pid, generation.process, generation.kernel, split.callers_kernel},
-      split.callers);
+  const auto callers = caller_ids_.Intern(sample, split, thread.part, generation);
   stack.callers = callers.id;
   if (callers.first) {
     KeyRange range;

@@ -252,7 +252,7 @@ class StackRowResolver : public ProcessTrackingVisitor {
   SampleFrames frames_;
   SampleSelector selector_;            // its frame filters
   std::vector<StackKeys> stack_keys_;  // by stack id
-  StackInterner caller_ids_;
+  CallerInterner caller_ids_;
   std::vector<KeyRange> callers_;  // by caller id
   std::vector<uint32_t> caller_keys_;
   std::vector<uint32_t> first_keys_;

@@ -50,6 +50,22 @@ class StackInterner {
   absl::flat_hash_map<Key, uint32_t> ids_;
 };
 
+// Dense ids for distinct callers of samples (SplitStack::callers): what aggregations resolve once
+// for every stack that differs only in its leaf. Callers are told apart by the same things a
+// stack is (a tag, the process and its address-space generation) and by the context they start in.
+class CallerInterner {
+ public:
+  StackInterner::Interned Intern(const Sample& sample, const SplitStack& split, uint64_t tag,
+                                 AddressSpace::Generation generation) {
+    return callers_.Intern(
+        {tag, sample.pid, generation.process, generation.kernel, split.callers_kernel},
+        split.callers);
+  }
+
+ private:
+  StackInterner callers_;
+};
+
 class StackTally {
  public:
   explicit StackTally(size_t events) : events_(events) {}
