@@ -18,6 +18,7 @@
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
+#include "core/model/record_batch.h"
 #include "core/model/stack_tally.h"
 
 namespace tprof {
@@ -74,23 +75,22 @@ struct CallTreeOptions {
   bool ignore_module = false;
 };
 
-// Samples are tallied per distinct stack (StackTally) and each stack's path is built once; the
-// nodes' counts are filled in from the tallies when the tree is asked for.
-class CallTreeBuilder : public ProcessTrackingVisitor {
+// The tree's paths: each distinct stack's chain of nodes, made at the stack's first sample.
+// Resolving a new stack's frames and walking them down the tree is most of a tree's work, and
+// it is needed once per distinct stack, so it can run on a thread of its own beside the tally
+// (as StackRowResolver does for the report table): it is fed every mapping, name and task
+// record in order, but of the samples only the first of each distinct stack, in the tally's
+// order (its n-th sample is stack n).
+class CallPathBuilder : public ProcessTrackingVisitor {
  public:
-  CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
+  CallPathBuilder(size_t events, FrameResolver& resolver, CallTreeOptions options);
 
+  // The first sample of the next stack.
   void OnSample(const Sample& sample) override;
-  // Prefetches the sample's slot in the stack tally (larger than the caches).
-  void OnSampleAhead(const Sample& sample) override;
-  bool takes_sample_hints() const override { return true; }
 
-  // The tree of every sample so far.
-  const CallNode& root();
-  // The tree, moved out: for callers that keep the tree but not the builder's caches (or the
-  // resolver they borrow from). The builder takes no more samples after.
-  CallNode TakeRoot();
-  const std::vector<EventDesc>& events() const { return events_; }
+  CallNode& root() { return root_; }
+  // By stack id: the node where the stack's samples are counted as self.
+  const std::vector<CallNode*>& leaf_of_stack() const { return leaf_of_stack_; }
 
  private:
   void OnThreadsChanged() override { thread_roots_.clear(); }  // names may have changed
@@ -105,7 +105,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   // Extends the tree by `node`'s callee path for the frames at `address`.
   CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
 
-  std::vector<EventDesc> events_;
+  size_t events_;
   FrameResolver& resolver_;
   CallTreeOptions options_;
   CallNode root_;
@@ -122,10 +122,52 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<FrameKey, std::vector<Frame>> frame_cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;      // frames the resolver does not hold
   absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
-  StackTally tally_;
-  std::vector<CallNode*> leaf_of_stack_;  // by stack id
-  StackInterner caller_ids_;
+  std::vector<CallNode*> leaf_of_stack_;                   // by stack id
+  CallerInterner caller_ids_;
   std::vector<CallNode*> callers_node_;  // by caller id: the node the callers lead to
+};
+
+// Samples are tallied per distinct stack (StackTally) and each stack's path is built once, by a
+// CallPathBuilder on a thread of its own; the nodes' counts are filled in from the tallies when
+// the tree is asked for.
+class CallTreeBuilder : public ProcessTrackingVisitor {
+ public:
+  CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
+
+  void OnSample(const Sample& sample) override;
+  // Prefetches the sample's slot in the stack tally (larger than the caches).
+  void OnSampleAhead(const Sample& sample) override;
+  bool takes_sample_hints() const override { return true; }
+  void OnMmap(const MmapRecord& r) override;
+  void OnComm(const CommRecord& r) override;
+  void OnTask(const TaskRecord& r) override;
+  bool has_own_threads() const override { return paths_thread_ != nullptr; }
+
+  // The tree of every sample so far. Later samples are built into the tree on the caller's
+  // thread.
+  const CallNode& root();
+  // The tree, moved out: for callers that keep the tree but not the builder's caches (or the
+  // resolver they borrow from). The builder takes no more samples after.
+  CallNode TakeRoot();
+  const std::vector<EventDesc>& events() const { return events_; }
+
+ private:
+  void OnThreadsChanged() override { root_of_thread_.clear(); }  // names may have changed
+  // What the tally keeps the roots' samples apart by: the root's name, as an id (0 for the
+  // one root when the tree has no process or thread roots).
+  uint64_t RootTagOf(const Sample& sample);
+  // Where records for paths_ go: its thread, or paths_ itself once the tree has been asked for.
+  RecordVisitor& ToPaths() {
+    return paths_thread_ ? static_cast<RecordVisitor&>(*paths_thread_) : paths_;
+  }
+
+  std::vector<EventDesc> events_;
+  CallTreeOptions options_;
+  absl::flat_hash_map<uint64_t, uint64_t> root_of_thread_;  // pid << 32 | tid -> RootTagOf
+  absl::flat_hash_map<std::string, uint64_t> root_tags_;    // root name -> tag
+  StackTally tally_;
+  CallPathBuilder paths_;
+  std::unique_ptr<BackgroundReplay> paths_thread_;  // paths_ on its thread until root()
   uint64_t samples_ = 0;
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
 };
