@@ -248,7 +248,7 @@ size_t AppendSumOfEvents(CallNode& root, size_t a, size_t b) {
   while (!pending.empty()) {
     CallNode* node = pending.back();
     pending.pop_back();
-    for (std::vector<uint64_t>* column : {&node->self, &node->total, &node->self_samples}) {
+    for (EventCounts* column : {&node->self, &node->total, &node->self_samples}) {
       const uint64_t sum = (*column)[a] + (*column)[b];
       column->push_back(sum);
     }

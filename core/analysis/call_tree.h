@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "core/analysis/function_attribution.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
@@ -25,13 +26,18 @@ namespace tprof {
 
 enum class FrameKind : uint8_t { kUser, kKernel, kInlined, kRoot };
 
+// A node's counts, one per event. Most trees have one or two events: those are kept in the node
+// itself rather than in an allocation of their own (a tree has hundreds of thousands of nodes,
+// each with three of these).
+using EventCounts = absl::InlinedVector<uint64_t, 2>;
+
 struct CallNode {
   std::string name;
   std::string module;
   FrameKind kind = FrameKind::kUser;
-  std::vector<uint64_t> self;   // per event: period of samples whose leaf is this node
-  std::vector<uint64_t> total;  // per event: period of samples through this node
-  std::vector<uint64_t> self_samples;
+  EventCounts self;   // per event: period of samples whose leaf is this node
+  EventCounts total;  // per event: period of samples through this node
+  EventCounts self_samples;
   std::vector<std::unique_ptr<CallNode>> children;
 
   // The child with this name, module and kind; a new one with zero counts for `events` events

@@ -5,7 +5,8 @@
 namespace tprof {
 namespace {
 
-uint64_t At(const std::vector<uint64_t>& v, size_t event) {
+template <typename Counts>  // a CallNode's EventCounts or a DiffCallNode's vector
+uint64_t At(const Counts& v, size_t event) {
   return event < v.size() ? v[event] : 0;
 }
 

@@ -10,7 +10,7 @@ Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
   // A table without rows whose totals are the tree's: what DerivedMetrics plans columns from.
   ReportTable totals;
   totals.events = events;
-  totals.total_period = root.total;
+  totals.total_period.assign(root.total.begin(), root.total.end());
   for (size_t e = 0; e < events.size(); ++e)
     totals.total_samples.push_back(TotalSamples(root, e)[&root]);
   auto metrics = DerivedMetrics::Plan(totals, table_formulas, "table", user);

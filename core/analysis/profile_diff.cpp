@@ -224,7 +224,7 @@ void MergeInto(DiffCallNode& out, const CallNode* old_node, const CallNode* new_
   out.name = some.name;
   out.module = some.module;
   out.kind = some.kind;
-  auto copy = [events](const CallNode* node, const std::vector<uint64_t> CallNode::*field) {
+  auto copy = [events](const CallNode* node, const EventCounts CallNode::*field) {
     std::vector<uint64_t> v(events, 0);
     if (node)
       for (size_t e = 0; e < events && e < (node->*field).size(); ++e) v[e] = (node->*field)[e];
