@@ -130,6 +130,38 @@ TEST(CallTreeTest, ThreadRootsAndKernelFiltering) {
   EXPECT_EQ(RenderFolded(builder.root(), {}), "[10]-10/10;f100 1\nworker-10/11;f100 4\n");
 }
 
+// The tally and the thread that builds the paths each name a sample's root: a thread renamed
+// between two samples of one stack must put them under two roots, each with its own count.
+TEST(CallTreeTest, AStackSampledBeforeAndAfterARenameCountsUnderEachName) {
+  NamingResolver resolver;
+  CallTreeOptions options;
+  options.roots = CallTreeOptions::Roots::kThread;
+  CallTreeBuilder builder(OneEvent(), resolver, options);
+  CommRecord comm;
+  comm.pid = 10;
+  comm.tid = 11;
+  comm.comm = "before";
+  builder.OnComm(comm);
+  builder.OnSample(At(3, {kContextUser, 0x100, 0x201}, 11));
+  comm.comm = "after";
+  builder.OnComm(comm);
+  builder.OnSample(At(5, {kContextUser, 0x100, 0x201}, 11));
+  builder.OnSample(At(7, {kContextUser, 0x100, 0x201}, 11));
+  EXPECT_EQ(RenderFolded(builder.root(), {}),
+            "after-10/11;f200;f100 12\nbefore-10/11;f200;f100 3\n");
+}
+
+// Asking for the tree ends the path thread; samples after that still count.
+TEST(CallTreeTest, SamplesAfterTheTreeWasAskedForAreCounted) {
+  NamingResolver resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  builder.OnSample(At(2, {kContextUser, 0x100, 0x201}));
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "f200;f100 2\n");
+  builder.OnSample(At(3, {kContextUser, 0x100, 0x201}));  // a stack seen before
+  builder.OnSample(At(4, {kContextUser, 0x300, 0x201}));  // a new one
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "f200;f100 5\nf200;f300 4\n");
+}
+
 TEST(CallTreeTest, SamplesWithoutCallchainsAreTheirIp) {
   NamingResolver resolver;
   CallTreeBuilder builder(OneEvent(), resolver, {});
