@@ -208,6 +208,7 @@ const CallNode& CallTreeBuilder::root() {
   }
   CallNode& root = paths_.root();
   if (samples_in_tree_ == samples_) return root;
+  // Breadth-first order: reversed, every node comes after all of its children.
   std::vector<CallNode*> order;
   order.push_back(&root);
   for (size_t i = 0; i < order.size(); ++i)
