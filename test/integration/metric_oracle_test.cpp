@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "test/support/host_steal.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -70,7 +71,32 @@ struct Measured {
 struct Run {
   std::map<std::string, double> truth;  // faults per ms of task-clock, counted by the workload
   std::map<std::string, Measured> measured;
+  // What the kernel delivered: the task-clock the samples' periods add up to (the whole
+  // process) against the clock the workload counted around its three functions, the host's
+  // steal meanwhile, and whether the kernel throttled sampling.
+  double clock_sampled_ns = 0, clock_counted_ns = 0, steal_ns = 0;
+  bool throttled = false;
 };
+
+// Why a recording's sampled periods cannot be held to the truth, or "" when they can. The
+// sampled clock misses time the host stole (host_steal.h) and a throttled event misses its
+// events while throttled: the kernel's samples are short, not tprof's arithmetic. (Sampled, the
+// whole process's clock is 1.3-2.2 % above the three functions' on a quiet host: main's work.
+// The steal is all CPUs' and counted in 10 ms ticks, hence its grace.)
+// The group methods read the counters themselves and are immune, so this is asked of [s] only.
+std::string KernelShortfall(const Run& run) {
+  char why[160];
+  if (run.throttled) return "the kernel throttled sampling";
+  if (run.clock_sampled_ns < 0.98 * run.clock_counted_ns ||
+      run.steal_ns > 0.05 * run.clock_counted_ns + 20e6) {
+    std::snprintf(why, sizeof why,
+                  "the clock's samples add up to %.1f ms of the %.1f ms counted, the host stole "
+                  "%.1f ms",
+                  run.clock_sampled_ns / 1e6, run.clock_counted_ns / 1e6, run.steal_ns / 1e6);
+    return why;
+  }
+  return "";
+}
 
 class ScratchDir {
  public:
@@ -97,16 +123,20 @@ std::optional<Run> Measure(const Method& method, const std::string& dir, long ro
   for (const std::string& a : {std::string("-o"), profile, std::string("--"), kOracle,
                                std::to_string(rounds), std::to_string(iterations), truth_path})
     record.push_back(a);
+  const testing::StealMeter steal;
   auto recorded = RunCommand(record);
   EXPECT_EQ(recorded.exit_code, 0) << method.name << ": " << recorded.err;
   if (recorded.exit_code != 0) return std::nullopt;
   Run run;
+  run.steal_ns = steal.ElapsedNs();
+  run.throttled = recorded.err.find("throttled sampling") != std::string::npos;
   const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
   // The faults by design (one per fresh page touched), over the CPU time the workload counted
   // around the calls. (Its own page-fault counter reads up to 4 % fewer than designed for
   // faults_heavy, which touches 4 pages in a row, while tprof's windows carry the designed
   // count: printed, not yet explained.)
   for (const std::string& f : kFunctions) {
+    run.clock_counted_ns += truth[f]["task-clock"].get<double>();
     run.truth[f] =
         truth[f]["designed-faults"].get<double>() / truth[f]["task-clock"].get<double>() * 1e6;
     if (truth[f]["page-faults"] != truth[f]["designed-faults"])
@@ -128,6 +158,8 @@ std::optional<Run> Measure(const Method& method, const std::string& dir, long ro
   EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
                        << j["metrics"].dump();
   if (column < 0) return std::nullopt;
+  for (const auto& event : j["events"])
+    if (event["name"] == "task-clock") run.clock_sampled_ns = event["period"].get<double>();
   for (const auto& row : j["rows"]) {
     // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
     const std::string full = row["keys"]["sym"];
@@ -164,9 +196,24 @@ double ErrorPercent(double measured, double truth) {
 TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
+  std::string unchecked;  // a method the host left no recording to check
   for (const Method& method : Methods()) {
     auto run = Measure(method, dir.path(), 8, 500);
     ASSERT_TRUE(run.has_value()) << method.name;
+    // Sampled periods are checked on a recording the kernel sampled fully: three tries.
+    if (method.source == "sampled periods") {
+      for (int attempt = 1; !KernelShortfall(*run).empty(); ++attempt) {
+        std::printf("%s: recording %d not checked: %s\n", method.name.c_str(), attempt,
+                    KernelShortfall(*run).c_str());
+        if (attempt == 3) break;
+        run = Measure(method, dir.path(), 8, 500);
+        ASSERT_TRUE(run.has_value()) << method.name;
+      }
+      if (!KernelShortfall(*run).empty()) {
+        unchecked = method.name;
+        continue;
+      }
+    }
     // The design: rates apart, so that credit given to the wrong function shows.
     ASSERT_GT(run->truth["faults_heavy"], 1.3 * run->truth["faults_light"]);
     ASSERT_GT(run->truth["faults_light"], 0);
@@ -200,6 +247,8 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
       }
     }
   }
+  if (!unchecked.empty())
+    GTEST_SKIP() << unchecked << ": the kernel's samples fell short in three recordings (above)";
 }
 
 // The 95 % intervals cover the truth: over 20 recordings per method, the truth lies inside the
@@ -223,11 +272,20 @@ constexpr double kCoverageFloor = 0.85;
 void CheckCoverage(const Method& method) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  int pairs = 0, covered = 0;
+  int pairs = 0, covered = 0, recordings = 0, set_aside = 0;
   double worst = 0;
-  for (int r = 0; r < kCoverageRecordings; ++r) {
+  // Sampled periods are checked on recordings the kernel sampled fully (KernelShortfall); the
+  // others are set aside and replaced, up to as many again.
+  while (recordings < kCoverageRecordings && set_aside < kCoverageRecordings) {
     auto run = Measure(method, dir.path(), 2, 500);
     ASSERT_TRUE(run.has_value()) << method.name;
+    if (method.source == "sampled periods" && !KernelShortfall(*run).empty()) {
+      std::printf("%s: a recording set aside: %s\n", method.name.c_str(),
+                  KernelShortfall(*run).c_str());
+      ++set_aside;
+      continue;
+    }
+    ++recordings;
     for (const std::string f : {"faults_heavy", "faults_light"}) {
       const Measured& m = run->measured[f];
       if (!m.value || !m.low || m.share < 5) continue;
@@ -237,8 +295,12 @@ void CheckCoverage(const Method& method) {
       worst = std::max(worst, std::abs(ErrorPercent(*m.value, truth)));
     }
   }
-  std::printf("%-20s coverage %d of %d (%.0f%%), worst error %.2f%%\n", method.name.c_str(),
-              covered, pairs, 100.0 * covered / std::max(pairs, 1), worst);
+  std::printf("%-20s coverage %d of %d (%.0f%%), worst error %.2f%%, %d recordings set aside\n",
+              method.name.c_str(), covered, pairs, 100.0 * covered / std::max(pairs, 1), worst,
+              set_aside);
+  if (recordings < kCoverageRecordings)
+    GTEST_SKIP() << method.name << ": the kernel's samples fell short in " << set_aside
+                 << " recordings (above)";
   EXPECT_GE(pairs, 2 * kCoverageRecordings - 4) << method.name;
   EXPECT_GE(covered, kCoverageFloor * pairs) << method.name;
 }
