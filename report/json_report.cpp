@@ -55,6 +55,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
                   {"limit", view.max_rows}};
   j["start_timestamp"] = table.start_timestamp;
   j["lost"] = table.lost;
+  j["throttles"] = table.throttles;  // per event, as "events"
   j["samples_outside_time"] = table.samples_outside_time;
   j["unwinding"] = UnwindStatisticsJson(view.unwinding);
   if (view.kernel_credit) {

@@ -150,6 +150,12 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
   if (metadata.duration_ns)
     out << Printf("# duration: %.3f s\n", static_cast<double>(metadata.duration_ns) / 1e9);
   if (table.lost) out << "# lost samples: " << table.lost << '\n';
+  for (size_t e = 0; e < table.throttles.size(); ++e)
+    if (table.throttles[e])
+      out << "# throttled: the kernel stopped sampling " << table.events[e].name << ' '
+          << table.throttles[e]
+          << " times, each until its next tick: its samples miss the events of those times "
+             "(record at a lower -F, or raise kernel.perf_event_max_sample_rate)\n";
   if (!view.stack_hint.empty()) out << "# note: " << view.stack_hint << '\n';
   if (const std::string kernel = KernelWorkLine(view); !kernel.empty())
     out << "# " << kernel << '\n';

@@ -342,6 +342,7 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
   table_.inline_mode = inline_mode;
   table_.total_period.assign(table_.events.size(), 0);
   table_.total_samples.assign(table_.events.size(), 0);
+  table_.throttles.assign(table_.events.size(), 0);
   group_of_leader_.assign(table_.events.size(), -1);
   for (size_t e = 0; e < table_.events.size(); ++e) {
     if (!IsReadGroupLeader(table_.events, e)) continue;
@@ -448,6 +449,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
 }
 
 void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
+  if (r.throttled && r.event < table_.throttles.size()) ++table_.throttles[r.event];
   if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)
     attributors_[static_cast<size_t>(group_of_leader_[r.event])]->Interrupt();
 }

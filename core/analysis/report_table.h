@@ -94,6 +94,9 @@ struct ReportTable {
   std::vector<uint64_t> total_samples;
   std::vector<ReadGroup> groups;
   uint64_t lost = 0;
+  // Per event, the times the kernel throttled its sampling (PERF_RECORD_THROTTLE): until the
+  // next tick each time, the event counted on unsampled, so its samples miss those events.
+  std::vector<uint64_t> throttles;
   uint64_t samples_outside_time = 0;  // skipped by the time range
   uint64_t samples_filtered = 0;      // in the time range but outside --comm/--pid/--tid/...
   bool has_callchains = false;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -280,6 +281,74 @@ TEST_F(LocalRecording, ReportAndImportFromTheCommandLine) {
   EXPECT_NE(failed_import.err.find("offset 49104"), std::string::npos) << failed_import.err;
   EXPECT_FALSE(std::filesystem::exists(failed));
   EXPECT_FALSE(std::filesystem::exists(failed + ".partial"));
+}
+
+// The kernel throttled sampling 68 times in this recording (perf report --stats): the report
+// says so per event, as perf's raw dump attributes the records (each names its event by
+// sample id, at offset 0x10 of the record), since the samples miss what the events counted
+// while throttled.
+TEST(ThrottledRecording, TheReportSaysWhichEventsTheKernelThrottled) {
+  const std::string input =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.throttle-3.8";
+  // perf's view: sample ids per event from the header, throttle records per id from the dump.
+  auto header = RunCommand({kPerf, "report", "--header-only", "-i", input});
+  ASSERT_EQ(header.exit_code, 0) << header.err;
+  std::map<uint64_t, std::string> event_of_id;
+  std::istringstream header_lines(header.out);
+  for (std::string line; std::getline(header_lines, line);) {
+    if (line.rfind("# event : name = ", 0) != 0) continue;
+    const std::string name = line.substr(17, line.find(',') - 17);
+    std::istringstream ids(line.substr(line.find("id = {") + 6));
+    for (std::string id; ids >> id && id[0] != '}';)  // "{ 141, 142, 143, 144 },"
+      event_of_id[std::stoull(id.substr(0, id.find(',')))] = name;
+  }
+  ASSERT_EQ(event_of_id.size(), 8u) << header.out;
+  auto dump = RunCommand({kPerf, "report", "-D", "-i", input});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  std::map<std::string, uint64_t> perf_throttles;
+  std::istringstream dump_lines(dump.out);
+  bool in_throttle = false;
+  for (std::string line; std::getline(dump_lines, line);) {
+    if (line.size() > 9 && line.compare(line.size() - 9, 9, "event: 5 ") == 0) line.pop_back();
+    if (line.size() > 8 && line.compare(line.size() - 8, 8, "event: 5") == 0) {
+      in_throttle = true;  // PERF_RECORD_THROTTLE; its raw bytes follow
+      continue;
+    }
+    if (in_throttle && line.find("0010:") != std::string::npos) {
+      // "0010:  8f 00 00 00 00 00 00 00 ..": the id, little-endian (the file is x86's).
+      std::istringstream bytes(line.substr(line.find("0010:") + 5));
+      uint64_t id = 0;
+      for (int b = 0; b < 8; ++b) {
+        std::string hex;
+        bytes >> hex;
+        id |= std::stoull(hex, nullptr, 16) << (8 * b);
+      }
+      ASSERT_TRUE(event_of_id.count(id)) << line;
+      ++perf_throttles[event_of_id[id]];
+      in_throttle = false;
+    }
+  }
+  ASSERT_FALSE(perf_throttles.empty()) << "no throttle records in perf's dump";
+  uint64_t perf_total = 0;
+  for (const auto& [event, n] : perf_throttles) perf_total += n;
+  EXPECT_EQ(perf_total, 68u);
+
+  auto json = RunCommand({kTprof, "report", "-i", input, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["throttles"].size(), j["events"].size());
+  std::map<std::string, uint64_t> tprof_throttles;
+  for (size_t e = 0; e < j["events"].size(); ++e)
+    if (j["throttles"][e].get<uint64_t>())
+      tprof_throttles[j["events"][e]["name"]] = j["throttles"][e].get<uint64_t>();
+  EXPECT_EQ(tprof_throttles, perf_throttles);
+  auto table = RunCommand({kTprof, "report", "-i", input});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const auto& [event, n] : perf_throttles)
+    EXPECT_NE(table.out.find("# throttled: the kernel stopped sampling " + event + " " +
+                             std::to_string(n) + " times"),
+              std::string::npos)
+        << table.out.substr(0, 2000);
 }
 
 // The autofdo sample: the recorded path (.bin.gen on the build machine) differs from the file
