@@ -19,9 +19,9 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
                       space().GenerationOf(sample.pid)};
   auto [it, inserted] = row_of_sample_.try_emplace(key, 0);
   if (inserted) it->second = RowOf(sample);
-  FunctionRow& row = profile_.rows[it->second];
-  row.self_period[sample.event] += sample.period;
-  row.self_samples[sample.event] += 1;
+  Counts& counts = counts_[it->second * profile_.events.size() + sample.event];
+  counts.period += sample.period;
+  counts.samples += 1;
   profile_.total_period[sample.event] += sample.period;
   profile_.total_samples[sample.event] += 1;
 }
@@ -56,9 +56,8 @@ size_t FunctionProfileBuilder::RowOf(const Sample& sample) {
       row.function = function;
       row.module = module;
       row.command = command;
-      row.self_period.assign(profile_.events.size(), 0);
-      row.self_samples.assign(profile_.events.size(), 0);
       profile_.rows.push_back(std::move(row));
+      counts_.resize(profile_.rows.size() * profile_.events.size());
     }
     ids_it->second = row_it->second;
   }
@@ -85,6 +84,17 @@ uint32_t FunctionProfileBuilder::FunctionId(const ResolvedFrame& frame) {
 }
 
 FunctionProfile FunctionProfileBuilder::Finish() {
+  const size_t events = profile_.events.size();
+  for (size_t r = 0; r < profile_.rows.size(); ++r) {
+    FunctionRow& row = profile_.rows[r];
+    row.self_period.resize(events);
+    row.self_samples.resize(events);
+    for (size_t e = 0; e < events; ++e) {
+      row.self_period[e] = counts_[r * events + e].period;
+      row.self_samples[e] = counts_[r * events + e].samples;
+    }
+  }
+  counts_.clear();
   std::stable_sort(profile_.rows.begin(), profile_.rows.end(),
                    [](const FunctionRow& a, const FunctionRow& b) {
                      if (a.self_period.empty()) return false;

@@ -221,6 +221,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     void OnSampleAhead(const Sample& s) override { inner.OnSampleAhead(s); }
     bool takes_sample_hints() const override { return inner.takes_sample_hints(); }
     bool has_own_threads() const override { return inner.has_own_threads(); }
+    bool reads_callers() const override { return inner.reads_callers(); }
   } counting(visitor);
 
   Result<ChunkWalk> walk = ChunkWalk{};

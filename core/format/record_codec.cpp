@@ -278,12 +278,43 @@ void RecordDecoder::VisitPendingSample(RecordVisitor& visitor) {
   visitor.OnSample(samples_[1 - decoding_]);
 }
 
+namespace {
+
+// Decodes a callchain of `n` deltas into `frames` as far as a visitor that does not read callers
+// reads it (RecordVisitor::reads_callers): to the leaf, and for a leaf that may be kernel code on
+// to the user context marker and the entry after it (SplitLeaf, KernelEntryCredit). Returns how
+// many entries it decoded. What it keeps is the chunk's copy for every later sample with this
+// chain, whatever their ips, so a leaf before any marker (kernel or not by the sample's ip)
+// counts as one that may be kernel code.
+uint64_t DecodeLeafContext(ByteReader& r, uint64_t n, uint64_t* frames) {
+  bool user_context = false, past_leaf = false, after_user_marker = false;
+  uint64_t previous = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    previous += static_cast<uint64_t>(r.GetSigned());
+    frames[i] = previous;
+    if (past_leaf) {  // a leaf that may be kernel code: up to the user marker and one more
+      if (after_user_marker) return i + 1;
+      after_user_marker = previous == kContextUser;
+    } else if (IsContextMarker(previous)) {
+      user_context = previous != kContextKernel;
+    } else if (user_context) {
+      return i + 1;  // a user leaf
+    } else {
+      past_leaf = true;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
                                               RecordVisitor& visitor) {
   previous_time_ = 0;
   stack_frames_.clear();
   stack_ends_.clear();
   const bool read_ahead = visitor.takes_sample_hints();
+  const bool whole_chains = visitor.reads_callers();
   ByteReader chunk(data, size);
   uint64_t index = 0;
   while (chunk.remaining() > 0) {
@@ -323,10 +354,16 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
             if (n > kMaxFrames)
               return Error("record " + std::to_string(index) + ": callchain too deep");
             s.callchain.resize(n);
-            uint64_t previous = 0;
-            for (uint64_t i = 0; i < n; ++i) {
-              previous += static_cast<uint64_t>(r.GetSigned());
-              s.callchain[i] = previous;
+            if (whole_chains) {
+              uint64_t previous = 0;
+              for (uint64_t i = 0; i < n; ++i) {
+                previous += static_cast<uint64_t>(r.GetSigned());
+                s.callchain[i] = previous;
+              }
+            } else {
+              const uint64_t kept = DecodeLeafContext(r, n, s.callchain.data());
+              r.SkipVarints(n - kept);
+              s.callchain.resize(kept);
             }
             stack_frames_.insert(stack_frames_.end(), s.callchain.begin(), s.callchain.end());
             stack_ends_.push_back(stack_frames_.size());

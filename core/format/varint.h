@@ -2,8 +2,10 @@
 // record are small (deltas, indexes, counts), so they cost one or two bytes instead of eight.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -73,6 +75,43 @@ class ByteReader {
     return Fail();
   }
   int64_t GetSigned() { return ZigZagDecode(GetVarint()); }
+  // Steps over `n` varints as n calls of GetVarint read them, failing where they fail (at the
+  // end of the bytes, or at a varint of more than 10 bytes). A varint ends at a byte without its
+  // high bit, so whole words of bytes are counted at once: byte by byte, the branch on each
+  // byte's bit mispredicted and skipping cost more than decoding.
+  void SkipVarints(uint64_t n) {
+    constexpr int kMaxBytes = 10;  // 10 x 7 bits: GetVarint's 64
+    int run = 0;                   // bytes of the varint under way
+    if constexpr (std::endian::native == std::endian::little) {
+      constexpr uint64_t kHighBits = 0x8080808080808080ull;
+      while (n > 0 && end_ - pos_ >= 8) {
+        uint64_t word;
+        std::memcpy(&word, pos_, 8);
+        const uint64_t ends = ~word & kHighBits;  // the high bit of each byte that ends one
+        // One bit per byte, summed into the top byte by the multiply (std::popcount is a
+        // library call on baseline x86-64).
+        const uint64_t count = ((ends >> 7) * 0x0101010101010101ull) >> 56;
+        if (count >= n) break;  // the last one ends in this word: the byte loop finds where
+        if (!ends) {
+          run += 8;
+          if (run >= kMaxBytes) return void(Fail());  // its tenth byte is not its last
+        } else {
+          if (run + std::countr_zero(ends) / 8 + 1 > kMaxBytes) return void(Fail());
+          run = std::countl_zero(ends) / 8;  // bytes after the word's last end
+        }
+        n -= count;
+        pos_ += 8;
+      }
+    }
+    while (n > 0) {
+      if (pos_ >= end_ || run == kMaxBytes) return void(Fail());
+      ++run;
+      if (!(*pos_++ & 0x80)) {
+        --n;
+        run = 0;
+      }
+    }
+  }
   // Returns a varint-length-prefixed byte string; empty on failure.
   std::string_view GetBytes() {
     uint64_t n = GetVarint();

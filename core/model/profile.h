@@ -267,6 +267,11 @@ class RecordVisitor {
   // True when the visitor passes most of its work on to threads of its own: a reader then
   // decodes on the thread that visits, not on one more that would leave those a core short.
   virtual bool has_own_threads() const { return false; }
+  // False when the visitor reads no more of a sample's callchain than its leaf and, for a leaf
+  // in the kernel, the user context that entered the kernel (SplitLeaf, KernelEntryCredit): a
+  // decoder may then keep only that part of each chain. A function diff reads the leaf alone,
+  // and decoding and copying whole chains was a third of its time.
+  virtual bool reads_callers() const { return true; }
 };
 
 // Passes every record on to `next`: a filter in a chain of visitors overrides what it changes.
@@ -282,6 +287,7 @@ class ForwardingVisitor : public RecordVisitor {
   void OnSampleAhead(const Sample& s) override { next_.OnSampleAhead(s); }
   bool takes_sample_hints() const override { return next_.takes_sample_hints(); }
   bool has_own_threads() const override { return next_.has_own_threads(); }
+  bool reads_callers() const override { return next_.reads_callers(); }
 
  protected:
   RecordVisitor& next() { return next_; }
@@ -326,6 +332,11 @@ class RecordTee : public RecordVisitor {
   bool has_own_threads() const override {
     for (const RecordVisitor* v : visitors_)
       if (v->has_own_threads()) return true;
+    return false;
+  }
+  bool reads_callers() const override {
+    for (const RecordVisitor* v : visitors_)
+      if (v->reads_callers()) return true;
     return false;
   }
 

@@ -73,6 +73,7 @@ class BackgroundReplay : public RecordVisitor {
   void OnTask(const TaskRecord& r) override { Add(r, &RecordBatch::OnTask); }
   void OnLost(const LostRecord& r) override { Add(r, &RecordBatch::OnLost); }
   void OnThrottle(const ThrottleRecord& r) override { Add(r, &RecordBatch::OnThrottle); }
+  bool reads_callers() const override { return visitor_.reads_callers(); }
 
   // Hands over what is filled and waits until every record has been replayed. Idempotent; no
   // records may follow.

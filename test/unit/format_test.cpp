@@ -14,6 +14,7 @@
 #include "core/format/profile_reader.h"
 #include "core/format/profile_writer.h"
 #include "core/format/record_codec.h"
+#include "core/model/kernel_entry_credit.h"
 #include "test/support/record_generator.h"
 
 namespace tprof {
@@ -524,6 +525,107 @@ TEST(FormatTest, TheDecoderTellsOfTheNextSampleWithoutReorderingRecords) {
   auto failed = RecordDecoder().DecodeChunk(std::string_view(damaged), 3, log);
   EXPECT_FALSE(failed.ok());
   EXPECT_EQ(log.events, (std::vector<std::string>{"ahead31", "s30", "s31"}));
+}
+
+// A visitor that reads only a sample's leaf (RecordVisitor::reads_callers false) gets a prefix of
+// each callchain, and through KernelEntryCredit the same leaf, context and credited pc as from
+// the whole chain; every other field whole. On damaged bytes both decodings stop alike.
+TEST(RecordCodec, ADecoderForLeafReadersKeepsWhatTheyRead) {
+  struct LeafReader : testing::CollectingVisitor {
+    bool reads_callers() const override { return false; }
+  };
+  std::vector<EventDesc> events(3);
+  for (EventDesc& e : events) e.sample_regs_user = UserPcRegisterBit("x86_64");
+  // The generator's chains (markers in odd places, none before the leaf) and half of the
+  // samples' replaced by chains as perf records them: a user stack after the user marker, or a
+  // kernel stack, then the user marker and the user stack.
+  std::mt19937_64 random(5);
+  std::vector<std::vector<uint64_t>> perf_chains;
+  for (int c = 0; c < 40; ++c) {
+    std::vector<uint64_t> chain;
+    if (c % 2) {
+      chain.push_back(kContextKernel);
+      for (int k = 0; k < 1 + c % 7; ++k) chain.push_back(0xffffffff81000000ull + random() % 4096);
+    }
+    chain.push_back(kContextUser);
+    for (int u = 0; u < 2 + c % 20; ++u) chain.push_back(0x400000 + random() % 65536);
+    perf_chains.push_back(chain);
+  }
+  testing::RecordGenerator generator(31);
+  RecordEncoder encoder;
+  uint64_t records = 0;
+  for (; records < 20000; ++records) {
+    testing::AnyRecord record = generator.Next();
+    if (auto* sample = std::get_if<Sample>(&record); sample && random() % 2) {
+      sample->callchain = perf_chains[random() % perf_chains.size()];
+      sample->ip = sample->callchain[1];
+    }
+    std::visit([&](const auto& r) { encoder.Encode(r); }, record);
+  }
+  const std::string bytes = encoder.bytes();
+
+  testing::CollectingVisitor whole, whole_credited;
+  LeafReader leaf, leaf_credited;
+  KernelEntryCredit credit_whole(events, "x86_64", whole_credited);
+  KernelEntryCredit credit_leaf(events, "x86_64", leaf_credited);
+  ASSERT_FALSE(credit_leaf.reads_callers());
+  for (RecordVisitor* v :
+       std::initializer_list<RecordVisitor*>{&whole, &leaf, &credit_whole, &credit_leaf}) {
+    auto decoded = RecordDecoder().DecodeChunk(std::string_view(bytes), records, *v);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  }
+  ASSERT_EQ(leaf.records.size(), whole.records.size());
+  ASSERT_EQ(leaf_credited.records.size(), whole_credited.records.size());
+  size_t samples = 0, shortened = 0, kernel_leaves = 0;
+  for (size_t i = 0; i < whole.records.size(); ++i) {
+    const auto* w = std::get_if<Sample>(&whole.records[i]);
+    if (!w) {
+      EXPECT_EQ(leaf.records[i], whole.records[i]) << i;
+      continue;
+    }
+    ++samples;
+    Sample l = std::get<Sample>(leaf.records[i]);
+    ASSERT_LE(l.callchain.size(), w->callchain.size()) << i;
+    EXPECT_TRUE(std::equal(l.callchain.begin(), l.callchain.end(), w->callchain.begin())) << i;
+    shortened += l.callchain.size() < w->callchain.size();
+    const SplitStack a = SplitLeaf(*w), b = SplitLeaf(l);
+    EXPECT_EQ(b.has_leaf, a.has_leaf) << i;
+    EXPECT_EQ(b.leaf, a.leaf) << i;
+    EXPECT_EQ(b.leaf_kernel, a.leaf_kernel) << i;
+    kernel_leaves += a.leaf_kernel;
+    l.callchain = w->callchain;
+    EXPECT_EQ(l, *w) << i;  // the rest of the sample is whole
+    const Sample& cw = std::get<Sample>(whole_credited.records[i]);
+    const Sample& cl = std::get<Sample>(leaf_credited.records[i]);
+    EXPECT_EQ(cl.ip, cw.ip) << i;
+    EXPECT_EQ(SplitLeaf(cl).leaf, SplitLeaf(cw).leaf) << i;
+    EXPECT_EQ(SplitLeaf(cl).leaf_kernel, SplitLeaf(cw).leaf_kernel) << i;
+  }
+  const KernelCreditStatistics& sw = credit_whole.statistics();
+  const KernelCreditStatistics& sl = credit_leaf.statistics();
+  EXPECT_EQ(sl.kernel_samples, sw.kernel_samples);
+  EXPECT_EQ(sl.from_callchain, sw.from_callchain);
+  EXPECT_EQ(sl.from_registers, sw.from_registers);
+  EXPECT_EQ(sl.without_user_context, sw.without_user_context);
+  // The generator's mix: chains cut, kernel leaves credited both ways.
+  EXPECT_GT(shortened, samples / 4);
+  EXPECT_GT(kernel_leaves, samples / 10);
+  EXPECT_GT(sw.from_callchain, 0u);
+  EXPECT_GT(sw.from_registers, 0u);
+
+  // Cut anywhere: the same records before the failure, and the same failure or success.
+  for (int cut = 0; cut < 300; ++cut) {
+    const std::string damaged = bytes.substr(0, random() % bytes.size());
+    testing::CollectingVisitor w;
+    LeafReader l;
+    auto a = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), w);
+    auto b = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), l);
+    ASSERT_EQ(b.ok(), a.ok()) << "cut at " << damaged.size();
+    if (!a.ok()) {
+      EXPECT_EQ(b.error().message(), a.error().message());
+    }
+    EXPECT_EQ(l.records.size(), w.records.size()) << "cut at " << damaged.size();
+  }
 }
 
 }  // namespace

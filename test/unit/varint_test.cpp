@@ -101,5 +101,34 @@ TEST(VarintTest, DamagedBytesReadAsTheDefinitionSays) {
   }
 }
 
+// Skipping n varints ends where n reads by the definition end, or fails where one of them fails:
+// random bytes with runs of "more" bits of every length (a varint of 10 bytes is whole, of 11
+// damaged), at every alignment of the words SkipVarints counts by.
+TEST(VarintTest, SkippingEndsWhereReadingEnds) {
+  std::mt19937_64 random(12);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string bytes(random() % 64, '\0');
+    const int more = static_cast<int>(random() % 101);
+    for (char& c : bytes)
+      c = static_cast<char>((random() & 0x7f) |
+                            (static_cast<int>(random() % 100) < more ? 0x80 : 0));
+    const size_t start = bytes.empty() ? 0 : random() % (bytes.size() + 1);
+    const uint64_t n = random() % 12;
+    // The definition: n varints from `start`.
+    size_t at = start;
+    bool ok = true;
+    for (uint64_t i = 0; i < n && ok; ++i) {
+      const Reference one = DecodeOne(bytes, at);
+      ok = one.ok;
+      at += one.length;
+    }
+    ByteReader in(bytes);
+    in.Skip(start);
+    in.SkipVarints(n);
+    ASSERT_EQ(in.ok(), ok) << "trial " << trial << ": " << n << " from " << start;
+    EXPECT_EQ(in.remaining(), ok ? bytes.size() - at : 0u) << "trial " << trial;
+  }
+}
+
 }  // namespace
 }  // namespace tprof
