@@ -85,6 +85,8 @@ class OffCpuReasonSplitter : public ForwardingVisitor {
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;
+  // The reasons are read from the whole kernel stack, whatever the visitors after it read.
+  bool reads_callers() const override { return true; }
 
  private:
   OffCpuReasons reasons_;  // tracks the processes to classify with

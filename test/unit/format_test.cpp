@@ -9,12 +9,14 @@
 #include <random>
 #include <variant>
 
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/format/chunk.h"
 #include "core/format/format_spec.h"
 #include "core/format/profile_reader.h"
 #include "core/format/profile_writer.h"
 #include "core/format/record_codec.h"
 #include "core/model/kernel_entry_credit.h"
+#include "test/support/mapping_named_resolver.h"
 #include "test/support/record_generator.h"
 
 namespace tprof {
@@ -569,6 +571,11 @@ TEST(RecordCodec, ADecoderForLeafReadersKeepsWhatTheyRead) {
   KernelEntryCredit credit_whole(events, "x86_64", whole_credited);
   KernelEntryCredit credit_leaf(events, "x86_64", leaf_credited);
   ASSERT_FALSE(credit_leaf.reads_callers());
+  // A filter that reads the kernel stack itself asks for whole chains whatever follows it.
+  testing::MappingNamedResolver resolver;
+  std::array<int, kOffCpuReasons> no_reasons;
+  no_reasons.fill(-1);
+  EXPECT_TRUE(OffCpuReasonSplitter(resolver, 0, no_reasons, leaf).reads_callers());
   for (RecordVisitor* v :
        std::initializer_list<RecordVisitor*>{&whole, &leaf, &credit_whole, &credit_leaf}) {
     auto decoded = RecordDecoder().DecodeChunk(std::string_view(bytes), records, *v);
