@@ -124,6 +124,68 @@ class OffCpuTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A recording of off_cpu (`options` before "--", the workload's four arguments after it)
+  // whose clock samples add up to the task-clock the workload counted of itself: the sum of
+  // sampled periods misses time only where the kernel's timer missed periods (the host took the
+  // vCPU away, host_steal.h), which is not tprof's arithmetic, so such a recording is made
+  // again, three tries in all. `shortfall` says why the last try fell short, or is empty.
+  struct WholeClockRecording {
+    std::string profile, table, shortfall;
+    double on_ns = 0, off_ns = 0, wall_ns = 0, steal_ns = 0;
+  };
+  WholeClockRecording RecordWholeClock(const std::string& name, std::vector<std::string> options,
+                                       const std::vector<std::string>& workload) {
+    WholeClockRecording r;
+    r.profile = dir_ + "/" + name + ".tprof";
+    const std::string clock_file = dir_ + "/" + name + ".clock";
+    std::vector<std::string> record = {kTprof, "record", "-q"};
+    record.insert(record.end(), options.begin(), options.end());
+    for (const std::string& a : {std::string("-o"), r.profile, std::string("--"), kWorkload})
+      record.push_back(a);
+    record.insert(record.end(), workload.begin(), workload.end());
+    record.push_back(clock_file);
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      const testing::StealMeter steal;
+      auto recorded = RunCommand(record);
+      EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+      auto table = RunCommand({kTprof, "report", "-i", r.profile, "--limit", "1"});
+      EXPECT_EQ(table.exit_code, 0) << table.err;
+      r.table = table.out;
+      r.on_ns = EventTotal(r.table, "task-clock");
+      r.off_ns = EventTotal(r.table, "off-cpu");
+      const size_t at = r.table.find("# duration: ");
+      r.wall_ns = at == std::string::npos ? 0 : std::stod(r.table.substr(at + 12)) * 1e9;
+      const double counted_ns = std::stod(testing::ReadWholeFile(clock_file));
+      r.steal_ns = steal.ElapsedNs();
+      std::printf(
+          "%s: on-CPU %.1f ms sampled, %.1f ms counted; off-CPU %.1f ms; wall %.1f ms; "
+          "host steal %.1f ms\n",
+          name.c_str(), r.on_ns / 1e6, counted_ns / 1e6, r.off_ns / 1e6, r.wall_ns / 1e6,
+          r.steal_ns / 1e6);
+      // The samples also cover the exec and the exit, which the workload's counter does not.
+      if (r.on_ns >= 0.97 * counted_ns) {
+        r.shortfall.clear();
+        break;
+      }
+      char why[120];
+      std::snprintf(why, sizeof why,
+                    "try %d: the clock's samples add up to %.1f ms of the %.1f ms the workload "
+                    "counted",
+                    attempt, r.on_ns / 1e6, counted_ns / 1e6);
+      r.shortfall = why;
+      std::printf("%s: recorded again, %s\n", name.c_str(), r.shortfall.c_str());
+    }
+    return r;
+  }
+  // An event's total period from the report table's header, -1 when it has none.
+  static double EventTotal(const std::string& table, const std::string& event) {
+    const size_t at = table.find("# event: " + event + ", ");
+    if (at == std::string::npos) return -1;
+    const size_t period = table.find("total period ", at);
+    return std::stod(table.substr(period + 13));
+  }
+
   std::string dir_;
 };
 
@@ -408,59 +470,36 @@ TEST_F(OffCpuTest, TheLatencyViewPutsTheSerialPhaseOnTop) {
 }
 
 TEST_F(OffCpuTest, OnAndOffCpuTimeAddUpToTheWallTime) {
-  const std::string profile = dir_ + "/w.tprof";
-  const testing::StealMeter steal;
-  auto recorded = RunCommand({kTprof, "record", "-q", "--off-cpu", "-e", "task-clock", "-o",
-                              profile, "--", kWorkload, "20", "5", "10", "200000000"});
-  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
-  const double steal_ns = steal.ElapsedNs();
-  auto table = RunCommand({kTprof, "report", "-i", profile, "--limit", "1"});
-  ASSERT_EQ(table.exit_code, 0) << table.err;
-  auto total_of = [&](const std::string& event) {
-    const std::string key = "# event: " + event + ", ";
-    const size_t at = table.out.find(key);
-    if (at == std::string::npos) return -1.0;
-    const size_t period = table.out.find("total period ", at);
-    return std::stod(table.out.substr(period + 13));
-  };
-  const size_t at = table.out.find("# duration: ");
-  ASSERT_NE(at, std::string::npos) << table.out;
-  const double wall_ns = std::stod(table.out.substr(at + 12)) * 1e9;
-  const double on_ns = total_of("task-clock"), off_ns = total_of("off-cpu");
-  ASSERT_GT(on_ns, 0) << table.out;
-  ASSERT_GT(off_ns, 250e6) << table.out;  // 10 x (20 + 5) ms asleep at least
+  const WholeClockRecording w =
+      RecordWholeClock("w", {"--off-cpu", "-e", "task-clock"}, {"20", "5", "10", "200000000"});
+  if (!w.shortfall.empty())
+    GTEST_SKIP() << "the kernel's clock samples fell short: " << w.shortfall;
+  ASSERT_GT(w.wall_ns, 0) << w.table;
+  ASSERT_GT(w.on_ns, 0) << w.table;
+  ASSERT_GT(w.off_ns, 250e6) << w.table;  // 10 x (20 + 5) ms asleep at least
   // One thread: every moment of it is on the CPU or off it. The clock's samples are 250 us
-  // apart, the recording's ends differ from the thread's by the exec and the exit, and the
-  // clock's samples miss what the host stole from the vCPU (see host_steal.h).
-  std::printf("on-CPU %.1f ms + off-CPU %.1f ms against the wall's %.1f ms; host steal %.1f ms\n",
-              on_ns / 1e6, off_ns / 1e6, wall_ns / 1e6, steal_ns / 1e6);
-  EXPECT_NEAR(on_ns + off_ns, wall_ns, 0.1 * wall_ns + 20e6 + steal_ns) << table.out;
+  // apart, and the recording's ends differ from the thread's by the exec and the exit.
+  EXPECT_NEAR(w.on_ns + w.off_ns, w.wall_ns, 0.1 * w.wall_ns + 20e6) << w.table;
 }
 
 // The diff's wall time (on-CPU plus off-CPU per function) and the gate on it: two recordings of
 // off_cpu whose long naps take 20 ms and then 30 ms. The waits are credited to clock_nanosleep,
 // the libc function that entered the kernel (self time, as every diff row): 10 x (20 + 10) ms of
 // sleep on the old side, 10 x (30 + 10) on the new, plus wake-up latency (up to 15 % on a loaded
-// machine). The total is the thread's wall time, which the table's duration gives, less what
-// the host stole (see host_steal.h).
+// machine, and the host's steal). The total is the thread's wall time, which the table's
+// duration gives.
 TEST_F(OffCpuTest, TheDiffGatesOnWallTime) {
-  std::map<std::string, double> steal_ns;  // per profile, during its recording
+  std::map<std::string, WholeClockRecording> recorded;  // by profile
   auto record = [&](const std::string& name, const char* long_ms) {
-    const std::string profile = dir_ + "/" + name + ".tprof";
-    const testing::StealMeter steal;
-    auto r = RunCommand({kTprof, "record", "-q", "--off-cpu", "-g", "-e", "task-clock", "-o",
-                         profile, "--", kWorkload, long_ms, "10", "10", "200000000"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    steal_ns[profile] = steal.ElapsedNs();
-    return profile;
+    WholeClockRecording r = RecordWholeClock(name, {"--off-cpu", "-g", "-e", "task-clock"},
+                                             {long_ms, "10", "10", "200000000"});
+    recorded[r.profile] = r;
+    return r.profile;
   };
   const std::string old_profile = record("old", "20"), new_profile = record("new", "30");
-  auto duration_ns = [&](const std::string& profile) {
-    auto table = RunCommand({kTprof, "report", "-i", profile, "--limit", "1"});
-    const size_t at = table.out.find("# duration: ");
-    EXPECT_NE(at, std::string::npos) << table.out;
-    return at == std::string::npos ? 0.0 : std::stod(table.out.substr(at + 12)) * 1e9;
-  };
+  for (const auto& [profile, r] : recorded)
+    if (!r.shortfall.empty())
+      GTEST_SKIP() << "the kernel's clock samples fell short: " << r.shortfall;
   auto diff =
       RunCommand({kTprof, "diff", old_profile, new_profile, "--json", "--fail-if",
                   "func(clock_nanosleep).wall > +50ms", "--fail-if", "total.wall > +1000%"});
@@ -471,13 +510,15 @@ TEST_F(OffCpuTest, TheDiffGatesOnWallTime) {
   ASSERT_TRUE(nap["tripped"].get<bool>()) << nap.dump();
   const double old_ms = nap["crossed"][0]["old"].get<double>() / 1e6;
   const double new_ms = nap["crossed"][0]["new"].get<double>() / 1e6;
+  const double old_steal_ms = recorded[old_profile].steal_ns / 1e6,
+               new_steal_ms = recorded[new_profile].steal_ns / 1e6;
   std::printf("clock_nanosleep's wall time: old %.1f ms, new %.1f ms; host steal %.1f, %.1f ms\n",
-              old_ms, new_ms, steal_ns[old_profile] / 1e6, steal_ns[new_profile] / 1e6);
+              old_ms, new_ms, old_steal_ms, new_steal_ms);
   // A stolen vCPU wakes the sleeper late: its wait is longer by up to the steal.
   EXPECT_GE(old_ms, 300);
-  EXPECT_LE(old_ms, 1.15 * 300 + 2 + steal_ns[old_profile] / 1e6);
+  EXPECT_LE(old_ms, 1.15 * 300 + 2 + old_steal_ms);
   EXPECT_GE(new_ms, 400);
-  EXPECT_LE(new_ms, 1.15 * 400 + 2 + steal_ns[new_profile] / 1e6);
+  EXPECT_LE(new_ms, 1.15 * 400 + 2 + new_steal_ms);
   EXPECT_NE(nap["explanation"].get<std::string>().find("ms, new "), std::string::npos)
       << "gate values in ms: " << nap["explanation"];
   const auto total = gate["checks"][1];
@@ -485,10 +526,8 @@ TEST_F(OffCpuTest, TheDiffGatesOnWallTime) {
   ASSERT_TRUE(total["closest"].is_object()) << total.dump();
   // One thread: every moment of it is on the CPU or off it (see the test above for the slack).
   for (const auto& [side, profile] : {std::pair{"old", old_profile}, {"new", new_profile}}) {
-    const double wall_ns = duration_ns(profile);
-    EXPECT_NEAR(total["closest"][side].get<double>(), wall_ns,
-                0.1 * wall_ns + 20e6 + steal_ns[profile])
-        << side;
+    const double wall_ns = recorded[profile].wall_ns;
+    EXPECT_NEAR(total["closest"][side].get<double>(), wall_ns, 0.1 * wall_ns + 20e6) << side;
   }
 }
 
