@@ -159,16 +159,19 @@ CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& r
 }
 
 void CallTreeBuilder::OnMmap(const MmapRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnMmap(r);
   ToPaths().OnMmap(r);
 }
 
 void CallTreeBuilder::OnComm(const CommRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnComm(r);
   ToPaths().OnComm(r);
 }
 
 void CallTreeBuilder::OnTask(const TaskRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnTask(r);
   ToPaths().OnTask(r);
 }
@@ -191,12 +194,18 @@ void CallTreeBuilder::OnSampleAhead(const Sample& sample) {
     if (it == root_of_thread_.end()) return;
     tag = it->second;
   }
-  tally_.Prefetch(sample, tag, space().GenerationOf(sample.pid));
+  const StackInterner::Key key = StackTally::KeyOf(sample, tag, space().GenerationOf(sample.pid));
+  tally_.Prefetch(key);
+  hinted_.Hinted(sample, key);
 }
 
 void CallTreeBuilder::OnSample(const Sample& sample) {
+  StackInterner::Key key;
+  const bool hinted = hinted_.Visit(sample, &key);
   if (sample.event >= events_.size()) return;
-  const auto stack = tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
+  const auto stack = hinted
+                         ? tally_.Add(sample, key)
+                         : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
   if (stack.first) ToPaths().OnSample(sample);
 }

@@ -172,6 +172,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<uint64_t, uint64_t> root_of_thread_;  // pid << 32 | tid -> RootTagOf
   absl::flat_hash_map<std::string, uint64_t> root_tags_;    // root name -> tag
   StackTally tally_;
+  HintedStackKeys hinted_;  // the tally keys of hinted samples
   CallPathBuilder paths_;
   std::unique_ptr<BackgroundReplay> paths_thread_;  // paths_ on its thread until root()
   uint64_t samples_ = 0;

@@ -399,16 +399,19 @@ ReportRow& ReportTableBuilder::RowOf(uint32_t key) {
 }
 
 void ReportTableBuilder::OnMmap(const MmapRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnMmap(r);
   ToRows().OnMmap(r);
 }
 
 void ReportTableBuilder::OnComm(const CommRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnComm(r);
   ToRows().OnComm(r);
 }
 
 void ReportTableBuilder::OnTask(const TaskRecord& r) {
+  hinted_.Forget();
   ProcessTrackingVisitor::OnTask(r);
   ToRows().OnTask(r);
 }
@@ -416,11 +419,16 @@ void ReportTableBuilder::OnTask(const TaskRecord& r) {
 void ReportTableBuilder::OnSampleAhead(const Sample& sample) {
   // Only for a thread already known: the hint must not change what the tally computes.
   const auto thread = threads_.find(uint64_t{sample.pid} << 32 | sample.tid);
-  if (thread != threads_.end() && thread->second.matches)
-    tally_.Prefetch(sample, thread->second.part, space().GenerationOf(sample.pid));
+  if (thread == threads_.end() || !thread->second.matches) return;
+  const StackInterner::Key key =
+      StackTally::KeyOf(sample, thread->second.part, space().GenerationOf(sample.pid));
+  tally_.Prefetch(key);
+  hinted_.Hinted(sample, key);
 }
 
 void ReportTableBuilder::OnSample(const Sample& sample) {
+  StackInterner::Key key;
+  const bool hinted = hinted_.Visit(sample, &key);
   if (sample.event >= table_.events.size()) return;
   if (!selector_.InTimeRange(sample)) {
     ++table_.samples_outside_time;
@@ -440,8 +448,8 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
           sample, rows_.keys()[rows_.LeafKey(sample)].joined);
     return;
   }
-  const AddressSpace::Generation generation = space().GenerationOf(sample.pid);
-  auto [stack, first] = tally_.Add(sample, thread.part, generation);
+  auto [stack, first] = hinted ? tally_.Add(sample, key)
+                               : tally_.Add(sample, thread.part, space().GenerationOf(sample.pid));
   if (first) ToRows().OnSample(sample);
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(

@@ -310,6 +310,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   ReportTable table_;
   SampleSelector selector_;
   StackTally tally_;
+  HintedStackKeys hinted_;                         // the tally keys of hinted samples
   absl::flat_hash_map<uint64_t, Thread> threads_;  // pid << 32 | tid
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
   StackRowResolver rows_;

@@ -14,20 +14,13 @@ StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
   return Key{h.low64, h.high64};
 }
 
-StackInterner::Interned StackInterner::Intern(std::span<const uint64_t> header,
-                                              std::span<const uint64_t> body) {
-  auto [it, first] = ids_.try_emplace(KeyOf(header, body), static_cast<uint32_t>(ids_.size()));
+StackInterner::Interned StackInterner::Intern(const Key& key) {
+  auto [it, first] = ids_.try_emplace(key, static_cast<uint32_t>(ids_.size()));
   return {it->second, first};
 }
 
-void StackInterner::Prefetch(std::span<const uint64_t> header,
-                             std::span<const uint64_t> body) const {
-  ids_.prefetch(KeyOf(header, body));
-}
-
-StackInterner::Interned StackTally::Add(const Sample& sample, uint64_t tag,
-                                        AddressSpace::Generation generation) {
-  const auto stack = stacks_.Intern(HeaderOf(sample, tag, generation), sample.callchain);
+StackInterner::Interned StackTally::Add(const Sample& sample, const StackInterner::Key& key) {
+  const auto stack = stacks_.Intern(key);
   if (stack.first) counts_.resize(counts_.size() + events_);
   Counts& counts = counts_[stack.id * events_ + sample.event];
   counts.period += sample.period;

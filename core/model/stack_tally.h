@@ -29,17 +29,10 @@ class StackInterner {
     uint32_t id;  // from 0
     bool first;   // never seen before: the caller resolves what it means now
   };
-  Interned Intern(std::span<const uint64_t> header, std::span<const uint64_t> body);
-  Interned Intern(std::initializer_list<uint64_t> header, std::span<const uint64_t> body) {
-    return Intern(std::span(header.begin(), header.size()), body);
-  }
-  // Starts fetching the table slot that Intern of the same words will probe.
-  void Prefetch(std::span<const uint64_t> header, std::span<const uint64_t> body) const;
-  size_t size() const { return ids_.size(); }
-
- private:
+  // The words' hash, which tells them apart: computed once, it serves a Prefetch and the Intern
+  // after it.
   struct Key {
-    uint64_t low, high;
+    uint64_t low = 0, high = 0;
     bool operator==(const Key&) const = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
@@ -47,6 +40,19 @@ class StackInterner {
     }
   };
   static Key KeyOf(std::span<const uint64_t> header, std::span<const uint64_t> body);
+
+  Interned Intern(const Key& key);
+  Interned Intern(std::span<const uint64_t> header, std::span<const uint64_t> body) {
+    return Intern(KeyOf(header, body));
+  }
+  Interned Intern(std::initializer_list<uint64_t> header, std::span<const uint64_t> body) {
+    return Intern(std::span(header.begin(), header.size()), body);
+  }
+  // Starts fetching the table slot that Intern of the same key will probe.
+  void Prefetch(const Key& key) const { ids_.prefetch(key); }
+  size_t size() const { return ids_.size(); }
+
+ private:
   absl::flat_hash_map<Key, uint32_t> ids_;
 };
 
@@ -74,12 +80,18 @@ class StackTally {
   // with equal stacks (a thread or process key, say). `generation` is the address space's for
   // the sample's process: after a mapping changes, an equal raw stack may mean other code.
   StackInterner::Interned Add(const Sample& sample, uint64_t tag,
-                              AddressSpace::Generation generation);
+                              AddressSpace::Generation generation) {
+    return Add(sample, KeyOf(sample, tag, generation));
+  }
+  // The same with the sample's key computed before (KeyOf of the same tag and generation).
+  StackInterner::Interned Add(const Sample& sample, const StackInterner::Key& key);
+  static StackInterner::Key KeyOf(const Sample& sample, uint64_t tag,
+                                  AddressSpace::Generation generation) {
+    return StackInterner::KeyOf(HeaderOf(sample, tag, generation), sample.callchain);
+  }
   // For a sample about to be added (see RecordVisitor::OnSampleAhead): the table is larger than
   // the caches, and a lookup that waits for memory was most of a tally's time.
-  void Prefetch(const Sample& sample, uint64_t tag, AddressSpace::Generation generation) const {
-    stacks_.Prefetch(HeaderOf(sample, tag, generation), sample.callchain);
-  }
+  void Prefetch(const StackInterner::Key& key) const { stacks_.Prefetch(key); }
 
   size_t stacks() const { return stacks_.size(); }
   uint64_t period(uint32_t stack, size_t event) const {
@@ -104,6 +116,47 @@ class StackTally {
   size_t events_;
   StackInterner stacks_;
   std::vector<Counts> counts_;  // stack * events + event
+};
+
+// The stack keys of the samples a tally was told of ahead (RecordVisitor::OnSampleAhead), kept
+// for their visits, so that each sample's words are hashed once rather than for the hint and
+// again for the tally. A hint is for the sample after the next one, so the last two are held,
+// each with the number of the visit it is for, and a visit takes a key only when it is that
+// visit, of the same sample object with the same time and ip: a hint not followed as given (a
+// filter before the tally dropped a sample) or a sample object reused for another sample gives
+// no key, never a wrong one. (The last two hints name two different objects: a decoder's
+// consecutive samples are.) A record that may change what a key is made of (a mapping, a
+// thread's name) makes the keys hinted before it forgotten: a batch's replay hints its next
+// sample even with such a record between.
+class HintedStackKeys {
+ public:
+  void Forget() { slots_ = {}; }
+  void Hinted(const Sample& sample, const StackInterner::Key& key) {
+    slots_[next_] = {&sample, sample.time, sample.ip, visits_ + 1, key};
+    next_ ^= 1;
+  }
+  // Counts a visit; `*key` is set to the key hinted for this visit of `sample` when there is one.
+  bool Visit(const Sample& sample, StackInterner::Key* key) {
+    const uint64_t visit = visits_++;
+    for (const Slot& slot : slots_)
+      if (slot.sample == &sample && slot.visit == visit && slot.time == sample.time &&
+          slot.ip == sample.ip) {
+        *key = slot.key;
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  struct Slot {
+    const Sample* sample = nullptr;
+    uint64_t time = 0, ip = 0;
+    uint64_t visit = UINT64_MAX;
+    StackInterner::Key key;
+  };
+  std::array<Slot, 2> slots_;
+  size_t next_ = 0;
+  uint64_t visits_ = 0;  // OnSample calls so far
 };
 
 }  // namespace tprof

@@ -199,6 +199,33 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
                       {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
 }
 
+// A hint given across a remapping (as a batch's replay gives them: its next sample, whatever
+// record lies between) must not carry the old mapping's stack over to the hinted sample: the
+// tally keeps the keys of hinted samples, and a mapping or thread record makes it forget them.
+TEST(ReportTableTest, AHintAcrossARemappingIsNotUsedAfterIt) {
+  testing::MappingNamedResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                            SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  MmapRecord map;
+  map.pid = 7;
+  map.start = 0x1000;
+  map.length = 0x1000;
+  map.filename = "a.so";
+  (*builder)->OnMmap(map);
+  (*builder)->OnSample(At(0, 0x1010, 1, 1));  // the thread is known: hints are taken
+  const Sample before = At(0, 0x1010, 2, 2), after = At(0, 0x1010, 4, 3);
+  (*builder)->OnSampleAhead(after);
+  (*builder)->OnSample(before);
+  map.filename = "b.so";
+  (*builder)->OnMmap(map);
+  (*builder)->OnSample(after);
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, uint64_t> self;
+  for (const ReportRow& r : table.rows) self[r.keys[0]] = r.self_period[0];
+  EXPECT_EQ(self, (std::map<std::string, uint64_t>{{"in_a.so", 3}, {"in_b.so", 4}}));
+}
+
 // A hint of the next sample (RecordVisitor::OnSampleAhead) only starts fetching memory: a table
 // given hints, right, wrong (a sample that never comes, a thread not seen yet) and repeated,
 // has the same rows as one given none.

@@ -134,5 +134,44 @@ TEST(StackTallyTest, SplitLeafKeepsTheWalkOfForEachFrameAddress) {
   EXPECT_FALSE(SplitLeaf(Stack(1, 0x99, {kContextUser})).has_leaf);
 }
 
+// A hinted key is given back only to the visit it was hinted for, of the same sample object,
+// unchanged, and not after a record that forgets the hints: as the decoder gives hints (the sample
+// after the next one), as a batch's replay gives them (across an mmap), and when a filter before
+// the tally drops the sample in between.
+TEST(HintedStackKeysTest, AKeyServesOnlyTheVisitItWasHintedFor) {
+  Sample a, b, c;
+  a.time = 1, b.time = 2, c.time = 3;
+  a.ip = b.ip = c.ip = 0x400000;
+  const StackInterner::Key kb{2, 2}, kc{3, 3};
+  StackInterner::Key got;
+
+  HintedStackKeys keys;  // the decoder's order: hint b, visit a, hint c, visit b, visit c
+  keys.Hinted(b, kb);
+  EXPECT_FALSE(keys.Visit(a, &got));
+  keys.Hinted(c, kc);
+  ASSERT_TRUE(keys.Visit(b, &got));
+  EXPECT_EQ(got, kb);
+  ASSERT_TRUE(keys.Visit(c, &got));
+  EXPECT_EQ(got, kc);
+
+  HintedStackKeys dropped;  // a filter drops a: b arrives one visit early and takes no key
+  dropped.Hinted(b, kb);
+  EXPECT_FALSE(dropped.Visit(b, &got));
+  EXPECT_FALSE(dropped.Visit(c, &got));
+
+  HintedStackKeys reused;  // b's object holds another sample by its visit
+  reused.Hinted(b, kb);
+  EXPECT_FALSE(reused.Visit(a, &got));
+  Sample later = b;
+  later.time = 9;
+  EXPECT_FALSE(reused.Visit(later, &got));
+
+  HintedStackKeys replay;  // hint b, visit a, an mmap, visit b
+  replay.Hinted(b, kb);
+  EXPECT_FALSE(replay.Visit(a, &got));
+  replay.Forget();
+  EXPECT_FALSE(replay.Visit(b, &got));
+}
+
 }  // namespace
 }  // namespace tprof
