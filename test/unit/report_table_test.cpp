@@ -45,6 +45,16 @@ Sample At(uint32_t event, uint64_t ip, uint64_t period, uint64_t time = 0) {
   return s;
 }
 
+// `file` mapped at 0x1000 (one page) in process 7, At's.
+MmapRecord PageAt0x1000(const std::string& file) {
+  MmapRecord map;
+  map.pid = 7;
+  map.start = 0x1000;
+  map.length = 0x1000;
+  map.filename = file;
+  return map;
+}
+
 EventDesc Sampled(const std::string& name) {
   EventDesc e;
   e.name = name;
@@ -175,19 +185,13 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
   auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
                                             {SortKey::kComm, SortKey::kSymbol}, SampleFilter{}, 0);
   ASSERT_TRUE(builder.ok());
-  MmapRecord map;
-  map.pid = 7;
-  map.start = 0x1000;
-  map.length = 0x1000;
-  map.filename = "a.so";
-  (*builder)->OnMmap(map);
+  (*builder)->OnMmap(PageAt0x1000("a.so"));
   CommRecord comm;
   comm.pid = comm.tid = 7;
   comm.comm = "one";
   (*builder)->OnComm(comm);
   (*builder)->OnSample(At(0, 0x1010, 1));
-  map.filename = "b.so";
-  (*builder)->OnMmap(map);
+  (*builder)->OnMmap(PageAt0x1000("b.so"));
   (*builder)->OnSample(At(0, 0x1010, 2));
   comm.comm = "two";
   (*builder)->OnComm(comm);
@@ -207,18 +211,12 @@ TEST(ReportTableTest, AHintAcrossARemappingIsNotUsedAfterIt) {
   auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
                                             SampleFilter{}, 0);
   ASSERT_TRUE(builder.ok());
-  MmapRecord map;
-  map.pid = 7;
-  map.start = 0x1000;
-  map.length = 0x1000;
-  map.filename = "a.so";
-  (*builder)->OnMmap(map);
+  (*builder)->OnMmap(PageAt0x1000("a.so"));
   (*builder)->OnSample(At(0, 0x1010, 1, 1));  // the thread is known: hints are taken
   const Sample before = At(0, 0x1010, 2, 2), after = At(0, 0x1010, 4, 3);
   (*builder)->OnSampleAhead(after);
   (*builder)->OnSample(before);
-  map.filename = "b.so";
-  (*builder)->OnMmap(map);
+  (*builder)->OnMmap(PageAt0x1000("b.so"));
   (*builder)->OnSample(after);
   ReportTable table = (*builder)->Finish();
   std::map<std::string, uint64_t> self;
