@@ -70,13 +70,12 @@ void ReadBlockingTruth(const std::string& out, std::map<std::string, double>* tr
 }
 
 // How far a profile's off-CPU time of one of off_cpu_blocking's waits may be from what the
-// workload measured: 5 % (2 ms at least). The workload's own measure of a disk wait is the loose
-// one: interrupts taken while the thread runs are charged to no thread's CPU time (IRQ time
-// accounting), and on a busy machine (a CI run beside it) tprof read 9 % under it and 8 % over
-// it. Held to 15 %.
-double AllowedWaitError(const std::string& function, double truth_ms) {
-  return std::max((function == "wait_fsync" ? 0.15 : 0.05) * truth_ms, 2.0);
-}
+// workload measured: 5 % (2 ms at least). The workload takes its time on the CPU from its own
+// task-clock counter, which runs by the clock that stamps the switch records: here 25 runs of it,
+// beside a disk writer or three CPU hogs, put tprof's disk waits within 0.6 % of it, where the
+// thread's CPU-time clock (which a slow host's stolen time and interrupts do not advance) was
+// up to 8 % off here and 39 % in a CI run.
+double AllowedWaitError(double truth_ms) { return std::max(0.05 * truth_ms, 2.0); }
 
 // The off-CPU ms of off_cpu_blocking's waits in `profile` (its folded off-cpu stacks), by function.
 std::map<std::string, double> BlockingWaitsMs(const std::string& profile, std::string* folded) {
@@ -260,11 +259,10 @@ TEST_F(OffCpuTest, EachFunctionWaitsItsDesignedTime) {
 
 // Waits of three other kinds (off_cpu_blocking.c): a read from a pipe the helper thread writes
 // 20 ms later, a mutex it holds for 20 ms, and fsync of 4 MiB on the build directory's disk; the
-// workload measures each function's time off the CPU itself (wall time less the thread's CPU
-// time around every call). Each function's off-CPU time, summed over the intervals whose stacks
-// pass through it, is within 5 % (or 2 ms) of that measure (15 % for fsync's, a looser measure),
-// and the designed waits are at least their design (a loaded machine adds wake-up latency: up to
-// 10 % here).
+// workload measures each function's time off the CPU itself (wall time less its task-clock
+// around every call). Each function's off-CPU time, summed over the intervals whose stacks pass
+// through it, is within 5 % (or 2 ms) of that measure, and the designed waits are at least their
+// design (a loaded machine adds wake-up latency: up to 10 % here).
 TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   const std::string profile = dir_ + "/b.tprof";
   const std::string disk_file =
@@ -281,8 +279,7 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   for (const auto& [function, truth] : truth_ms) {
     std::printf("off-CPU %-10s measured by the workload %8.2f ms, by tprof %8.2f ms, designed %g\n",
                 function.c_str(), truth, ms[function], designed_ms[function]);
-    EXPECT_NEAR(ms[function], truth, AllowedWaitError(function, truth)) << function << "\n"
-                                                                        << folded;
+    EXPECT_NEAR(ms[function], truth, AllowedWaitError(truth)) << function << "\n" << folded;
     if (designed_ms[function] > 0) {
       EXPECT_GE(ms[function], 0.98 * designed_ms[function]) << function;
       EXPECT_LE(ms[function], 1.10 * designed_ms[function]) << function;
@@ -404,8 +401,7 @@ TEST_F(OffCpuTest, PerfSwitchEventsRecordingsReadAsOffCpuTime) {
     for (const auto& [function, truth] : truth_ms) {
       std::printf("%s: off-CPU %-10s measured by the workload %8.2f ms, by tprof %8.2f ms\n",
                   switch_event, function.c_str(), truth, ms[function]);
-      EXPECT_NEAR(ms[function], truth, AllowedWaitError(function, truth)) << function << "\n"
-                                                                          << folded;
+      EXPECT_NEAR(ms[function], truth, AllowedWaitError(truth)) << function << "\n" << folded;
     }
   }
 }
