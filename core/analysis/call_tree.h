@@ -5,12 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <ostream>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"

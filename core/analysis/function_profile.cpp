@@ -19,9 +19,7 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
                       space().GenerationOf(sample.pid)};
   auto [it, inserted] = row_of_sample_.try_emplace(key, 0);
   if (inserted) it->second = RowOf(sample);
-  Counts& counts = counts_[it->second * profile_.events.size() + sample.event];
-  counts.period += sample.period;
-  counts.samples += 1;
+  counts_[it->second * profile_.events.size() + sample.event].Add(sample.period);
   profile_.total_period[sample.event] += sample.period;
   profile_.total_samples[sample.event] += 1;
 }

@@ -14,6 +14,7 @@
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
+#include "core/model/stack_tally.h"
 
 namespace tprof {
 
@@ -95,14 +96,10 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
     }
   };
   absl::flat_hash_map<SampleKey, size_t> row_of_sample_;
-  // Each row's self counts, row * events + event, side by side: a sample touches one cache
-  // line here, where the rows' own vectors cost two more misses per sample (a third of a diff's
-  // time went to them). Copied into the rows by Finish.
-  struct Counts {
-    uint64_t period = 0;
-    uint64_t samples = 0;
-  };
-  std::vector<Counts> counts_;
+  // Each row's self counts, row * events + event: a sample touches one cache line here, where
+  // the rows' own vectors cost two more misses per sample (a third of a diff's time went to
+  // them). Copied into the rows by Finish.
+  std::vector<SampleCounts> counts_;
 };
 
 }  // namespace tprof

@@ -474,11 +474,7 @@ ReportTable ReportTableBuilder::Finish() {
   // called with several leaves), so the callers' totals are summed per set of callers first and
   // credited to each set's rows once: a tenth of the additions.
   const size_t events = table_.events.size();
-  struct Counts {
-    uint64_t period = 0;
-    uint64_t samples = 0;
-  };
-  std::vector<Counts> by_callers(callers_of.size() * events);
+  std::vector<SampleCounts> by_callers(callers_of.size() * events);
   auto add_total = [&](uint32_t key, size_t e, uint64_t period, uint64_t samples) {
     ReportRow& row = RowOf(key);
     row.total_period[e] += period;
@@ -497,16 +493,14 @@ ReportTable ReportTableBuilder::Finish() {
       } else {
         table_.samples_filtered += samples;
       }
-      Counts& callers = by_callers[stack.callers * events + e];
-      callers.period += period;
-      callers.samples += samples;
+      by_callers[stack.callers * events + e].Add(period, samples);
       for (uint32_t k = stack.first.begin; k < stack.first.end; ++k)
         add_total(first_keys[k], e, period, samples);
     }
   }
   for (uint32_t c = 0; c < callers_of.size(); ++c)
     for (size_t e = 0; e < events; ++e) {
-      const Counts& counts = by_callers[c * events + e];
+      const SampleCounts& counts = by_callers[c * events + e];
       if (counts.samples == 0) continue;
       for (uint32_t k = callers_of[c].begin; k < callers_of[c].end; ++k)
         add_total(caller_keys[k], e, counts.period, counts.samples);

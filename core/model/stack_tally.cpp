@@ -22,9 +22,7 @@ StackInterner::Interned StackInterner::Intern(const Key& key) {
 StackInterner::Interned StackTally::Add(const Sample& sample, const StackInterner::Key& key) {
   const auto stack = stacks_.Intern(key);
   if (stack.first) counts_.resize(counts_.size() + events_);
-  Counts& counts = counts_[stack.id * events_ + sample.event];
-  counts.period += sample.period;
-  counts.samples += 1;
+  counts_[stack.id * events_ + sample.event].Add(sample.period);
   return stack;
 }
 

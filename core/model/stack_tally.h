@@ -22,6 +22,17 @@
 
 namespace tprof {
 
+// A total period and its number of samples, as aggregations keep them per (stack or row, event):
+// side by side, so that counting a sample touches one cache line of them, not two.
+struct SampleCounts {
+  uint64_t period = 0;
+  uint64_t samples = 0;
+  void Add(uint64_t more_period, uint64_t more_samples = 1) {
+    period += more_period;
+    samples += more_samples;
+  }
+};
+
 // Dense ids for distinct word sequences (a context header, then a body such as a callchain).
 class StackInterner {
  public:
@@ -102,10 +113,6 @@ class StackTally {
   }
 
  private:
-  struct Counts {  // side by side: a sample touches one cache line of them, not two
-    uint64_t period = 0;
-    uint64_t samples = 0;
-  };
   // What sets a sample's stack apart beside its callchain. Add and Prefetch both key by it: a
   // prefetch keyed otherwise would fetch a slot Add never probes (slower, never wrong).
   static std::array<uint64_t, 5> HeaderOf(const Sample& sample, uint64_t tag,
@@ -115,7 +122,7 @@ class StackTally {
 
   size_t events_;
   StackInterner stacks_;
-  std::vector<Counts> counts_;  // stack * events + event
+  std::vector<SampleCounts> counts_;  // stack * events + event
 };
 
 // The stack keys of the samples a tally was told of ahead (RecordVisitor::OnSampleAhead), kept

@@ -309,8 +309,8 @@ TEST(ThrottledRecording, TheReportSaysWhichEventsTheKernelThrottled) {
   std::istringstream dump_lines(dump.out);
   bool in_throttle = false;
   for (std::string line; std::getline(dump_lines, line);) {
-    if (line.size() > 9 && line.compare(line.size() - 9, 9, "event: 5 ") == 0) line.pop_back();
-    if (line.size() > 8 && line.compare(line.size() - 8, 8, "event: 5") == 0) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (line.ends_with("event: 5")) {
       in_throttle = true;  // PERF_RECORD_THROTTLE; its raw bytes follow
       continue;
     }
