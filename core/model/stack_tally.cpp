@@ -20,10 +20,31 @@ StackInterner::Interned StackInterner::Intern(const Key& key) {
 }
 
 StackInterner::Interned StackTally::Add(const Sample& sample, const StackInterner::Key& key) {
-  const auto stack = stacks_.Intern(key);
-  if (stack.first) counts_.resize(counts_.size() + events_);
-  counts_[stack.id * events_ + sample.event].Add(sample.period);
-  return stack;
+  auto [it, first] = stacks_.try_emplace(key, Stack{static_cast<uint32_t>(stacks_.size()), {}});
+  const uint32_t id = it->second.id;
+  if (sample.event == 0) {
+    it->second.first_event.Add(sample.period);
+  } else {
+    if (other_events_.size() < (id + size_t{1}) * (events_ - 1))
+      other_events_.resize((id + size_t{1}) * (events_ - 1));
+    other_events_[id * (events_ - 1) + sample.event - 1].Add(sample.period);
+  }
+  first_event_stale_ = true;
+  return {id, first};
+}
+
+const SampleCounts& StackTally::CountsOf(uint32_t stack, size_t event) const {
+  if (event > 0) {
+    static const SampleCounts kNone;
+    const size_t at = stack * (events_ - 1) + event - 1;
+    return at < other_events_.size() ? other_events_[at] : kNone;
+  }
+  if (first_event_stale_) {
+    first_event_.resize(stacks_.size());
+    for (const auto& [key, counted] : stacks_) first_event_[counted.id] = counted.first_event;
+    first_event_stale_ = false;
+  }
+  return first_event_[stack];
 }
 
 }  // namespace tprof

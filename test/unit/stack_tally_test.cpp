@@ -47,6 +47,34 @@ TEST(StackTallyTest, EqualStacksShareAnIdAndEverythingElseSeparates) {
   EXPECT_EQ(tally.samples(a.id, 1), 1u);
 }
 
+// Counts read between samples (a call tree asked for mid-stream) are those of the samples so far,
+// and samples after the reading count too; each event's counts stay apart, for stacks of every
+// age, including events a stack never had.
+TEST(StackTallyTest, CountsReadBetweenSamplesAndPerEvent) {
+  StackTally tally(3);
+  const AddressSpace::Generation g{1, 1};
+  const auto a = tally.Add(Stack(7, 0x10, {kContextUser, 0x10}, 0, 4), 0, g);
+  EXPECT_EQ(tally.period(a.id, 0), 4u);
+  EXPECT_EQ(tally.samples(a.id, 0), 1u);
+  EXPECT_EQ(tally.period(a.id, 2), 0u);
+  tally.Add(Stack(7, 0x10, {kContextUser, 0x10}, 0, 6), 0, g);
+  const auto b = tally.Add(Stack(7, 0x20, {kContextUser, 0x20}, 2, 9), 0, g);
+  tally.Add(Stack(7, 0x20, {kContextUser, 0x20}, 0, 1), 0, g);
+  tally.Add(Stack(7, 0x10, {kContextUser, 0x10}, 1, 3), 0, g);
+  EXPECT_EQ(tally.period(a.id, 0), 10u);
+  EXPECT_EQ(tally.samples(a.id, 0), 2u);
+  EXPECT_EQ(tally.period(a.id, 1), 3u);
+  EXPECT_EQ(tally.period(a.id, 2), 0u);
+  EXPECT_EQ(tally.period(b.id, 0), 1u);
+  EXPECT_EQ(tally.period(b.id, 1), 0u);
+  EXPECT_EQ(tally.period(b.id, 2), 9u);
+  EXPECT_EQ(tally.samples(b.id, 2), 1u);
+  const auto c = tally.Add(Stack(7, 0x30, {kContextUser, 0x30}, 0, 2), 0, g);
+  EXPECT_EQ(tally.period(c.id, 0), 2u);
+  EXPECT_EQ(tally.period(c.id, 2), 0u);
+  EXPECT_EQ(tally.period(a.id, 0), 10u);
+}
+
 // A zero entry ends a frame-pointer walk (recorded by the host's kernel at the outermost frame
 // record of ld.so): no frame, where it read [kernel.kallsyms+0xffffffffffffffff].
 TEST(StackTallyTest, ZeroCallchainEntriesAreNotFrames) {
