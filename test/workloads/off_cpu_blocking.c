@@ -10,8 +10,8 @@
 // profile's off-CPU intervals add up to). The task-clock counts the time the thread is switched
 // in by the clock that stamps the switch records; the thread's CPU-time clock would not do: it
 // leaves out time the hypervisor took the vCPU away and, with IRQ time accounting, interrupts,
-// which the switch records count as on the CPU (on a slow CI host it made fsync's waits 30 %
-// longer than any recording of them).
+// which the switch records count as on the CPU (on a slow CI host it made fsync's waits 28 and
+// 39 % longer than any recording of them, in two runs).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/perf_event.h>
