@@ -397,15 +397,25 @@ TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
 
 // The metric-coloured flame graph on the [s] recording: each oracle function's frame carries
 // its faults per ms within one legend step of the truth (and the grey rule where it has too few
-// samples of page-faults: compute takes none).
+// samples of page-faults: compute takes none). Its rates rest on sampled periods, so, as for
+// EachMethodMatchesTheTruthPerFunction, a recording the kernel sampled short is made again (a CI
+// host that stole 2.2 s of a 1 s run left the clock's samples at 0.52 of the counted clock and
+// every frame's rate high: 90 faults/ms against 54), three tries, then a skip with the figures.
 TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const std::string profile = dir.path() + "/s.tprof", truth_path = dir.path() + "/truth.json",
+  const Method& sampled = Methods()[1];
+  ASSERT_EQ(sampled.source, "sampled periods");
+  auto run = Measure(sampled, dir.path(), 8, 500);
+  ASSERT_TRUE(run.has_value());
+  for (int attempt = 1; !KernelShortfall(*run).empty(); ++attempt) {
+    std::printf("recording %d not drawn: %s\n", attempt, KernelShortfall(*run).c_str());
+    if (attempt == 3) GTEST_SKIP() << "the kernel's samples fell short in three recordings";
+    run = Measure(sampled, dir.path(), 8, 500);
+    ASSERT_TRUE(run.has_value());
+  }
+  const std::string profile = dir.path() + "/p.tprof", truth_path = dir.path() + "/truth.json",
                     page = dir.path() + "/f.html";
-  auto recorded = RunCommand({kTprof, "record", "-q", "-g", "-e", "task-clock,page-faults", "-o",
-                              profile, "--", kOracle, "8", "500", truth_path});
-  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
   const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
   auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--no-inline",
                            "--metric", kMetric, "--color", "metric:faults_per_ms"});
