@@ -4,13 +4,13 @@
 //   wait_long sleeps ROUNDS x LONG_MS, wait_short ROUNDS x SHORT_MS, spin never sleeps.
 // CLOCK_FILE gets the task-clock (ns) the workload counted of itself from main to its end, a
 // counter of its own: what a test holds the sampled clock to.
-#include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "task_clock.h"
 
 static volatile uint64_t g_sink;
 
@@ -35,11 +35,7 @@ int main(int argc, char** argv) {
   if (argc != 5 && argc != 6) return 2;
   int clock = -1;
   if (argc == 6) {
-    struct perf_event_attr attr = {0};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    clock = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    clock = OpenTaskClock();
     if (clock < 0) return 1;
   }
   const long long_ms = atol(argv[1]), short_ms = atol(argv[2]);
@@ -48,9 +44,10 @@ int main(int argc, char** argv) {
   spin(strtoull(argv[4], 0, 10));
   wait_short(short_ms, rounds);
   if (clock >= 0) {
-    uint64_t ns = 0;
+    int ok = 1;
+    const uint64_t ns = ReadTaskClock(clock, &ok);
     FILE* out = fopen(argv[5], "w");
-    if (read(clock, &ns, sizeof ns) != sizeof ns || !out) return 1;
+    if (!ok || !out) return 1;
     fprintf(out, "%llu\n", (unsigned long long)ns);
     if (fclose(out) != 0) return 1;
   }

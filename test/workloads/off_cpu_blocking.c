@@ -14,16 +14,16 @@
 // 39 % longer than any recording of them, in two runs).
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "task_clock.h"
 
 static long g_ms;
 static int g_rounds;
@@ -79,8 +79,9 @@ __attribute__((noinline)) void wait_fsync(int fd, const char* block, size_t size
 }
 
 static uint64_t TaskClock(void) {
-  uint64_t ns = 0;
-  if (read(g_task_clock, &ns, sizeof ns) != sizeof ns) abort();
+  int ok = 1;
+  const uint64_t ns = ReadTaskClock(g_task_clock, &ok);
+  if (!ok) abort();
   return ns;
 }
 
@@ -104,11 +105,7 @@ int main(int argc, char** argv) {
   }
   g_ms = atol(argv[1]);
   g_rounds = atoi(argv[2]);
-  struct perf_event_attr attr = {0};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  g_task_clock = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  g_task_clock = OpenTaskClock();
   if (g_task_clock < 0) {
     perror("perf_event_open task-clock");
     return 1;
