@@ -79,24 +79,44 @@ struct Run {
   bool throttled = false;
 };
 
+// Why a recording cannot be held to the truth by any method, or "" when it can: the host stole
+// much of its time. The task-clock counts a stolen stretch as the thread's (the vCPU was running
+// it), in the workload's truth and in tprof's windows alike, so the two agree only while the
+// steal is shared out evenly; a window tprof drops (a call's ends, a migration, after a
+// throttle) takes its steal with it and leaves the credited windows' rate high. Quiet or loaded
+// here, the group methods read within 0.14 % (8 runs beside three CPU hogs); one clean-clone run
+// on a host stealing 0.7-2.2 s of recordings of 0.5-1 s read faults_heavy 2.12 % high by burst,
+// with the truth itself at 69 faults/ms against the usual 110 (the counted clock 1.6 times its
+// usual). Which dropped windows held the steal is not known: steal cannot be made here. (The
+// steal is all CPUs' and counted in 10 ms ticks, hence its grace.)
+std::string HostSteal(const Run& run) {
+  if (run.steal_ns <= 0.05 * run.clock_counted_ns + 20e6) return "";
+  char why[120];
+  std::snprintf(why, sizeof why, "the host stole %.1f ms beside the %.1f ms counted",
+                run.steal_ns / 1e6, run.clock_counted_ns / 1e6);
+  return why;
+}
+
 // Why a recording's sampled periods cannot be held to the truth, or "" when they can. The
 // sampled clock misses time the host stole (host_steal.h) and a throttled event misses its
 // events while throttled: the kernel's samples are short, not tprof's arithmetic. (Sampled, the
-// whole process's clock is 1.3-2.2 % above the three functions' on a quiet host: main's work.
-// The steal is all CPUs' and counted in 10 ms ticks, hence its grace.)
-// The group methods read the counters themselves and are immune, so this is asked of [s] only.
+// whole process's clock is 1.3-2.2 % above the three functions' on a quiet host: main's work.)
+// The group methods read the counters themselves and are immune to this, so it is asked of [s]
+// only.
 std::string KernelShortfall(const Run& run) {
-  char why[160];
   if (run.throttled) return "the kernel throttled sampling";
-  if (run.clock_sampled_ns < 0.98 * run.clock_counted_ns ||
-      run.steal_ns > 0.05 * run.clock_counted_ns + 20e6) {
-    std::snprintf(why, sizeof why,
-                  "the clock's samples add up to %.1f ms of the %.1f ms counted, the host stole "
-                  "%.1f ms",
-                  run.clock_sampled_ns / 1e6, run.clock_counted_ns / 1e6, run.steal_ns / 1e6);
+  if (run.clock_sampled_ns < 0.98 * run.clock_counted_ns) {
+    char why[120];
+    std::snprintf(why, sizeof why, "the clock's samples add up to %.1f ms of the %.1f ms counted",
+                  run.clock_sampled_ns / 1e6, run.clock_counted_ns / 1e6);
     return why;
   }
-  return "";
+  return HostSteal(run);
+}
+
+// Why `method`'s reading of this recording cannot be held to the truth, or "" when it can.
+std::string SetAside(const Method& method, const Run& run) {
+  return method.source == "sampled periods" ? KernelShortfall(run) : HostSteal(run);
 }
 
 class ScratchDir {
@@ -200,53 +220,53 @@ double ErrorPercent(double measured, double truth) {
 TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  std::string unchecked;  // a method the host left no recording to check
+  std::string unchecked;  // the methods the host left no recording to check
   for (const Method& method : Methods()) {
     auto run = Measure(method, dir.path(), 8, 500);
     ASSERT_TRUE(run.has_value()) << method.name;
-    // Sampled periods are checked on a recording the kernel sampled fully (KernelShortfall). And
-    // a 95 % interval may miss in one recording where a method whose numbers are wrong misses in
-    // every one. So up to three recordings: one set aside or missing the truth is printed and made
-    // again, and the last one is held to the truth below. (Misses were seen in CI in two runs of
-    // five, never here in 70 recordings: faults_light 15-16 % under the truth and faults_heavy 4 %
-    // over, with no steal or throttling. The figures fit light's last sampling period of each
-    // call, some 75 of its 500 faults, being counted in the next call of faults_heavy, as a
-    // sampled period is credited where it ends; that needs periods far longer than the 10 seen
-    // here, so the mean page-fault period is printed to show whether a recurrence had them.)
-    if (method.source == "sampled periods") {
-      auto misses = [&](const auto& r) {
+    // Each method is checked on a recording the host left whole (SetAside: for [s], also one the
+    // kernel sampled fully). And an [s] 95 % interval may miss in one recording where a method
+    // whose numbers are wrong misses in every one. So up to three recordings: one set aside, or
+    // missing the truth by [s], is printed and made again, and the last one is held to the truth
+    // below. ([s] misses were seen in CI in two runs of five, never here in 70 recordings:
+    // faults_light 15-16 % under the truth and faults_heavy 4 % over, with no steal or
+    // throttling. The figures fit light's last sampling period of each call, some 75 of its 500
+    // faults, being counted in the next call of faults_heavy, as a sampled period is credited
+    // where it ends; that needs periods far longer than the 10 seen here, so the mean page-fault
+    // period is printed to show whether a recurrence had them.)
+    auto misses = [&](const auto& r) {
+      if (method.source != "sampled periods") return false;
+      for (const std::string f : {"faults_heavy", "faults_light"}) {
+        const Measured& m = r.measured.at(f);
+        const double truth = r.truth.at(f);
+        if (m.share >= 5 && m.low && m.high && (*m.low > truth || *m.high < truth)) return true;
+      }
+      return false;
+    };
+    for (int attempt = 1;; ++attempt) {
+      const std::string set_aside = SetAside(method, *run);
+      if (!set_aside.empty()) {
+        std::printf("%s: recording %d not checked: %s\n", method.name.c_str(), attempt,
+                    set_aside.c_str());
+      } else if (misses(*run)) {
         for (const std::string f : {"faults_heavy", "faults_light"}) {
-          const Measured& m = r.measured.at(f);
-          const double truth = r.truth.at(f);
-          if (m.share >= 5 && m.low && m.high && (*m.low > truth || *m.high < truth)) return true;
+          const Measured& m = run->measured[f];
+          std::printf(
+              "%s: recording %d missed: %s truth %.3f/ms, measured %.3f/ms [%.3f, %.3f], "
+              "mean page-fault period %.1f\n",
+              method.name.c_str(), attempt, f.c_str(), run->truth[f], m.value.value_or(NAN),
+              m.low.value_or(NAN), m.high.value_or(NAN), m.fault_period);
         }
-        return false;
-      };
-      for (int attempt = 1;; ++attempt) {
-        const std::string shortfall = KernelShortfall(*run);
-        if (!shortfall.empty()) {
-          std::printf("%s: recording %d not checked: %s\n", method.name.c_str(), attempt,
-                      shortfall.c_str());
-        } else if (misses(*run)) {
-          for (const std::string f : {"faults_heavy", "faults_light"}) {
-            const Measured& m = run->measured[f];
-            std::printf(
-                "%s: recording %d missed: %s truth %.3f/ms, measured %.3f/ms [%.3f, %.3f], "
-                "mean page-fault period %.1f\n",
-                method.name.c_str(), attempt, f.c_str(), run->truth[f], m.value.value_or(NAN),
-                m.low.value_or(NAN), m.high.value_or(NAN), m.fault_period);
-          }
-        } else {
-          break;
-        }
-        if (attempt == 3) break;
-        run = Measure(method, dir.path(), 8, 500);
-        ASSERT_TRUE(run.has_value()) << method.name;
+      } else {
+        break;
       }
-      if (!KernelShortfall(*run).empty()) {
-        unchecked = method.name;
-        continue;
-      }
+      if (attempt == 3) break;
+      run = Measure(method, dir.path(), 8, 500);
+      ASSERT_TRUE(run.has_value()) << method.name;
+    }
+    if (!SetAside(method, *run).empty()) {
+      unchecked += (unchecked.empty() ? "" : ", ") + method.name;
+      continue;
     }
     // The design: rates apart, so that credit given to the wrong function shows.
     ASSERT_GT(run->truth["faults_heavy"], 1.3 * run->truth["faults_light"]);
@@ -282,7 +302,7 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
     }
   }
   if (!unchecked.empty())
-    GTEST_SKIP() << unchecked << ": the kernel's samples fell short in three recordings (above)";
+    GTEST_SKIP() << "not checked, three recordings set aside (above): " << unchecked;
 }
 
 // The 95 % intervals cover the truth: over 20 recordings per method, the truth lies inside the
@@ -410,7 +430,7 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   ASSERT_TRUE(run.has_value());
   for (int attempt = 1; !KernelShortfall(*run).empty(); ++attempt) {
     std::printf("recording %d not drawn: %s\n", attempt, KernelShortfall(*run).c_str());
-    if (attempt == 3) GTEST_SKIP() << "the kernel's samples fell short in three recordings";
+    if (attempt == 3) GTEST_SKIP() << "three recordings set aside (above)";
     run = Measure(sampled, dir.path(), 8, 500);
     ASSERT_TRUE(run.has_value());
   }
