@@ -153,17 +153,17 @@ std::optional<Run> Measure(const Method& method, const std::string& dir, long ro
   run.throttled = recorded.err.find("throttled sampling") != std::string::npos;
   const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
   // The faults by design (one per fresh page touched), over the CPU time the workload counted
-  // around the calls. (Its own page-fault counter reads up to 4 % fewer than designed for
-  // faults_heavy, which touches 4 pages in a row, while tprof's windows carry the designed
-  // count: printed, not yet explained.)
+  // around the calls. Its own page-fault counter holds the design to account: a fault it did not
+  // design (huge pages, fault-around, a stray code page) would be in tprof's windows and not in
+  // the truth. (It read 2-100 % fewer than designed until the workload opened its group disabled,
+  // 2026-11-28: the counter had been missing faults, not the design.)
   for (const std::string& f : kFunctions) {
     run.clock_counted_ns += truth[f]["task-clock"].get<double>();
-    run.truth[f] =
-        truth[f]["designed-faults"].get<double>() / truth[f]["task-clock"].get<double>() * 1e6;
-    if (truth[f]["page-faults"] != truth[f]["designed-faults"])
-      std::printf("note: %s counted %lld faults of its own, designed %lld\n", f.c_str(),
-                  truth[f]["page-faults"].get<long long>(),
-                  truth[f]["designed-faults"].get<long long>());
+    const double designed = truth[f]["designed-faults"].get<double>();
+    run.truth[f] = designed / truth[f]["task-clock"].get<double>() * 1e6;
+    EXPECT_LE(std::abs(truth[f]["page-faults"].get<double>() - designed), designed / 1000)
+        << method.name << ": " << f << " counted " << truth[f]["page-faults"]
+        << " faults, designed " << designed;
   }
   std::vector<std::string> args = {kTprof,        "report", "-i",  profile,    "--json",
                                    "--no-inline", "--sort", "sym", "--metric", kMetric};

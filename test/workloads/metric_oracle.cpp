@@ -16,6 +16,7 @@
 // "instructions" (user and kernel, a counter of its own) is null where the machine has no PMU;
 // in the arm lab it is exact, and so is each function's faults per kilo-instruction.
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,12 +65,18 @@ __attribute__((noinline)) void compute(Region& region, long iterations) {
   for (long i = 0; i < iterations; ++i) Iteration(region, 0);
 }
 
+// The leader is opened disabled and enabled once the group is whole, as perf and tprof's
+// recorder do: a member added to a group already counting on a running task is not scheduled
+// until the task is switched out and in again, so page-faults opened beside a counting
+// task-clock missed the first 0 to 20,000 faults (measured on this kernel, 6.18; opened this way
+// it misses none).
 int OpenCounter(uint64_t config, int group) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = config;
   attr.read_format = PERF_FORMAT_GROUP;
+  attr.disabled = group == -1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, group, 0));
 }
 
@@ -112,7 +119,7 @@ int main(int argc, char** argv) {
   const long iterations = std::atol(argv[2]);
   const int leader = OpenCounter(PERF_COUNT_SW_TASK_CLOCK, -1);
   const int member = leader >= 0 ? OpenCounter(PERF_COUNT_SW_PAGE_FAULTS, leader) : -1;
-  if (leader < 0 || member < 0) {
+  if (leader < 0 || member < 0 || ioctl(leader, PERF_EVENT_IOC_ENABLE, 0) != 0) {
     std::perror("metric_oracle: perf_event_open");
     return 1;
   }
