@@ -511,13 +511,16 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 
 const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mapping* mapping,
                                                       uint64_t address) {
-  if (!mapping || IsKernelCode(mapping, address) || IsFilelessMapping(mapping->filename))
+  if (!mapping || IsKernelCode(mapping, address))
     return table_.Find(SymbolKeyOf(pid, mapping, address));
   auto [it, inserted] = module_of_mapping_.try_emplace(mapping);
   MappingModule& m = it->second;
-  if (inserted || m.filename != mapping->filename || m.build_id != mapping->build_id)
+  if (inserted || m.filename != mapping->filename || m.build_id != mapping->build_id) {
+    const bool fileless = IsFilelessMapping(mapping->filename);
     m = {mapping->filename, mapping->build_id,
-         table_.FindModule(mapping->filename, mapping->build_id)};
+         fileless ? -1 : table_.FindModule(mapping->filename, mapping->build_id), fileless};
+  }
+  if (m.fileless) return table_.Find(SymbolKeyOf(pid, mapping, address));
   return table_.FindAt(m.module, mapping->FileOffset(address));
 }
 

@@ -361,6 +361,39 @@ TEST(SymbolSection, RoundTripsAndSplits) {
   EXPECT_EQ(miss.function, "[prog+0x1008]");
 }
 
+// FindHeld keeps what it learnt of each mapping (its module in the table, whether it has a file
+// at all): a mapping without a file is looked up by address as its process's JIT code, and a
+// mapping object that names a file the next time it is asked of is looked up by file offset.
+TEST(SymbolSection, FindHeldKeysFilelessMappingsByAddressAndNoticesAMappingReused) {
+  Mapping jit;
+  jit.start = 0x7f0000000000;
+  jit.end = jit.start + 0x10000;
+  jit.filename = "//anon";
+  Mapping file = jit;
+  file.filename = "/usr/bin/prog";
+  file.build_id = "\x01\x02";
+  SymbolTable table;
+  table.Add(SymbolKeyOf(99, &jit, jit.start + 0x40), SampleFrame("jitted", false));
+  table.Add(SymbolKeyOf(99, &file, file.start + 0x40), SampleFrame("compiled", false));
+  SymbolTable decoded;
+  for (const std::string& p : table.Encode()) ASSERT_TRUE(decoded.Decode(p).ok());
+  EmbeddedSymbolResolver resolver(std::move(decoded));
+  Mapping reused = jit;
+  for (int pass = 0; pass < 2; ++pass) {  // the second time from what it kept of the mapping
+    const ResolvedFrame* frame = resolver.FindHeld(99, &reused, jit.start + 0x40);
+    ASSERT_NE(frame, nullptr);
+    EXPECT_EQ(frame->function, "jitted");
+    EXPECT_EQ(resolver.FindHeld(99, &reused, jit.start + 0x80), nullptr);
+    EXPECT_EQ(resolver.FindHeld(98, &reused, jit.start + 0x40), nullptr) << "another's JIT code";
+  }
+  reused.filename = file.filename;
+  reused.build_id = file.build_id;
+  const ResolvedFrame* frame = resolver.FindHeld(99, &reused, jit.start + 0x40);
+  ASSERT_NE(frame, nullptr);
+  EXPECT_EQ(frame->function, "compiled");
+  EXPECT_EQ(resolver.FindHeld(98, &reused, jit.start + 0x40), frame) << "a file is any process's";
+}
+
 // Lookups search a module's entries through an index of offset ranges; offsets that cluster
 // (a few hot functions far apart, the kernel's addresses) and ones between or beyond the entries
 // must find exactly what was added, in tables added to by several payloads.
