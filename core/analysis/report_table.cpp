@@ -234,8 +234,7 @@ StackRowResolver::StackRowResolver(FrameResolver& resolver, std::vector<SortKey>
       selector_(std::move(selector)) {}
 
 const StackRowResolver::Thread& StackRowResolver::ThreadOf(const Sample& sample) {
-  auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
-  Thread& thread = it->second;
+  auto [thread, inserted] = threads_.Get(sample);
   if (!inserted) return thread;
   thread.comm = space().ThreadName(sample.pid, sample.tid);
   thread.part = thread_parts_
@@ -365,8 +364,7 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
 }
 
 const ReportTableBuilder::Thread& ReportTableBuilder::ThreadOf(const Sample& sample) {
-  auto [it, inserted] = threads_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
-  Thread& thread = it->second;
+  auto [thread, inserted] = threads_.Get(sample);
   if (!inserted) return thread;
   const std::string comm = space().ThreadName(sample.pid, sample.tid);
   thread.matches = selector_.ThreadMatches(sample, comm);
@@ -418,10 +416,10 @@ void ReportTableBuilder::OnTask(const TaskRecord& r) {
 
 void ReportTableBuilder::OnSampleAhead(const Sample& sample) {
   // Only for a thread already known: the hint must not change what the tally computes.
-  const auto thread = threads_.find(uint64_t{sample.pid} << 32 | sample.tid);
-  if (thread == threads_.end() || !thread->second.matches) return;
+  const Thread* thread = threads_.Find(sample);
+  if (!thread || !thread->matches) return;
   const StackInterner::Key key =
-      StackTally::KeyOf(sample, thread->second.part, space().GenerationOf(sample.pid));
+      StackTally::KeyOf(sample, thread->part, space().GenerationOf(sample.pid));
   tally_.Prefetch(key);
   hinted_.Hinted(sample, key);
 }

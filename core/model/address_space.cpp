@@ -19,6 +19,7 @@ const std::shared_ptr<const Mapping>* FindIn(
 }  // namespace
 
 void AddressSpace::OnMmap(const MmapRecord& r) {
+  last_generation_.reset();
   if (!r.executable || r.length == 0) return;
   auto mapping = std::make_shared<Mapping>();
   mapping->start = r.start;
@@ -58,6 +59,7 @@ void AddressSpace::OnMmap(const MmapRecord& r) {
 }
 
 void AddressSpace::OnComm(const CommRecord& r) {
+  last_generation_.reset();
   thread_names_[r.tid] = r.comm;
   if (r.exec && r.pid == r.tid) {
     Process& process = GetProcess(r.pid);
@@ -67,6 +69,7 @@ void AddressSpace::OnComm(const CommRecord& r) {
 }
 
 void AddressSpace::OnTask(const TaskRecord& r) {
+  last_generation_.reset();
   if (r.is_exit) return;
   if (r.pid != r.ppid) {
     // A new process starts with a copy of its parent's maps and name.
@@ -100,8 +103,12 @@ std::shared_ptr<const Mapping> AddressSpace::FindShared(uint32_t pid, uint64_t a
 }
 
 AddressSpace::Generation AddressSpace::GenerationOf(uint32_t pid) const {
+  if (last_generation_ && last_pid_ == pid) return *last_generation_;
   auto it = processes_.find(pid);
-  return {it == processes_.end() ? 0 : it->second.generation, kernel_.generation};
+  last_pid_ = pid;
+  last_generation_ =
+      Generation{it == processes_.end() ? 0 : it->second.generation, kernel_.generation};
+  return *last_generation_;
 }
 
 std::string AddressSpace::ThreadName(uint32_t pid, uint32_t tid) const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,11 @@ class AddressSpace {
   std::unordered_map<uint32_t, std::string> thread_names_;
   Process kernel_;        // pid -1 mappings (kernel and modules)
   uint64_t changes_ = 0;  // the last generation handed out
+  // GenerationOf's last answer: it is asked once or twice per sample, nearly always of the
+  // process it was asked of before. Forgotten at every change (OnMmap, OnComm, OnTask). Mutable
+  // in a const lookup: an address space belongs to one visitor, used on one thread.
+  mutable uint32_t last_pid_ = 0;
+  mutable std::optional<Generation> last_generation_;
 };
 
 // A record visitor that keeps the processes' address spaces and thread names current, for

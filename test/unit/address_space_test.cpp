@@ -37,6 +37,42 @@ TEST(AddressSpaceTest, AMappingInsideAnotherKeepsTheOthersPartsAroundIt) {
   EXPECT_EQ(after->FileOffset(0xffffad7d2010), 0x3e010u);  // offsets continue past the hole
 }
 
+// A process's generation changes whenever what Find can answer for it does, also when it was
+// just asked for (GenerationOf keeps its last answer): a mapping of its own or of the kernel,
+// an exec, a fork into it. Another process's mapping leaves it alone.
+TEST(AddressSpaceTest, GenerationChangesWithEveryChangeEvenRightAfterItWasAsked) {
+  AddressSpace space;
+  space.OnMmap(Mmap(0x400000, 0x1000, "/bin/a"));
+  AddressSpace::Generation seen = space.GenerationOf(98);
+  EXPECT_EQ(space.GenerationOf(98), seen);
+  auto changed = [&](const char* what) {
+    const AddressSpace::Generation now = space.GenerationOf(98);
+    EXPECT_NE(now, seen) << what;
+    seen = now;
+  };
+  space.OnMmap(Mmap(0x500000, 0x1000, "/lib/b.so"));
+  changed("a mapping of its own");
+  MmapRecord kernel = Mmap(0xffffffff81000000, 0x1000000, "[kernel.kallsyms]");
+  kernel.pid = kernel.tid = UINT32_MAX;
+  space.OnMmap(kernel);
+  changed("a kernel mapping");
+  CommRecord exec;
+  exec.pid = exec.tid = 98;
+  exec.exec = true;
+  exec.comm = "b";
+  space.OnComm(exec);
+  changed("an exec");
+  MmapRecord other = Mmap(0x600000, 0x1000, "/bin/c");
+  other.pid = other.tid = 99;
+  space.OnMmap(other);
+  EXPECT_EQ(space.GenerationOf(98), seen) << "another process's mapping";
+  TaskRecord fork;
+  fork.pid = fork.tid = 98;
+  fork.ppid = fork.ptid = 99;
+  space.OnTask(fork);
+  changed("a fork into it");
+}
+
 TEST(AddressSpaceTest, AMappingOverSeveralReplacesTheirOverlappedParts) {
   AddressSpace space;
   space.OnMmap(Mmap(0x1000, 0x2000, "/a", 0x10000));  // [0x1000, 0x3000)
