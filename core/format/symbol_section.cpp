@@ -137,15 +137,11 @@ const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const 
 }
 
 const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& entry) const {
-  // Decode validated the entry's fields and string indexes. Find where they end first: equal
+  // Decode validated the entry's fields and string indexes, and noted where they end: equal
   // fields in one payload mean an equal frame (the build-id is the module's).
   const Payload& payload = *payloads_[entry.payload];
-  const std::string_view rest = std::string_view(payload.bytes).substr(entry.position);
-  ByteReader skip(rest);
-  for (int field = 0; field < 4; ++field) skip.GetVarint();  // flags, function, mangled, module
-  const uint64_t frame_count = skip.GetVarint();
-  for (uint64_t f = 0; f < frame_count * 6; ++f) skip.GetVarint();
-  const std::string_view fields = rest.substr(0, rest.size() - skip.remaining());
+  const std::string_view fields =
+      std::string_view(payload.bytes).substr(entry.position, entry.length);
   auto [it, inserted] = built_by_fields_.try_emplace(std::pair{entry.payload, fields}, nullptr);
   if (!inserted) return it->second;
 
@@ -157,7 +153,7 @@ const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& ent
   frame.mangled = str(in.GetVarint());
   frame.module = str(in.GetVarint());
   frame.build_id = module.build_id;
-  in.GetVarint();  // the frame count, read above
+  const uint64_t frame_count = in.GetVarint();
   frame.frames.reserve(frame_count);
   for (uint64_t f = 0; f < frame_count; ++f) {
     SourceFrame source;
@@ -283,7 +279,9 @@ Status SymbolTable::Decode(std::string&& bytes) {
       in.GetVarint();                                     // column
       in.GetVarint();                                     // flags
     }
-    if (in.ok()) entries.push_back({modules[module], {offset, payload_index, position, nullptr}});
+    const auto length = static_cast<uint32_t>(in.position() - base) - position;
+    if (in.ok())
+      entries.push_back({modules[module], {offset, payload_index, position, length, nullptr}});
   }
   if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
   payloads_.push_back(std::move(payload));

@@ -80,6 +80,7 @@ class SymbolTable {
     uint64_t offset;
     uint32_t payload;   // index into payloads_
     uint32_t position;  // of the entry's fields after the offset, in the payload's bytes
+    uint32_t length;    // of those fields
     const ResolvedFrame* frame = nullptr;  // once built
   };
   struct Module {
