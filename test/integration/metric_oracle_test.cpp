@@ -155,7 +155,7 @@ std::optional<Run> Measure(const Method& method, const std::string& dir, long ro
   // The faults by design (one per fresh page touched), over the CPU time the workload counted
   // around the calls. Its own page-fault counter holds the design to account: a fault it did not
   // design (huge pages, fault-around, a stray code page) would be in tprof's windows and not in
-  // the truth. (It read 2-100 % fewer than designed until the workload opened its group disabled,
+  // the truth. (It read 1-100 % fewer than designed until the workload opened its group disabled,
   // 2026-11-28: the counter had been missing faults, not the design.)
   for (const std::string& f : kFunctions) {
     run.clock_counted_ns += truth[f]["task-clock"].get<double>();
