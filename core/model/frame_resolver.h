@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model/address_space.h"
@@ -105,13 +106,23 @@ class SynchronizedFrameResolver : public FrameResolver {
 inline bool IsKernelAddress(uint64_t address) { return address >> 63; }
 
 // Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
-inline bool IsFilelessMapping(const std::string& name) {
-  return name.empty() || name.starts_with("//anon") || name.starts_with("[anon") ||
-         name.starts_with("/memfd:") || name == "[heap]" || name.starts_with("[stack") ||
-         name.starts_with("/dev/zero") || name.starts_with("[jit");
+// Asked per address by the symbolizers, so it dispatches on the first character: a file's path
+// is answered after three prefix tests, a name that starts with neither '/' nor '[' after one.
+inline bool IsFilelessMapping(std::string_view name) {
+  if (name.empty()) return true;
+  switch (name.front()) {
+    case '/':
+      return name.starts_with("//anon") || name.starts_with("/memfd:") ||
+             name.starts_with("/dev/zero");
+    case '[':
+      return name.starts_with("[anon") || name == "[heap]" || name.starts_with("[stack") ||
+             name.starts_with("[jit");
+    default:
+      return false;
+  }
 }
 
-inline bool IsKernelMappingName(const std::string& name) {
+inline bool IsKernelMappingName(std::string_view name) {
   return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
 }
 

@@ -361,6 +361,21 @@ TEST(SymbolSection, RoundTripsAndSplits) {
   EXPECT_EQ(miss.function, "[prog+0x1008]");
 }
 
+// The names the kernel gives mappings without a file (/proc/PID/maps, the MMAP records perf and
+// tprof write) and names of real files, some sharing a first character or a prefix with them.
+TEST(FilelessMapping, NamesWithoutAFileAndOnlyThose) {
+  for (const char* name : {"", "//anon", "//anon (deleted)", "[anon:dalvik-jit]", "[anon_shmem]",
+                           "/memfd:jit-cache (deleted)", "[heap]", "[stack]", "[stack:1234]",
+                           "/dev/zero", "/dev/zero (deleted)", "[jit]", "[jitted-1-2.so]"}) {
+    EXPECT_TRUE(IsFilelessMapping(name)) << "'" << name << "'";
+  }
+  for (const char* name :
+       {"/usr/lib/libc.so.6", "/anon", "/memfd", "/dev/shm/x", "[vdso]", "[vsyscall]",
+        "[kernel.kallsyms]_text", "[heapx]", "[hea", "jitted-12-3.so", "a", "/", "["}) {
+    EXPECT_FALSE(IsFilelessMapping(name)) << "'" << name << "'";
+  }
+}
+
 // FindHeld keeps what it learnt of each mapping (its module in the table, whether it has a file
 // at all): a mapping without a file is looked up by address as its process's JIT code, and a
 // mapping object that names a file the next time it is asked of is looked up by file offset.
