@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -105,6 +106,14 @@ class SynchronizedFrameResolver : public FrameResolver {
 // Kernel text lives in the upper half of the address space on every 64-bit Linux architecture.
 inline bool IsKernelAddress(uint64_t address) { return address >> 63; }
 
+// `name` begins with the literal `prefix`: a length test and a compare of known length, inlined
+// (string_view::starts_with(const char*) was an out-of-line call of some 60 instructions here,
+// and the tests below are asked per address).
+template <size_t N>
+inline bool HasPrefix(std::string_view name, const char (&prefix)[N]) {
+  return name.size() >= N - 1 && std::memcmp(name.data(), prefix, N - 1) == 0;
+}
+
 // Mappings with no file behind them (anonymous memory, memfd, heap): JIT code lives there.
 // Asked per address by the symbolizers, so it dispatches on the first character: a file's path
 // is answered after three prefix tests, a name that starts with neither '/' nor '[' after one.
@@ -112,18 +121,18 @@ inline bool IsFilelessMapping(std::string_view name) {
   if (name.empty()) return true;
   switch (name.front()) {
     case '/':
-      return name.starts_with("//anon") || name.starts_with("/memfd:") ||
-             name.starts_with("/dev/zero");
+      return HasPrefix(name, "//anon") || HasPrefix(name, "/memfd:") ||
+             HasPrefix(name, "/dev/zero");
     case '[':
-      return name.starts_with("[anon") || name == "[heap]" || name.starts_with("[stack") ||
-             name.starts_with("[jit");
+      return HasPrefix(name, "[anon") || name == "[heap]" || HasPrefix(name, "[stack") ||
+             HasPrefix(name, "[jit");
     default:
       return false;
   }
 }
 
 inline bool IsKernelMappingName(std::string_view name) {
-  return name.starts_with("[kernel") || name.starts_with("[guest.kernel");
+  return HasPrefix(name, "[kernel") || HasPrefix(name, "[guest.kernel");
 }
 
 // Kernel text: an address in the kernel's half, or in a mapping the kernel names as its own.

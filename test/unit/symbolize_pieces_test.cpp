@@ -376,6 +376,15 @@ TEST(FilelessMapping, NamesWithoutAFileAndOnlyThose) {
   }
 }
 
+TEST(FilelessMapping, KernelMappingNamesAndOnlyThose) {
+  for (const char* name : {"[kernel.kallsyms]", "[kernel.kallsyms]_text", "[kernel]",
+                           "[guest.kernel.kallsyms]", "[guest.kernel.kallsyms.1234]"})
+    EXPECT_TRUE(IsKernelMappingName(name)) << "'" << name << "'";
+  for (const char* name : {"", "[", "[kerne", "[vdso]", "/kernel", "kernel", "[guest.kerne",
+                           "[guest]", "/lib/modules/6.1/kernel/x.ko"})
+    EXPECT_FALSE(IsKernelMappingName(name)) << "'" << name << "'";
+}
+
 // FindHeld keeps what it learnt of each mapping (its module in the table, whether it has a file
 // at all): a mapping without a file is looked up by address as its process's JIT code, and a
 // mapping object that names a file the next time it is asked of is looked up by file offset.
