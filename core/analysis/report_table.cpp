@@ -246,7 +246,8 @@ const StackRowResolver::Thread& StackRowResolver::ThreadOf(const Sample& sample)
 
 uint32_t StackRowResolver::KeyOf(const Sample& sample, const Thread& thread,
                                  const ResolvedFrame& frame, uint32_t level) {
-  auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level}, 0);
+  auto [part_it, new_frame] = frame_parts_.try_emplace(std::pair{&frame, level});
+  FramePart& frame_part = part_it->second;
   if (new_frame) {
     std::string& part = part_buffer_;
     part.clear();
@@ -258,9 +259,10 @@ uint32_t StackRowResolver::KeyOf(const Sample& sample, const Thread& thread,
     auto found = frame_part_ids_.find(part);
     if (found == frame_part_ids_.end())
       found = frame_part_ids_.emplace(part, static_cast<uint32_t>(frame_part_ids_.size())).first;
-    part_it->second = found->second;
+    frame_part.part = found->second;
   }
-  auto [key_it, new_key] = key_ids_.try_emplace(uint64_t{thread.part} << 32 | part_it->second,
+  if (frame_part.last_thread_part == thread.part) return frame_part.last_key;
+  auto [key_it, new_key] = key_ids_.try_emplace(uint64_t{thread.part} << 32 | frame_part.part,
                                                 static_cast<uint32_t>(keys_.size()));
   if (new_key) {
     Key key;
@@ -272,6 +274,8 @@ uint32_t StackRowResolver::KeyOf(const Sample& sample, const Thread& thread,
     }
     keys_.push_back(std::move(key));
   }
+  frame_part.last_thread_part = thread.part;
+  frame_part.last_key = key_it->second;
   return key_it->second;
 }
 
@@ -285,7 +289,7 @@ void StackRowResolver::OnSample(const Sample& sample) {
   StackKeys stack;
   const ResolvedFrame& leaf = frames_.Leaf(sample);
   stack.leaf = KeyOf(sample, thread, leaf, 0);
-  stack.leaf_matches = selector_.FrameMatches(leaf, attribution_.LeafName(leaf));
+  stack.leaf_matches = Keeps(leaf, 0);
   const SplitStack split = SplitLeaf(sample);
   const auto callers = caller_ids_.Intern(sample, split, thread.part, generation);
   stack.callers = callers.id;
@@ -302,7 +306,7 @@ void StackRowResolver::OnSample(const Sample& sample) {
     for (const SampleFrames::Location& location : caller_locations_) {
       const ResolvedFrame& frame = frames_.At(sample.pid, location);
       attribution_.ForEachLevel(frame, [&](uint32_t level) {
-        if (!selector_.FrameMatches(frame, attribution_.Name(frame, level))) return;
+        if (!Keeps(frame, level)) return;
         const uint32_t key = KeyOf(sample, thread, frame, level);
         // Every distinct row once per stack: a recursive function, or one both inlined and
         // called out of line on one stack, is not counted twice.
@@ -319,7 +323,7 @@ void StackRowResolver::OnSample(const Sample& sample) {
   const KeyRange callers_range = callers_[stack.callers];
   stack.first.begin = static_cast<uint32_t>(first_keys_.size());
   attribution_.ForEachLevel(first, [&](uint32_t level) {
-    if (!selector_.FrameMatches(first, attribution_.Name(first, level))) return;
+    if (!Keeps(first, level)) return;
     const uint32_t key = KeyOf(sample, thread, first, level);
     if (std::find(caller_keys_.begin() + callers_range.begin,
                   caller_keys_.begin() + callers_range.end,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
@@ -201,6 +202,45 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
   for (const ReportRow& r : table.rows) self[r.keys[0] + " " + r.keys[1]] = r.self_period[0];
   EXPECT_EQ(self, (std::map<std::string, uint64_t>{
                       {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
+}
+
+// Threads whose sort values differ take turns on the same frames (threads of one process share
+// its mappings, so its frames: a caller on every stack, a leaf on several): each sample counts
+// toward its own thread's rows, whichever thread's row the frame was last keyed for.
+TEST(ReportTableTest, ThreadsTakingTurnsOnOneFrameKeepTheirOwnRows) {
+  ProgResolver resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver,
+                                            {SortKey::kTid, SortKey::kSymbol}, SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  MmapRecord map;
+  map.pid = 7;
+  map.start = 0x1000;
+  map.length = 0x3000;
+  map.filename = "prog";
+  (*builder)->OnMmap(map);
+  // tid, leaf (f or ns::g), period; main is every stack's caller.
+  const std::vector<std::tuple<uint32_t, uint64_t, uint64_t>> turns = {
+      {7, 0x1010, 1},  {8, 0x1010, 2},  {7, 0x2010, 4},  {9, 0x1010, 8},
+      {8, 0x2010, 16}, {7, 0x1010, 32}, {9, 0x2010, 64}, {8, 0x1010, 128}};
+  for (const auto& [tid, leaf, period] : turns) {
+    Sample s = At(0, leaf, period);
+    s.tid = tid;
+    s.callchain = {kContextUser, leaf, 0x3010};
+    (*builder)->OnSample(s);
+  }
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> rows;  // self, total
+  for (const ReportRow& r : table.rows)
+    rows[r.keys[0] + " " + r.keys[1]] = {r.self_period[0], r.total_period[0]};
+  EXPECT_EQ(rows, (std::map<std::string, std::pair<uint64_t, uint64_t>>{{"7 f(int)", {33, 33}},
+                                                                        {"7 ns::g()", {4, 4}},
+                                                                        {"7 main", {0, 37}},
+                                                                        {"8 f(int)", {130, 130}},
+                                                                        {"8 ns::g()", {16, 16}},
+                                                                        {"8 main", {0, 146}},
+                                                                        {"9 f(int)", {8, 8}},
+                                                                        {"9 ns::g()", {64, 64}},
+                                                                        {"9 main", {0, 72}}}));
 }
 
 // A hint given across a remapping (as a batch's replay gives them: its next sample, whatever
