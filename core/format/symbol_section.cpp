@@ -142,7 +142,8 @@ const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& ent
   const Payload& payload = *payloads_[entry.payload];
   const std::string_view fields =
       std::string_view(payload.bytes).substr(entry.position, entry.length);
-  auto [it, inserted] = built_by_fields_.try_emplace(std::pair{entry.payload, fields}, nullptr);
+  auto [it, inserted] = built_by_fields_.try_emplace(
+      std::pair{entry.payload, absl::string_view(fields.data(), fields.size())}, nullptr);
   if (!inserted) return it->second;
 
   ByteReader in(fields);

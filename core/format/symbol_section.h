@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "core/base/background_batches.h"
 #include "core/base/error.h"
 #include "core/format/profile_writer.h"
@@ -110,8 +111,10 @@ class SymbolTable {
   mutable std::vector<Module> modules_;
   FrameInterner added_;                      // what Module::frames point at
   mutable std::deque<ResolvedFrame> built_;  // what Pending::frame points at; never moves
-  // (payload, the entry's encoded fields) -> its frame. The views point into payloads_.
-  mutable absl::flat_hash_map<std::pair<uint32_t, std::string_view>, const ResolvedFrame*>
+  // (payload, the entry's encoded fields) -> its frame. The views point into payloads_. (Absl's
+  // own string_view: absl hashes a std::string_view by std::hash, twice the instructions, and
+  // this is asked once per distinct address of a report.)
+  mutable absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, const ResolvedFrame*>
       built_by_fields_;
   std::vector<std::shared_ptr<const Payload>> payloads_;
   std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
