@@ -87,15 +87,22 @@ CallPathBuilder::CallPathBuilder(size_t events, FrameResolver& resolver, CallTre
 const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pid, uint64_t address,
                                                                      bool kernel) {
   const Mapping* mapping = space().Find(pid, address);
-  auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel});
-  if (!inserted) return it->second;
+  auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel}, nullptr);
+  if (!inserted) return *it->second;
   const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
   if (!resolved) {
     owned_.push_back(
         std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
     resolved = owned_.back().get();
   }
-  std::vector<Frame>& frames = it->second;
+  auto [of_resolved, first] = frames_of_resolved_.try_emplace(std::pair{resolved, kernel});
+  if (!first) {
+    it->second = of_resolved->second.get();
+    return *it->second;
+  }
+  of_resolved->second = std::make_unique<std::vector<Frame>>();
+  std::vector<Frame>& frames = *of_resolved->second;
+  it->second = &frames;
   const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
   const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
                                                                 : InlineMode::kPhysical);

@@ -100,7 +100,7 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   struct Frame {
     std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
     FrameKind kind;
-    size_t key_hash;  // CallNode::KeyHash of the three: hashed once per distinct address
+    size_t key_hash;  // CallNode::KeyHash of the three: hashed once per resolved frame
   };
   // The frames of one address, outermost first (inlined callers before their inlinees).
   const std::vector<Frame>& FramesAt(uint32_t pid, uint64_t address, bool kernel);
@@ -122,7 +122,12 @@ class CallPathBuilder : public ProcessTrackingVisitor {
       return H::combine(std::move(h), k.mapping, k.address, k.kernel);
     }
   };
-  absl::flat_hash_map<FrameKey, std::vector<Frame>> frame_cache_;
+  absl::flat_hash_map<FrameKey, const std::vector<Frame>*> frame_cache_;
+  // The frames of each resolved frame, as kernel code or not: the addresses of one function
+  // (of one line) share a resolved frame, so its names are hashed and its frames stored once
+  // for them all (a profile's 149,478 distinct addresses had 3,240 resolved frames).
+  absl::flat_hash_map<std::pair<const ResolvedFrame*, bool>, std::unique_ptr<std::vector<Frame>>>
+      frames_of_resolved_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;      // frames the resolver does not hold
   absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
   std::vector<CallNode*> leaf_of_stack_;                   // by stack id

@@ -175,6 +175,27 @@ TEST(CallTreeTest, SamplesWithoutCallchainsAreTheirIp) {
 
 // Stacks are tallied and resolved once each (StackTally): the tree asked for between samples
 // holds the samples so far, and a remapped address names the new mapping's code.
+// Addresses that resolve to one held frame share its frames, but not across the kernel line:
+// one frame as kernel code and as user code makes nodes of each kind.
+TEST(CallTreeTest, AddressesSharingAHeldFrameKeepTheirSideOfTheKernelLine) {
+  class OneFrame : public FrameResolver {
+   public:
+    OneFrame() {
+      frame.function = "same";
+      frame.module = "m";
+      frame.resolved = true;
+    }
+    ResolvedFrame Resolve(const Mapping*, uint64_t) override { return frame; }
+    const ResolvedFrame* FindHeld(uint32_t, const Mapping*, uint64_t) override { return &frame; }
+    ResolvedFrame frame;
+  } resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  builder.OnSample(At(5, {kContextKernel, 0xffffffff81000010, kContextUser, 0x100, 0x201}));
+  builder.OnSample(At(3, {kContextUser, 0x110, 0x301}));
+  builder.OnSample(At(1, {kContextKernel, 0xffffffff81000020}));
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "same;same 3\nsame;same;same_[k] 5\nsame_[k] 1\n");
+}
+
 TEST(CallTreeTest, TheTreeFollowsLaterSamplesAndRemappedCode) {
   class ByMapping : public FrameResolver {
    public:
