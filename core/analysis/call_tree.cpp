@@ -90,18 +90,22 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
   auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel}, nullptr);
   if (!inserted) return *it->second;
   const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
-  if (!resolved) {
-    owned_.push_back(
-        std::make_unique<ResolvedFrame>(resolver_.ResolveInProcess(pid, mapping, address)));
-    resolved = owned_.back().get();
+  std::vector<Frame>* made;
+  if (resolved) {
+    auto [of_held, first] = frames_of_held_.try_emplace(std::pair{resolved, kernel});
+    if (!first) {
+      it->second = of_held->second.get();
+      return *it->second;
+    }
+    of_held->second = std::make_unique<std::vector<Frame>>();
+    made = of_held->second.get();
+  } else {  // a frame of this address alone: nothing to share
+    owned_.push_back(std::make_unique<OwnedFrame>());
+    owned_.back()->resolved = resolver_.ResolveInProcess(pid, mapping, address);
+    resolved = &owned_.back()->resolved;
+    made = &owned_.back()->frames;
   }
-  auto [of_resolved, first] = frames_of_resolved_.try_emplace(std::pair{resolved, kernel});
-  if (!first) {
-    it->second = of_resolved->second.get();
-    return *it->second;
-  }
-  of_resolved->second = std::make_unique<std::vector<Frame>>();
-  std::vector<Frame>& frames = *of_resolved->second;
+  std::vector<Frame>& frames = *made;
   it->second = &frames;
   const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
   const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
