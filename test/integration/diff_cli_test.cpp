@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "core/format/profile_reader.h"
 #include "symbolize/elf_symbols.h"
 #include "test/support/flame_page_data.h"
+#include "test/support/host_steal.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -91,17 +94,54 @@ struct IndependentSums : RecordVisitor {
 
 // Recordings are made when a test first asks for them and shared by the suite's tests: ctest
 // runs each test in a process of its own, and should then make only what that test uses.
+//
+// The host's steal is measured over each recording. cpu-clock is sampled by a timer that, when a
+// stolen vCPU runs again, fires once and reports one period for all it skipped, so a run the host
+// stole much of reads short by what was stolen; set against a run that lost nothing, its
+// functions' changes are the host's, not the work's (a clean-clone CI run read work_alpha's 40 %
+// more work under +10 % once, and the gate did not trip). Such a recording is printed and made
+// again, up to three times; tests that hold one run's time against another's skip, naming it,
+// when the host left none whole. (The steal is all CPUs', counted in 10 ms ticks: hence the
+// grace, as in the metric oracle.)
 class DiffRecordings : public ::testing::Test {
  protected:
   static const std::string& Recording(const std::string& name, Work w) {
     auto it = recordings_->find(name);
     if (it != recordings_->end()) return it->second;
     std::string path = TempPath("diff", name + ".tprof");
-    CommandResult r = RunCommand(
-        {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
-         kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::string stolen;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      const testing::StealMeter steal;
+      const auto start = std::chrono::steady_clock::now();
+      CommandResult r = RunCommand(
+          {kTprof, "record", "-e", "cpu-clock", "-c", std::to_string(kPeriodNs), "-o", path, "--",
+           kWorkload, std::to_string(w.alpha), std::to_string(w.beta), std::to_string(w.gamma)});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      const double wall_ns =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+              .count();
+      stolen = HostSteal(steal.ElapsedNs(), wall_ns);
+      if (stolen.empty() || r.exit_code != 0) break;
+      std::printf("recording %s, attempt %d, set aside: %s\n", name.c_str(), attempt,
+                  stolen.c_str());
+    }
+    if (!stolen.empty()) (*stolen_)[path] = name + ": " + stolen;
     return recordings_->emplace(name, path).first->second;
+  }
+  // Why these recordings' times cannot be held against each other, or "" when they can.
+  static std::string Stolen(const std::vector<std::string>& paths) {
+    std::string why;
+    for (const std::string& path : paths)
+      if (auto it = stolen_->find(path); it != stolen_->end())
+        why += (why.empty() ? "the host stole much of recording " : "; ") + it->second;
+    return why;
+  }
+  static std::string HostSteal(double steal_ns, double wall_ns) {
+    if (steal_ns <= 0.05 * wall_ns + 20e6) return "";
+    char why[120];
+    std::snprintf(why, sizeof why, "%.1f ms stolen during its %.1f ms", steal_ns / 1e6,
+                  wall_ns / 1e6);
+    return why;
   }
   static const std::string& Base(size_t i) { return Recording("base" + std::to_string(i), kBase); }
   static const std::string& Slower(size_t i) {
@@ -115,6 +155,7 @@ class DiffRecordings : public ::testing::Test {
 
   static void SetUpTestSuite() {
     recordings_ = new std::map<std::string, std::string>;
+    stolen_ = new std::map<std::string, std::string>;
     auto symbols = ElfSymbols::Load(kWorkload);
     ASSERT_TRUE(symbols.ok());
     symbols_ = new ElfSymbols(std::move(symbols).value());
@@ -122,6 +163,7 @@ class DiffRecordings : public ::testing::Test {
   static void TearDownTestSuite() {
     for (const auto& [name, path] : *recordings_) std::remove(path.c_str());
     delete recordings_;
+    delete stolen_;
     delete symbols_;
   }
 
@@ -151,9 +193,11 @@ class DiffRecordings : public ::testing::Test {
   }
 
   static std::map<std::string, std::string>* recordings_;
+  static std::map<std::string, std::string>* stolen_;  // by path: which recording, and how much
   static ElfSymbols* symbols_;
 };
 std::map<std::string, std::string>* DiffRecordings::recordings_;
+std::map<std::string, std::string>* DiffRecordings::stolen_;
 ElfSymbols* DiffRecordings::symbols_;
 
 const char* const kFunctions[] = {"work_alpha", "work_beta", "work_gamma"};
@@ -182,16 +226,6 @@ TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
     EXPECT_NEAR(f["old_share"].get<double>(), 100 * o / old_sums.total, 1e-9) << name;
     EXPECT_EQ(f["status"], "both");
   }
-  // The workload: alpha did 20% more work, the others the same. At 10 kHz alpha has ~1700
-  // samples (2.4% sampling error), but CPU time per unit of work moves with what else the
-  // machine runs (other processes on the sibling core, a VM's steal time), and it moves every
-  // function of a run alike. So the check is alpha's change beyond the others'.
-  const double alpha = Function(event, "work_alpha")["delta_pct"].get<double>();
-  const double others = (Function(event, "work_beta")["delta_pct"].get<double>() +
-                         Function(event, "work_gamma")["delta_pct"].get<double>()) /
-                        2;
-  EXPECT_GT(alpha - others, 8) << alpha << " vs " << others;
-  EXPECT_LT(alpha - others, 35) << alpha << " vs " << others;
   // Rows are sorted by |delta|. Which row leads depends on the machine too: a run slowed by a
   // build beside it moves beta's 60 units as much as alpha's 20 extra (an ASan run under load
   // put beta first), so the order itself is what is checked.
@@ -202,6 +236,17 @@ TEST_F(DiffRecordings, OneFunctionTwentyPercentSlower) {
     previous = magnitude;
   }
   EXPECT_EQ(j["significance"]["assessed"], false);
+  // The workload: alpha did 20% more work, the others the same. At 10 kHz alpha has ~1700
+  // samples (2.4% sampling error), but CPU time per unit of work moves with what else the
+  // machine runs (other processes on the sibling core, a VM's steal time), and it moves every
+  // function of a run alike. So the check is alpha's change beyond the others'.
+  if (const std::string why = Stolen({old_file, new_file}); !why.empty()) GTEST_SKIP() << why;
+  const double alpha = Function(event, "work_alpha")["delta_pct"].get<double>();
+  const double others = (Function(event, "work_beta")["delta_pct"].get<double>() +
+                         Function(event, "work_gamma")["delta_pct"].get<double>()) /
+                        2;
+  EXPECT_GT(alpha - others, 8) << alpha << " vs " << others;
+  EXPECT_LT(alpha - others, 35) << alpha << " vs " << others;
 }
 
 TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal) {
@@ -213,11 +258,6 @@ TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal
   EXPECT_EQ(raw["normalize"], "none");
   EXPECT_NEAR(e["delta_pct"].get<double>(),
               100 * (new_sums.total - old_sums.total) / old_sums.total, 1e-9);
-  // Twice the work: about +100% everywhere when the machine is quiet; under load the CPU time
-  // per unit of work moves by some 20%, so "clearly growing" is what is checked.
-  EXPECT_GT(e["delta_pct"].get<double>(), 50);
-  for (const char* name : kFunctions)
-    EXPECT_GT(Function(e, name)["delta_pct"].get<double>(), 50) << name;
 
   nlohmann::json scaled = DiffJson({"--normalize", "total", old_file, Twice()});
   ASSERT_FALSE(scaled.is_discarded());
@@ -229,12 +269,20 @@ TEST_F(DiffRecordings, UniformSlowdownShowsRawAndIsHiddenByNormalizingToTheTotal
     EXPECT_NEAR(f["new"].get<double>(),
                 new_sums.by_function[name] * old_sums.total / new_sums.total, 1e-6)
         << name;
-    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the 2x is gone
   }
   // The text says which is which.
   CommandResult text = RunCommand({kTprof, "diff", "--normalize", "total", old_file, Twice()});
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("HIDDEN"), std::string::npos) << text.out;
+  // Twice the work: about +100% everywhere when the machine is quiet; under load the CPU time
+  // per unit of work moves by some 20%, so "clearly growing" is what is checked, and that
+  // normalized, the 2x is gone.
+  if (const std::string why = Stolen({old_file, Twice()}); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_GT(e["delta_pct"].get<double>(), 50);
+  for (const char* name : kFunctions) {
+    EXPECT_GT(Function(e, name)["delta_pct"].get<double>(), 50) << name;
+    EXPECT_NEAR(Function(s, name)["delta_pct"].get<double>(), 0, 25) << name;
+  }
 }
 
 TEST_F(DiffRecordings, AVanishedFunctionIsShownAsGone) {
@@ -271,19 +319,6 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
     for (const std::string& t : thresholds) args.insert(args.end(), {"--fail-if", t});
     return RunCommand(args);
   };
-  CommandResult tripped = gate(new_file, {"func(work_alpha) > +10%"});
-  EXPECT_EQ(tripped.exit_code, 3) << tripped.err;
-  EXPECT_NE(tripped.err.find("func(work_alpha).cpu-clock"), std::string::npos) << tripped.err;
-  EXPECT_NE(tripped.out.find("TRIPPED"), std::string::npos);
-  EXPECT_EQ(gate(new_file, {"func(work_alpha) > +90%", "total > +90%"}).exit_code, 0);
-  EXPECT_EQ(gate(Twice(), {"total.cpu-clock > +50%"}).exit_code, 3);
-  EXPECT_EQ(gate(Twice(), {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
-  EXPECT_EQ(gate(Gone(), {"func(work_gamma) < -90%"}).exit_code, 3);
-  // JSON carries the verdict.
-  nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
-  ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(j["gate"]["tripped"], true);
-  EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
   // Errors: bad threshold 2, unknown event 2, unreadable input 1.
   CommandResult syntax = gate(new_file, {"func(work_alpha) > lots"});
   EXPECT_EQ(syntax.exit_code, 2);
@@ -305,6 +340,23 @@ TEST_F(DiffRecordings, GateExitsThreeWhenAThresholdIsCrossed) {
       RunCommand({kTprof, "diff", "--normalize", "cycles", old_file, new_file});
   EXPECT_EQ(normalize.exit_code, 2);
   EXPECT_NE(normalize.err.find("cpu-clock"), std::string::npos) << normalize.err;  // what there is
+
+  // The verdicts, on runs whose times can be held against each other.
+  if (const std::string why = Stolen({old_file, new_file, Twice(), Gone()}); !why.empty())
+    GTEST_SKIP() << why;
+  CommandResult tripped = gate(new_file, {"func(work_alpha) > +10%"});
+  EXPECT_EQ(tripped.exit_code, 3) << tripped.err << tripped.out;  // the table has alpha's change
+  EXPECT_NE(tripped.err.find("func(work_alpha).cpu-clock"), std::string::npos) << tripped.err;
+  EXPECT_NE(tripped.out.find("TRIPPED"), std::string::npos);
+  EXPECT_EQ(gate(new_file, {"func(work_alpha) > +90%", "total > +90%"}).exit_code, 0);
+  EXPECT_EQ(gate(Twice(), {"total.cpu-clock > +50%"}).exit_code, 3);
+  EXPECT_EQ(gate(Twice(), {"share(work_*) > +5pt"}).exit_code, 0);  // the mix did not change
+  EXPECT_EQ(gate(Gone(), {"func(work_gamma) < -90%"}).exit_code, 3);
+  // JSON carries the verdict.
+  nlohmann::json j = DiffJson({"--fail-if", "func(work_alpha) > +10%", old_file, new_file}, 3);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["gate"]["tripped"], true);
+  EXPECT_EQ(j["gate"]["checks"][0]["crossed"][0]["subject"], "func(work_alpha).cpu-clock");
 }
 
 // Five runs per side: work_alpha's 40% is significant, the unchanged functions are not, and the
@@ -359,6 +411,9 @@ TEST_F(DiffRecordings, RepeatedRunsSeparateARealSlowdownFromNoise) {
     olds.push_back(Base(i));
     news.push_back(MuchSlower(i));
   }
+  std::vector<std::string> all = olds;
+  all.insert(all.end(), news.begin(), news.end());
+  if (const std::string why = Stolen(all); !why.empty()) GTEST_SKIP() << why;
   std::vector<std::string> args{"--old"};
   args.insert(args.end(), olds.begin(), olds.end());
   args.push_back("--new");
@@ -466,8 +521,10 @@ TEST_F(DiffRecordings, PerfDataAgainstATprofRecording) {
     const nlohmann::json& f = Function(j["events"][0], name);
     EXPECT_EQ(f["status"], "both") << name;
     EXPECT_EQ(f["module"], "tprof_diff_workload") << name;
-    EXPECT_NEAR(f["delta_pct"].get<double>(), 0, 25) << name;  // the same work
   }
+  if (const std::string why = Stolen({Base(0)}); !why.empty()) GTEST_SKIP() << why;
+  for (const char* name : kFunctions)  // the same work
+    EXPECT_NEAR(Function(j["events"][0], name)["delta_pct"].get<double>(), 0, 25) << name;
 }
 
 }  // namespace
