@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "core/base/absl_view.h"
 #include "report/flamegraph_template.h"  // generated from report/flamegraph.html.in
 #include "report/printf.h"
 
@@ -59,8 +60,7 @@ const char* KindName(FrameKind kind) {
 class PageStringTable {
  public:
   uint32_t Intern(std::string_view s) {
-    auto [it, added] = index_.try_emplace(absl::string_view(s.data(), s.size()),
-                                          static_cast<uint32_t>(strings_.size()));
+    auto [it, added] = index_.try_emplace(AbslView(s), static_cast<uint32_t>(strings_.size()));
     if (added) strings_.push_back(s);
     return it->second;
   }
@@ -74,8 +74,7 @@ class PageStringTable {
   }
 
  private:
-  // Absl's string_view: absl hashes a std::string_view by std::hash, twice the instructions,
-  // and every node's name and module are interned.
+  // Every node's name and module are interned: absl's own view (core/base/absl_view.h).
   absl::flat_hash_map<absl::string_view, uint32_t> index_;
   std::vector<std::string_view> strings_;
 };

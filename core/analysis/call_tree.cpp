@@ -6,16 +6,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "absl/strings/string_view.h"
+#include "core/base/absl_view.h"
 
 namespace tprof {
 
 size_t CallNode::KeyHash(std::string_view name, std::string_view module, FrameKind kind) {
-  // As absl::string_view: Debian's absl has a string_view of its own and hashes a
-  // std::string_view by std::hash, some 600 instructions a frame here (a tree is built from
-  // every distinct address's frames, names and module paths of tens to hundreds of bytes).
-  return absl::HashOf(absl::string_view(name.data(), name.size()),
-                      absl::string_view(module.data(), module.size()), kind);
+  // A tree is built from every distinct address's frames (absl_view.h says why AbslView).
+  return absl::HashOf(AbslView(name), AbslView(module), kind);
 }
 
 CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/base/absl_view.h"
 #include "core/base/file_paths.h"
 #include "core/format/format_spec.h"
 #include "core/format/profile_reader.h"
@@ -142,8 +143,8 @@ const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& ent
   const Payload& payload = *payloads_[entry.payload];
   const std::string_view fields =
       std::string_view(payload.bytes).substr(entry.position, entry.length);
-  auto [it, inserted] = built_by_fields_.try_emplace(
-      std::pair{entry.payload, absl::string_view(fields.data(), fields.size())}, nullptr);
+  auto [it, inserted] =
+      built_by_fields_.try_emplace(std::pair{entry.payload, AbslView(fields)}, nullptr);
   if (!inserted) return it->second;
 
   ByteReader in(fields);

@@ -111,9 +111,8 @@ class SymbolTable {
   mutable std::vector<Module> modules_;
   FrameInterner added_;                      // what Module::frames point at
   mutable std::deque<ResolvedFrame> built_;  // what Pending::frame points at; never moves
-  // (payload, the entry's encoded fields) -> its frame. The views point into payloads_. (Absl's
-  // own string_view: absl hashes a std::string_view by std::hash, twice the instructions, and
-  // this is asked once per distinct address of a report.)
+  // (payload, the entry's encoded fields) -> its frame. The views point into payloads_; asked
+  // once per distinct address of a report, hence absl's own view (core/base/absl_view.h).
   mutable absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, const ResolvedFrame*>
       built_by_fields_;
   std::vector<std::shared_ptr<const Payload>> payloads_;

@@ -173,8 +173,6 @@ TEST(CallTreeTest, SamplesWithoutCallchainsAreTheirIp) {
   EXPECT_EQ(RenderFolded(builder.root(), {}), "f700 9\n");
 }
 
-// Stacks are tallied and resolved once each (StackTally): the tree asked for between samples
-// holds the samples so far, and a remapped address names the new mapping's code.
 // Addresses that resolve to one held frame share its frames, but not across the kernel line:
 // one frame as kernel code and as user code makes nodes of each kind.
 TEST(CallTreeTest, AddressesSharingAHeldFrameKeepTheirSideOfTheKernelLine) {
@@ -196,6 +194,8 @@ TEST(CallTreeTest, AddressesSharingAHeldFrameKeepTheirSideOfTheKernelLine) {
   EXPECT_EQ(RenderFolded(builder.root(), {}), "same;same 3\nsame;same;same_[k] 5\nsame_[k] 1\n");
 }
 
+// Stacks are tallied and resolved once each (StackTally): the tree asked for between samples
+// holds the samples so far, and a remapped address names the new mapping's code.
 TEST(CallTreeTest, TheTreeFollowsLaterSamplesAndRemappedCode) {
   class ByMapping : public FrameResolver {
    public:
