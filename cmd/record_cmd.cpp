@@ -181,6 +181,13 @@ class RecordCommand : public Subcommand {
                                          : "; the profile is incomplete (" + recorded + ".partial)";
 
     auto stats = recorder->Run(*writer.value(), workload.get());
+    if (!stats.ok() && workload && !workload->started()) {
+      // The command never ran (not found, not executable): there is no profile, incomplete or
+      // not, and a .partial file would say there were one.
+      writer.value().reset();
+      if (!spool) ::unlink((recorded + ".partial").c_str());
+      return ReportError(name(), stats.error().message() + "; nothing was recorded");
+    }
     if (!stats.ok()) return ReportError(name(), stats.error().message() + incomplete);
     // The ring buffers and events go before the symbol step, where the recorder's memory peaks.
     recorder.reset();

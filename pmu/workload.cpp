@@ -57,6 +57,7 @@ Workload::Workload(Workload&& o) noexcept
       error_fd_(o.error_fd_),
       pidfd_(o.pidfd_),
       reaped_(o.reaped_),
+      started_(o.started_),
       program_(std::move(o.program_)) {
   o.pid_ = -1;
   o.start_fd_ = o.error_fd_ = o.pidfd_ = -1;
@@ -89,6 +90,7 @@ Status Workload::Start() {
     reaped_ = true;
     return Error("cannot run '" + program_ + "': " + std::strerror(err));
   }
+  started_ = true;
   return Status::Ok();
 }
 

@@ -26,6 +26,8 @@ class Workload {
   pid_t pid() const { return pid_; }
   // Lets the child exec; fails with the reason when exec fails (missing binary, no permission).
   Status Start();
+  // Whether Start() let the program run: until then, nothing of it was recorded.
+  bool started() const { return started_; }
   // A file descriptor that becomes readable when the child exits (a pidfd).
   int exit_fd() const { return pidfd_; }
   // Reaps the child; returns the wait status.
@@ -40,6 +42,7 @@ class Workload {
   int error_fd_ = -1;
   int pidfd_ = -1;
   bool reaped_ = false;
+  bool started_ = false;
   std::string program_;
 };
 

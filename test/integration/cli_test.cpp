@@ -471,6 +471,7 @@ TEST(CliTest, TopdownCountsThatDoNotFitTheTableSayWhichDo) {
   EXPECT_EQ(r.err.find("skylake (--cpu"), std::string::npos) << r.err;
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+  std::remove(path.c_str());
 }
 
 // Offline evaluation through the command line, in all three output forms. N2 r0p0-r0p2 counts:

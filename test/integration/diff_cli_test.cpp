@@ -111,6 +111,7 @@ class DiffRecordings : public ::testing::Test {
     std::string path = TempPath("diff", name + ".tprof");
     std::string stolen;
     for (int attempt = 1; attempt <= 3; ++attempt) {
+      std::remove(path.c_str());  // not kept as .old by the next attempt
       const testing::StealMeter steal;
       const auto start = std::chrono::steady_clock::now();
       CommandResult r = RunCommand(

@@ -207,12 +207,18 @@ TEST(RecordTest, WorkloadExitStatusIsPassedOn) {
   std::remove(path.c_str());
 }
 
+// The program never ran, so there is no profile: no file, not even a .partial one.
 TEST(RecordTest, MissingProgramIsAOneLineError) {
-  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", TempPath("it", "missing.tprof"),
-                       "--", "/nonexistent/program"});
+  const std::string path = TempPath("it", "missing.tprof");
+  auto r =
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-o", path, "--", "/nonexistent/program"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot run '/nonexistent/program'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was recorded"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  EXPECT_NE(::access((path + ".partial").c_str(), F_OK), 0);
+  std::remove((path + ".partial").c_str());
 }
 
 }  // namespace
