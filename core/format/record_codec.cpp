@@ -321,7 +321,7 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
     uint64_t kind = chunk.GetVarint();
     std::string_view body_bytes = chunk.GetBytes();
     if (!chunk.ok()) return Error("record " + std::to_string(index) + ": truncated record header");
-    ByteReader r(body_bytes);
+    ByteReader r(body_bytes, data + size);
     // Every record body starts with its time delta, so skipping an unknown kind keeps the
     // timestamps of the records after it right.
     previous_time_ += static_cast<uint64_t>(r.GetSigned());
@@ -355,11 +355,7 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
               return Error("record " + std::to_string(index) + ": callchain too deep");
             s.callchain.resize(n);
             if (whole_chains) {
-              uint64_t previous = 0;
-              for (uint64_t i = 0; i < n; ++i) {
-                previous += static_cast<uint64_t>(r.GetSigned());
-                s.callchain[i] = previous;
-              }
+              r.GetDeltaSums(s.callchain.data(), n);
             } else {
               const uint64_t kept = DecodeLeafContext(r, n, s.callchain.data());
               r.SkipVarints(n - kept);

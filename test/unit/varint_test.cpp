@@ -130,5 +130,56 @@ TEST(VarintTest, SkippingEndsWhereReadingEnds) {
   }
 }
 
+// A callchain's deltas read at once (GetDeltaSums, which unpacks a varint from a loaded word)
+// give the running sums n reads by the definition give, and fail where one of them fails: in
+// bytes that lie inside a larger buffer, so that the words loaded reach past the range's end
+// (where the bytes after it must be loaded, never decoded), and in a range that ends its buffer.
+TEST(VarintTest, DeltaSumsReadAsTheDefinitionSays) {
+  std::mt19937_64 random(13);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string buffer;
+    if (random() % 2) {  // real deltas: zigzag varints of every length
+      for (int i = 0, count = static_cast<int>(random() % 12); i < count; ++i) {
+        const uint64_t magnitude = random() >> (random() % 64);
+        buffer += Encode(random() % 2 ? magnitude << 1 : (magnitude << 1) | 1);
+      }
+    }
+    const int more = static_cast<int>(random() % 101);
+    for (int i = 0, count = static_cast<int>(random() % 24); i < count; ++i)
+      buffer.push_back(static_cast<char>((random() & 0x7f) |
+                                         (static_cast<int>(random() % 100) < more ? 0x80 : 0)));
+    const size_t start = buffer.empty() ? 0 : random() % (buffer.size() + 1);
+    const size_t stop = start + random() % (buffer.size() - start + 1);
+    const uint64_t n = random() % 14;
+    // The definition, over [start, stop).
+    const std::string range = buffer.substr(start, stop - start);
+    std::vector<uint64_t> sums;
+    size_t at = 0;
+    bool ok = true;
+    for (uint64_t i = 0, sum = 0; i < n && ok; ++i) {
+      const Reference one = DecodeOne(range, at);
+      ok = one.ok;
+      at += one.length;
+      sum += static_cast<uint64_t>(ZigZagDecode(one.value));
+      sums.push_back(sum);
+    }
+    const auto* base = reinterpret_cast<const uint8_t*>(buffer.data());
+    for (const bool readable_after : {false, true}) {
+      ByteReader in(std::string_view(buffer).substr(start, stop - start),
+                    readable_after ? base + buffer.size() : base + stop);
+      std::vector<uint64_t> got(n, 0);
+      in.GetDeltaSums(got.data(), n);
+      ASSERT_EQ(in.ok(), ok) << "trial " << trial << ": " << n << " in [" << start << ", " << stop
+                             << ") of " << buffer.size();
+      if (!ok) {
+        EXPECT_EQ(in.remaining(), 0u) << "trial " << trial;
+        continue;
+      }
+      EXPECT_EQ(got, sums) << "trial " << trial;
+      EXPECT_EQ(in.remaining(), range.size() - at) << "trial " << trial;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tprof
