@@ -81,35 +81,33 @@ class ByteReader {
     return Fail();
   }
   int64_t GetSigned() { return ZigZagDecode(GetVarint()); }
+  // GetVarint for fields of several bytes whose length varies (addresses, their deltas, time
+  // deltas): byte by byte, the branch on each byte's high bit mispredicted at every varint's end,
+  // which was where decoding spent its time. Where eight bytes can be loaded, a varint of up to
+  // eight is found and unpacked from one word without a branch per byte. (For one-byte fields
+  // GetVarint is fewer instructions, and its branch is predicted.)
+  uint64_t GetWideVarint() {
+    if (std::endian::native != std::endian::little || readable_end_ - pos_ < 8) return GetVarint();
+    uint64_t word;
+    std::memcpy(&word, pos_, 8);
+    const uint64_t ends = ~word & 0x8080808080808080ull;  // bytes that end a varint
+    if (ends == 0) return GetVarint();                    // nine or ten bytes
+    const int bytes = std::countr_zero(ends) / 8 + 1;
+    if (bytes > end_ - pos_) return Fail();  // its end is past the range's
+    pos_ += bytes;
+    uint64_t v = word & (~uint64_t{0} >> (64 - 8 * bytes)) & 0x7f7f7f7f7f7f7f7full;
+    // The 7-bit groups packed: pairs into 14 bits, those into 28, those into 56.
+    v = (v & 0x007f007f007f007full) | ((v & 0x7f007f007f007f00ull) >> 1);
+    v = (v & 0x00003fff00003fffull) | ((v & 0x3fff00003fff0000ull) >> 2);
+    return (v & 0x000000000fffffffull) | ((v & 0x0fffffff00000000ull) >> 4);
+  }
+  int64_t GetWideSigned() { return ZigZagDecode(GetWideVarint()); }
   // Reads `n` signed varints as deltas and stores their running sums (a callchain's addresses),
-  // as n calls of GetSigned would. Addresses' deltas are several bytes each, and byte by byte the
-  // branch on each byte's high bit mispredicted at every varint's end, which is where the decode
-  // spent its time: so where eight bytes can be loaded, a varint of up to eight is found and
-  // unpacked from one word without a branch per byte.
+  // as n calls of GetSigned would.
   void GetDeltaSums(uint64_t* out, uint64_t n) {
     uint64_t sum = 0;
     for (uint64_t i = 0; i < n; ++i) {
-      uint64_t v;
-      if (std::endian::native == std::endian::little && readable_end_ - pos_ >= 8) {
-        uint64_t word;
-        std::memcpy(&word, pos_, 8);
-        const uint64_t ends = ~word & 0x8080808080808080ull;  // bytes that end a varint
-        if (ends != 0) {
-          const int bytes = std::countr_zero(ends) / 8 + 1;
-          if (bytes > end_ - pos_) return void(Fail());  // its end is past the range's
-          pos_ += bytes;
-          v = word & (~uint64_t{0} >> (64 - 8 * bytes)) & 0x7f7f7f7f7f7f7f7full;
-          // The 7-bit groups packed: pairs into 14 bits, those into 28, those into 56.
-          v = (v & 0x007f007f007f007full) | ((v & 0x7f007f007f007f00ull) >> 1);
-          v = (v & 0x00003fff00003fffull) | ((v & 0x3fff00003fff0000ull) >> 2);
-          v = (v & 0x000000000fffffffull) | ((v & 0x0fffffff00000000ull) >> 4);
-        } else {
-          v = GetVarint();  // nine or ten bytes
-        }
-      } else {
-        v = GetVarint();
-      }
-      sum += static_cast<uint64_t>(ZigZagDecode(v));
+      sum += static_cast<uint64_t>(GetWideSigned());
       out[i] = sum;
     }
   }
