@@ -81,11 +81,12 @@ class ByteReader {
     return Fail();
   }
   int64_t GetSigned() { return ZigZagDecode(GetVarint()); }
-  // GetVarint for fields of several bytes whose length varies (addresses, their deltas, time
-  // deltas): byte by byte, the branch on each byte's high bit mispredicted at every varint's end,
-  // which was where decoding spent its time. Where eight bytes can be loaded, a varint of up to
-  // eight is found and unpacked from one word without a branch per byte. (For one-byte fields
-  // GetVarint is fewer instructions, and its branch is predicted.)
+  // GetVarint for runs of fields of several bytes whose length varies (a callchain's address
+  // deltas): byte by byte, the branch on each byte's high bit mispredicted at every varint's
+  // end, which was where decoding spent its time. Where eight bytes can be loaded, a varint of
+  // up to eight is found and unpacked from one word without a branch per byte. (For a sample's
+  // header, fields of one or two bytes, GetVarint is fewer instructions and no more
+  // mispredictions.)
   uint64_t GetWideVarint() {
     if (std::endian::native != std::endian::little || readable_end_ - pos_ < 8) return GetVarint();
     uint64_t word;

@@ -98,8 +98,9 @@ struct IndependentSums : RecordVisitor {
 // The host's steal is measured over each recording. cpu-clock is sampled by a timer that, when a
 // stolen vCPU runs again, fires once and reports one period for all it skipped, so a run the host
 // stole much of reads short by what was stolen; set against a run that lost nothing, its
-// functions' changes are the host's, not the work's (a clean-clone CI run read work_alpha's 40 %
-// more work under +10 % once, and the gate did not trip). Such a recording is printed and made
+// functions' changes are the host's, not the work's. (A clean-clone CI run once read
+// work_alpha's 40 % more work under +10 %, and the gate did not trip; the host's steal over it
+// was not recorded then, and is now.) Such a recording is printed and made
 // again, up to three times; tests that hold one run's time against another's skip, naming it,
 // when the host left none whole. (The steal is all CPUs', counted in 10 ms ticks: hence the
 // grace, as in the metric oracle.)
