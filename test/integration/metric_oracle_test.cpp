@@ -438,8 +438,10 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   if (!KernelShortfall(*run).empty()) GTEST_SKIP() << "three recordings set aside (above)";
   // Measure's recording, and its truth: the designed faults per ms of counted task-clock.
   const std::string profile = dir.path() + "/p.tprof", page = dir.path() + "/f.html";
+  constexpr int kMinSamples = 10;  // below it a frame is grey (the page's rule)
   auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--no-inline",
-                           "--metric", kMetric, "--color", "metric:faults_per_ms"});
+                           "--metric", kMetric, "--color", "metric:faults_per_ms",
+                           "--color-min-samples", std::to_string(kMinSamples)});
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
   const std::string html = testing::ReadWholeFile(page);
   const std::string marker = "const DATA = ";
@@ -451,6 +453,14 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   ASSERT_TRUE(data.is_object());
   const double step = data["scale"]["step"].get<double>();
   EXPECT_NE(data["scale"]["title"].get<std::string>().find("faults_per_ms"), std::string::npos);
+  const auto& columns = data["columnNames"];
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  const size_t fault_samples = column("page-faults samples"),
+               clock_samples = column("task-clock samples");
+  ASSERT_LT(fault_samples, columns.size()) << columns.dump();
+  ASSERT_LT(clock_samples, columns.size()) << columns.dump();
   std::map<std::string, int> coloured;
   for (size_t n = 0; n < data["name"].size(); ++n) {
     const std::string name = data["names"][data["name"][n].get<size_t>()];
@@ -458,7 +468,15 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
       if (name.find("::" + f + "(") == std::string::npos) continue;
       const double expected = run->truth[f];
       if (data["value"][n].is_null()) {
-        EXPECT_EQ(f, "compute") << "frame " << n << " of " << f << " is grey";
+        // Grey by the page's rule: compute, which never faults, and a frame of one of the
+        // others with too few samples. A frame-pointer walk from a sample in a function's
+        // prologue or epilogue skips its caller, so a faulting function also shows, now and
+        // then, right under __libc_start_call_main (in a CI run, and here in 2 of 108 runs beside a
+        // CPU hog: one clock sample, no fault samples).
+        const double fewest = std::min(data["columns"][fault_samples][n].get<double>(),
+                                       data["columns"][clock_samples][n].get<double>());
+        EXPECT_TRUE(f == "compute" || fewest < kMinSamples)
+            << "frame " << n << " of " << f << " is grey with " << fewest << " samples";
         continue;
       }
       const double value = data["value"][n].get<double>();
