@@ -102,8 +102,7 @@ struct IndependentSums : RecordVisitor {
 // work_alpha's 40 % more work under +10 %, and the gate did not trip; the host's steal over it
 // was not recorded then, and is now.) Such a recording is printed and made
 // again, up to three times; tests that hold one run's time against another's skip, naming it,
-// when the host left none whole. (The steal is all CPUs', counted in 10 ms ticks: hence the
-// grace, as in the metric oracle.)
+// when the host left none whole (host_steal.h's threshold, as in the metric oracle).
 class DiffRecordings : public ::testing::Test {
  protected:
   static const std::string& Recording(const std::string& name, Work w) {
@@ -139,7 +138,7 @@ class DiffRecordings : public ::testing::Test {
     return why;
   }
   static std::string HostSteal(double steal_ns, double wall_ns) {
-    if (steal_ns <= 0.05 * wall_ns + 20e6) return "";
+    if (!testing::StoleMuchOf(steal_ns, wall_ns)) return "";
     char why[120];
     std::snprintf(why, sizeof why, "%.1f ms stolen during its %.1f ms", steal_ns / 1e6,
                   wall_ns / 1e6);

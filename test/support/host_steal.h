@@ -28,6 +28,12 @@ inline double StealNsSinceBoot() {
   return ticks_per_second > 0 ? static_cast<double>(steal) * 1e9 / ticks_per_second : 0;
 }
 
+// Whether the host stole enough of a span of `span_ns` to throw a sampled clock over it off: over
+// 5 % of the span, with 20 ms of grace (the steal is all CPUs', counted in 10 ms ticks).
+inline bool StoleMuchOf(double steal_ns, double span_ns) {
+  return steal_ns > 0.05 * span_ns + 20e6;
+}
+
 // The steal over a span of the test: all CPUs' steal, an upper bound on what one thread lost
 // (the accounting's grain is a clock tick, 10 ms at USER_HZ 100).
 class StealMeter {
