@@ -454,7 +454,7 @@ class RecordCommand : public Subcommand {
     if (!opened.ok()) return;
     ShortStackCensus census((*opened)->resolver());
     if (!(*opened)->source().ReadRecords(census).ok()) return;
-    if (auto hint = ShortStackHint(census)) Note(name(), *hint);
+    if (auto hint = ShortStackHint(census.Counts())) Note(name(), *hint);
   }
 
   static void PrintWarnings(const RecordStats& stats) {

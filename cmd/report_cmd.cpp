@@ -298,9 +298,7 @@ class ReportCommand : public Subcommand {
     auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start,
                                               InlineModeOf());
     if (!builder.ok()) return Usage(builder.error().message());
-    ShortStackCensus census(resolver);
-    RecordTee both(**builder, census);
-    auto summary = source.ReadRecords(both);
+    auto summary = source.ReadRecords(**builder);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     // A damaged file that gave no samples has no answer to show: an empty table would read as
     // "nothing matched the filters".
@@ -334,7 +332,7 @@ class ReportCommand : public Subcommand {
     view.filter_summary = FilterSummary();
     // A DWARF-unwound profile's short stacks have other causes than missing frame pointers.
     if (!RecordedStackCopies(source.events()))
-      view.stack_hint = ShortStackHint(census).value_or("");
+      view.stack_hint = ShortStackHint(table.short_stacks).value_or("");
     view.children = children_;
     view.percent_limit = options_.percent_limit;
     view.max_rows = options_.max_rows;

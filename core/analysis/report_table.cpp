@@ -231,7 +231,8 @@ StackRowResolver::StackRowResolver(FrameResolver& resolver, std::vector<SortKey>
     : sort_(std::move(sort)),
       attribution_(inline_mode),
       frames_(resolver, space()),
-      selector_(std::move(selector)) {}
+      selector_(std::move(selector)),
+      census_(resolver) {}
 
 const StackRowResolver::Thread& StackRowResolver::ThreadOf(const Sample& sample) {
   auto [thread, inserted] = threads_.Get(sample);
@@ -333,6 +334,9 @@ void StackRowResolver::OnSample(const Sample& sample) {
       first_keys_.push_back(key);
   });
   stack.first.end = static_cast<uint32_t>(first_keys_.size());
+  // A short user stack's cause, once per distinct stack rather than per sample: on this thread,
+  // off the tally's, which is a report's longest.
+  stack.shape = census_.ShapeOf(sample, space());
   stack_keys_.push_back(stack);
 }
 
@@ -482,11 +486,14 @@ ReportTable ReportTableBuilder::Finish() {
     row.total_period[e] += period;
     row.total_samples[e] += samples;
   };
+  ShortStackCensus& census = rows_.census();
   for (uint32_t s = 0; s < stacks.size(); ++s) {
     const StackRowResolver::StackKeys& stack = stacks[s];
+    uint64_t stack_samples = 0;
     for (size_t e = 0; e < events; ++e) {
       const uint64_t samples = tally_.samples(s, e);
       if (samples == 0) continue;
+      stack_samples += samples;
       const uint64_t period = tally_.period(s, e);
       if (stack.leaf_matches) {
         ReportRow& row = RowOf(stack.leaf);
@@ -499,7 +506,9 @@ ReportTable ReportTableBuilder::Finish() {
       for (uint32_t k = stack.first.begin; k < stack.first.end; ++k)
         add_total(first_keys[k], e, period, samples);
     }
+    census.Count(stack.shape, stack_samples);
   }
+  table_.short_stacks = census.Counts();
   for (uint32_t c = 0; c < callers_of.size(); ++c)
     for (size_t e = 0; e < events; ++e) {
       const SampleCounts& counts = by_callers[c * events + e];

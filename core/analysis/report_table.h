@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/analysis/function_attribution.h"
+#include "core/analysis/short_stack_census.h"
 #include "core/analysis/window_attribution.h"
 #include "core/base/error.h"
 #include "core/model/address_space.h"
@@ -101,6 +102,9 @@ struct ReportTable {
   uint64_t samples_filtered = 0;      // in the time range but outside --comm/--pid/--tid/...
   bool has_callchains = false;
   uint64_t start_timestamp = 0;  // what --time is relative to
+  // How many of the samples the thread and time filters keep have user stacks cut short
+  // (ShortStackHint says why).
+  ShortStackCounts short_stacks;
 
   // True for events that take samples (not read-only members of a leader-sampled group).
   bool IsSampled(size_t event) const;
@@ -271,14 +275,17 @@ class StackRowResolver : public ProcessTrackingVisitor {
   struct StackKeys {
     uint32_t leaf = 0;
     bool leaf_matches = false;
-    KeyRange first;        // into first_keys()
-    uint32_t callers = 0;  // index into callers()
+    KeyRange first;                     // into first_keys()
+    uint32_t callers = 0;               // index into callers()
+    ShortStackCensus::Shape shape = 0;  // for census()
   };
   const std::vector<StackKeys>& stacks() const { return stack_keys_; }
   const std::vector<KeyRange>& callers() const { return callers_; }
   const std::vector<uint32_t>& caller_keys() const { return caller_keys_; }
   const std::vector<uint32_t>& first_keys() const { return first_keys_; }
   const std::vector<Key>& keys() const { return keys_; }
+  // What Count of each stack's shape, times its samples, adds up.
+  ShortStackCensus& census() { return census_; }
 
  private:
   void OnThreadsChanged() override { threads_.Clear(); }  // names may have changed
@@ -321,6 +328,7 @@ class StackRowResolver : public ProcessTrackingVisitor {
   std::string part_buffer_;                          // KeyOf's, reused
   absl::flat_hash_map<uint64_t, uint32_t> key_ids_;  // thread part << 32 | frame part
   std::vector<Key> keys_;
+  ShortStackCensus census_;
 };
 
 class ReportTableBuilder : public ProcessTrackingVisitor {

@@ -46,8 +46,8 @@ bool ShortStackCensus::IsStartRoutine(uint32_t pid, const Mapping* mapping, uint
   return it->second;
 }
 
-void ShortStackCensus::OnSample(const Sample& sample) {
-  if (sample.callchain.empty()) return;  // no callchain recorded: nothing was cut short
+ShortStackCensus::Shape ShortStackCensus::ShapeOf(const Sample& sample, const AddressSpace& space) {
+  if (sample.callchain.empty()) return kNotUser;  // no callchain recorded: nothing was cut short
   uint32_t user_frames = 0;
   std::array<uint64_t, 2> frames{};
   ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
@@ -57,17 +57,15 @@ void ShortStackCensus::OnSample(const Sample& sample) {
     }
     return user_frames <= 2;  // past two frames the stack is not short: stop looking
   });
-  if (user_frames == 0) return;
-  ++user_stacks_;
-  if (user_frames > 2) return;
+  if (user_frames == 0) return kNotUser;
+  if (user_frames > 2) return kComplete;
   const uint64_t outermost = frames[user_frames - 1];
-  const Mapping* outer_mapping = space().Find(sample.pid, outermost);
-  if (IsStartRoutine(sample.pid, outer_mapping, outermost)) return;  // reached the root
-  ++short_stacks_;
+  const Mapping* outer_mapping = space.Find(sample.pid, outermost);
+  if (IsStartRoutine(sample.pid, outer_mapping, outermost)) return kComplete;  // reached the root
   // The module the walk stopped in: the outermost frame's, or the one before it when the
   // outermost address is in no mapping (read from a register that held no frame pointer).
   const Mapping* mapping = outer_mapping;
-  if (!mapping && user_frames == 2) mapping = space().Find(sample.pid, frames[0]);
+  if (!mapping && user_frames == 2) mapping = space.Find(sample.pid, frames[0]);
   std::string module;
   bool system = false;
   if (mapping) {
@@ -77,28 +75,47 @@ void ShortStackCensus::OnSample(const Sample& sample) {
     module = resolver_.ResolveInProcess(sample.pid, nullptr, outermost).module;
   }
   if (module.empty()) module = "[unknown]";
-  ++by_module_[module];
-  system_module_.try_emplace(module, system);
+  auto [it, inserted] =
+      shape_of_module_.try_emplace(module, kFirstShort + static_cast<Shape>(modules_.size()));
+  if (inserted) {
+    modules_.push_back(module);
+    system_module_.push_back(system);
+    short_by_module_.push_back(0);
+  }
+  return it->second;
 }
 
-bool ShortStackCensus::IsSystemModule(const std::string& module) const {
-  auto it = system_module_.find(module);
-  return it != system_module_.end() && it->second;
+void ShortStackCensus::Count(Shape shape, uint64_t samples) {
+  if (shape == kNotUser) return;
+  user_stacks_ += samples;
+  if (shape >= kFirstShort) short_by_module_[shape - kFirstShort] += samples;
 }
 
-std::optional<std::string> ShortStackHint(const ShortStackCensus& census) {
-  const uint64_t all = census.user_stacks(), few = census.short_stacks();
+ShortStackCounts ShortStackCensus::Counts() const {
+  ShortStackCounts counts;
+  counts.user_stacks = user_stacks_;
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    if (short_by_module_[m] == 0) continue;
+    counts.short_stacks += short_by_module_[m];
+    counts.by_module[modules_[m]] = short_by_module_[m];
+    if (system_module_[m]) counts.system_modules.insert(modules_[m]);
+  }
+  return counts;
+}
+
+std::optional<std::string> ShortStackHint(const ShortStackCounts& counts) {
+  const uint64_t all = counts.user_stacks, few = counts.short_stacks;
   if (all < 50 || 2 * few < all) return std::nullopt;
   std::string module = "[unknown]";
   uint64_t most = 0;
-  for (const auto& [name, n] : census.by_module())
+  for (const auto& [name, n] : counts.by_module)
     if (n > most) module = name, most = n;
   auto percent = [](uint64_t part, uint64_t whole) {
     return std::to_string((200 * part + whole) / (2 * whole));  // rounded
   };
   std::string hint = percent(few, all) + "% of user stacks stop after one or two frames, most (" +
                      percent(most, few) + "%) in " + module;
-  if (census.IsSystemModule(module))
+  if (counts.system_modules.count(module))
     return hint +
            ", a system library built without frame pointers: -g's frame-pointer walk cannot "
            "pass it to the code that called it; --call-graph dwarf unwinds through it";

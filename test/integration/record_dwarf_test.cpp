@@ -69,9 +69,17 @@ TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
   EXPECT_NE(r.err.find("%) in " + name + ": "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rebuild it with -fno-omit-frame-pointer"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("[unknown]"), std::string::npos) << r.err;
-  // report says the same in its header.
+  // report says the same in its header, with the same shares: record counts each sample as it
+  // reads it, report each distinct stack once, times its samples in the tally.
   auto report = RunCommand({kTprof, "report", "-i", nofp});
   EXPECT_NE(report.out.find("%) in " + name + ": "), std::string::npos) << report.out;
+  auto hint_in = [](const std::string& text, const std::string& prefix) {
+    const size_t start = text.find(prefix + "note: ");
+    if (start == std::string::npos) return std::string("(none)");
+    const size_t begin = start + prefix.size() + 6;
+    return text.substr(begin, text.find('\n', begin) - begin);
+  };
+  EXPECT_EQ(hint_in(report.out, "# "), hint_in(r.err, "tprof record: "));
 
   auto d = RunCommand(
       {kTprof, "record", "-e", "cpu-clock", "-g", "-o", demo, "--", DEMO_BINARY, "0.002"});

@@ -731,5 +731,45 @@ TEST(ReportTableTest, FoldedStacksGiveChildrenTotals) {
   EXPECT_EQ(by_name.count("[unknown]"), 0u);
 }
 
+// The short-stack census is taken once per distinct stack, on the stack-row thread, and counted
+// by the tally's samples of each: the counts must be the samples', not the stacks'. Worked out
+// by hand: the kept thread has 30 + 6 samples (two events) of one stack cut short in prog (its
+// outer address is in no mapping), 10 samples of 10 distinct complete stacks and 5 kernel-only
+// ones (no user stack); another thread's 20 short samples are filtered out (--tid 7).
+TEST(ReportTableTest, ShortStacksAreCountedPerSampleOfTheKeptThreads) {
+  ProgResolver resolver;
+  SampleFilter filter;
+  filter.tids = {7};
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock"), Sampled("page-faults")},
+                                            resolver, {SortKey::kSymbol}, filter, 0);
+  ASSERT_TRUE(builder.ok());
+  MmapRecord prog = PageAt0x1000("/opt/prog");
+  prog.length = 0x3000;
+  (*builder)->OnMmap(prog);
+  prog.pid = 8;
+  (*builder)->OnMmap(prog);
+  auto with_chain = [](Sample s, std::vector<uint64_t> chain) {
+    s.callchain = std::move(chain);
+    return s;
+  };
+  const std::vector<uint64_t> cut = {kContextUser, 0x1010, 0x7f0000001234};
+  for (int i = 0; i < 30; ++i) (*builder)->OnSample(with_chain(At(0, 0x1010, 1), cut));
+  for (int i = 0; i < 6; ++i) (*builder)->OnSample(with_chain(At(1, 0x1010, 1), cut));
+  for (uint64_t i = 0; i < 10; ++i)
+    (*builder)->OnSample(
+        with_chain(At(0, 0x1020 + i, 1), {kContextUser, 0x1020 + i, 0x2010, 0x3010}));
+  for (int i = 0; i < 5; ++i)
+    (*builder)->OnSample(
+        with_chain(At(0, 0xffffffff81000000, 1), {kContextKernel, 0xffffffff81000000}));
+  Sample other = with_chain(At(0, 0x1010, 1), cut);
+  other.pid = other.tid = 8;
+  for (int i = 0; i < 20; ++i) (*builder)->OnSample(other);
+  ReportTable table = (*builder)->Finish();
+  EXPECT_EQ(table.short_stacks.user_stacks, 46u);
+  EXPECT_EQ(table.short_stacks.short_stacks, 36u);
+  EXPECT_EQ(table.short_stacks.by_module, (std::map<std::string, uint64_t>{{"prog", 36}}));
+  EXPECT_TRUE(table.short_stacks.system_modules.empty());
+}
+
 }  // namespace
 }  // namespace tprof

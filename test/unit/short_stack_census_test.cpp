@@ -55,7 +55,7 @@ struct Census {
 
 // The hint, which must start with `prefix`.
 std::string HintStartingWith(const ShortStackCensus& census, const std::string& prefix) {
-  auto hint = ShortStackHint(census);
+  auto hint = ShortStackHint(census.Counts());
   EXPECT_TRUE(hint.has_value()) << prefix;
   if (!hint) return "";
   EXPECT_EQ(hint->find(prefix), 0u) << *hint;
@@ -75,8 +75,8 @@ TEST(ShortStackCensus, MostStacksOfOneOrTwoFramesGiveTheHintWithTheirModule) {
   Sample flat;
   flat.ip = kXz + 0x10;
   c.census.OnSample(flat);
-  EXPECT_EQ(c.census.user_stacks(), 100u);
-  EXPECT_EQ(c.census.short_stacks(), 60u);
+  EXPECT_EQ(c.census.Counts().user_stacks, 100u);
+  EXPECT_EQ(c.census.Counts().short_stacks, 60u);
   const std::string hint = HintStartingWith(
       c.census, "60% of user stacks stop after one or two frames, most (83%) in liblzma.so.5.4.1");
   // liblzma is a system library: the remedy is dwarf unwinding, not a rebuild.
@@ -92,14 +92,14 @@ TEST(ShortStackCensus, StacksThatReachTheStartRoutineAreNotShort) {
   Census c;
   c.Add(70, {kLibc + 0x1000, kStartCallMain + 0x10});  // memset; __libc_start_call_main
   c.Add(30, {kXz + 0x10, kXz + 0x21, kXz + 0x31});
-  EXPECT_EQ(c.census.user_stacks(), 100u);
-  EXPECT_EQ(c.census.short_stacks(), 0u);
-  EXPECT_FALSE(ShortStackHint(c.census).has_value());
+  EXPECT_EQ(c.census.Counts().user_stacks, 100u);
+  EXPECT_EQ(c.census.Counts().short_stacks, 0u);
+  EXPECT_FALSE(ShortStackHint(c.census.Counts()).has_value());
   // The same stacks without the start routine (libc's code elsewhere) are short, and in libc.
   Census cut;
   cut.Add(70, {kLibc + 0x1000, kLibc + 0x3000});
   cut.Add(30, {kXz + 0x10, kXz + 0x21, kXz + 0x31});
-  EXPECT_EQ(cut.census.short_stacks(), 70u);
+  EXPECT_EQ(cut.census.Counts().short_stacks, 70u);
   HintStartingWith(cut.census,
                    "70% of user stacks stop after one or two frames, most (100%) in libc.so.6, "
                    "a system library");
@@ -115,17 +115,17 @@ TEST(ShortStackCensus, AWalkThatEndsInGarbageBlamesTheModuleBeforeIt) {
   const std::string hint = HintStartingWith(
       c.census, "60% of user stacks stop after one or two frames, most (100%) in xz: ");
   EXPECT_NE(hint.find("rebuild it with -fno-omit-frame-pointer"), std::string::npos) << hint;
-  EXPECT_EQ(c.census.by_module().count("[unknown]"), 0u);
+  EXPECT_EQ(c.census.Counts().by_module.count("[unknown]"), 0u);
 }
 
 TEST(ShortStackCensus, NoHintWhenMostStacksAreDeepOrTooFewAreSeen) {
   Census deep;
   deep.Add(49, {kLzma + 0x10});
   deep.Add(51, {kXz + 0x10, kXz + 0x21, kXz + 0x31});
-  EXPECT_FALSE(ShortStackHint(deep.census).has_value());
+  EXPECT_FALSE(ShortStackHint(deep.census.Counts()).has_value());
   Census few;
   few.Add(49, {kLzma + 0x10});
-  EXPECT_FALSE(ShortStackHint(few.census).has_value());
+  EXPECT_FALSE(ShortStackHint(few.census.Counts()).has_value());
 }
 
 }  // namespace
