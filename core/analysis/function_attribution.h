@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/model/frame_resolver.h"
 
@@ -33,8 +34,10 @@ class FunctionAttribution {
   // out-of-line function, or just the latter with kPhysical. Level 0 is the function samples
   // at the address count toward as self; each next level is the function the previous one was
   // inlined into; the last is the out-of-line function.
-  uint32_t Depth(const ResolvedFrame& frame) const {
-    return mode_ == InlineMode::kPhysical ? 1 : InlinedCount(frame) + 1;
+  uint32_t Depth(const ResolvedFrame& frame) const { return DepthOf(InlinedCount(frame)); }
+  // The same for a frame whose InlinedCount is known.
+  uint32_t DepthOf(uint32_t inlined_count) const {
+    return mode_ == InlineMode::kPhysical ? 1 : inlined_count + 1;
   }
   // The function at `level` (< Depth): its demangled name.
   const std::string& Name(const ResolvedFrame& frame, uint32_t level) const;
@@ -53,7 +56,12 @@ class FunctionAttribution {
   // Calls `f(level)` for every level of `frame`, innermost first.
   template <typename F>
   void ForEachLevel(const ResolvedFrame& frame, F&& f) const {
-    const uint32_t depth = Depth(frame);
+    ForEachLevel(InlinedCount(frame), std::forward<F>(f));
+  }
+  // The same for a frame whose InlinedCount is known.
+  template <typename F>
+  void ForEachLevel(uint32_t inlined_count, F&& f) const {
+    const uint32_t depth = DepthOf(inlined_count);
     for (uint32_t level = 0; level < depth; ++level) f(level);
   }
 

@@ -95,17 +95,18 @@ std::string SourceLineOf(const ResolvedFrame& frame) {
   return frame.file() + ":" + std::to_string(frame.line());
 }
 
-const ResolvedFrame& SampleFrames::At(uint32_t pid, const Location& location) {
-  auto [it, inserted] = cache_.try_emplace(location, nullptr);
+SampleFrames::Frame SampleFrames::FrameAt(uint32_t pid, const Location& location) {
+  auto [it, inserted] = cache_.try_emplace(location, Frame{nullptr, 0});
   if (inserted) {
-    it->second = resolver_.FindHeld(pid, location.mapping, location.address);
-    if (!it->second) {
+    const ResolvedFrame* frame = resolver_.FindHeld(pid, location.mapping, location.address);
+    if (!frame) {
       owned_.push_back(std::make_unique<ResolvedFrame>(
           resolver_.ResolveInProcess(pid, location.mapping, location.address)));
-      it->second = owned_.back().get();
+      frame = owned_.back().get();
     }
+    it->second = {frame, FunctionAttribution::InlinedCount(*frame)};
   }
-  return *it->second;
+  return it->second;
 }
 
 const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
@@ -305,8 +306,9 @@ void StackRowResolver::OnSample(const Sample& sample) {
       return true;
     });
     for (const SampleFrames::Location& location : caller_locations_) {
-      const ResolvedFrame& frame = frames_.At(sample.pid, location);
-      attribution_.ForEachLevel(frame, [&](uint32_t level) {
+      const SampleFrames::Frame at = frames_.FrameAt(sample.pid, location);
+      const ResolvedFrame& frame = *at.frame;
+      attribution_.ForEachLevel(at.inlined_count, [&](uint32_t level) {
         if (!Keeps(frame, level)) return;
         const uint32_t key = KeyOf(sample, thread, frame, level);
         // Every distinct row once per stack: a recursive function, or one both inlined and
@@ -319,11 +321,12 @@ void StackRowResolver::OnSample(const Sample& sample) {
     range.end = static_cast<uint32_t>(caller_keys_.size());
     callers_.push_back(range);
   }
-  const ResolvedFrame& first =
-      split.has_leaf ? frames_.At(sample.pid, split.leaf) : frames_.Leaf(sample);
+  const SampleFrames::Frame first_at = frames_.FrameAt(
+      sample.pid, frames_.Locate(sample.pid, split.has_leaf ? split.leaf : sample.ip));
+  const ResolvedFrame& first = *first_at.frame;
   const KeyRange callers_range = callers_[stack.callers];
   stack.first.begin = static_cast<uint32_t>(first_keys_.size());
-  attribution_.ForEachLevel(first, [&](uint32_t level) {
+  attribution_.ForEachLevel(first_at.inlined_count, [&](uint32_t level) {
     if (!Keeps(first, level)) return;
     const uint32_t key = KeyOf(sample, thread, first, level);
     if (std::find(caller_keys_.begin() + callers_range.begin,

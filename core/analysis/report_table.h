@@ -175,7 +175,17 @@ class SampleFrames {
   }
   // The frame at `address` in process `pid`.
   const ResolvedFrame& At(uint32_t pid, uint64_t address) { return At(pid, Locate(pid, address)); }
-  const ResolvedFrame& At(uint32_t pid, const Location& location);
+  const ResolvedFrame& At(uint32_t pid, const Location& location) {
+    return *FrameAt(pid, location).frame;
+  }
+  // The frame and its count of inlined calls (FunctionAttribution::InlinedCount), kept beside
+  // it in the cache: a new stack asks every frame for its functions, and reading the count from
+  // the frame, and from the frame's first source frame, waited for memory twice per frame.
+  struct Frame {
+    const ResolvedFrame* frame;
+    uint32_t inlined_count;
+  };
+  Frame FrameAt(uint32_t pid, const Location& location);
   // Starts fetching the cache entry of `location`, to be looked up with At soon after: a new
   // stack's frames are mostly new addresses, each a cache miss, and fetched together they wait
   // for memory once rather than once each.
@@ -184,7 +194,7 @@ class SampleFrames {
  private:
   FrameResolver& resolver_;
   const AddressSpace& space_;
-  absl::flat_hash_map<Location, const ResolvedFrame*> cache_;
+  absl::flat_hash_map<Location, Frame> cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
   std::vector<const ResolvedFrame*> chain_;
 };
