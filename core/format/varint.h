@@ -29,6 +29,9 @@ inline char* PutVarintAt(char* p, uint64_t v) {
   return p;
 }
 inline constexpr size_t kMaxVarintBytes = 10;
+// Each byte's high bit in a word of eight: set in a varint's every byte but its last, so
+// ~word & kVarintMoreBits marks the bytes of a word that end one (read a word at a time).
+inline constexpr uint64_t kVarintMoreBits = 0x8080808080808080ull;
 
 // Appends bytes to a growable buffer. Kept minimal because it sits on the write hot path.
 class ByteWriter {
@@ -91,8 +94,8 @@ class ByteReader {
     if (std::endian::native != std::endian::little || readable_end_ - pos_ < 8) return GetVarint();
     uint64_t word;
     std::memcpy(&word, pos_, 8);
-    const uint64_t ends = ~word & 0x8080808080808080ull;  // bytes that end a varint
-    if (ends == 0) return GetVarint();                    // nine or ten bytes
+    const uint64_t ends = ~word & kVarintMoreBits;  // bytes that end a varint
+    if (ends == 0) return GetVarint();              // nine or ten bytes
     const int bytes = std::countr_zero(ends) / 8 + 1;
     if (bytes > end_ - pos_) return Fail();  // its end is past the range's
     pos_ += bytes;
@@ -120,11 +123,10 @@ class ByteReader {
     constexpr int kMaxBytes = 10;  // 10 x 7 bits: GetVarint's 64
     int run = 0;                   // bytes of the varint under way
     if constexpr (std::endian::native == std::endian::little) {
-      constexpr uint64_t kHighBits = 0x8080808080808080ull;
       while (n > 0 && end_ - pos_ >= 8) {
         uint64_t word;
         std::memcpy(&word, pos_, 8);
-        const uint64_t ends = ~word & kHighBits;  // the high bit of each byte that ends one
+        const uint64_t ends = ~word & kVarintMoreBits;  // the high bit of each byte that ends one
         // One bit per byte, summed into the top byte by the multiply (std::popcount is a
         // library call on baseline x86-64).
         const uint64_t count = ((ends >> 7) * 0x0101010101010101ull) >> 56;
