@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace tprof {
@@ -61,6 +63,19 @@ std::shared_ptr<const FileBytes> FileBytes::FromString(std::string s) {
   bytes->owned_ = std::move(s);
   bytes->view_ = bytes->owned_;
   return bytes;
+}
+
+void FileBytes::Release(const char* begin, const char* end) const {
+  if (!map_) return;
+  const char* map = static_cast<const char*>(map_);
+  begin = std::max(begin, map);
+  end = std::min(end, map + map_size_);
+  if (begin >= end) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const uintptr_t last = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
+  if (first < last)
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);  // advice only
 }
 
 FileBytes::~FileBytes() {

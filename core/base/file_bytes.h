@@ -23,6 +23,13 @@ class FileBytes {
   ~FileBytes();
 
   std::string_view view() const { return view_; }
+  // Lets the system take back the pages of [begin, end) (a range of view()) that a reader has
+  // read and will not come back to soon: a mapped file's pages count toward the process's
+  // resident memory for as long as they stay mapped, and a reader that goes front to back
+  // would otherwise hold the whole file by its end. Read again, the pages come back from the
+  // file, unchanged (the mapping is private and never written). Only whole pages inside the
+  // range are given back; bytes that are not a mapping are kept.
+  void Release(const char* begin, const char* end) const;
 
  private:
   void* map_ = nullptr;

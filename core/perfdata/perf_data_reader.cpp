@@ -100,9 +100,11 @@ class PerfDataRecordPump {
  public:
   // `switches`: where switch records go (--switch-events recordings read as off-CPU time);
   // null: they are skipped.
+  // `file`: see PerfDataReader::ReadRecords.
   PerfDataRecordPump(const PerfDataReader& reader, RecordVisitor& visitor,
-                     UserStackUnwinder* unwinder, SwitchRecordOffCpu* switches = nullptr)
-      : r_(reader), visitor_(visitor), unwinder_(unwinder), switches_(switches) {}
+                     UserStackUnwinder* unwinder, const FileBytes* file,
+                     SwitchRecordOffCpu* switches = nullptr)
+      : r_(reader), visitor_(visitor), unwinder_(unwinder), file_(file), switches_(switches) {}
 
   Result<PerfDataReadSummary> Run() {
     // perf names the idle thread before any record does.
@@ -115,6 +117,7 @@ class PerfDataRecordPump {
     }
     const uint8_t* base = reinterpret_cast<const uint8_t*>(r_.bytes_.data());
     uint64_t pos = r_.data_begin_;
+    round_start_ = released_ = r_.data_begin_;
     while (pos < r_.data_end_) {
       pd::RecordHeader h;
       if (!SoundHeader(base, pos, r_.data_end_, r_.order_, &h))
@@ -137,6 +140,15 @@ class PerfDataRecordPump {
  private:
   static constexpr uint32_t kMappedBuffer = UINT32_MAX;
 
+  // Gives back the file's pages before `offset`, some megabytes at a time (a call per round
+  // would be a system call per few kilobytes).
+  void ReleaseBefore(uint64_t offset) {
+    constexpr uint64_t kStep = uint64_t{16} << 20;
+    if (!file_ || offset < released_ + kStep) return;
+    file_->Release(r_.bytes_.data() + released_, r_.bytes_.data() + offset);
+    released_ = offset;
+  }
+
   struct Pending {
     uint64_t time;
     uint64_t seq;
@@ -156,6 +168,12 @@ class PerfDataRecordPump {
           // record; later records of this round may still be older than some not yet seen.
           TPROF_RETURN_IF_ERROR(Flush(next_flush_));
           next_flush_ = max_time_;
+          // Every record before this round is delivered now (their times are at most the
+          // flush's): their pages of the file can go.
+          if (buffer == kMappedBuffer) {
+            ReleaseBefore(round_start_);
+            round_start_ = offset + h.size;
+          }
           return Status::Ok();
         case pd::kCompressed:
         case pd::kCompressed2: {
@@ -417,12 +435,17 @@ class PerfDataRecordPump {
   const PerfDataReader& r_;
   RecordVisitor& visitor_;
   UserStackUnwinder* unwinder_;
+  const FileBytes* file_;
   SwitchRecordOffCpu* switches_;
   PerfDataReadSummary summary_;
   std::vector<Pending> pending_;
   size_t sorted_ = 0;  // pending_[0, sorted_) is in delivery order
   uint64_t next_flush_ = 0;
   uint64_t max_time_ = 0;
+  // Where the current round of records began, and how much of the file before it was given
+  // back (offsets into the reader's bytes).
+  uint64_t round_start_ = 0;
+  uint64_t released_ = 0;
   uint64_t seq_ = 0;
   std::deque<std::unique_ptr<std::string>> buffers_;
   uint32_t first_buffer_id_ = 0;
@@ -834,11 +857,12 @@ uint64_t PerfDataReader::RecordTime(uint32_t type, const uint8_t* body, size_t s
 }
 
 Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
-                                                        UserStackUnwinder* unwinder) const {
+                                                        UserStackUnwinder* unwinder,
+                                                        const FileBytes* file) const {
   if (switch_event_ >= 0) {
     SwitchRecordOffCpu off_cpu(visitor, static_cast<uint32_t>(switch_event_),
                                static_cast<uint32_t>(switch_off_cpu_event_));
-    PerfDataRecordPump pump(*this, off_cpu, unwinder, &off_cpu);
+    PerfDataRecordPump pump(*this, off_cpu, unwinder, file, &off_cpu);
     auto summary = pump.Run();
     if (!summary.ok()) return summary;
     off_cpu.Finish();
@@ -847,15 +871,15 @@ Result<PerfDataReadSummary> PerfDataReader::ReadRecords(RecordVisitor& visitor,
   }
   if (summed_off_cpu_event_ >= 0) {
     SummedOffCpuTimes off_cpu(visitor, static_cast<uint32_t>(summed_off_cpu_event_));
-    PerfDataRecordPump pump(*this, off_cpu, unwinder);
+    PerfDataRecordPump pump(*this, off_cpu, unwinder, file);
     return pump.Run();
   }
   if (off_cpu_event_ < 0) {
-    PerfDataRecordPump pump(*this, visitor, unwinder);
+    PerfDataRecordPump pump(*this, visitor, unwinder, file);
     return pump.Run();
   }
   NextSampleOffCpu off_cpu(visitor, static_cast<uint32_t>(off_cpu_event_));
-  PerfDataRecordPump pump(*this, off_cpu, unwinder);
+  PerfDataRecordPump pump(*this, off_cpu, unwinder, file);
   auto summary = pump.Run();
   if (!summary.ok()) return summary;
   summary->off_cpu_intervals = off_cpu.intervals();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/base/file_bytes.h"
 #include "core/model/profile.h"
 #include "core/model/user_stack_unwinder.h"
 #include "core/perfdata/perf_data_features.h"
@@ -53,9 +54,11 @@ class PerfDataReader {
   bool byte_swapped() const { return order_.swapped(); }
 
   // Streams every record to the visitor. With an unwinder, samples that carry a user stack copy
-  // (--call-graph dwarf) get its frames appended to their callchain.
+  // (--call-graph dwarf) get its frames appended to their callchain. `file`: the bytes the
+  // reader was opened on, whose pages are given back as the records in them are delivered.
   Result<PerfDataReadSummary> ReadRecords(RecordVisitor& visitor,
-                                          UserStackUnwinder* unwinder = nullptr) const;
+                                          UserStackUnwinder* unwinder = nullptr,
+                                          const FileBytes* file = nullptr) const;
 
  private:
   friend class PerfDataRecordPump;

@@ -62,7 +62,7 @@ class PerfDataSource : public ProfileSource {
   const Metadata& metadata() const override { return reader_.metadata(); }
   const std::vector<EventDesc>& events() const override { return reader_.events(); }
   Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
-    auto read = reader_.ReadRecords(visitor, options_.unwinder);
+    auto read = reader_.ReadRecords(visitor, options_.unwinder, bytes_.get());
     if (!read.ok()) return read.error();
     SourceSummary s;
     s.records = read->records;
