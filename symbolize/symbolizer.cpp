@@ -259,29 +259,58 @@ ResolvedFrame Symbolizer::ResolveJit(uint32_t pid, const Mapping* mapping, uint6
   return frame;
 }
 
-ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) {
-  uint64_t offset = mapping.FileOffset(address);
+const ResolvedFrame* Symbolizer::MemoFrame(const Mapping& mapping, uint64_t address, bool* first) {
+  const uint64_t offset = mapping.FileOffset(address);
   DwarfModule* module = ModuleFor(mapping.filename, mapping.build_id);
+  uint64_t file_address = 0;
+  if (!module || !module->FileOffsetToAddress(offset, &file_address)) return nullptr;
+  const MemoKey key{module, file_address};
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    *first = false;
+    return it->second;
+  }
+  *first = true;
   ResolvedFrame frame;
   frame.module = BaseName(StripDeleted(mapping.filename));
-  frame.build_id = mapping.build_id;
-  uint64_t file_address = 0;
-  if (!module || !module->FileOffsetToAddress(offset, &file_address)) {
-    frame.function = UnresolvedName(frame.module, offset);
-    return frame;
-  }
-  MemoKey key{module, file_address};
-  if (auto it = memo_.find(key); it != memo_.end()) {
-    ++stats_.cache_hits;
-    ResolvedFrame hit = *it->second;
-    hit.module = frame.module;
-    hit.build_id = frame.build_id;
-    return hit;
-  }
-  if (frame.build_id.empty()) frame.build_id = module->build_id();
+  frame.build_id = mapping.build_id.empty() ? module->build_id() : mapping.build_id;
   module->Lookup(file_address, &frame);
   if (!frame.resolved) frame.function = UnresolvedName(frame.module, offset);
-  return *memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
+  return memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
+}
+
+ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) {
+  bool first = false;
+  const ResolvedFrame* memo = MemoFrame(mapping, address, &first);
+  if (!memo) {
+    ResolvedFrame frame;
+    frame.module = BaseName(StripDeleted(mapping.filename));
+    frame.build_id = mapping.build_id;
+    frame.function = UnresolvedName(frame.module, mapping.FileOffset(address));
+    return frame;
+  }
+  if (first) return *memo;
+  ++stats_.cache_hits;
+  // A memo hit names this mapping's module and build-id (as recorded: none when none was).
+  ResolvedFrame hit = *memo;
+  hit.module = BaseName(StripDeleted(mapping.filename));
+  hit.build_id = mapping.build_id;
+  return hit;
+}
+
+const ResolvedFrame* Symbolizer::FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) {
+  (void)pid;
+  if (!mapping || IsKernelCode(mapping, address) || IsFilelessMapping(mapping->filename))
+    return nullptr;
+  bool first = false;
+  const ResolvedFrame* memo = MemoFrame(*mapping, address, &first);
+  if (!memo) return nullptr;
+  // As ResolveFile would answer: a new frame as made, a memo hit with this mapping's names.
+  if (!first && (memo->module != BaseName(StripDeleted(mapping->filename)) ||
+                 memo->build_id != mapping->build_id))
+    return nullptr;  // ResolveInProcess makes the copy with this mapping's names
+  ++stats_.lookups;
+  if (!first) ++stats_.cache_hits;
+  return memo;
 }
 
 }  // namespace tprof

@@ -64,6 +64,12 @@ class Symbolizer : public FrameResolver {
 
   ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override;
   ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+  // A file's frame as the memo holds it, when that is what ResolveInProcess would return
+  // (the memo's frame names the module and build-id of the mapping it was first resolved
+  // for); null for kernel and JIT code, addresses no file resolves, and another mapping of a
+  // module under another name. A report resolves each distinct address of a perf.data once,
+  // and copies of the frames (names, inlined calls, files) were a third of its memory.
+  const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override;
 
   // The opened module standing for a recorded file (after symfs, search path and build-id
   // checks), or nullptr when none is usable. For disassembly and tests.
@@ -114,6 +120,9 @@ class Symbolizer : public FrameResolver {
   std::string CachedCopy(const std::string& recorded_path, const std::string& build_id) const;
   ResolvedFrame ResolveJit(uint32_t pid, const Mapping* mapping, uint64_t address);
   ResolvedFrame ResolveFile(const Mapping& mapping, uint64_t address);
+  // The memo's frame of a file address, resolved and interned if new; null when the module is
+  // not usable or does not map the offset. `*first`: it was new.
+  const ResolvedFrame* MemoFrame(const Mapping& mapping, uint64_t address, bool* first);
   std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
                                           const std::string& build_id);
   std::unique_ptr<DwarfModule> OpenVdso(const std::string& build_id);

@@ -303,6 +303,55 @@ void LookUpEveryAddress(const std::string& binary,
   }
 }
 
+// FindHeld hands out the symbolizer's own frame where ResolveInProcess would return a copy
+// of it, and nothing where the copy would differ: checked against a second symbolizer that only
+// copies, over every 7th byte of the demo's .text, through a mapping of the binary, a second
+// process's mapping of it (memo hits, the recorded build-id empty as perf.data's often is) and
+// a mapping under another name (a link to it), in turn.
+TEST(SymbolizeAddr2Line, HeldFramesAreWhatResolvingGives) {
+  const std::string link =
+      (std::filesystem::temp_directory_path() / ("tprof_held_" + std::to_string(getpid())))
+          .string();
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(DEMO_BINARY, link);
+  SymbolizerOptions options;
+  options.on_note = [](const std::string&) {};
+  Symbolizer held(options), copying(options);
+  Mapping first, second, linked;
+  first.start = second.start = linked.start = 0x555555554000;
+  first.end = second.end = linked.end = first.start + (1u << 30);
+  first.filename = second.filename = DEMO_BINARY;
+  linked.filename = link;
+  const TextSection text = ReadText(DEMO_BINARY);
+  ASSERT_FALSE(text.bytes.empty());
+  size_t given = 0, refused = 0;
+  for (uint64_t a = text.address; a < text.address + text.bytes.size(); a += 7) {
+    const uint64_t runtime = first.start + a - text.file_offset_delta;
+    for (const Mapping* mapping : {&first, &second, &linked}) {
+      const ResolvedFrame expected = copying.ResolveInProcess(1, mapping, runtime);
+      const ResolvedFrame* frame = held.FindHeld(1, mapping, runtime);
+      if (frame) {
+        ++given;
+        EXPECT_TRUE(*frame == expected)
+            << mapping->filename << " at 0x" << std::hex << a << ": held " << frame->function
+            << " in " << frame->module << " (build-id of " << frame->build_id.size()
+            << " bytes), resolved " << expected.function << " in " << expected.module
+            << " (build-id of " << expected.build_id.size() << " bytes)";
+      } else {
+        ++refused;
+        EXPECT_TRUE(held.ResolveInProcess(1, mapping, runtime) == expected)
+            << mapping->filename << " at 0x" << std::hex << a;
+      }
+    }
+  }
+  // Each address's first lookup is given; a memo hit under another name, or without the
+  // build-id the first one was given, is refused.
+  EXPECT_GT(given, 0u);
+  EXPECT_GT(refused, 0u);
+  EXPECT_EQ(held.FindHeld(1, nullptr, 0x1000), nullptr);
+  std::filesystem::remove(link);
+}
+
 TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
   // mix_helper is always inlined into inline_mix_loop's lambda: some address of that function
   // must show the helper as an inlined frame with a call-site line in its caller.
