@@ -297,7 +297,7 @@ class ForwardingVisitor : public RecordVisitor {
 };
 
 // Forwards every record to each of its visitors in turn, so that one pass over a profile feeds
-// them all (a table and its census, every output of one report run).
+// them all (every output of one report run).
 class RecordTee : public RecordVisitor {
  public:
   RecordTee() = default;
