@@ -19,9 +19,13 @@ CallNode* CallNode::Child(std::string_view child_name, std::string_view child_mo
                           FrameKind child_kind, size_t key_hash, size_t events) {
   // A wrong hash would give this node a second child with the same text.
   assert(key_hash == KeyHash(child_name, child_module, child_kind));
-  if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
-      it != child_index_.end())
+  if (child_index_.empty()) {
+    if (children.size() == 1 && children[0]->Is(child_name, child_module, child_kind))
+      return children[0].get();
+  } else if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
+             it != child_index_.end()) {
     return it->second;
+  }
   auto node = std::make_unique<CallNode>();
   node->name = child_name;
   node->module = child_module;
@@ -40,12 +44,23 @@ CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {
 CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child, size_t key_hash) {
   CallNode* raw = child.get();
   children.push_back(std::move(child));
+  if (children.size() == 1) return raw;  // found without an index (see child_index_)
+  if (children.size() == 2) {
+    const CallNode& first = *children[0];
+    child_index_.emplace(ChildKey{first.name, first.module, first.kind,
+                                  KeyHash(first.name, first.module, first.kind)},
+                         children[0].get());
+  }
   child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind, key_hash}, raw);
   return raw;
 }
 
 const CallNode* CallNode::Find(std::string_view child_name, std::string_view child_module,
                                FrameKind child_kind) const {
+  if (child_index_.empty())
+    return children.size() == 1 && children[0]->Is(child_name, child_module, child_kind)
+               ? children[0].get()
+               : nullptr;
   auto it = child_index_.find(ChildKey{child_name, child_module, child_kind,
                                        KeyHash(child_name, child_module, child_kind)});
   return it == child_index_.end() ? nullptr : it->second;

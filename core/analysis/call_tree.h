@@ -66,6 +66,12 @@ struct CallNode {
     }
   };
   CallNode* Adopt(std::unique_ptr<CallNode> child, size_t key_hash);
+  bool Is(std::string_view other_name, std::string_view other_module, FrameKind other_kind) const {
+    return kind == other_kind && name == other_name && module == other_module;
+  }
+  // The children by key, once there are two or more: most nodes have one child (177,683 of the
+  // 178,945 parents of the benchmark profile's 198,914 nodes), which is found by comparing it,
+  // and a table of one entry cost some 80 bytes of heap a node.
   absl::flat_hash_map<ChildKey, CallNode*> child_index_;
 };
 

@@ -47,6 +47,29 @@ Sample At(uint64_t period, std::vector<uint64_t> chain, uint32_t tid = 10) {
   return s;
 }
 
+// A node finds its one child by comparing it, and its children by an index from the second
+// on: every child stays found by its name, module and kind, and only by all three.
+TEST(CallTreeTest, ChildrenAreFoundByNameModuleAndKindFromTheFirstToTheLast) {
+  CallNode node;
+  CallNode* f = node.Child("f", "prog", FrameKind::kUser, 1);
+  EXPECT_EQ(node.Child("f", "prog", FrameKind::kUser, 1), f);
+  EXPECT_EQ(node.Find("f", "prog", FrameKind::kUser), f);
+  EXPECT_EQ(node.Find("f", "lib", FrameKind::kUser), nullptr);
+  EXPECT_EQ(node.Find("f", "prog", FrameKind::kInlined), nullptr);
+  EXPECT_EQ(node.Find("g", "prog", FrameKind::kUser), nullptr);
+  CallNode* f_inlined = node.Child("f", "prog", FrameKind::kInlined, 1);
+  CallNode* f_lib = node.Child("f", "lib", FrameKind::kUser, 1);
+  CallNode* g = node.Child("g", "prog", FrameKind::kUser, 1);
+  EXPECT_EQ(node.children.size(), 4u);
+  EXPECT_NE(f_inlined, f);
+  EXPECT_NE(f_lib, f);
+  for (CallNode* child : {f, f_inlined, f_lib, g}) {
+    EXPECT_EQ(node.Find(child->name, child->module, child->kind), child) << child->name;
+    EXPECT_EQ(node.Child(child->name, child->module, child->kind, 1), child) << child->name;
+  }
+  EXPECT_EQ(node.children.size(), 4u);
+}
+
 TEST(CallTreeTest, FoldedStacksRootFirstWithKernelMarksAndCallSites) {
   NamingResolver resolver;
   CallTreeBuilder builder(OneEvent(), resolver, {});
