@@ -73,8 +73,8 @@ class FoldedLines {
   std::string_view NameOf(const CallNode& node) {
     const bool mark =
         options_.annotate && (node.kind == FrameKind::kKernel || node.kind == FrameKind::kInlined);
-    if (!mark && node.name.find(';') == std::string::npos) return node.name;
-    std::string name = node.name;
+    if (!mark && node.name.view().find(';') == std::string::npos) return node.name;
+    std::string name = node.name.str();
     // ';' separates frames and a trailing number is the count: keep names from containing them.
     std::replace(name.begin(), name.end(), ';', ':');
     if (mark) name += node.kind == FrameKind::kKernel ? "_[k]" : "_[i]";

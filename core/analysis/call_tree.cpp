@@ -15,24 +15,42 @@ size_t CallNode::KeyHash(std::string_view name, std::string_view module, FrameKi
   return absl::HashOf(AbslView(name), AbslView(module), kind);
 }
 
-CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
-                          FrameKind child_kind, size_t key_hash, size_t events) {
+CallNode* CallNode::Existing(std::string_view child_name, std::string_view child_module,
+                             FrameKind child_kind, size_t key_hash) {
   // A wrong hash would give this node a second child with the same text.
   assert(key_hash == KeyHash(child_name, child_module, child_kind));
-  if (child_index_.empty()) {
-    if (children.size() == 1 && children[0]->Is(child_name, child_module, child_kind))
-      return children[0].get();
-  } else if (auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
-             it != child_index_.end()) {
-    return it->second;
-  }
+  if (child_index_.empty())
+    return children.size() == 1 && children[0]->Is(child_name, child_module, child_kind)
+               ? children[0].get()
+               : nullptr;
+  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
+  return it == child_index_.end() ? nullptr : it->second;
+}
+
+std::unique_ptr<CallNode> CallNode::NewChild(FrameKind child_kind, size_t events) const {
   auto node = std::make_unique<CallNode>();
-  node->name = child_name;
-  node->module = child_module;
   node->kind = child_kind;
   node->self.assign(events, 0);
   node->total.assign(events, 0);
   node->self_samples.assign(events, 0);
+  return node;
+}
+
+CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
+                          FrameKind child_kind, size_t key_hash, size_t events) {
+  if (CallNode* found = Existing(child_name, child_module, child_kind, key_hash)) return found;
+  auto node = NewChild(child_kind, events);
+  node->name = child_name;
+  node->module = child_module;
+  return Adopt(std::move(node), key_hash);
+}
+
+CallNode* CallNode::Child(const SharedString& child_name, const SharedString& child_module,
+                          FrameKind child_kind, size_t key_hash, size_t events) {
+  if (CallNode* found = Existing(child_name, child_module, child_kind, key_hash)) return found;
+  auto node = NewChild(child_kind, events);
+  node->name = child_name;
+  node->module = child_module;
   return Adopt(std::move(node), key_hash);
 }
 
@@ -103,6 +121,7 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
   if (!inserted) return *it->second;
   const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
   std::vector<Frame>* made;
+  ResolvedFrame resolved_here;  // read for its names, which names_ copies
   if (resolved) {
     auto [of_held, first] = frames_of_held_.try_emplace(std::pair{resolved, kernel});
     if (!first) {
@@ -112,10 +131,9 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
     of_held->second = std::make_unique<std::vector<Frame>>();
     made = of_held->second.get();
   } else {  // a frame of this address alone: nothing to share
-    owned_.push_back(std::make_unique<OwnedFrame>());
-    owned_.back()->resolved = resolver_.ResolveInProcess(pid, mapping, address);
-    resolved = &owned_.back()->resolved;
-    made = &owned_.back()->frames;
+    resolved_here = resolver_.ResolveInProcess(pid, mapping, address);
+    resolved = &resolved_here;
+    made = owned_.emplace_back(std::make_unique<std::vector<Frame>>()).get();
   }
   std::vector<Frame>& frames = *made;
   it->second = &frames;
@@ -123,9 +141,10 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
   const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
                                                                 : InlineMode::kPhysical);
   // Levels are innermost first; the tree wants the outermost (out-of-line) first.
-  const std::string_view module = options_.ignore_module ? std::string_view() : resolved->module;
+  const SharedString module =
+      options_.ignore_module ? SharedString() : names_.Intern(resolved->module);
   for (uint32_t level = attribution.Depth(*resolved); level-- > 0;) {
-    const std::string_view name = attribution.Name(*resolved, level);
+    const SharedString& name = names_.Intern(attribution.Name(*resolved, level));
     const FrameKind kind = attribution.Inlined(*resolved, level) ? FrameKind::kInlined : base;
     frames.push_back({name, module, kind, CallNode::KeyHash(name, module, kind)});
   }

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "core/analysis/function_attribution.h"
+#include "core/base/shared_string.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
@@ -28,9 +29,12 @@ enum class FrameKind : uint8_t { kUser, kKernel, kInlined, kRoot };
 // each with three of these).
 using EventCounts = absl::InlinedVector<uint64_t, 2>;
 
+// A node's names are shared texts (SharedString): the nodes a CallPathBuilder makes for one
+// function share one copy of its names, and a tree built from another (a merge, a mean, a diff)
+// shares them too, whatever outlives what.
 struct CallNode {
-  std::string name;
-  std::string module;
+  SharedString name;
+  SharedString module;
   FrameKind kind = FrameKind::kUser;
   EventCounts self;   // per event: period of samples whose leaf is this node
   EventCounts total;  // per event: period of samples through this node
@@ -46,6 +50,9 @@ struct CallNode {
   // under many parents hashes the frame's long names once rather than at every step.
   CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t key_hash,
                   size_t events);
+  // The same with names already shared: a new child shares them rather than copying the text.
+  CallNode* Child(const SharedString& name, const SharedString& module, FrameKind kind,
+                  size_t key_hash, size_t events);
   static size_t KeyHash(std::string_view name, std::string_view module, FrameKind kind);
   // Appends a child built elsewhere (its name, module and kind set); returns it.
   CallNode* Adopt(std::unique_ptr<CallNode> child);
@@ -66,6 +73,10 @@ struct CallNode {
     }
   };
   CallNode* Adopt(std::unique_ptr<CallNode> child, size_t key_hash);
+  // The child with this key, or null.
+  CallNode* Existing(std::string_view name, std::string_view module, FrameKind kind,
+                     size_t key_hash);
+  std::unique_ptr<CallNode> NewChild(FrameKind kind, size_t events) const;
   bool Is(std::string_view other_name, std::string_view other_module, FrameKind other_kind) const {
     return kind == other_kind && name == other_name && module == other_module;
   }
@@ -104,7 +115,7 @@ class CallPathBuilder : public ProcessTrackingVisitor {
  private:
   void OnThreadsChanged() override { thread_roots_.clear(); }  // names may have changed
   struct Frame {
-    std::string_view name, module;  // into a ResolvedFrame held by the resolver or owned_
+    SharedString name, module;  // from names_: one copy of each text for the whole tree
     FrameKind kind;
     size_t key_hash;  // CallNode::KeyHash of the three: hashed once per resolved frame
   };
@@ -133,18 +144,15 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   // function (of one line) share a held frame, so its names are hashed and its frames stored
   // once for them all (a profile's 149,478 distinct addresses had 3,240 held frames). A frame
   // resolved for one address (a perf.data's, by the live symbolizer) is nobody else's, and its
-  // frames are kept beside it: shared through this map they cost 3 % more instructions.
+  // frames are kept on their own: shared through this map they cost 3 % more instructions.
   absl::flat_hash_map<std::pair<const ResolvedFrame*, bool>, std::unique_ptr<std::vector<Frame>>>
       frames_of_held_;
-  struct OwnedFrame {
-    ResolvedFrame resolved;
-    std::vector<Frame> frames;
-  };
-  std::vector<std::unique_ptr<OwnedFrame>> owned_;         // frames the resolver does not hold
-  absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;  // pid << 32 | tid
-  std::vector<CallNode*> leaf_of_stack_;                   // by stack id
+  std::vector<std::unique_ptr<std::vector<Frame>>> owned_;  // of frames the resolver does not hold
+  absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;   // pid << 32 | tid
+  std::vector<CallNode*> leaf_of_stack_;                    // by stack id
   CallerInterner caller_ids_;
   std::vector<CallNode*> callers_node_;  // by caller id: the node the callers lead to
+  SharedStringPool names_;               // the frames' names and modules
 };
 
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once, by a

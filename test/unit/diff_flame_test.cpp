@@ -49,7 +49,7 @@ void Collect(const DiffFlameTree& tree, const CallNode& node, const std::string&
              std::map<std::string, Frame>& out) {
   out[path] = {&node, &tree.frames.at(&node)};
   for (const auto& child : node.children)
-    Collect(tree, *child, path.empty() ? child->name : path + ";" + child->name, out);
+    Collect(tree, *child, path.empty() ? child->name.str() : path + ";" + child->name.str(), out);
 }
 std::map<std::string, Frame> Frames(const DiffFlameTree& tree) {
   std::map<std::string, Frame> out;
