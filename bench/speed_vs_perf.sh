@@ -81,8 +81,11 @@ echo
 echo "record: the recorder's own CPU per sample (tprof_demo, -g, cpu-clock); the kernel's"
 echo "budget at its default limits is 2.5 us per sample"
 for hz in 1000 4000 20000; do
-  "$tprof" record -g -F "$hz" -e cpu-clock -o "$tmp/r.tprof" -- "$build/tprof_demo" 1 \
-    2>"$tmp/r.err" >/dev/null
+  if ! "$tprof" record -g -F "$hz" -e cpu-clock -o "$tmp/r.tprof" -- "$build/tprof_demo" 1 \
+    2>"$tmp/r.err" >/dev/null; then
+    echo "speed_vs_perf: record at $hz Hz failed: $(tail -n 1 "$tmp/r.err")" >&2
+    exit 1
+  fi
   sed -n 's/.*recorder CPU \([0-9.]*\) s while recording, \([0-9.]*\) us per sample.*/\1 \2/p' \
     "$tmp/r.err" | awk -v hz="$hz" '{ printf "  %5d Hz: %s s of recorder CPU, %s us per sample\n",
       hz, $1, $2 }'

@@ -77,28 +77,24 @@ ShortStackCensus::Shape ShortStackCensus::ShapeOf(const Sample& sample, const Ad
   if (module.empty()) module = "[unknown]";
   auto [it, inserted] =
       shape_of_module_.try_emplace(module, kFirstShort + static_cast<Shape>(modules_.size()));
-  if (inserted) {
-    modules_.push_back(module);
-    system_module_.push_back(system);
-    short_by_module_.push_back(0);
-  }
+  if (inserted) modules_.push_back({module, system, 0});
   return it->second;
 }
 
 void ShortStackCensus::Count(Shape shape, uint64_t samples) {
   if (shape == kNotUser) return;
   user_stacks_ += samples;
-  if (shape >= kFirstShort) short_by_module_[shape - kFirstShort] += samples;
+  if (shape >= kFirstShort) modules_[shape - kFirstShort].short_stacks += samples;
 }
 
 ShortStackCounts ShortStackCensus::Counts() const {
   ShortStackCounts counts;
   counts.user_stacks = user_stacks_;
-  for (size_t m = 0; m < modules_.size(); ++m) {
-    if (short_by_module_[m] == 0) continue;
-    counts.short_stacks += short_by_module_[m];
-    counts.by_module[modules_[m]] = short_by_module_[m];
-    if (system_module_[m]) counts.system_modules.insert(modules_[m]);
+  for (const StopModule& module : modules_) {
+    if (module.short_stacks == 0) continue;
+    counts.short_stacks += module.short_stacks;
+    counts.by_module[module.name] = module.short_stacks;
+    if (module.system) counts.system_modules.insert(module.name);
   }
   return counts;
 }

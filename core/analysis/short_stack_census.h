@@ -55,9 +55,12 @@ class ShortStackCensus : public ProcessTrackingVisitor {
 
   FrameResolver& resolver_;
   uint64_t user_stacks_ = 0;
-  std::vector<std::string> modules_;  // by Shape - kFirstShort
-  std::vector<bool> system_module_;   // likewise
-  std::vector<uint64_t> short_by_module_;
+  struct StopModule {  // a module short stacks stopped in
+    std::string name;
+    bool system = false;  // see ShortStackCounts::system_modules
+    uint64_t short_stacks = 0;
+  };
+  std::vector<StopModule> modules_;  // by Shape - kFirstShort
   std::unordered_map<std::string, Shape> shape_of_module_;
   std::unordered_map<uint64_t, bool> start_routine_by_address_;
 };

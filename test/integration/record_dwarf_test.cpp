@@ -74,9 +74,10 @@ TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
   auto report = RunCommand({kTprof, "report", "-i", nofp});
   EXPECT_NE(report.out.find("%) in " + name + ": "), std::string::npos) << report.out;
   auto hint_in = [](const std::string& text, const std::string& prefix) {
-    const size_t start = text.find(prefix + "note: ");
+    const std::string marker = prefix + "note: ";
+    const size_t start = text.find(marker);
     if (start == std::string::npos) return std::string("(none)");
-    const size_t begin = start + prefix.size() + 6;
+    const size_t begin = start + marker.size();
     return text.substr(begin, text.find('\n', begin) - begin);
   };
   EXPECT_EQ(hint_in(report.out, "# "), hint_in(r.err, "tprof record: "));
