@@ -26,6 +26,9 @@ std::string ChunkWhere(uint64_t offset) { return "chunk at offset " + std::to_st
 
 // Walks the chunks of a file in order, verifying framing and checksums. The callback gets each
 // chunk's header, offset and stored payload; it may stop the walk by returning false.
+// With `verify_only`, only the checksums of chunks of that kind are checked: a caller that
+// reads those alone (the symbols section, before the records) leaves the others' to the walk
+// that reads them, rather than hashing every records chunk twice.
 struct ChunkWalk {
   bool complete = false;
   uint64_t chunks = 0;
@@ -36,7 +39,8 @@ struct ChunkWalk {
 using ChunkCallback =
     std::function<Result<bool>(const ChunkHeader&, uint64_t offset, std::string_view stored)>;
 
-Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callback) {
+Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callback,
+                             std::optional<format::ChunkKind> verify_only = std::nullopt) {
   ChunkWalk walk;
   const auto* base = reinterpret_cast<const uint8_t*>(bytes.data());
   uint64_t offset = format::kFileHeaderSize;
@@ -67,7 +71,8 @@ Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callba
       return walk;
     }
     std::string_view stored(bytes.data() + offset + format::kChunkHeaderSize, header.stored_size);
-    if (!ChunkChecksumMatches(base + offset, stored, header.checksum))
+    if ((!verify_only || header.kind == *verify_only) &&
+        !ChunkChecksumMatches(base + offset, stored, header.checksum))
       return Error(ChunkWhere(offset) + ": checksum mismatch (the file is corrupt)");
     ++walk.chunks;
     uint64_t next = offset + format::kChunkHeaderSize + header.stored_size;
@@ -283,13 +288,15 @@ Result<std::vector<std::string>> ProfileReader::ReadChunksOfKind(uint16_t kind) 
   std::vector<std::string> payloads;
   ChunkDecompressor decompressor;
   auto walk = WalkChunks(
-      bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
+      bytes_,
+      [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
         if (static_cast<uint16_t>(header.kind) != kind) return true;
         auto raw = decompressor.Decompress(header, stored);
         if (!raw.ok()) return raw.error();
         payloads.emplace_back(raw.value());
         return true;
-      });
+      },
+      static_cast<format::ChunkKind>(kind));
   if (!walk.ok()) return walk.error();
   return payloads;
 }

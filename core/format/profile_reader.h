@@ -61,7 +61,8 @@ class ProfileReader {
 
   // The decompressed payloads of every verified chunk of `kind`, in file order (sections this
   // reader does not interpret itself, e.g. embedded symbols). Chunks after a truncation are
-  // not reached; a damaged chunk is an error.
+  // not reached; a damaged chunk of `kind`, or damaged framing, is an error. The checksums of
+  // other kinds' chunks are not checked here: reading them (ReadRecords) checks its own.
   Result<std::vector<std::string>> ReadChunksOfKind(uint16_t kind) const;
 
  private:

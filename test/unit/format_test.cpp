@@ -291,6 +291,72 @@ TEST(FormatTest, ChecksumErrorNamesTheOffset) {
   EXPECT_NE(error.find("checksum"), std::string::npos) << error;
 }
 
+// ReadChunksOfKind checks the checksums of the chunks it returns and leaves the others' to the
+// reader of those: a damaged records chunk still gives the intact symbols, and reading the
+// records then fails on it; a damaged chunk of the kind asked for fails the read of that kind.
+TEST(FormatTest, ReadingChunksOfOneKindChecksThoseAndReadingRecordsChecksTheirs) {
+  // Random records, then two chunks of a section kind before the trailer.
+  WrittenProfile p = WriteRandomProfile(9, 500, 1024);
+  std::string bytes;
+  {
+    WriterOptions options;
+    options.chunk_size = 1024;
+    auto writer = ProfileWriter::Create(std::make_unique<StringSink>(bytes), TestMetadata(),
+                                        TestEvents(), options);
+    ASSERT_TRUE(writer.ok());
+    for (const AnyRecord& r : p.records)
+      ASSERT_TRUE(std::visit([&](const auto& rec) { return writer.value()->Write(rec); }, r).ok());
+    ASSERT_TRUE(writer.value()->WriteOpaqueChunk(0x4242, "first section payload").ok());
+    ASSERT_TRUE(writer.value()->WriteOpaqueChunk(0x4242, "second section payload").ok());
+    ASSERT_TRUE(writer.value()->Finish({1, 1, {}}).ok());
+  }
+  const std::vector<size_t> offsets = ChunkOffsets(bytes);
+  ASSERT_GT(offsets.size(), 6u);
+  auto kind_at = [&](size_t offset) {
+    ChunkHeader h;
+    EXPECT_EQ(ParseChunkHeader(reinterpret_cast<const uint8_t*>(bytes.data()) + offset,
+                               bytes.size() - offset, &h),
+              ChunkHeaderStatus::kOk);
+    return h;
+  };
+  size_t records_chunk = 0, section_chunk = 0;
+  for (size_t offset : offsets) {
+    const ChunkHeader h = kind_at(offset);
+    if (h.kind == format::ChunkKind::kRecords && h.stored_size > 16 && !records_chunk)
+      records_chunk = offset;
+    if (static_cast<uint16_t>(h.kind) == 0x4242 && !section_chunk) section_chunk = offset;
+  }
+  ASSERT_NE(records_chunk, 0u);
+  ASSERT_NE(section_chunk, 0u);
+
+  std::string damaged_records = bytes;
+  damaged_records[records_chunk + format::kChunkHeaderSize + 5] ^= 0x10;
+  auto reader = ProfileReader::OpenBytes(damaged_records);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  auto sections = reader->ReadChunksOfKind(0x4242);
+  ASSERT_TRUE(sections.ok()) << sections.error().message();
+  EXPECT_EQ(*sections,
+            (std::vector<std::string>{"first section payload", "second section payload"}));
+  CollectingVisitor visitor;
+  auto summary = reader->ReadRecords(visitor);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.error().message().find("offset " + std::to_string(records_chunk)),
+            std::string::npos)
+      << summary.error().message();
+  EXPECT_NE(summary.error().message().find("checksum"), std::string::npos);
+
+  std::string damaged_section = bytes;
+  damaged_section[section_chunk + format::kChunkHeaderSize + 2] ^= 0x10;
+  auto section_reader = ProfileReader::OpenBytes(damaged_section);
+  ASSERT_TRUE(section_reader.ok());
+  auto damaged = section_reader->ReadChunksOfKind(0x4242);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.error().message().find("offset " + std::to_string(section_chunk)),
+            std::string::npos)
+      << damaged.error().message();
+  EXPECT_NE(damaged.error().message().find("checksum"), std::string::npos);
+}
+
 void SetHeaderVersion(std::string& bytes, uint16_t major, uint16_t minor) {
   std::memcpy(bytes.data() + 8, &major, 2);
   std::memcpy(bytes.data() + 10, &minor, 2);
