@@ -36,22 +36,24 @@ std::unique_ptr<CallNode> CallNode::NewChild(FrameKind child_kind, size_t events
   return node;
 }
 
-CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
-                          FrameKind child_kind, size_t key_hash, size_t events) {
+template <typename Text>
+CallNode* CallNode::ChildNamed(const Text& child_name, const Text& child_module,
+                               FrameKind child_kind, size_t key_hash, size_t events) {
   if (CallNode* found = Existing(child_name, child_module, child_kind, key_hash)) return found;
   auto node = NewChild(child_kind, events);
-  node->name = child_name;
+  node->name = child_name;  // a copy of a view's text; a SharedString's own
   node->module = child_module;
   return Adopt(std::move(node), key_hash);
 }
 
+CallNode* CallNode::Child(std::string_view child_name, std::string_view child_module,
+                          FrameKind child_kind, size_t key_hash, size_t events) {
+  return ChildNamed(child_name, child_module, child_kind, key_hash, events);
+}
+
 CallNode* CallNode::Child(const SharedString& child_name, const SharedString& child_module,
                           FrameKind child_kind, size_t key_hash, size_t events) {
-  if (CallNode* found = Existing(child_name, child_module, child_kind, key_hash)) return found;
-  auto node = NewChild(child_kind, events);
-  node->name = child_name;
-  node->module = child_module;
-  return Adopt(std::move(node), key_hash);
+  return ChildNamed(child_name, child_module, child_kind, key_hash, events);
 }
 
 CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child) {

@@ -77,6 +77,10 @@ struct CallNode {
   CallNode* Existing(std::string_view name, std::string_view module, FrameKind kind,
                      size_t key_hash);
   std::unique_ptr<CallNode> NewChild(FrameKind kind, size_t events) const;
+  // Child's body for both kinds of text (std::string_view, SharedString).
+  template <typename Text>
+  CallNode* ChildNamed(const Text& name, const Text& module, FrameKind kind, size_t key_hash,
+                       size_t events);
   bool Is(std::string_view other_name, std::string_view other_module, FrameKind other_kind) const {
     return kind == other_kind && name == other_name && module == other_module;
   }
