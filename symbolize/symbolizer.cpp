@@ -74,10 +74,14 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
                                                     const std::string& build_id) {
   if (recorded_path == "[vdso]") return options_.use_vdso ? OpenVdso(build_id) : nullptr;
   std::string path = StripDeleted(recorded_path);
-  if (path.empty() || path[0] != '/') return nullptr;  // [vsyscall], [uprobes], ...
+  if (path.empty() || path[0] == '[') return nullptr;  // [vsyscall], [uprobes], ...
+  // A path that is not absolute (from a tool that writes its own mapping records, as
+  // bench/synth_perf_data does when given one) is read from the current directory, as perf reads
+  // it; not found, it gets the note below. It was left unresolved without a word.
+  const bool relative = path[0] != '/';
   std::vector<std::string> candidates;
   if (!options_.symfs.empty()) {
-    candidates.push_back(options_.symfs + path);
+    candidates.push_back(options_.symfs + (relative ? "/" : "") + path);
     candidates.push_back(options_.symfs + "/" + BaseName(path));
   } else {
     candidates.push_back(path);

@@ -352,6 +352,43 @@ TEST(SymbolizeAddr2Line, HeldFramesAreWhatResolvingGives) {
   std::filesystem::remove(link);
 }
 
+// A mapping recorded under a path that is not absolute is read from the current directory, as
+// perf reads it, and one that names no file there gets the note of any unusable module: both
+// were left unresolved without a word.
+TEST(SymbolizeAddr2Line, ARelativePathIsReadFromTheCurrentDirectory) {
+  std::vector<std::string> notes;
+  SymbolizerOptions options;
+  options.on_note = [&notes](const std::string& note) { notes.push_back(note); };
+  Symbolizer symbolizer(options);
+  const std::string relative = std::filesystem::relative(DEMO_BINARY).string();
+  ASSERT_FALSE(relative.empty());
+  ASSERT_NE(relative[0], '/');
+  Mapping absolute, from_here, missing;
+  absolute.start = from_here.start = missing.start = 0x555555554000;
+  absolute.end = from_here.end = missing.end = absolute.start + (1u << 30);
+  absolute.filename = DEMO_BINARY;
+  from_here.filename = relative;
+  missing.filename = "tprof_no_such_binary_" + std::to_string(getpid());
+  const TextSection text = ReadText(DEMO_BINARY);
+  ASSERT_FALSE(text.bytes.empty());
+  size_t named = 0;
+  for (uint64_t a = text.address; a < text.address + text.bytes.size(); a += 97) {
+    const uint64_t runtime = absolute.start + a - text.file_offset_delta;
+    const ResolvedFrame expected = symbolizer.ResolveInProcess(1, &absolute, runtime);
+    const ResolvedFrame got = symbolizer.ResolveInProcess(2, &from_here, runtime);
+    EXPECT_EQ(got.function, expected.function) << relative << " at 0x" << std::hex << a;
+    named += !got.function.starts_with("[");
+  }
+  EXPECT_GT(named, 0u);
+  EXPECT_TRUE(notes.empty()) << notes.front();
+  const ResolvedFrame unresolved =
+      symbolizer.ResolveInProcess(3, &missing, missing.start + text.address);
+  EXPECT_TRUE(unresolved.function.starts_with("[" + missing.filename + "+0x"))
+      << unresolved.function;
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("no usable file for " + missing.filename), std::string::npos) << notes[0];
+}
+
 TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
   // mix_helper is always inlined into inline_mix_loop's lambda: some address of that function
   // must show the helper as an inlined frame with a call-site line in its caller.
