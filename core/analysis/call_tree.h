@@ -30,8 +30,9 @@ enum class FrameKind : uint8_t { kUser, kKernel, kInlined, kRoot };
 using EventCounts = absl::InlinedVector<uint64_t, 2>;
 
 // A node's names are shared texts (SharedString): the nodes a CallPathBuilder makes for one
-// function share one copy of its names, and a tree built from another (a merge, a mean, a diff)
-// shares them too, whatever outlives what.
+// function share one copy of its names, and a tree built from another CallNode tree (a mean,
+// a selection of events) shares them too, whatever outlives what. A node's names are not
+// changed once it is a child: its parent's index views their text.
 struct CallNode {
   SharedString name;
   SharedString module;
@@ -51,6 +52,10 @@ struct CallNode {
   CallNode* Child(std::string_view name, std::string_view module, FrameKind kind, size_t key_hash,
                   size_t events);
   // The same with names already shared: a new child shares them rather than copying the text.
+  CallNode* Child(const SharedString& name, const SharedString& module, FrameKind kind,
+                  size_t events) {
+    return Child(name, module, kind, KeyHash(name, module, kind), events);
+  }
   CallNode* Child(const SharedString& name, const SharedString& module, FrameKind kind,
                   size_t key_hash, size_t events);
   static size_t KeyHash(std::string_view name, std::string_view module, FrameKind kind);

@@ -46,8 +46,12 @@ class Builder {
     values.self = MakeValue(old_self, new_self, old_grand_total_);
     values.absent_on_width_side = side_total == 0 && &merged != root_;
 
-    node.name = merged.name;
-    node.module = merged.module;
+    // Only the root is named here: a child was named by Child, and its parent's index views its
+    // names' text, which naming it again would free.
+    if (&merged == root_) {
+      node.name = merged.name;
+      node.module = merged.module;
+    }
     node.kind = merged.kind;
     node.self = {Width(values.absent_on_width_side ? other_self : side_self)};
     node.self_samples = {0};  // the merged tree carries periods only

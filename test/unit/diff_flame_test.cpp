@@ -93,6 +93,24 @@ TEST(DiffFlame, UniformlyTwiceSlowerGrowsEveryFrameByAHundredPercent) {
   EXPECT_EQ(f["main;c"].node->self[0], 60u);
 }
 
+// Every node of a diff flame tree is found under its parent by its names: the parent's index
+// views its children's names, which must not be replaced after (under ASan a replaced name is
+// a use after free here).
+void ExpectChildrenFound(const CallNode& node, size_t* parents_indexed) {
+  if (node.children.size() >= 2) ++*parents_indexed;
+  for (const auto& child : node.children) {
+    EXPECT_EQ(node.Find(child->name, child->module, child->kind), child.get()) << child->name;
+    ExpectChildrenFound(*child, parents_indexed);
+  }
+}
+
+TEST(DiffFlame, EveryFrameIsFoundUnderItsParentByItsNames) {
+  DiffFlameTree tree = Build(kOld2x, kNew2x);  // main has two children: a and c
+  size_t parents_indexed = 0;
+  ExpectChildrenFound(*tree.root, &parents_indexed);
+  EXPECT_GT(parents_indexed, 0u);  // the index (two children or more) was asked
+}
+
 TEST(DiffFlame, NormalizingByTotalHidesTheUniformSlowdown) {
   DiffFlameTree tree = Build(kOld2x, kNew2x, FlameWidthSide::kNew, Normalization::kTotal);
   EXPECT_EQ(tree.new_grand_total, 40);  // new scaled by 40 / 80
