@@ -79,6 +79,9 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
   // bench/synth_perf_data does when given one) is read from the current directory, as perf reads
   // it; not found, it gets the note below. It was left unresolved without a word.
   const bool relative = path[0] != '/';
+  // The kernel's names of files without a path (anon_inode:[perf_event], socket:[123],
+  // pipe:[456], dmabuf:): no file to read, as before.
+  if (relative && path.find(':') != std::string::npos) return nullptr;
   std::vector<std::string> candidates;
   if (!options_.symfs.empty()) {
     candidates.push_back(options_.symfs + (relative ? "/" : "") + path);

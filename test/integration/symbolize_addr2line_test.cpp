@@ -387,6 +387,12 @@ TEST(SymbolizeAddr2Line, ARelativePathIsReadFromTheCurrentDirectory) {
       << unresolved.function;
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("no usable file for " + missing.filename), std::string::npos) << notes[0];
+  // A kernel pseudo-file's name is no path: nothing is looked for, and nothing is said.
+  Mapping pseudo = missing;
+  pseudo.filename = "anon_inode:[perf_event]";
+  const ResolvedFrame in_pseudo = symbolizer.ResolveInProcess(4, &pseudo, pseudo.start + 0x10);
+  EXPECT_TRUE(in_pseudo.function.starts_with("[anon_inode:[perf_event]+0x")) << in_pseudo.function;
+  EXPECT_EQ(notes.size(), 1u);
 }
 
 TEST(SymbolizeAddr2Line, InlineChainOfDemoHelper) {
