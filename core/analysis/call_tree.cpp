@@ -16,7 +16,7 @@ size_t CallNode::KeyHash(std::string_view name, std::string_view module, FrameKi
 }
 
 CallNode* CallNode::Existing(std::string_view child_name, std::string_view child_module,
-                             FrameKind child_kind, size_t key_hash) {
+                             FrameKind child_kind, size_t key_hash) const {
   // A wrong hash would give this node a second child with the same text.
   assert(key_hash == KeyHash(child_name, child_module, child_kind));
   if (child_index_.empty())
@@ -27,22 +27,17 @@ CallNode* CallNode::Existing(std::string_view child_name, std::string_view child
   return it == child_index_.end() ? nullptr : it->second;
 }
 
-std::unique_ptr<CallNode> CallNode::NewChild(FrameKind child_kind, size_t events) const {
-  auto node = std::make_unique<CallNode>();
-  node->kind = child_kind;
-  node->self.assign(events, 0);
-  node->total.assign(events, 0);
-  node->self_samples.assign(events, 0);
-  return node;
-}
-
 template <typename Text>
 CallNode* CallNode::ChildNamed(const Text& child_name, const Text& child_module,
                                FrameKind child_kind, size_t key_hash, size_t events) {
   if (CallNode* found = Existing(child_name, child_module, child_kind, key_hash)) return found;
-  auto node = NewChild(child_kind, events);
+  auto node = std::make_unique<CallNode>();
   node->name = child_name;  // a copy of a view's text; a SharedString's own
   node->module = child_module;
+  node->kind = child_kind;
+  node->self.assign(events, 0);
+  node->total.assign(events, 0);
+  node->self_samples.assign(events, 0);
   return Adopt(std::move(node), key_hash);
 }
 
@@ -77,13 +72,8 @@ CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child, size_t key_hash) {
 
 const CallNode* CallNode::Find(std::string_view child_name, std::string_view child_module,
                                FrameKind child_kind) const {
-  if (child_index_.empty())
-    return children.size() == 1 && children[0]->Is(child_name, child_module, child_kind)
-               ? children[0].get()
-               : nullptr;
-  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind,
-                                       KeyHash(child_name, child_module, child_kind)});
-  return it == child_index_.end() ? nullptr : it->second;
+  return Existing(child_name, child_module, child_kind,
+                  KeyHash(child_name, child_module, child_kind));
 }
 
 namespace {

@@ -78,10 +78,9 @@ struct CallNode {
     }
   };
   CallNode* Adopt(std::unique_ptr<CallNode> child, size_t key_hash);
-  // The child with this key, or null.
+  // The child with this key, or null (Child's and Find's lookup).
   CallNode* Existing(std::string_view name, std::string_view module, FrameKind kind,
-                     size_t key_hash);
-  std::unique_ptr<CallNode> NewChild(FrameKind kind, size_t events) const;
+                     size_t key_hash) const;
   // Child's body for both kinds of text (std::string_view, SharedString).
   template <typename Text>
   CallNode* ChildNamed(const Text& name, const Text& module, FrameKind kind, size_t key_hash,
