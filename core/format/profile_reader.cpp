@@ -291,9 +291,12 @@ Result<std::vector<std::string>> ProfileReader::ReadChunksOfKind(uint16_t kind) 
       bytes_,
       [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
         if (static_cast<uint16_t>(header.kind) != kind) return true;
-        auto raw = decompressor.Decompress(header, stored);
+        // Straight into the payload the caller keeps: a symbols section is megabytes, and a
+        // copy of it would be on the path before any other work starts.
+        std::string& payload = payloads.emplace_back();
+        auto raw = decompressor.DecompressInto(header, stored, payload);
         if (!raw.ok()) return raw.error();
-        payloads.emplace_back(raw.value());
+        if (raw->data() != payload.data()) payload.assign(*raw);  // stored uncompressed
         return true;
       },
       static_cast<format::ChunkKind>(kind));
