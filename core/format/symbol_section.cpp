@@ -80,7 +80,12 @@ void SymbolTable::Add(const SymbolKey& key, ResolvedFrame frame) {
   Module& module = ModuleOf(key.module, key.build_id);
   if (FindIn(module, key.offset)) return;  // the first entry for an address stays
   module.frames.emplace(key.offset, added_.Intern(std::move(frame)));
-  entries_.emplace_back(static_cast<size_t>(&module - modules_.data()), key.offset);
+}
+
+size_t SymbolTable::size() const {
+  size_t entries = 0;
+  for (const Module& module : modules_) entries += module.pending.size() + module.frames.size();
+  return entries;
 }
 
 const ResolvedFrame* SymbolTable::Find(const SymbolKey& key) const {
@@ -173,7 +178,12 @@ const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& ent
 
 std::vector<std::string> SymbolTable::Encode(size_t max_payload_bytes) const {
   // Entries sorted by module and offset, so offsets are written as small deltas.
-  std::vector<std::pair<size_t, uint64_t>> order = entries_;
+  std::vector<std::pair<size_t, uint64_t>> order;
+  order.reserve(size());
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    for (const Pending& entry : modules_[m].pending) order.emplace_back(m, entry.offset);
+    for (const auto& [offset, frame] : modules_[m].frames) order.emplace_back(m, offset);
+  }
   std::sort(order.begin(), order.end());
   std::vector<std::string> payloads;
   size_t next = 0;
@@ -260,15 +270,31 @@ Status SymbolTable::Decode(std::string&& bytes) {
   const auto payload_index = static_cast<uint32_t>(payloads_.size());
   if (payload->bytes.size() > UINT32_MAX) return Error("symbols section: payload too large");
   // Every entry is checked now, so a corrupt payload is an error here and not at a lookup.
-  std::vector<std::pair<size_t, Pending>> entries;
+  // The encoder writes each module's entries together, by offset: such a run is kept in one
+  // piece and added to its module in one step. The section is read before any other work of a
+  // report can start, so this loop is on every report's path.
+  struct Run {
+    size_t module;  // modules_ index
+    size_t begin, end;
+    bool increasing;  // by offset, strictly
+  };
+  std::vector<Pending> decoded;
+  std::vector<Run> runs;
   uint64_t entry_count = in.GetCount(7);
-  entries.reserve(entry_count);
+  decoded.reserve(entry_count);
   uint64_t previous_module = UINT64_MAX, previous_offset = 0;
   for (uint64_t i = 0; i < entry_count && in.ok(); ++i) {
     uint64_t module = in.GetVarint();
     if (module >= modules.size()) return Error("symbols section: bad module index");
-    if (module != previous_module) previous_offset = 0;
-    uint64_t offset = previous_offset + in.GetVarint();
+    const uint64_t delta = in.GetVarint();
+    if (module != previous_module) {
+      runs.push_back({modules[module], decoded.size(), decoded.size(), true});
+      previous_offset = 0;
+    } else if (delta == 0) {
+      runs.back().increasing = false;  // not from our encoder; still read as before
+    }
+    const uint64_t offset = previous_offset + delta;
+    if (offset < previous_offset) runs.back().increasing = false;
     previous_module = module;
     previous_offset = offset;
     auto position = static_cast<uint32_t>(in.position() - base);
@@ -282,31 +308,40 @@ Status SymbolTable::Decode(std::string&& bytes) {
       in.GetVarint();                                     // flags
     }
     const auto length = static_cast<uint32_t>(in.position() - base) - position;
-    if (in.ok())
-      entries.push_back({modules[module], {offset, payload_index, position, length, nullptr}});
+    if (in.ok()) {
+      decoded.push_back({offset, payload_index, position, length, nullptr});
+      runs.back().end = decoded.size();
+    }
   }
   if (!in.ok() || bad_index) return Error("symbols section: malformed or truncated");
   payloads_.push_back(std::move(payload));
-  std::vector<size_t> added(modules_.size());
-  for (const auto& entry : entries) ++added[entry.first];
-  for (size_t m = 0; m < added.size(); ++m)
-    if (added[m]) modules_[m].pending.reserve(modules_[m].pending.size() + added[m]);
-  entries_.reserve(entries_.size() + entries.size());
-  for (const auto& [module_index, pending] : entries) {
-    Module& module = modules_[module_index];
+  for (const Run& run : runs) {
+    Module& module = modules_[run.module];
     module.bucket_start.clear();
-    if (module.pending.empty() || module.pending.back().offset < pending.offset) {
-      module.pending.push_back(pending);  // the encoder writes offsets in order: the usual case
-      entries_.emplace_back(module_index, pending.offset);
+    const auto first = decoded.begin() + static_cast<ptrdiff_t>(run.begin);
+    const auto last = decoded.begin() + static_cast<ptrdiff_t>(run.end);
+    if (first == last) continue;
+    if (run.increasing && module.frames.empty() &&
+        (module.pending.empty() || module.pending.back().offset < first->offset)) {
+      // The usual case: the payload's only run of a new module is its entries as they are.
+      if (module.pending.empty() && runs.size() == 1)
+        module.pending = std::move(decoded);
+      else
+        module.pending.insert(module.pending.end(), first, last);
       continue;
     }
-    // Out of order, or an address already present: the first entry for an address stays.
-    if (module.frames.count(pending.offset)) continue;
-    auto at = std::lower_bound(module.pending.begin(), module.pending.end(), pending.offset,
-                               [](const Pending& e, uint64_t o) { return e.offset < o; });
-    if (at != module.pending.end() && at->offset == pending.offset) continue;
-    module.pending.insert(at, pending);
-    entries_.emplace_back(module_index, pending.offset);
+    for (auto entry = first; entry != last; ++entry) {
+      if (module.pending.empty() || module.pending.back().offset < entry->offset) {
+        module.pending.push_back(*entry);
+        continue;
+      }
+      // Out of order, or an address already present: the first entry for an address stays.
+      if (module.frames.count(entry->offset)) continue;
+      auto at = std::lower_bound(module.pending.begin(), module.pending.end(), entry->offset,
+                                 [](const Pending& e, uint64_t o) { return e.offset < o; });
+      if (at != module.pending.end() && at->offset == entry->offset) continue;
+      module.pending.insert(at, *entry);
+    }
   }
   return Status::Ok();
 }

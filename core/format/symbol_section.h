@@ -61,7 +61,7 @@ class SymbolTable {
   // (-1 when the table has none of it), then an offset in it.
   int64_t FindModule(const std::string& name, const std::string& build_id) const;
   const ResolvedFrame* FindAt(int64_t module, uint64_t offset) const;
-  size_t size() const { return entries_.size(); }
+  size_t size() const;
 
   // The section payloads (chunk kind 16): one or more, each decodable on its own and at most
   // about `max_payload_bytes` raw.
@@ -117,7 +117,6 @@ class SymbolTable {
       built_by_fields_;
   std::vector<std::shared_ptr<const Payload>> payloads_;
   std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
-  std::vector<std::pair<size_t, uint64_t>> entries_;      // insertion order, for Encode
 };
 
 // Writes `table` as symbols chunks. Call after the last record, before ProfileWriter::Finish.

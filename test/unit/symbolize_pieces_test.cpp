@@ -15,6 +15,7 @@
 #include "core/format/profile_reader.h"
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
+#include "core/format/varint.h"
 #include "symbolize/demangle.h"
 #include "symbolize/disassembler.h"
 #include "symbolize/kernel_symbols.h"
@@ -681,6 +682,69 @@ TEST(RecordCopier, ShowsTheBuilderEverySampleThatAddsAddresses) {
   EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_first, b)));
   EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_first, 0x400300)));
   EXPECT_TRUE(got.Find(SymbolKeyOf(7, &in_second, 0x400300)));
+}
+
+// Our encoder writes each module's entries together and by offset, and a decoded run like that
+// is taken whole. Other payloads (a module's entries in two runs, out of order, an address twice)
+// are read entry by entry as before: every address found, the first entry for one kept, and
+// encoded again as the same table.
+TEST(SymbolSection, PayloadsNotInTheEncodersOrderReadAsTheirEntriesSay) {
+  std::string payload;
+  ByteWriter out(payload);
+  out.PutVarint(1);  // section version
+  const std::vector<std::string> strings = {"", "/bin/a", "/bin/b", "f1", "f2", "f3", "g"};
+  out.PutVarint(strings.size());
+  for (const std::string& s : strings) out.PutBytes(s);
+  out.PutVarint(2);  // modules: /bin/a, /bin/b
+  out.PutVarint(1);
+  out.PutBytes("");
+  out.PutVarint(2);
+  out.PutBytes("");
+  struct Entry {
+    uint64_t module, delta, function;
+  };
+  const std::vector<Entry> entries = {
+      {0, 0x30, 3},                      // a+0x30 f1
+      {0, 0x10, 4},                      // a+0x40 f2
+      {0, 0, 5},                         // a+0x40 again (f3): the first stays
+      {0, UINT64_MAX - 0x40 + 0x29, 3},  // a+0x28 f1: the offset wrapped, below the last
+      {1, 0x20, 6},                      // b+0x20 g
+      {0, 0x10, 5},                      // a+0x10 f3, in a second run of a
+  };
+  out.PutVarint(entries.size());
+  for (const Entry& e : entries) {
+    out.PutVarint(e.module);
+    out.PutVarint(e.delta);
+    out.PutVarint(1);           // resolved
+    out.PutVarint(e.function);  // function
+    out.PutVarint(0);           // mangled
+    out.PutVarint(e.module + 1);
+    out.PutVarint(0);  // no source frames
+  }
+  SymbolTable table;
+  ASSERT_TRUE(table.Decode(payload).ok());
+  EXPECT_EQ(table.size(), 5u);
+  const std::vector<std::tuple<std::string, uint64_t, std::string>> expected = {
+      {"/bin/a", 0x10, "f3"},
+      {"/bin/a", 0x28, "f1"},
+      {"/bin/a", 0x30, "f1"},
+      {"/bin/a", 0x40, "f2"},
+      {"/bin/b", 0x20, "g"}};
+  auto check = [&](const SymbolTable& t) {
+    for (const auto& [module, offset, function] : expected) {
+      const ResolvedFrame* frame = t.Find({module, "", offset});
+      ASSERT_NE(frame, nullptr) << module << "+" << std::hex << offset;
+      EXPECT_EQ(frame->function, function) << module << "+" << std::hex << offset;
+      EXPECT_EQ(frame->module, module);
+    }
+    for (uint64_t miss : {uint64_t{0x20}, uint64_t{0x38}, uint64_t{0x41}})
+      EXPECT_EQ(t.Find({"/bin/a", "", miss}), nullptr) << std::hex << miss;
+  };
+  check(table);
+  SymbolTable again;
+  for (const std::string& p : table.Encode()) ASSERT_TRUE(again.Decode(p).ok());
+  EXPECT_EQ(again.size(), 5u);
+  check(again);
 }
 
 TEST(SymbolSection, CorruptPayloadsAreErrorsNotCrashes) {
