@@ -150,6 +150,9 @@ void ModuleNotes::Add(const std::string& note) {
 
 void ModuleNotes::Flush() {
   if (missing_.empty()) return;
+  // By name: the order modules are first looked up in is the order of a report's work, which
+  // batches and threads change, not anything the user asked for.
+  std::sort(missing_.begin(), missing_.end());
   std::string names;
   const size_t shown = std::min<size_t>(missing_.size(), 3);
   for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + missing_[i];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -592,6 +593,20 @@ TEST(HardwareReport, MissingModulesAreOneSummaryLineUnlessVerbose) {
       << summary.err;
   EXPECT_NE(summary.err.find("-v lists each"), std::string::npos) << summary.err;
   EXPECT_EQ(summary.out, verbose.out);
+  // The summary names the first three by name, whatever order the report looked them up in.
+  std::vector<std::string> names;
+  const std::string prefix = "no usable file for ";
+  for (size_t at = verbose.err.find(prefix + "/"); at != std::string::npos;
+       at = verbose.err.find(prefix + "/", at + 1)) {
+    const size_t begin = at + prefix.size();
+    names.push_back(verbose.err.substr(begin, verbose.err.find(';', begin) - begin));
+  }
+  ASSERT_EQ(names.size(), each);
+  std::sort(names.begin(), names.end());
+  EXPECT_NE(summary.err.find("modules (" + names[0] + ", " + names[1] + ", " + names[2] + " and " +
+                             std::to_string(each - 3) + " more)"),
+            std::string::npos)
+      << summary.err;
 }
 
 TEST(HardwareReport, GroupReadIpcPerModuleMatchesAHandComputation) {
