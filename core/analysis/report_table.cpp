@@ -97,16 +97,40 @@ std::string SourceLineOf(const ResolvedFrame& frame) {
 
 SampleFrames::Frame SampleFrames::FrameAt(uint32_t pid, const Location& location) {
   auto [it, inserted] = cache_.try_emplace(location, Frame{nullptr, 0});
-  if (inserted) {
-    const ResolvedFrame* frame = resolver_.FindHeld(pid, location.mapping, location.address);
-    if (!frame) {
-      owned_.push_back(std::make_unique<ResolvedFrame>(
-          resolver_.ResolveInProcess(pid, location.mapping, location.address)));
-      frame = owned_.back().get();
-    }
-    it->second = {frame, FunctionAttribution::InlinedCount(*frame)};
-  }
+  if (inserted)
+    it->second = Held(pid, location, resolver_.FindHeld(pid, location.mapping, location.address));
   return it->second;
+}
+
+SampleFrames::Frame SampleFrames::Held(uint32_t pid, const Location& location,
+                                       const ResolvedFrame* frame) {
+  if (!frame) {
+    owned_.push_back(std::make_unique<ResolvedFrame>(
+        resolver_.ResolveInProcess(pid, location.mapping, location.address)));
+    frame = owned_.back().get();
+  }
+  return {frame, FunctionAttribution::InlinedCount(*frame)};
+}
+
+void SampleFrames::Resolve(std::span<const Lookup> lookups) {
+  // In blocks, so what one step of a block fetches is still in the cache at its next step.
+  constexpr size_t kBlock = 64;
+  for (size_t begin = 0; begin < lookups.size(); begin += kBlock) {
+    const std::span<const Lookup> block =
+        lookups.subspan(begin, std::min(kBlock, lookups.size() - begin));
+    for (const Lookup& lookup : block) Prefetch(lookup.location);
+    queries_.clear();
+    for (const Lookup& lookup : block)
+      if (!cache_.contains(lookup.location))
+        queries_.push_back({lookup.pid, lookup.location.mapping, lookup.location.address, nullptr});
+    if (queries_.empty()) continue;
+    resolver_.FindHeldMany(queries_);
+    for (const FrameResolver::HeldQuery& q : queries_) {
+      const Location location{q.mapping, q.address};
+      auto [it, inserted] = cache_.try_emplace(location, Frame{nullptr, 0});
+      if (inserted) it->second = Held(q.pid, location, q.frame);  // once for one asked twice
+    }
+  }
 }
 
 const ResolvedFrame& SampleFrames::Leaf(const Sample& sample) { return At(sample.pid, sample.ip); }
@@ -298,15 +322,15 @@ void StackRowResolver::OnSample(const Sample& sample) {
   if (callers.first) {
     KeyRange range;
     range.begin = static_cast<uint32_t>(caller_keys_.size());
-    // All the callers' cache entries are fetched before the first is looked up.
-    caller_locations_.clear();
+    // All the callers' frames are resolved together before the first is looked up.
+    lookups_.clear();
     ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool) {
-      caller_locations_.push_back(frames_.Locate(sample.pid, address));
-      frames_.Prefetch(caller_locations_.back());
+      lookups_.push_back({sample.pid, frames_.Locate(sample.pid, address)});
       return true;
     });
-    for (const SampleFrames::Location& location : caller_locations_) {
-      const SampleFrames::Frame at = frames_.FrameAt(sample.pid, location);
+    frames_.Resolve(lookups_);
+    for (const SampleFrames::Lookup& lookup : lookups_) {
+      const SampleFrames::Frame at = frames_.FrameAt(sample.pid, lookup.location);
       const ResolvedFrame& frame = *at.frame;
       attribution_.ForEachLevel(at.inlined_count, [&](uint32_t level) {
         if (!Keeps(frame, level)) return;
@@ -341,6 +365,19 @@ void StackRowResolver::OnSample(const Sample& sample) {
   // off the tally's, which is a report's longest.
   stack.shape = census_.ShapeOf(sample, space());
   stack_keys_.push_back(stack);
+}
+
+void StackRowResolver::OnSamplesAhead(std::span<const Sample> samples) {
+  // What OnSample asks first of each: the leaf (by its ip) and the first frame (the callchain's
+  // first address, the same one unless the chain says otherwise).
+  lookups_.clear();
+  for (const Sample& sample : samples) {
+    lookups_.push_back({sample.pid, frames_.Locate(sample.pid, sample.ip)});
+    const SplitStack split = SplitLeaf(sample);
+    if (split.has_leaf && split.leaf != sample.ip)
+      lookups_.push_back({sample.pid, frames_.Locate(sample.pid, split.leaf)});
+  }
+  frames_.Resolve(lookups_);
 }
 
 ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,

@@ -190,12 +190,25 @@ class SampleFrames {
   // stack's frames are mostly new addresses, each a cache miss, and fetched together they wait
   // for memory once rather than once each.
   void Prefetch(const Location& location) const { cache_.prefetch(location); }
+  // Resolves together the locations not cached yet, for FrameAt to find: a lookup in an
+  // embedded symbol table waits for memory several times in turn, and the lookups of a batch
+  // wait together (FrameResolver::FindHeldMany).
+  struct Lookup {
+    uint32_t pid;
+    Location location;
+  };
+  void Resolve(std::span<const Lookup> lookups);
 
  private:
+  // The cache entry of a location first asked for: `frame` when the resolver holds it, else
+  // one resolved now and kept here.
+  Frame Held(uint32_t pid, const Location& location, const ResolvedFrame* frame);
+
   FrameResolver& resolver_;
   const AddressSpace& space_;
   absl::flat_hash_map<Location, Frame> cache_;
   std::vector<std::unique_ptr<ResolvedFrame>> owned_;  // frames the resolver does not hold
+  std::vector<FrameResolver::HeldQuery> queries_;      // Resolve's
   std::vector<const ResolvedFrame*> chain_;
 };
 
@@ -271,6 +284,10 @@ class StackRowResolver : public ProcessTrackingVisitor {
 
   // The first sample of the next stack.
   void OnSample(const Sample& sample) override;
+  // The next samples, one per new stack: their first frames, mostly new addresses, are
+  // resolved together.
+  void OnSamplesAhead(std::span<const Sample> samples) override;
+  bool takes_sample_runs() const override { return true; }
   // The key of `sample`'s leaf function (for a sample the tally skips; the caller's thread).
   uint32_t LeafKey(const Sample& sample);
 
@@ -324,7 +341,7 @@ class StackRowResolver : public ProcessTrackingVisitor {
   std::vector<uint32_t> first_keys_;
   ThreadTable<Thread> threads_;
   absl::flat_hash_map<std::string, uint32_t> thread_parts_;
-  std::vector<SampleFrames::Location> caller_locations_;  // OnSample's, reused
+  std::vector<SampleFrames::Lookup> lookups_;  // OnSample's and OnSamplesAhead's, reused
   // A function's part of its row keys, by (frame, level), with the key it last made and the
   // thread part that key was made with: a stack's frames are asked again and again for samples
   // of one thread, or of threads whose sort values are alike, and then the key is at hand.

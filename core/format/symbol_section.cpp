@@ -104,42 +104,103 @@ const ResolvedFrame* SymbolTable::FindAt(int64_t module, uint64_t offset) const 
   return module < 0 ? nullptr : FindIn(modules_[static_cast<size_t>(module)], offset);
 }
 
+bool SymbolTable::IndexBuckets(Module& module) {
+  std::vector<Pending>& pending = module.pending;
+  if (pending.size() < 64) return false;
+  if (!module.bucket_start.empty()) return true;
+  // About two entries per bucket when offsets spread evenly; where they cluster, a bucket holds
+  // more and is binary-searched like the whole table was.
+  const uint64_t first = pending.front().offset;
+  const uint64_t span = pending.back().offset - first;
+  const unsigned width = std::bit_width(span);
+  const unsigned buckets_log2 = std::bit_width(pending.size() / 2);
+  module.bucket_shift = width > buckets_log2 ? width - buckets_log2 : 0;
+  module.bucket_start.assign((span >> module.bucket_shift) + 2, 0);
+  size_t entry = 0;
+  for (size_t b = 0; b < module.bucket_start.size(); ++b) {
+    while (entry < pending.size() && (pending[entry].offset - first) >> module.bucket_shift < b)
+      ++entry;
+    module.bucket_start[b] = static_cast<uint32_t>(entry);
+  }
+  return true;
+}
+
 std::span<SymbolTable::Pending> SymbolTable::PendingNear(Module& module, uint64_t offset) {
   std::vector<Pending>& pending = module.pending;
-  if (pending.size() < 64) return pending;
+  if (!IndexBuckets(module)) return pending;
   const uint64_t first = pending.front().offset;
-  if (module.bucket_start.empty()) {
-    // About two entries per bucket when offsets spread evenly; where they cluster, a bucket
-    // holds more and is binary-searched like the whole table was.
-    const uint64_t span = pending.back().offset - first;
-    const unsigned width = std::bit_width(span);
-    const unsigned buckets_log2 = std::bit_width(pending.size() / 2);
-    module.bucket_shift = width > buckets_log2 ? width - buckets_log2 : 0;
-    module.bucket_start.assign((span >> module.bucket_shift) + 2, 0);
-    size_t entry = 0;
-    for (size_t b = 0; b < module.bucket_start.size(); ++b) {
-      while (entry < pending.size() && (pending[entry].offset - first) >> module.bucket_shift < b)
-        ++entry;
-      module.bucket_start[b] = static_cast<uint32_t>(entry);
-    }
-  }
   if (offset < first || offset > pending.back().offset) return {};
   const uint64_t b = (offset - first) >> module.bucket_shift;
   return std::span<Pending>(pending).subspan(module.bucket_start[b],
                                              module.bucket_start[b + 1] - module.bucket_start[b]);
 }
 
-const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
-  const std::span<Pending> near = PendingNear(module, offset);
+SymbolTable::Pending* SymbolTable::EntryAt(std::span<Pending> near, uint64_t offset) {
   auto p = std::lower_bound(near.begin(), near.end(), offset,
                             [](const Pending& e, uint64_t o) { return e.offset < o; });
-  if (p != near.end() && p->offset == offset) {
+  return p != near.end() && p->offset == offset ? &*p : nullptr;
+}
+
+const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
+  if (Pending* p = EntryAt(PendingNear(module, offset), offset)) {
     if (!p->frame) p->frame = Build(module, *p);
     return p->frame;
   }
   if (module.frames.empty()) return nullptr;
   auto f = module.frames.find(offset);
   return f == module.frames.end() ? nullptr : f->second;
+}
+
+void SymbolTable::FindManyAt(std::span<OffsetQuery> queries) const {
+  std::vector<QueryStep>& steps = query_steps_;
+  steps.assign(queries.size(), {nullptr, {}, nullptr});
+  // Step 1: each query's bucket of the index, asked for.
+  for (size_t i = 0; i < queries.size(); ++i) {
+    OffsetQuery& q = queries[i];
+    q.frame = nullptr;
+    if (q.module < 0) continue;
+    Module& module = modules_[static_cast<size_t>(q.module)];
+    steps[i].module = &module;
+    if (!IndexBuckets(module)) continue;
+    const uint64_t first = module.pending.front().offset;
+    if (q.offset >= first && q.offset <= module.pending.back().offset)
+      __builtin_prefetch(&module.bucket_start[(q.offset - first) >> module.bucket_shift]);
+  }
+  // Step 2: the entries the bucket holds, asked for.
+  for (size_t i = 0; i < queries.size(); ++i) {
+    if (!steps[i].module) continue;
+    steps[i].near = PendingNear(*steps[i].module, queries[i].offset);
+    if (!steps[i].near.empty()) __builtin_prefetch(steps[i].near.data());
+  }
+  // Step 3: the entry; a built one is the answer, a pending one's fields are asked for.
+  for (size_t i = 0; i < queries.size(); ++i) {
+    QueryStep& step = steps[i];
+    if (!step.module) continue;
+    step.entry = EntryAt(step.near, queries[i].offset);
+    if (!step.entry) {
+      queries[i].frame = FindIn(*step.module, queries[i].offset);  // an added entry, or none
+    } else if (step.entry->frame) {
+      queries[i].frame = step.entry->frame;
+      step.entry = nullptr;
+    } else {
+      __builtin_prefetch(payloads_[step.entry->payload]->bytes.data() + step.entry->position);
+    }
+  }
+  // Step 4: where the frames built so far are found by those fields, asked for.
+  for (size_t i = 0; i < queries.size(); ++i) {
+    const Pending* entry = steps[i].entry;
+    if (!entry) continue;
+    const std::string_view fields =
+        std::string_view(payloads_[entry->payload]->bytes).substr(entry->position, entry->length);
+    built_by_fields_.prefetch(std::pair{entry->payload, AbslView(fields)});
+  }
+  // Step 5: the pending entries built (an entry asked for twice is built once).
+  for (size_t i = 0; i < queries.size(); ++i) {
+    Pending* entry = steps[i].entry;
+    if (!entry) continue;
+    if (!entry->frame) entry->frame = Build(*steps[i].module, *entry);
+    queries[i].frame = entry->frame;
+  }
 }
 
 const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& entry) const {
@@ -548,15 +609,40 @@ const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mappin
                                                       uint64_t address) {
   if (!mapping || IsKernelCode(mapping, address))
     return table_.Find(SymbolKeyOf(pid, mapping, address));
-  auto [it, inserted] = module_of_mapping_.try_emplace(mapping);
-  MappingModule& m = it->second;
-  if (inserted || m.filename != mapping->filename || m.build_id != mapping->build_id) {
-    const bool fileless = IsFilelessMapping(mapping->filename);
-    m = {mapping->filename, mapping->build_id,
-         fileless ? -1 : table_.FindModule(mapping->filename, mapping->build_id), fileless};
-  }
+  const MappingModule& m = ModuleOf(*mapping);
   if (m.fileless) return table_.Find(SymbolKeyOf(pid, mapping, address));
   return table_.FindAt(m.module, mapping->FileOffset(address));
+}
+
+const EmbeddedSymbolResolver::MappingModule& EmbeddedSymbolResolver::ModuleOf(
+    const Mapping& mapping) {
+  auto [it, inserted] = module_of_mapping_.try_emplace(&mapping);
+  MappingModule& m = it->second;
+  if (inserted || m.filename != mapping.filename || m.build_id != mapping.build_id) {
+    const bool fileless = IsFilelessMapping(mapping.filename);
+    m = {mapping.filename, mapping.build_id,
+         fileless ? -1 : table_.FindModule(mapping.filename, mapping.build_id), fileless};
+  }
+  return m;
+}
+
+void EmbeddedSymbolResolver::FindHeldMany(std::span<HeldQuery> queries) {
+  offset_queries_.clear();
+  batched_.clear();
+  for (size_t i = 0; i < queries.size(); ++i) {
+    HeldQuery& q = queries[i];
+    const MappingModule* m =
+        q.mapping && !IsKernelCode(q.mapping, q.address) ? &ModuleOf(*q.mapping) : nullptr;
+    if (!m || m->fileless) {
+      q.frame = FindHeld(q.pid, q.mapping, q.address);
+      continue;
+    }
+    offset_queries_.push_back({m->module, q.mapping->FileOffset(q.address)});
+    batched_.push_back(i);
+  }
+  table_.FindManyAt(offset_queries_);
+  for (size_t k = 0; k < batched_.size(); ++k)
+    queries[batched_[k]].frame = offset_queries_[k].frame;
 }
 
 ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mapping* mapping,

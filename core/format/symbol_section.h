@@ -61,6 +61,16 @@ class SymbolTable {
   // (-1 when the table has none of it), then an offset in it.
   int64_t FindModule(const std::string& name, const std::string& build_id) const;
   const ResolvedFrame* FindAt(int64_t module, uint64_t offset) const;
+  // FindAt for many offsets at once. A lookup of an address not yet asked for waits for memory
+  // three times in turn (its bucket of the index, the entry, the entry's fields in the
+  // payload); here each step is taken for every query before the next, so the waits of a
+  // batch overlap.
+  struct OffsetQuery {
+    int64_t module;  // FindModule's answer
+    uint64_t offset;
+    const ResolvedFrame* frame = nullptr;  // the answer, as FindAt's
+  };
+  void FindManyAt(std::span<OffsetQuery> queries) const;
   size_t size() const;
 
   // The section payloads (chunk kind 16): one or more, each decodable on its own and at most
@@ -100,6 +110,11 @@ class SymbolTable {
   };
   // The entries of `module.pending` that may hold `offset` (see Module::bucket_start).
   static std::span<Pending> PendingNear(Module& module, uint64_t offset);
+  // Builds `module`'s bucket index when it has none; false when it is too small for one (its
+  // entries are then searched whole).
+  static bool IndexBuckets(Module& module);
+  // The entry at `offset` among `near` (PendingNear's), or null.
+  static Pending* EntryAt(std::span<Pending> near, uint64_t offset);
   Module& ModuleOf(const std::string& name, const std::string& build_id);
   // The entry at `offset`, built from its payload when it is pending; null when there is none.
   const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;
@@ -116,6 +131,12 @@ class SymbolTable {
   mutable absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, const ResolvedFrame*>
       built_by_fields_;
   std::vector<std::shared_ptr<const Payload>> payloads_;
+  struct QueryStep {  // FindManyAt's state of one query between its steps
+    Module* module;
+    std::span<Pending> near;
+    Pending* entry;
+  };
+  mutable std::vector<QueryStep> query_steps_;
   std::unordered_map<std::string, size_t> module_index_;  // name + '\0' + build-id
 };
 
@@ -300,6 +321,7 @@ class EmbeddedSymbolResolver : public FrameResolver {
   }
   ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t address) override;
   const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override;
+  void FindHeldMany(std::span<HeldQuery> queries) override;
 
   const SymbolTable& table() const { return table_; }
   uint64_t misses() const { return misses_; }
@@ -314,10 +336,14 @@ class EmbeddedSymbolResolver : public FrameResolver {
     int64_t module = -1;
     bool fileless = false;
   };
+  const MappingModule& ModuleOf(const Mapping& mapping);
+
   SymbolTable table_;
   FrameResolver* fallback_;
   uint64_t misses_ = 0;
   absl::flat_hash_map<const Mapping*, MappingModule> module_of_mapping_;
+  std::vector<SymbolTable::OffsetQuery> offset_queries_;  // FindHeldMany's, and which query
+  std::vector<size_t> batched_;                           // each one answers
 };
 
 }  // namespace tprof

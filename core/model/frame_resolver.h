@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,17 @@ class FrameResolver {
     (void)pid, (void)mapping, (void)address;
     return nullptr;
   }
+  // FindHeld for many addresses at once, answered in `frame`: a resolver whose lookups wait for
+  // memory overlaps them (an embedded symbol table; a new stack's addresses are mostly new).
+  struct HeldQuery {
+    uint32_t pid;
+    const Mapping* mapping;
+    uint64_t address;
+    const ResolvedFrame* frame = nullptr;
+  };
+  virtual void FindHeldMany(std::span<HeldQuery> queries) {
+    for (HeldQuery& q : queries) q.frame = FindHeld(q.pid, q.mapping, q.address);
+  }
   // Lets go of what the resolver holds for the modules it has opened (their symbols, DWARF and
   // per-address memo), for a caller that is done with them; later calls open them again.
   // Pointers from FindHeld are invalid afterwards.
@@ -92,6 +104,10 @@ class SynchronizedFrameResolver : public FrameResolver {
   const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override {
     std::lock_guard lock(mutex_);
     return inner_.FindHeld(pid, mapping, address);
+  }
+  void FindHeldMany(std::span<HeldQuery> queries) override {
+    std::lock_guard lock(mutex_);
+    inner_.FindHeldMany(queries);
   }
   void ReleaseModules() override {
     std::lock_guard lock(mutex_);

@@ -264,6 +264,12 @@ class RecordVisitor {
   // True when the visitor does something with OnSampleAhead: a decoder reads ahead only then,
   // since holding each sample back costs the other visitors a little for nothing.
   virtual bool takes_sample_hints() const { return false; }
+  // The samples that will be visited next, in order, with no other record between them: a hint
+  // to look up together what each will need, before the first is worked on. They are still
+  // visited with OnSample; a visitor must not let the hint change anything it computes. A
+  // replay of records handed over in batches (RecordBatch) gives it.
+  virtual void OnSamplesAhead(std::span<const Sample>) {}
+  virtual bool takes_sample_runs() const { return false; }
   // True when the visitor passes most of its work on to threads of its own: a reader then
   // decodes on the thread that visits, not on one more that would leave those a core short.
   virtual bool has_own_threads() const { return false; }
@@ -286,6 +292,8 @@ class ForwardingVisitor : public RecordVisitor {
   void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
   void OnSampleAhead(const Sample& s) override { next_.OnSampleAhead(s); }
   bool takes_sample_hints() const override { return next_.takes_sample_hints(); }
+  void OnSamplesAhead(std::span<const Sample> s) override { next_.OnSamplesAhead(s); }
+  bool takes_sample_runs() const override { return next_.takes_sample_runs(); }
   bool has_own_threads() const override { return next_.has_own_threads(); }
   bool reads_callers() const override { return next_.reads_callers(); }
 
@@ -327,6 +335,14 @@ class RecordTee : public RecordVisitor {
   bool takes_sample_hints() const override {
     for (const RecordVisitor* v : visitors_)
       if (v->takes_sample_hints()) return true;
+    return false;
+  }
+  void OnSamplesAhead(std::span<const Sample> s) override {
+    for (RecordVisitor* v : visitors_) v->OnSamplesAhead(s);
+  }
+  bool takes_sample_runs() const override {
+    for (const RecordVisitor* v : visitors_)
+      if (v->takes_sample_runs()) return true;
     return false;
   }
   bool has_own_threads() const override {

@@ -27,9 +27,18 @@ void RecordBatch::Replay(RecordVisitor& visitor) const {
   for (size_t s = 0; s < kAhead; ++s) prefetch(s);
   // Samples are kept in their order, so the next one in the batch is the next visited.
   const bool hints = visitor.takes_sample_hints();
-  for (const auto& [kind, index] : order_) {
+  const bool runs = visitor.takes_sample_runs();
+  size_t run_end = 0;  // the samples before it were handed over ahead
+  for (size_t at = 0; at < order_.size(); ++at) {
+    const auto& [kind, index] = order_[at];
     switch (kind) {
       case Kind::kSample:
+        if (runs && index >= run_end) {
+          size_t next = at + 1;
+          while (next < order_.size() && order_[next].first == Kind::kSample) ++next;
+          run_end = index + (next - at);  // a run's samples are stored one after another
+          visitor.OnSamplesAhead(std::span<const Sample>(samples_.data() + index, run_end - index));
+        }
         prefetch(index + kAhead);
         if (hints && index + 1 < samples_used_) visitor.OnSampleAhead(samples_[index + 1]);
         visitor.OnSample(samples_[index]);

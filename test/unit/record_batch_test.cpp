@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,6 +153,63 @@ TEST(BackgroundReplay, AVisitorThatTakesNoHintsHearsOfNone) {
   }
   EXPECT_EQ(replayed.hints, 0u);
   EXPECT_FALSE(replayed.lines.empty());
+}
+
+// A visitor that takes runs of samples ahead: each run must be exactly the samples visited next,
+// up to the next record of another kind or the batch's end, given before the first of them.
+class RunLog : public RecordLog {
+ public:
+  void OnSamplesAhead(std::span<const Sample> samples) override {
+    if (!ahead_.empty()) ++run_before_the_last_was_visited;
+    for (const Sample& s : samples) ahead_.push_back(s.time);
+    runs.push_back(samples.size());
+  }
+  void OnSample(const Sample& s) override {
+    if (ahead_.empty() || ahead_.front() != s.time)
+      ++not_given_ahead;
+    else
+      ahead_.erase(ahead_.begin());
+    RecordLog::OnSample(s);
+  }
+  void OnMmap(const MmapRecord& r) override { Other(), RecordLog::OnMmap(r); }
+  void OnComm(const CommRecord& r) override { Other(), RecordLog::OnComm(r); }
+  void OnTask(const TaskRecord& r) override { Other(), RecordLog::OnTask(r); }
+  void OnLost(const LostRecord& r) override { Other(), RecordLog::OnLost(r); }
+  void OnThrottle(const ThrottleRecord& r) override { Other(), RecordLog::OnThrottle(r); }
+  bool takes_sample_runs() const override { return true; }
+
+  std::vector<size_t> runs;  // each run's length
+  size_t not_given_ahead = 0, run_before_the_last_was_visited = 0, other_inside_a_run = 0;
+
+ private:
+  void Other() { other_inside_a_run += !ahead_.empty(); }
+  std::vector<uint64_t> ahead_;  // samples given ahead, not yet visited
+};
+
+TEST(BackgroundReplay, AVisitorThatTakesRunsHearsOfEachRunOfSamplesBeforeItsFirst) {
+  RecordLog direct;
+  Feed(direct, 3000);
+  RunLog replayed;
+  {
+    BackgroundReplay replay(replayed, /*batch_records=*/64, /*batches=*/3);
+    Feed(replay, 3000);
+  }
+  EXPECT_EQ(replayed.lines, direct.lines);  // the runs change nothing that is visited
+  EXPECT_EQ(replayed.not_given_ahead, 0u);
+  EXPECT_EQ(replayed.run_before_the_last_was_visited, 0u);
+  EXPECT_EQ(replayed.other_inside_a_run, 0u);
+  // Feed gives four samples after each five other records; a batch's end may cut a run.
+  size_t samples = 0;
+  for (const std::string& line : direct.lines) samples += line.rfind("sample ", 0) == 0;
+  size_t given = 0;
+  for (size_t run : replayed.runs) {
+    EXPECT_GE(run, 1u);
+    EXPECT_LE(run, 4u);
+    given += run;
+  }
+  EXPECT_EQ(given, samples);
+  EXPECT_GE(replayed.runs.size(), samples / 4);
+  EXPECT_LE(replayed.runs.size(), samples / 4 + (3000 + 63) / 64);
 }
 
 TEST(BackgroundReplay, ReplaysEveryRecordInOrderOnOneOtherThread) {

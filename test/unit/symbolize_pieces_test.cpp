@@ -450,6 +450,55 @@ TEST(SymbolSection, LookupsFindEveryEntryAndNothingElseWhereverOffsetsCluster) {
     EXPECT_EQ(decoded.Find({"/usr/bin/prog", "", miss}), nullptr) << std::hex << miss;
 }
 
+// FindManyAt answers each query as FindAt does: entries built or not yet, an address asked twice
+// in one batch, misses between, before and beyond the entries, an entry added rather than
+// decoded, a module the table lacks.
+TEST(SymbolSection, ManyLookupsAtOnceAnswerAsOneByOne) {
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < 300; ++i) offsets.push_back(0x1000 + 4 * i);         // dense
+  for (uint64_t i = 0; i < 40; ++i) offsets.push_back(0x9000000 + 0x1000 * i);  // sparse
+  SymbolTable source;
+  for (size_t i = 0; i < offsets.size(); ++i)
+    source.Add({"/usr/bin/prog", "", offsets[i]},
+               SampleFrame("f" + std::to_string(i % 50), i % 3 == 0));
+  source.Add({"/lib/small.so", "", 0x40}, SampleFrame("s", false));
+  SymbolTable one_by_one, at_once;
+  for (const std::string& p : source.Encode(/*max_payload_bytes=*/3000)) {
+    ASSERT_TRUE(one_by_one.Decode(p).ok());
+    ASSERT_TRUE(at_once.Decode(p).ok());
+  }
+  for (SymbolTable* t : {&one_by_one, &at_once})
+    t->Add({"/usr/bin/prog", "", 0x8000}, SampleFrame("added", false));
+  std::vector<std::pair<std::string, uint64_t>> asked;
+  for (size_t i = 0; i < offsets.size(); i += 3) asked.push_back({"/usr/bin/prog", offsets[i]});
+  for (uint64_t miss : {uint64_t{0}, uint64_t{0x1002}, uint64_t{0x8fff000}, UINT64_MAX})
+    asked.push_back({"/usr/bin/prog", miss});
+  asked.push_back({"/usr/bin/prog", 0x8000});
+  asked.push_back({"/usr/bin/prog", offsets[3]});  // twice in one batch
+  asked.push_back({"/lib/small.so", 0x40});
+  asked.push_back({"/lib/small.so", 0x41});
+  asked.push_back({"/lib/none.so", 0x40});
+  // A few built beforehand, the rest first asked for in the batch.
+  for (size_t i = 0; i < asked.size(); i += 5)
+    (void)at_once.FindAt(at_once.FindModule(asked[i].first, ""), asked[i].second);
+  std::vector<SymbolTable::OffsetQuery> queries;
+  for (const auto& [module, offset] : asked)
+    queries.push_back({at_once.FindModule(module, ""), offset});
+  at_once.FindManyAt(queries);
+  size_t found = 0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const ResolvedFrame* expected =
+        one_by_one.FindAt(one_by_one.FindModule(asked[i].first, ""), asked[i].second);
+    const ResolvedFrame* frame = queries[i].frame;
+    ASSERT_EQ(frame == nullptr, expected == nullptr) << asked[i].first << "+" << asked[i].second;
+    if (!frame) continue;
+    ++found;
+    EXPECT_EQ(*frame, *expected) << asked[i].first << "+" << asked[i].second;
+    EXPECT_EQ(frame, at_once.FindAt(queries[i].module, asked[i].second)) << "the same frame";
+  }
+  EXPECT_EQ(found, (offsets.size() + 2) / 3 + 3);  // every third, the added, the twice, small
+}
+
 // Names each address after itself, and notes which threads asked.
 class AddressNamer : public FrameResolver {
  public:
