@@ -284,6 +284,18 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
   return summary;
 }
 
+bool ProfileReader::HasChunkOfKind(uint16_t kind) const {
+  bool found = false;
+  auto walk = WalkChunks(
+      bytes_,
+      [&](const ChunkHeader& header, uint64_t, std::string_view) -> Result<bool> {
+        found = static_cast<uint16_t>(header.kind) == kind;
+        return !found;
+      },
+      static_cast<format::ChunkKind>(kind));
+  return walk.ok() && found;
+}
+
 Result<std::vector<std::string>> ProfileReader::ReadChunksOfKind(uint16_t kind) const {
   std::vector<std::string> payloads;
   ChunkDecompressor decompressor;

@@ -64,6 +64,9 @@ class ProfileReader {
   // not reached; a damaged chunk of `kind`, or damaged framing, is an error. The checksums of
   // other kinds' chunks are not checked here: reading them (ReadRecords) checks its own.
   Result<std::vector<std::string>> ReadChunksOfKind(uint16_t kind) const;
+  // Whether the file has a chunk of `kind` (checked, but not decompressed) before any damage
+  // or truncation: a look at the chunks' headers.
+  bool HasChunkOfKind(uint16_t kind) const;
 
  private:
   ProfileReader() = default;

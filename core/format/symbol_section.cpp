@@ -608,10 +608,10 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mapping* mapping,
                                                       uint64_t address) {
   if (!mapping || IsKernelCode(mapping, address))
-    return table_.Find(SymbolKeyOf(pid, mapping, address));
+    return Table().Find(SymbolKeyOf(pid, mapping, address));
   const MappingModule& m = ModuleOf(*mapping);
-  if (m.fileless) return table_.Find(SymbolKeyOf(pid, mapping, address));
-  return table_.FindAt(m.module, mapping->FileOffset(address));
+  if (m.fileless) return Table().Find(SymbolKeyOf(pid, mapping, address));
+  return Table().FindAt(m.module, mapping->FileOffset(address));
 }
 
 const EmbeddedSymbolResolver::MappingModule& EmbeddedSymbolResolver::ModuleOf(
@@ -621,7 +621,7 @@ const EmbeddedSymbolResolver::MappingModule& EmbeddedSymbolResolver::ModuleOf(
   if (inserted || m.filename != mapping.filename || m.build_id != mapping.build_id) {
     const bool fileless = IsFilelessMapping(mapping.filename);
     m = {mapping.filename, mapping.build_id,
-         fileless ? -1 : table_.FindModule(mapping.filename, mapping.build_id), fileless};
+         fileless ? -1 : Table().FindModule(mapping.filename, mapping.build_id), fileless};
   }
   return m;
 }
@@ -640,7 +640,7 @@ void EmbeddedSymbolResolver::FindHeldMany(std::span<HeldQuery> queries) {
     offset_queries_.push_back({m->module, q.mapping->FileOffset(q.address)});
     batched_.push_back(i);
   }
-  table_.FindManyAt(offset_queries_);
+  Table().FindManyAt(offset_queries_);
   for (size_t k = 0; k < batched_.size(); ++k)
     queries[batched_[k]].frame = offset_queries_[k].frame;
 }
@@ -648,7 +648,7 @@ void EmbeddedSymbolResolver::FindHeldMany(std::span<HeldQuery> queries) {
 ResolvedFrame EmbeddedSymbolResolver::ResolveInProcess(uint32_t pid, const Mapping* mapping,
                                                        uint64_t address) {
   SymbolKey key = SymbolKeyOf(pid, mapping, address);
-  if (const ResolvedFrame* frame = table_.Find(key)) return *frame;
+  if (const ResolvedFrame* frame = Table().Find(key)) return *frame;
   ++misses_;
   if (fallback_) return fallback_->ResolveInProcess(pid, mapping, address);
   ResolvedFrame frame;

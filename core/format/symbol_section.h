@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -315,6 +317,10 @@ class EmbeddedSymbolResolver : public FrameResolver {
  public:
   explicit EmbeddedSymbolResolver(SymbolTable table, FrameResolver* fallback = nullptr)
       : table_(std::move(table)), fallback_(fallback) {}
+  // The table as it is being read on another thread: the first question waits for it. A
+  // report's reading of the records need not wait for the symbols section as well.
+  explicit EmbeddedSymbolResolver(std::future<SymbolTable> table, FrameResolver* fallback)
+      : reading_(std::move(table)), fallback_(fallback) {}
 
   ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
     return ResolveInProcess(0, mapping, address);
@@ -323,7 +329,7 @@ class EmbeddedSymbolResolver : public FrameResolver {
   const ResolvedFrame* FindHeld(uint32_t pid, const Mapping* mapping, uint64_t address) override;
   void FindHeldMany(std::span<HeldQuery> queries) override;
 
-  const SymbolTable& table() const { return table_; }
+  const SymbolTable& table() const { return Table(); }
   uint64_t misses() const { return misses_; }
 
  private:
@@ -337,8 +343,16 @@ class EmbeddedSymbolResolver : public FrameResolver {
     bool fileless = false;
   };
   const MappingModule& ModuleOf(const Mapping& mapping);
+  SymbolTable& Table() const {
+    std::call_once(read_, [this] {
+      if (reading_.valid()) table_ = reading_.get();
+    });
+    return table_;
+  }
 
-  SymbolTable table_;
+  mutable std::future<SymbolTable> reading_;
+  mutable std::once_flag read_;
+  mutable SymbolTable table_;  // once read_
   FrameResolver* fallback_;
   uint64_t misses_ = 0;
   absl::flat_hash_map<const Mapping*, MappingModule> module_of_mapping_;

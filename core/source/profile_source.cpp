@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <unordered_map>
 
 #include "core/base/file_bytes.h"
+#include "core/format/format_spec.h"
 #include "core/format/profile_reader.h"
 #include "core/format/symbol_section.h"
 #include "core/perfdata/folded_parser.h"
@@ -23,11 +25,17 @@ class TprofSource : public ProfileSource {
  public:
   TprofSource(std::shared_ptr<const FileBytes> bytes, ProfileReader reader, SourceOptions options)
       : bytes_(std::move(bytes)), reader_(std::move(reader)) {
-    // A damaged symbols chunk only costs the names: the live symbolizer can still answer.
-    auto table = ReadSymbolSection(reader_);
-    if (table.ok() && table->size() > 0)
-      embedded_ = std::make_unique<EmbeddedSymbolResolver>(std::move(table).value(),
-                                                           options.symbol_fallback);
+    // A damaged symbols chunk only costs the names: the live symbolizer can still answer. The
+    // section is read on a thread of its own while the records are (it takes a large profile
+    // tens of ms); the first lookup waits for it. embedded_ goes before reader_.
+    if (reader_.HasChunkOfKind(static_cast<uint16_t>(format::ChunkKind::kSymbols)))
+      embedded_ = std::make_unique<EmbeddedSymbolResolver>(
+          std::async(std::launch::async,
+                     [this] {
+                       auto table = ReadSymbolSection(reader_);
+                       return table.ok() ? std::move(table).value() : SymbolTable();
+                     }),
+          options.symbol_fallback);
   }
   FrameResolver* embedded_frames() override { return embedded_.get(); }
   ProfileFormat format() const override { return ProfileFormat::kTprof; }

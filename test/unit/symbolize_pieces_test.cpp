@@ -16,6 +16,7 @@
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
 #include "core/format/varint.h"
+#include "core/source/profile_source.h"
 #include "symbolize/demangle.h"
 #include "symbolize/disassembler.h"
 #include "symbolize/kernel_symbols.h"
@@ -832,6 +833,53 @@ TEST(SymbolSection, WrittenAndReadThroughTheProfileFile) {
   } visitor;
   EXPECT_TRUE(reader->ReadRecords(visitor).ok());
   ::unlink(path.c_str());
+}
+
+// A .tprof file's source reads the symbols section on a thread of its own; its resolver answers
+// from the whole table (the first question waits for it), and from the fallback what the table
+// lacks, all of it when the section cannot be decoded: the names from this machine, not none.
+TEST(SymbolSection, TheSourcesResolverAnswersFromTheSectionReadBesideIt) {
+  struct Namer : FrameResolver {
+    ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+      ResolvedFrame f;
+      f.function = "live@" + std::to_string(address);
+      return f;
+    }
+  } live;
+  Mapping mapping{0x400000, 0x410000, 0, "/bin/x", "id"};
+  for (const bool intact : {true, false}) {
+    const std::string path = TempPath("symtest", intact ? "intact.tprof" : "undecodable.tprof");
+    auto writer = ProfileWriter::CreateFile(path, Metadata{}, {});
+    ASSERT_TRUE(writer.ok());
+    SymbolTable table;
+    for (uint64_t i = 0; i < 5000; ++i)
+      table.Add({"/bin/x", "id", 0x10 + 4 * i}, SampleFrame("f" + std::to_string(i), false));
+    if (intact) {
+      ASSERT_TRUE(WriteSymbolSection(**writer, table).ok());
+    } else {  // checksums right, contents not a section
+      ASSERT_TRUE((*writer)
+                      ->WriteOpaqueChunk(static_cast<uint16_t>(format::ChunkKind::kSymbols),
+                                         "\x01\x05not a section")
+                      .ok());
+    }
+    ASSERT_TRUE((*writer)->Finish({}).ok());
+    SourceOptions options;
+    options.symbol_fallback = &live;
+    auto source = ProfileSource::OpenFile(path, options);
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    FrameResolver* embedded = (*source)->embedded_frames();
+    ASSERT_NE(embedded, nullptr);
+    for (uint64_t i : {uint64_t{0}, uint64_t{4999}}) {
+      const uint64_t address = mapping.start + 0x10 + 4 * i;
+      const ResolvedFrame* held = embedded->FindHeld(1, &mapping, address);
+      EXPECT_EQ(held != nullptr, intact) << i;
+      EXPECT_EQ(embedded->ResolveInProcess(1, &mapping, address).function,
+                intact ? "f" + std::to_string(i) : "live@" + std::to_string(address));
+    }
+    EXPECT_EQ(embedded->ResolveInProcess(1, &mapping, mapping.start + 0x8).function,
+              "live@" + std::to_string(mapping.start + 0x8));
+    ::unlink(path.c_str());
+  }
 }
 
 }  // namespace
