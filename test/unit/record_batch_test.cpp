@@ -122,21 +122,28 @@ class HintLog : public RecordLog {
   std::optional<uint64_t> pending_, expected_;
 };
 
-TEST(BackgroundReplay, AVisitorThatTakesHintsHearsOfEachNextSampleOfTheBatch) {
+// Feeds `records` through a replay in batches of 64 (three in flight) to `replayed`, which
+// must visit what a visitor fed them directly visits; returns how many of them are samples.
+size_t FeedReplayedAsDirect(int records, RecordLog& replayed) {
   RecordLog direct;
-  Feed(direct, 2000);
-  HintLog replayed;
+  Feed(direct, records);
   {
     BackgroundReplay replay(replayed, /*batch_records=*/64, /*batches=*/3);
-    Feed(replay, 2000);
+    Feed(replay, records);
   }
-  EXPECT_EQ(replayed.lines, direct.lines);  // the hints change nothing that is visited
+  EXPECT_EQ(replayed.lines, direct.lines);  // hints change nothing that is visited
+  size_t samples = 0;
+  for (const std::string& line : direct.lines) samples += line.rfind("sample ", 0) == 0;
+  return samples;
+}
+
+TEST(BackgroundReplay, AVisitorThatTakesHintsHearsOfEachNextSampleOfTheBatch) {
+  HintLog replayed;
+  const size_t samples = FeedReplayedAsDirect(2000, replayed);
   EXPECT_EQ(replayed.not_the_hinted_one, 0u);
   // Every sample is hinted but each batch's first (no sample before it in the batch to be
   // hinted at).
-  size_t samples = 0;
-  for (const std::string& line : direct.lines) samples += line.rfind("sample ", 0) == 0;
-  const size_t batches = (direct.lines.size() + 63) / 64;
+  const size_t batches = (replayed.lines.size() + 63) / 64;
   EXPECT_GE(replayed.hinted.size(), samples - batches);
   EXPECT_LT(replayed.hinted.size(), samples);
 }
@@ -187,20 +194,12 @@ class RunLog : public RecordLog {
 };
 
 TEST(BackgroundReplay, AVisitorThatTakesRunsHearsOfEachRunOfSamplesBeforeItsFirst) {
-  RecordLog direct;
-  Feed(direct, 3000);
   RunLog replayed;
-  {
-    BackgroundReplay replay(replayed, /*batch_records=*/64, /*batches=*/3);
-    Feed(replay, 3000);
-  }
-  EXPECT_EQ(replayed.lines, direct.lines);  // the runs change nothing that is visited
+  const size_t samples = FeedReplayedAsDirect(3000, replayed);
   EXPECT_EQ(replayed.not_given_ahead, 0u);
   EXPECT_EQ(replayed.run_before_the_last_was_visited, 0u);
   EXPECT_EQ(replayed.other_inside_a_run, 0u);
   // Feed gives four samples after each five other records; a batch's end may cut a run.
-  size_t samples = 0;
-  for (const std::string& line : direct.lines) samples += line.rfind("sample ", 0) == 0;
   size_t given = 0;
   for (size_t run : replayed.runs) {
     EXPECT_GE(run, 1u);
