@@ -27,7 +27,8 @@ class TprofSource : public ProfileSource {
       : bytes_(std::move(bytes)), reader_(std::move(reader)) {
     // A damaged symbols chunk only costs the names: the live symbolizer can still answer. The
     // section is read on a thread of its own while the records are (it takes a large profile
-    // tens of ms); the first lookup waits for it. embedded_ goes before reader_.
+    // tens of ms); the first lookup waits for it. embedded_, declared last, is destroyed
+    // first, and its future waits for the thread: reader_ outlives the thread's reading.
     if (reader_.HasChunkOfKind(static_cast<uint16_t>(format::ChunkKind::kSymbols)))
       embedded_ = std::make_unique<EmbeddedSymbolResolver>(
           std::async(std::launch::async,
@@ -37,6 +38,10 @@ class TprofSource : public ProfileSource {
                      }),
           options.symbol_fallback);
   }
+  // The symbols section's thread reads reader_ through `this`.
+  TprofSource(const TprofSource&) = delete;
+  TprofSource& operator=(const TprofSource&) = delete;
+
   FrameResolver* embedded_frames() override { return embedded_.get(); }
   ProfileFormat format() const override { return ProfileFormat::kTprof; }
   const Metadata& metadata() const override { return reader_.metadata(); }
