@@ -292,8 +292,7 @@ class ForwardingVisitor : public RecordVisitor {
   void OnThrottle(const ThrottleRecord& r) override { next_.OnThrottle(r); }
   void OnSampleAhead(const Sample& s) override { next_.OnSampleAhead(s); }
   bool takes_sample_hints() const override { return next_.takes_sample_hints(); }
-  void OnSamplesAhead(std::span<const Sample> s) override { next_.OnSamplesAhead(s); }
-  bool takes_sample_runs() const override { return next_.takes_sample_runs(); }
+  // Runs are not passed on: a filter may drop or change the samples a run names.
   bool has_own_threads() const override { return next_.has_own_threads(); }
   bool reads_callers() const override { return next_.reads_callers(); }
 

@@ -204,6 +204,57 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
                       {"one in_a.so", 1}, {"one in_b.so", 2}, {"two in_b.so", 4}}));
 }
 
+// Code without a file (JIT code) is named per process, while the frame cache is keyed by mapping
+// and address: a forked child shares its parent's mappings, so the first sample to reach such an
+// address names it for both. The stack-row thread looks the leaves of a run of samples up ahead
+// of their callers; it must leave those addresses to be asked in the samples' order.
+TEST(ReportTableTest, CodeWithoutAFileIsNamedByTheFirstSampleToReachIt) {
+  struct PidNamer : FrameResolver {
+    ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+      return ResolveInProcess(0, mapping, address);
+    }
+    ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t) override {
+      ResolvedFrame r;
+      r.function = mapping && !IsFilelessMapping(mapping->filename)
+                       ? "in_" + mapping->filename
+                       : "jit_of_" + std::to_string(pid);
+      r.module = mapping ? mapping->filename : "[unknown]";
+      r.resolved = true;
+      return r;
+    }
+  } resolver;
+  auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
+                                            SampleFilter{}, 0);
+  ASSERT_TRUE(builder.ok());
+  MmapRecord jit = PageAt0x1000("//anon");
+  jit.pid = 10;
+  MmapRecord prog = jit;
+  prog.start = 0x5000;
+  prog.filename = "prog";
+  (*builder)->OnMmap(jit);
+  (*builder)->OnMmap(prog);
+  TaskRecord fork;
+  fork.pid = fork.tid = 20;
+  fork.ppid = fork.ptid = 10;
+  (*builder)->OnTask(fork);
+  // One run of two samples: the parent's, called from the JIT code (return address 0x1020,
+  // looked up at 0x101f), then the child's, whose leaf is that same address.
+  Sample parent = At(0, 0x5010, 1);
+  parent.pid = parent.tid = 10;
+  parent.callchain = {0x5010, 0x1020};
+  Sample child = At(0, 0x101f, 4);
+  child.pid = child.tid = 20;
+  child.callchain = {0x101f};
+  (*builder)->OnSample(parent);
+  (*builder)->OnSample(child);
+  ReportTable table = (*builder)->Finish();
+  std::map<std::string, uint64_t> self;
+  for (const ReportRow& r : table.rows) self[r.keys[0]] += r.self_period[0];
+  EXPECT_EQ(self["in_prog"], 1u);
+  EXPECT_EQ(self["jit_of_10"], 4u) << "named by the parent, whose sample reached it first";
+  EXPECT_EQ(self["jit_of_20"], 0u);
+}
+
 // Threads whose sort values differ take turns on the same frames (threads of one process share
 // its mappings, so its frames: a caller on every stack, a leaf on several): each sample counts
 // toward its own thread's rows, whichever thread's row the frame was last keyed for.
