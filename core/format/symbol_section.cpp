@@ -607,6 +607,7 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 
 const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mapping* mapping,
                                                       uint64_t address) {
+  if (Empty()) return fallback_ ? fallback_->FindHeld(pid, mapping, address) : nullptr;
   if (!mapping || IsKernelCode(mapping, address))
     return Table().Find(SymbolKeyOf(pid, mapping, address));
   const MappingModule& m = ModuleOf(*mapping);
@@ -627,6 +628,11 @@ const EmbeddedSymbolResolver::MappingModule& EmbeddedSymbolResolver::ModuleOf(
 }
 
 void EmbeddedSymbolResolver::FindHeldMany(std::span<HeldQuery> queries) {
+  if (Empty()) {
+    if (fallback_) return fallback_->FindHeldMany(queries);
+    for (HeldQuery& q : queries) q.frame = nullptr;
+    return;
+  }
   offset_queries_.clear();
   batched_.clear();
   for (size_t i = 0; i < queries.size(); ++i) {

@@ -346,13 +346,21 @@ class EmbeddedSymbolResolver : public FrameResolver {
   SymbolTable& Table() const {
     std::call_once(read_, [this] {
       if (reading_.valid()) table_ = reading_.get();
+      empty_ = table_.size() == 0;
     });
     return table_;
+  }
+  // Whether the table holds nothing (a section that did not decode): the fallback then
+  // answers FindHeld too, with the frames it holds, as it did when there was no table.
+  bool Empty() const {
+    Table();
+    return empty_;
   }
 
   mutable std::future<SymbolTable> reading_;
   mutable std::once_flag read_;
-  mutable SymbolTable table_;  // once read_
+  mutable SymbolTable table_;   // once read_
+  mutable bool empty_ = false;  // once read_
   FrameResolver* fallback_;
   uint64_t misses_ = 0;
   absl::flat_hash_map<const Mapping*, MappingModule> module_of_mapping_;

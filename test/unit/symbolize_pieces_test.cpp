@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 #include <variant>
@@ -837,7 +838,8 @@ TEST(SymbolSection, WrittenAndReadThroughTheProfileFile) {
 
 // A .tprof file's source reads the symbols section on a thread of its own; its resolver answers
 // from the whole table (the first question waits for it), and from the fallback what the table
-// lacks, all of it when the section cannot be decoded: the names from this machine, not none.
+// lacks, all of it when the section cannot be decoded: the names from this machine, not none,
+// and the frames the fallback holds, as when it answered alone.
 TEST(SymbolSection, TheSourcesResolverAnswersFromTheSectionReadBesideIt) {
   struct Namer : FrameResolver {
     ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
@@ -845,6 +847,10 @@ TEST(SymbolSection, TheSourcesResolverAnswersFromTheSectionReadBesideIt) {
       f.function = "live@" + std::to_string(address);
       return f;
     }
+    const ResolvedFrame* FindHeld(uint32_t, const Mapping* mapping, uint64_t address) override {
+      return &held.try_emplace(address, Resolve(mapping, address)).first->second;
+    }
+    std::map<uint64_t, ResolvedFrame> held;
   } live;
   Mapping mapping{0x400000, 0x410000, 0, "/bin/x", "id"};
   for (const bool intact : {true, false}) {
@@ -871,10 +877,17 @@ TEST(SymbolSection, TheSourcesResolverAnswersFromTheSectionReadBesideIt) {
     ASSERT_NE(embedded, nullptr);
     for (uint64_t i : {uint64_t{0}, uint64_t{4999}}) {
       const uint64_t address = mapping.start + 0x10 + 4 * i;
+      const std::string name = intact ? "f" + std::to_string(i) : "live@" + std::to_string(address);
       const ResolvedFrame* held = embedded->FindHeld(1, &mapping, address);
-      EXPECT_EQ(held != nullptr, intact) << i;
-      EXPECT_EQ(embedded->ResolveInProcess(1, &mapping, address).function,
-                intact ? "f" + std::to_string(i) : "live@" + std::to_string(address));
+      ASSERT_NE(held, nullptr) << i;
+      EXPECT_EQ(held->function, name);
+      const auto own = live.held.find(address);
+      EXPECT_EQ(own != live.held.end() && held == &own->second, !intact)
+          << "the fallback's own frame";
+      FrameResolver::HeldQuery query{1, &mapping, address};
+      embedded->FindHeldMany(std::span(&query, 1));
+      EXPECT_EQ(query.frame, held);
+      EXPECT_EQ(embedded->ResolveInProcess(1, &mapping, address).function, name);
     }
     EXPECT_EQ(embedded->ResolveInProcess(1, &mapping, mapping.start + 0x8).function,
               "live@" + std::to_string(mapping.start + 0x8));
