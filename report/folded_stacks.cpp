@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <future>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -45,8 +46,19 @@ class FoldedLines {
   }
 
   void Write(std::ostream& out) const {
-    // A block at a time: one call into the stream per 64 KiB, not several per line.
+    // A block at a time, each written on a thread of its own while the next is made: a large
+    // profile's lines are a hundred MiB of text, and making them and writing them (into a pipe,
+    // often) take about as long.
+    constexpr size_t kBlock = 1 << 20;
+    std::future<void> writing;
+    auto hand_over = [&](std::string&& full) {
+      if (writing.valid()) writing.get();  // in order, one at a time
+      writing = std::async(std::launch::async, [&out, block = std::move(full)] {
+        out.write(block.data(), static_cast<std::streamsize>(block.size()));
+      });
+    };
     std::string block;
+    block.reserve(kBlock + 4096);
     for (const Line& line : lines_) {
       for (size_t i = 0; i < line.size; ++i) {
         if (i) block += ';';
@@ -55,12 +67,14 @@ class FoldedLines {
       block += ' ';
       AppendUint(block, line.count);
       block += '\n';
-      if (block.size() >= (1 << 16)) {
-        out.write(block.data(), static_cast<std::streamsize>(block.size()));
-        block.clear();
+      if (block.size() >= kBlock) {
+        hand_over(std::move(block));
+        block = std::string();
+        block.reserve(kBlock + 4096);
       }
     }
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    hand_over(std::move(block));
+    writing.get();
   }
 
  private:
