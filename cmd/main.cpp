@@ -45,9 +45,16 @@ constexpr CommandEntry kCommands[] = {
     {tprof::MakeListCommand, "."},
 };
 
-}  // namespace
+// The exit status once what was written on standard output has all been written: a report cut
+// short by a full disk must not end in success.
+int EndOfOutput(int status) {
+  std::cout.flush();
+  if (std::cout) return status;
+  std::cerr << "tprof: cannot write standard output: what was written is incomplete\n";
+  return status == tprof::kExitOk ? tprof::kExitRuntimeError : status;
+}
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   using namespace tprof;
 #ifdef TPROF_MIMALLOC
   // The analysis commands allocate hundreds of MiB of small objects in a few hundred ms: with
@@ -150,3 +157,7 @@ int main(int argc, char** argv) {
   std::cout << app.help();
   return kExitUsage;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return EndOfOutput(Main(argc, argv)); }

@@ -86,6 +86,22 @@ TEST(CliTest, Version) {
   EXPECT_EQ(r.out.rfind("tprof ", 0), 0u) << r.out;
 }
 
+// Output that could not all be written (a full disk: /dev/full) is an error, not a success
+// with a report cut short, whatever wrote it; the same command written out whole succeeds.
+TEST(CliTest, OutputThatCannotBeWrittenIsAnError) {
+  const std::string input =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
+  for (const std::string& args : {"report -i " + input, "report --folded -i " + input,
+                                  "report --json -i " + input, std::string("--version")}) {
+    auto full = RunCommand({"/bin/sh", "-c", std::string(kTprof) + " " + args + " > /dev/full"});
+    EXPECT_EQ(full.exit_code, 1) << args << ": " << full.err;
+    EXPECT_NE(full.err.find("tprof: cannot write standard output"), std::string::npos)
+        << args << ": " << full.err;
+    auto whole = RunCommand({"/bin/sh", "-c", std::string(kTprof) + " " + args + " > /dev/null"});
+    EXPECT_EQ(whole.exit_code, 0) << args << ": " << whole.err;
+  }
+}
+
 TEST(CliTest, UnknownCommandSuggestsTheClosest) {
   auto r = RunCommand({kTprof, "reprot"});
   EXPECT_EQ(r.exit_code, 2);
