@@ -59,19 +59,13 @@ int Main(int argc, char** argv) {
 #ifdef TPROF_MIMALLOC
   // The analysis commands allocate hundreds of MiB of small objects in a few hundred ms: with
   // 2 MiB pages (transparent huge pages, where the kernel offers them on madvise) they take a
-  // fraction of the page faults, which were a tenth of a large report's time, and the
-  // lookups scattered over them miss the TLB less. That needs memory committed as a segment
-  // is made: committed lazily, 64 KiB at a time, a region is too small for a 2 MiB page when
-  // first touched, and a thread's first segment is (by default) lazy. (The main thread's first
-  // segment is made before main, so it stays as it was.) record's
+  // fraction of the page faults, which were a tenth of a large report's time. record's
   // footprint sits beside the workload's instead: it hands freed memory back at once, which
   // takes a fifth off the peak of its symbol step.
-  if (argc > 1 && std::string_view(argv[1]) == "record") {
+  if (argc > 1 && std::string_view(argv[1]) == "record")
     mi_option_set(mi_option_decommit_delay, 0);
-  } else {
+  else
     mi_option_enable(mi_option_large_os_pages);
-    mi_option_set(mi_option_eager_commit_delay, 0);
-  }
 #endif
   CLI::App app("tprof: a hardware-counter-aware CPU profiler", "tprof");
   app.set_version_flag("--version", std::string("tprof ") + kVersion);
