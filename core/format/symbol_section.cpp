@@ -125,14 +125,17 @@ bool SymbolTable::IndexBuckets(Module& module) {
   return true;
 }
 
+const uint32_t* SymbolTable::BucketOf(const Module& module, uint64_t offset) {
+  const uint64_t first = module.pending.front().offset;
+  if (offset < first || offset > module.pending.back().offset) return nullptr;
+  return &module.bucket_start[(offset - first) >> module.bucket_shift];
+}
+
 std::span<SymbolTable::Pending> SymbolTable::PendingNear(Module& module, uint64_t offset) {
-  std::vector<Pending>& pending = module.pending;
-  if (!IndexBuckets(module)) return pending;
-  const uint64_t first = pending.front().offset;
-  if (offset < first || offset > pending.back().offset) return {};
-  const uint64_t b = (offset - first) >> module.bucket_shift;
-  return std::span<Pending>(pending).subspan(module.bucket_start[b],
-                                             module.bucket_start[b + 1] - module.bucket_start[b]);
+  if (!IndexBuckets(module)) return module.pending;
+  const uint32_t* bucket = BucketOf(module, offset);
+  if (!bucket) return {};
+  return std::span<Pending>(module.pending).subspan(bucket[0], bucket[1] - bucket[0]);
 }
 
 SymbolTable::Pending* SymbolTable::EntryAt(std::span<Pending> near, uint64_t offset) {
@@ -141,14 +144,22 @@ SymbolTable::Pending* SymbolTable::EntryAt(std::span<Pending> near, uint64_t off
   return p != near.end() && p->offset == offset ? &*p : nullptr;
 }
 
+const ResolvedFrame* SymbolTable::AddedAt(const Module& module, uint64_t offset) {
+  if (module.frames.empty()) return nullptr;
+  auto f = module.frames.find(offset);
+  return f == module.frames.end() ? nullptr : f->second;
+}
+
 const ResolvedFrame* SymbolTable::FindIn(Module& module, uint64_t offset) const {
   if (Pending* p = EntryAt(PendingNear(module, offset), offset)) {
     if (!p->frame) p->frame = Build(module, *p);
     return p->frame;
   }
-  if (module.frames.empty()) return nullptr;
-  auto f = module.frames.find(offset);
-  return f == module.frames.end() ? nullptr : f->second;
+  return AddedAt(module, offset);
+}
+
+std::string_view SymbolTable::FieldsOf(const Pending& entry) const {
+  return std::string_view(payloads_[entry.payload]->bytes).substr(entry.position, entry.length);
 }
 
 void SymbolTable::FindManyAt(std::span<OffsetQuery> queries) const {
@@ -162,9 +173,7 @@ void SymbolTable::FindManyAt(std::span<OffsetQuery> queries) const {
     Module& module = modules_[static_cast<size_t>(q.module)];
     steps[i].module = &module;
     if (!IndexBuckets(module)) continue;
-    const uint64_t first = module.pending.front().offset;
-    if (q.offset >= first && q.offset <= module.pending.back().offset)
-      __builtin_prefetch(&module.bucket_start[(q.offset - first) >> module.bucket_shift]);
+    if (const uint32_t* bucket = BucketOf(module, q.offset)) __builtin_prefetch(bucket);
   }
   // Step 2: the entries the bucket holds, asked for.
   for (size_t i = 0; i < queries.size(); ++i) {
@@ -178,21 +187,18 @@ void SymbolTable::FindManyAt(std::span<OffsetQuery> queries) const {
     if (!step.module) continue;
     step.entry = EntryAt(step.near, queries[i].offset);
     if (!step.entry) {
-      queries[i].frame = FindIn(*step.module, queries[i].offset);  // an added entry, or none
+      queries[i].frame = AddedAt(*step.module, queries[i].offset);
     } else if (step.entry->frame) {
       queries[i].frame = step.entry->frame;
       step.entry = nullptr;
     } else {
-      __builtin_prefetch(payloads_[step.entry->payload]->bytes.data() + step.entry->position);
+      __builtin_prefetch(FieldsOf(*step.entry).data());
     }
   }
   // Step 4: where the frames built so far are found by those fields, asked for.
   for (size_t i = 0; i < queries.size(); ++i) {
     const Pending* entry = steps[i].entry;
-    if (!entry) continue;
-    const std::string_view fields =
-        std::string_view(payloads_[entry->payload]->bytes).substr(entry->position, entry->length);
-    built_by_fields_.prefetch(std::pair{entry->payload, AbslView(fields)});
+    if (entry) built_by_fields_.prefetch(std::pair{entry->payload, AbslView(FieldsOf(*entry))});
   }
   // Step 5: the pending entries built (an entry asked for twice is built once).
   for (size_t i = 0; i < queries.size(); ++i) {
@@ -207,8 +213,7 @@ const ResolvedFrame* SymbolTable::Build(const Module& module, const Pending& ent
   // Decode validated the entry's fields and string indexes, and noted where they end: equal
   // fields in one payload mean an equal frame (the build-id is the module's).
   const Payload& payload = *payloads_[entry.payload];
-  const std::string_view fields =
-      std::string_view(payload.bytes).substr(entry.position, entry.length);
+  const std::string_view fields = FieldsOf(entry);
   auto [it, inserted] =
       built_by_fields_.try_emplace(std::pair{entry.payload, AbslView(fields)}, nullptr);
   if (!inserted) return it->second;
@@ -608,11 +613,17 @@ Result<size_t> EmbedSymbols(const std::string& input, const std::string& output,
 const ResolvedFrame* EmbeddedSymbolResolver::FindHeld(uint32_t pid, const Mapping* mapping,
                                                       uint64_t address) {
   if (Empty()) return fallback_ ? fallback_->FindHeld(pid, mapping, address) : nullptr;
-  if (!mapping || IsKernelCode(mapping, address))
-    return Table().Find(SymbolKeyOf(pid, mapping, address));
+  if (const auto query = FileOffsetQuery(mapping, address))
+    return Table().FindAt(query->module, query->offset);
+  return Table().Find(SymbolKeyOf(pid, mapping, address));
+}
+
+std::optional<SymbolTable::OffsetQuery> EmbeddedSymbolResolver::FileOffsetQuery(
+    const Mapping* mapping, uint64_t address) {
+  if (!mapping || IsKernelCode(mapping, address)) return std::nullopt;
   const MappingModule& m = ModuleOf(*mapping);
-  if (m.fileless) return Table().Find(SymbolKeyOf(pid, mapping, address));
-  return Table().FindAt(m.module, mapping->FileOffset(address));
+  if (m.fileless) return std::nullopt;
+  return SymbolTable::OffsetQuery{m.module, mapping->FileOffset(address)};
 }
 
 const EmbeddedSymbolResolver::MappingModule& EmbeddedSymbolResolver::ModuleOf(
@@ -637,14 +648,12 @@ void EmbeddedSymbolResolver::FindHeldMany(std::span<HeldQuery> queries) {
   batched_.clear();
   for (size_t i = 0; i < queries.size(); ++i) {
     HeldQuery& q = queries[i];
-    const MappingModule* m =
-        q.mapping && !IsKernelCode(q.mapping, q.address) ? &ModuleOf(*q.mapping) : nullptr;
-    if (!m || m->fileless) {
-      q.frame = FindHeld(q.pid, q.mapping, q.address);
-      continue;
+    if (const auto query = FileOffsetQuery(q.mapping, q.address)) {
+      offset_queries_.push_back(*query);
+      batched_.push_back(i);
+    } else {
+      q.frame = Table().Find(SymbolKeyOf(q.pid, q.mapping, q.address));
     }
-    offset_queries_.push_back({m->module, q.mapping->FileOffset(q.address)});
-    batched_.push_back(i);
   }
   Table().FindManyAt(offset_queries_);
   for (size_t k = 0; k < batched_.size(); ++k)

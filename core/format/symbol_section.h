@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -115,8 +116,15 @@ class SymbolTable {
   // Builds `module`'s bucket index when it has none; false when it is too small for one (its
   // entries are then searched whole).
   static bool IndexBuckets(Module& module);
+  // Where `offset`'s bucket starts in `module`'s index (built), or null when the offset is
+  // outside the entries; the bucket ends where the next one starts.
+  static const uint32_t* BucketOf(const Module& module, uint64_t offset);
   // The entry at `offset` among `near` (PendingNear's), or null.
   static Pending* EntryAt(std::span<Pending> near, uint64_t offset);
+  // The frame added (not decoded) at `offset`, or null.
+  static const ResolvedFrame* AddedAt(const Module& module, uint64_t offset);
+  // A decoded entry's fields in its payload.
+  std::string_view FieldsOf(const Pending& entry) const;
   Module& ModuleOf(const std::string& name, const std::string& build_id);
   // The entry at `offset`, built from its payload when it is pending; null when there is none.
   const ResolvedFrame* FindIn(Module& module, uint64_t offset) const;
@@ -343,6 +351,9 @@ class EmbeddedSymbolResolver : public FrameResolver {
     bool fileless = false;
   };
   const MappingModule& ModuleOf(const Mapping& mapping);
+  // The table's module and offset of an address in a file's code, looked up by file offset;
+  // nullopt for kernel code, and code without a file or a mapping (looked up by SymbolKeyOf).
+  std::optional<SymbolTable::OffsetQuery> FileOffsetQuery(const Mapping* mapping, uint64_t address);
   SymbolTable& Table() const {
     std::call_once(read_, [this] {
       if (reading_.valid()) table_ = reading_.get();
