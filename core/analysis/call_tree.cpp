@@ -246,7 +246,7 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          ? tally_.Add(sample, key)
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
-  if (stack.first) ToPaths().OnSample(sample);
+  if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
 }
 
 const CallNode& CallTreeBuilder::root() {

@@ -178,6 +178,8 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;
   bool has_own_threads() const override { return paths_thread_ != nullptr; }
+  // A deferred chain is decoded for a new stack alone (see ReportTableBuilder).
+  bool takes_deferred_callchains() const override { return true; }
 
   // The tree of every sample so far. Later samples are built into the tree on the caller's
   // thread.
@@ -205,6 +207,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   HintedStackKeys hinted_;  // the tally keys of hinted samples
   CallPathBuilder paths_;
   std::unique_ptr<BackgroundReplay> paths_thread_;  // paths_ on its thread until root()
+  Sample completed_;  // a new stack's sample with its callchain completed, for paths_ in line
   uint64_t samples_ = 0;
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
 };

@@ -504,7 +504,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   }
   auto [stack, first] = hinted ? tally_.Add(sample, key)
                                : tally_.Add(sample, thread.part, space().GenerationOf(sample.pid));
-  if (first) ToRows().OnSample(sample);
+  if (first) OnSampleWithChainFor(ToRows(), sample, completed_);
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);

@@ -375,6 +375,9 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
   void OnThrottle(const ThrottleRecord& r) override;
   bool has_own_threads() const override { return rows_thread_ != nullptr; }
+  // Most samples only count under a stack already met: a deferred chain is decoded for a new
+  // stack alone.
+  bool takes_deferred_callchains() const override { return true; }
 
   ReportTable Finish();
 
@@ -405,6 +408,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   StackRowResolver rows_;
   // rows_ on a thread of its own, unless read groups need each sample's row as it comes.
   std::unique_ptr<BackgroundReplay> rows_thread_;
+  Sample completed_;  // a new stack's sample with its callchain completed, for rows_ in line
   std::vector<int64_t> row_of_key_;   // -1: no row yet
   std::vector<int> group_of_leader_;  // per event: index into table_.groups
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group

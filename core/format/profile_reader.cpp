@@ -227,6 +227,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     bool takes_sample_hints() const override { return inner.takes_sample_hints(); }
     bool has_own_threads() const override { return inner.has_own_threads(); }
     bool reads_callers() const override { return inner.reads_callers(); }
+    bool takes_deferred_callchains() const override { return inner.takes_deferred_callchains(); }
   } counting(visitor);
 
   Result<ChunkWalk> walk = ChunkWalk{};

@@ -306,6 +306,12 @@ uint64_t DecodeLeafContext(ByteReader& r, uint64_t n, uint64_t* frames) {
   return n;
 }
 
+void DecodeDeferredChain(const DeferredCallchain& chain, std::vector<uint64_t>* frames) {
+  ByteReader r(chain.bytes, chain.size);
+  frames->resize(chain.frames);
+  r.GetDeltaSums(frames->data(), chain.frames);  // bytes SkipVarints took: r cannot fail
+}
+
 }  // namespace
 
 Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
@@ -313,8 +319,10 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
   previous_time_ = 0;
   stack_frames_.clear();
   stack_ends_.clear();
+  deferred_chains_.clear();
   const bool read_ahead = visitor.takes_sample_hints();
   const bool whole_chains = visitor.reads_callers();
+  const bool defer_chains = whole_chains && visitor.takes_deferred_callchains();
   ByteReader chunk(data, size);
   uint64_t index = 0;
   while (chunk.remaining() > 0) {
@@ -354,12 +362,18 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
             if (n > kMaxFrames)
               return Error("record " + std::to_string(index) + ": callchain too deep");
             s.callchain.resize(n);
-            if (whole_chains) {
+            if (whole_chains && !defer_chains) {
               r.GetDeltaSums(s.callchain.data(), n);
             } else {
+              const uint8_t* chain_begin = r.position();
               const uint64_t kept = DecodeLeafContext(r, n, s.callchain.data());
               r.SkipVarints(n - kept);
               s.callchain.resize(kept);
+              if (defer_chains && kept < n)
+                s.deferred_callchain = {chain_begin,
+                                        static_cast<size_t>(r.position() - chain_begin),
+                                        static_cast<uint32_t>(n), &DecodeDeferredChain};
+              if (defer_chains) deferred_chains_.push_back(s.deferred_callchain);
             }
             stack_frames_.insert(stack_frames_.end(), s.callchain.begin(), s.callchain.end());
             stack_ends_.push_back(stack_frames_.size());
@@ -368,6 +382,7 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
             s.callchain.assign(
                 stack_frames_.begin() + static_cast<std::ptrdiff_t>(begin),
                 stack_frames_.begin() + static_cast<std::ptrdiff_t>(stack_ends_[ref - 1]));
+            if (defer_chains) s.deferred_callchain = deferred_chains_[ref - 1];
           } else {
             return Error("record " + std::to_string(index) + ": reference to unknown callchain " +
                          std::to_string(ref));

@@ -86,6 +86,9 @@ class RecordDecoder {
   // chain: a chunk holds thousands, and allocating each was a tenth of the decoding.
   std::vector<uint64_t> stack_frames_;
   std::vector<size_t> stack_ends_;
+  // For a visitor that takes deferred callchains, stack_frames_ holds each chain's leaf context
+  // and this the whole chain, by chain as stack_ends_.
+  std::vector<DeferredCallchain> deferred_chains_;
   // Two samples, reused so that decoding does not allocate per sample: one being decoded, the
   // one before it waiting to be visited (see RecordVisitor::OnSampleAhead).
   Sample samples_[2];

@@ -64,8 +64,10 @@ void KernelEntryCredit::OnSample(const Sample& sample) {
   if (user != sample.callchain.end() && user + 1 != sample.callchain.end() &&
       !IsContextMarker(user[1])) {
     credited_ = sample;
+    CompleteCallchain(credited_);  // the user part is all callers, past the leaf's context
     credited_.ip = user[1];
-    credited_.callchain.assign(user, sample.callchain.end());
+    credited_.callchain.erase(credited_.callchain.begin(),
+                              credited_.callchain.begin() + (user - sample.callchain.begin()));
     ++stats.from_callchain;
     next().OnSample(credited_);
     return;

@@ -44,6 +44,8 @@ class KernelEntryCredit : public ForwardingVisitor {
   KernelEntryCredit(const std::vector<EventDesc>& events, const std::string& architecture,
                     RecordVisitor& downstream);
   void OnSample(const Sample& sample) override;
+  // It completes what it rewrites; the rest goes on as it came.
+  bool takes_deferred_callchains() const override { return next().takes_deferred_callchains(); }
 
   const KernelCreditStatistics& statistics() const { return stats_; }
 

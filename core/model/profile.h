@@ -84,6 +84,23 @@ struct BranchEntry {
   bool operator==(const BranchEntry&) const = default;
 };
 
+// A callchain a decoder left as its input holds it, for a visitor that decodes it only where it
+// needs it (RecordVisitor::takes_deferred_callchains): in a profile most samples repeat a stack
+// already counted, and decoding their frames was most of a flat report's reading. Equal chains
+// have equal bytes and unequal chains unequal ones, so the bytes can stand for the chain as a
+// key. The bytes belong to the decoder and are valid only while the sample is visited.
+struct DeferredCallchain {
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  uint32_t frames = 0;  // what the whole chain holds; 0: nothing is deferred
+  // Writes the whole chain, leaf first, as Sample::callchain holds it. The decoder has checked
+  // the bytes, so it cannot fail.
+  void (*decode)(const DeferredCallchain&, std::vector<uint64_t>* frames) = nullptr;
+
+  explicit operator bool() const { return frames != 0; }
+  bool operator==(const DeferredCallchain&) const = default;
+};
+
 struct Sample {
   uint64_t time = 0;
   uint32_t pid = 0;
@@ -100,6 +117,9 @@ struct Sample {
   uint64_t time_running = 0;
   std::vector<uint64_t> counter_values;
   std::vector<uint64_t> callchain;  // leaf first, with context markers in place
+  // When set, `callchain` holds only the leaf's context (as for RecordVisitor::reads_callers
+  // false) and this the whole chain: see CompleteCallchain.
+  DeferredCallchain deferred_callchain;
   std::vector<BranchEntry> branches;
   uint64_t branch_hw_index = 0;
   // Copies for DWARF unwinding (PERF_SAMPLE_REGS_USER / STACK_USER): the registers in the
@@ -114,6 +134,7 @@ struct Sample {
     pid = tid = cpu = event = 0;
     counter_values.clear();
     callchain.clear();
+    deferred_callchain = {};
     branches.clear();
     user_regs.clear();
     user_stack.clear();
@@ -121,6 +142,14 @@ struct Sample {
 
   bool operator==(const Sample&) const = default;
 };
+
+// Decodes a sample's deferred callchain into its callchain, so that the sample holds its whole
+// chain and nothing of the decoder's (a sample kept beyond its visit must be).
+inline void CompleteCallchain(Sample& sample) {
+  if (!sample.deferred_callchain) return;
+  sample.deferred_callchain.decode(sample.deferred_callchain, &sample.callchain);
+  sample.deferred_callchain = {};
+}
 
 struct MmapRecord {
   uint64_t time = 0;
@@ -278,12 +307,19 @@ class RecordVisitor {
   // decoder may then keep only that part of each chain. A function diff reads the leaf alone,
   // and decoding and copying whole chains was a third of its time.
   virtual bool reads_callers() const { return true; }
+  // True when the visitor takes samples whose callchain is deferred (Sample::deferred_callchain)
+  // and completes them where it needs the whole chain: a decoder may then leave it so.
+  virtual bool takes_deferred_callchains() const { return false; }
 };
 
 // Passes every record on to `next`: a filter in a chain of visitors overrides what it changes.
 class ForwardingVisitor : public RecordVisitor {
  public:
   explicit ForwardingVisitor(RecordVisitor& next) : next_(next) {}
+  // A copy would pass records to the original's next, skipping the original: `Filter f(other)`
+  // of another filter must mean the constructor above.
+  ForwardingVisitor(const ForwardingVisitor&) = delete;
+  ForwardingVisitor& operator=(const ForwardingVisitor&) = delete;
   void OnSample(const Sample& s) override { next_.OnSample(s); }
   void OnMmap(const MmapRecord& r) override { next_.OnMmap(r); }
   void OnComm(const CommRecord& r) override { next_.OnComm(r); }
@@ -295,9 +331,11 @@ class ForwardingVisitor : public RecordVisitor {
   // Runs are not passed on: a filter may drop or change the samples a run names.
   bool has_own_threads() const override { return next_.has_own_threads(); }
   bool reads_callers() const override { return next_.reads_callers(); }
+  // Deferred callchains are not taken: a filter may read a sample's callers.
 
  protected:
   RecordVisitor& next() { return next_; }
+  const RecordVisitor& next() const { return next_; }
 
  private:
   RecordVisitor& next_;
@@ -354,9 +392,24 @@ class RecordTee : public RecordVisitor {
       if (v->reads_callers()) return true;
     return false;
   }
+  bool takes_deferred_callchains() const override {
+    for (const RecordVisitor* v : visitors_)
+      if (!v->takes_deferred_callchains()) return false;
+    return true;
+  }
 
  private:
   std::vector<RecordVisitor*> visitors_;
 };
+
+// Visits `sample` in `visitor`, through `scratch` with its callchain completed when the visitor
+// does not take deferred callchains (an aggregation passing its new stacks on).
+inline void OnSampleWithChainFor(RecordVisitor& visitor, const Sample& sample, Sample& scratch) {
+  if (!sample.deferred_callchain || visitor.takes_deferred_callchains())
+    return visitor.OnSample(sample);
+  scratch = sample;
+  CompleteCallchain(scratch);
+  visitor.OnSample(scratch);
+}
 
 }  // namespace tprof

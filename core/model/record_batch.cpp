@@ -8,11 +8,13 @@ void RecordBatch::OnSample(const Sample& sample) {
     samples_.push_back(sample);
   else
     samples_[samples_used_] = sample;  // copy-assignment keeps the slot's room
+  Sample& kept = samples_[samples_used_];
+  CompleteCallchain(kept);  // the decoder's bytes are gone by the replay
   ++samples_used_;
   bytes_ += sizeof(Sample) +
             sizeof(uint64_t) *
-                (sample.callchain.size() + sample.counter_values.size() + sample.user_regs.size()) +
-            sizeof(BranchEntry) * sample.branches.size() + sample.user_stack.size();
+                (kept.callchain.size() + kept.counter_values.size() + kept.user_regs.size()) +
+            sizeof(BranchEntry) * kept.branches.size() + kept.user_stack.size();
 }
 
 void RecordBatch::Replay(RecordVisitor& visitor) const {

@@ -74,6 +74,7 @@ class BackgroundReplay : public RecordVisitor {
   void OnLost(const LostRecord& r) override { Add(r, &RecordBatch::OnLost); }
   void OnThrottle(const ThrottleRecord& r) override { Add(r, &RecordBatch::OnThrottle); }
   bool reads_callers() const override { return visitor_.reads_callers(); }
+  bool takes_deferred_callchains() const override { return true; }  // batches keep them whole
 
   // Hands over what is filled and waits until every record has been replayed. Idempotent; no
   // records may follow.

@@ -14,6 +14,13 @@ StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
   return Key{h.low64, h.high64};
 }
 
+StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
+                                        std::span<const uint8_t> body) {
+  const XXH64_hash_t seed = XXH3_64bits(header.data(), header.size() * sizeof(uint64_t));
+  const XXH128_hash_t h = XXH3_128bits_withSeed(body.data(), body.size(), seed);
+  return Key{h.low64, h.high64};
+}
+
 StackInterner::Interned StackInterner::Intern(const Key& key) {
   auto [it, first] = ids_.try_emplace(key, static_cast<uint32_t>(ids_.size()));
   return {it->second, first};

@@ -51,6 +51,7 @@ class StackInterner {
     }
   };
   static Key KeyOf(std::span<const uint64_t> header, std::span<const uint64_t> body);
+  static Key KeyOf(std::span<const uint64_t> header, std::span<const uint8_t> body);
 
   Interned Intern(const Key& key);
   Interned Intern(std::span<const uint64_t> header, std::span<const uint64_t> body) {
@@ -96,9 +97,14 @@ class StackTally {
   }
   // The same with the sample's key computed before (KeyOf of the same tag and generation).
   StackInterner::Interned Add(const Sample& sample, const StackInterner::Key& key);
+  // A deferred callchain is keyed by its bytes, which are told apart from frames by the header.
   static StackInterner::Key KeyOf(const Sample& sample, uint64_t tag,
                                   AddressSpace::Generation generation) {
-    return StackInterner::KeyOf(HeaderOf(sample, tag, generation), sample.callchain);
+    const DeferredCallchain& deferred = sample.deferred_callchain;
+    if (deferred)
+      return StackInterner::KeyOf(HeaderOf(sample, tag, generation, /*deferred=*/true),
+                                  std::span(deferred.bytes, deferred.size));
+    return StackInterner::KeyOf(HeaderOf(sample, tag, generation, false), sample.callchain);
   }
   // For a sample about to be added (see RecordVisitor::OnSampleAhead): the table is larger than
   // the caches, and a lookup that waits for memory was most of a tally's time.
@@ -114,9 +120,9 @@ class StackTally {
  private:
   // What sets a sample's stack apart beside its callchain. Add and Prefetch both key by it: a
   // prefetch keyed otherwise would fetch a slot Add never probes (slower, never wrong).
-  static std::array<uint64_t, 5> HeaderOf(const Sample& sample, uint64_t tag,
-                                          AddressSpace::Generation generation) {
-    return {tag, sample.pid, generation.process, generation.kernel, sample.ip};
+  static std::array<uint64_t, 6> HeaderOf(const Sample& sample, uint64_t tag,
+                                          AddressSpace::Generation generation, bool deferred) {
+    return {tag, sample.pid, generation.process, generation.kernel, sample.ip, deferred};
   }
   const SampleCounts& CountsOf(uint32_t stack, size_t event) const;
 

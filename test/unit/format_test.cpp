@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <random>
 #include <variant>
 
@@ -699,6 +700,155 @@ TEST(RecordCodec, ADecoderForLeafReadersKeepsWhatTheyRead) {
     }
     EXPECT_EQ(l.records.size(), w.records.size()) << "cut at " << damaged.size();
   }
+}
+
+// A visitor that takes deferred callchains (RecordVisitor::takes_deferred_callchains) gets each
+// chain's leaf context decoded and the rest as the chunk holds it: completed, every sample is the
+// one a whole decoding gives, equal bytes stand for equal chains (written in full or referred to
+// in the chunk), and KernelEntryCredit rewrites the same samples. Other visitors, and any behind a
+// filter, get whole chains; on damaged bytes both decodings stop alike.
+TEST(RecordCodec, DeferredCallchainsCompleteToTheWholeOnes) {
+  struct Deferring : testing::CollectingVisitor {
+    bool takes_deferred_callchains() const override { return true; }
+    void OnSample(const Sample& s) override {
+      if (s.deferred_callchain) {
+        ++deferred;
+        const DeferredCallchain& d = s.deferred_callchain;
+        bytes.push_back(std::string(reinterpret_cast<const char*>(d.bytes), d.size));
+        leaf_contexts.push_back(s.callchain);
+      } else {
+        bytes.emplace_back();
+        leaf_contexts.emplace_back();
+      }
+      Sample whole = s;
+      CompleteCallchain(whole);
+      records.push_back(whole);
+    }
+    size_t deferred = 0;
+    std::vector<std::string> bytes;  // per sample: its deferred bytes, or empty
+    std::vector<std::vector<uint64_t>> leaf_contexts;
+  };
+  std::vector<EventDesc> events(3);
+  for (EventDesc& e : events) e.sample_regs_user = UserPcRegisterBit("x86_64");
+  std::mt19937_64 random(11);
+  std::vector<std::vector<uint64_t>> perf_chains;
+  for (int c = 0; c < 40; ++c) {
+    std::vector<uint64_t> chain;
+    if (c % 2) {
+      chain.push_back(kContextKernel);
+      for (int k = 0; k < 1 + c % 7; ++k) chain.push_back(0xffffffff81000000ull + random() % 4096);
+    }
+    chain.push_back(kContextUser);
+    for (int u = 0; u < 2 + c % 20; ++u) chain.push_back(0x400000 + random() % 65536);
+    perf_chains.push_back(chain);
+  }
+  // Two chunks: a chain written in full in the second was referred to in the first.
+  std::vector<std::string> chunks;
+  std::vector<uint64_t> chunk_records;
+  testing::RecordGenerator generator(37);
+  for (int c = 0; c < 2; ++c) {
+    RecordEncoder encoder;
+    uint64_t records = 0;
+    for (; records < 10000; ++records) {
+      testing::AnyRecord record = generator.Next();
+      if (auto* sample = std::get_if<Sample>(&record); sample && random() % 2) {
+        sample->callchain = perf_chains[random() % perf_chains.size()];
+        sample->ip = sample->callchain[1];
+      }
+      std::visit([&](const auto& r) { encoder.Encode(r); }, record);
+    }
+    chunks.push_back(encoder.bytes());
+    chunk_records.push_back(records);
+  }
+  testing::CollectingVisitor whole, whole_credited, filtered;
+  Deferring deferring, deferring_credited, behind_filter;
+  KernelEntryCredit credit_whole(events, "x86_64", whole_credited);
+  KernelEntryCredit credit_deferring(events, "x86_64", deferring_credited);
+  ForwardingVisitor filter(behind_filter);
+  EXPECT_TRUE(credit_deferring.takes_deferred_callchains());
+  EXPECT_FALSE(filter.takes_deferred_callchains());
+  EXPECT_FALSE(credit_whole.takes_deferred_callchains());
+  for (RecordVisitor* v : std::initializer_list<RecordVisitor*>{&whole, &deferring, &credit_whole,
+                                                                &credit_deferring, &filter}) {
+    RecordDecoder decoder;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      auto decoded = decoder.DecodeChunk(std::string_view(chunks[c]), chunk_records[c], *v);
+      ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+    }
+  }
+  EXPECT_EQ(deferring.records, whole.records);
+  EXPECT_EQ(deferring_credited.records, whole_credited.records);
+  EXPECT_EQ(behind_filter.records, whole.records);
+  EXPECT_EQ(behind_filter.deferred, 0u);
+  const KernelCreditStatistics& sw = credit_whole.statistics();
+  const KernelCreditStatistics& sd = credit_deferring.statistics();
+  EXPECT_EQ(sd.from_callchain, sw.from_callchain);
+  EXPECT_EQ(sd.from_registers, sw.from_registers);
+  EXPECT_GT(sw.from_callchain, 100u);
+  // Bytes and chains go one to one; the leaf context is the chain's start.
+  std::map<std::string, std::vector<uint64_t>> chain_of_bytes;
+  std::map<std::vector<uint64_t>, std::string> bytes_of_chain;
+  size_t samples = 0;
+  for (size_t i = 0, s = 0; i < whole.records.size(); ++i) {
+    const auto* w = std::get_if<Sample>(&whole.records[i]);
+    if (!w) continue;
+    ++samples;
+    const std::string& bytes = deferring.bytes[s];
+    const std::vector<uint64_t>& leaf = deferring.leaf_contexts[s++];
+    if (bytes.empty()) continue;
+    ASSERT_LT(leaf.size(), w->callchain.size()) << i;
+    EXPECT_TRUE(std::equal(leaf.begin(), leaf.end(), w->callchain.begin())) << i;
+    EXPECT_EQ(chain_of_bytes.try_emplace(bytes, w->callchain).first->second, w->callchain) << i;
+    EXPECT_EQ(bytes_of_chain.try_emplace(w->callchain, bytes).first->second, bytes) << i;
+  }
+  // Every chain as perf records them (half of the samples) has callers past its leaf's context.
+  EXPECT_GT(deferring.deferred, samples * 4 / 10);
+  EXPECT_GE(chain_of_bytes.size(), perf_chains.size());
+
+  // Cut anywhere: the same records before the failure, and the same failure or success.
+  for (int cut = 0; cut < 300; ++cut) {
+    const std::string damaged = chunks[0].substr(0, random() % chunks[0].size());
+    testing::CollectingVisitor w;
+    Deferring d;
+    auto a = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), w);
+    auto b = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), d);
+    ASSERT_EQ(b.ok(), a.ok()) << "cut at " << damaged.size();
+    if (!a.ok()) {
+      EXPECT_EQ(b.error().message(), a.error().message());
+    }
+    EXPECT_EQ(d.records, w.records) << "cut at " << damaged.size();
+  }
+}
+
+// A sample with a deferred callchain reaches a visitor that does not take them completed, and
+// one that does as it came.
+TEST(RecordCodec, AVisitorThatDoesNotTakeDeferredChainsGetsThemWhole) {
+  Sample full;
+  full.pid = full.tid = 4;
+  full.ip = 0x401000;
+  full.callchain = {kContextUser, 0x401000, 0x402000, 0x403000, 0x404000};
+  RecordEncoder encoder;
+  encoder.Encode(full);
+  encoder.Encode(full);
+  struct Taking : testing::CollectingVisitor {
+    bool takes_deferred_callchains() const override { return true; }
+    void OnSample(const Sample& s) override {
+      Sample scratch;
+      OnSampleWithChainFor(plain, s, scratch);
+      OnSampleWithChainFor(taking, s, scratch);
+    }
+    testing::CollectingVisitor plain;
+    struct : testing::CollectingVisitor {
+      bool takes_deferred_callchains() const override { return true; }
+      void OnSample(const Sample& s) override { deferred += s.deferred_callchain ? 1 : 0; }
+      int deferred = 0;
+    } taking;
+  } visitor;
+  ASSERT_TRUE(RecordDecoder().DecodeChunk(std::string_view(encoder.bytes()), 2, visitor).ok());
+  ASSERT_EQ(visitor.plain.records.size(), 2u);
+  EXPECT_EQ(std::get<Sample>(visitor.plain.records[0]), full);
+  EXPECT_EQ(std::get<Sample>(visitor.plain.records[1]), full);  // referred to in the chunk
+  EXPECT_EQ(visitor.taking.deferred, 2);
 }
 
 }  // namespace

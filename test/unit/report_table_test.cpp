@@ -8,12 +8,15 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <sstream>
 #include <tuple>
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/format/record_codec.h"
 #include "core/metrics/recorded_metrics.h"
+#include "core/model/kernel_entry_credit.h"
 #include "core/source/profile_source.h"
 #include "report/report_table_view.h"
 #include "report/text_report.h"
@@ -820,6 +823,98 @@ TEST(ReportTableTest, ShortStacksAreCountedPerSampleOfTheKeptThreads) {
   EXPECT_EQ(table.short_stacks.short_stacks, 36u);
   EXPECT_EQ(table.short_stacks.by_module, (std::map<std::string, uint64_t>{{"prog", 36}}));
   EXPECT_TRUE(table.short_stacks.system_modules.empty());
+}
+
+// A table read from encoded chunks, which leave most callchains deferred to it, is the table of
+// the same chunks decoded whole (behind a filter, which takes no deferred chains): the rows,
+// their self and total counts, and the short-stack census, with kernel samples credited to the
+// user code that entered the kernel on the way, as a report reads them.
+TEST(ReportTableTest, DeferredCallchainsGiveTheTableOfWholeOnes) {
+  ProgResolver resolver;
+  std::vector<EventDesc> events = {Sampled("cpu-clock"), Sampled("page-faults")};
+  std::mt19937_64 random(3);
+  std::vector<std::vector<uint64_t>>
+      chains;  // f, g and main at random depths, some from the kernel
+  for (int c = 0; c < 60; ++c) {
+    std::vector<uint64_t> chain;
+    if (c % 3 == 0) chain = {kContextKernel, 0xffffffff81000000ull + random() % 64};
+    chain.push_back(kContextUser);
+    for (int u = 0; u < 1 + c % 12; ++u) chain.push_back(0x1000 + random() % 0x3000);
+    if (c % 5 == 0) chain.push_back(0x7f0000001000);  // unmapped: a short stack
+    chains.push_back(chain);
+  }
+  // Chains that differ only in their outermost caller, f for main: a tally that told chains apart
+  // by less than their whole would merge them.
+  for (int c = 0; c < 20; ++c) {
+    std::vector<uint64_t> chain = chains[c];
+    chain.push_back(0x3100);
+    chains.push_back(chain);
+    chain.back() = 0x1100;
+    chains.push_back(chain);
+  }
+  std::vector<std::string> chunks;
+  std::vector<uint64_t> records;
+  for (int c = 0; c < 3; ++c) {
+    RecordEncoder encoder;
+    for (uint32_t pid : {7, 8}) {
+      MmapRecord prog = PageAt0x1000("/opt/prog");
+      prog.pid = pid;
+      prog.length = 0x3000;
+      encoder.Encode(prog);
+    }
+    for (int i = 0; i < 3000; ++i) {
+      Sample s = At(random() % 2, 0, 1 + random() % 9, c * 10000 + i);
+      s.pid = s.tid = 7 + random() % 2;
+      s.callchain = chains[random() % chains.size()];
+      s.ip = s.callchain[1] == kContextUser ? s.callchain[2] : s.callchain[1];
+      encoder.Encode(s);
+    }
+    chunks.push_back(encoder.bytes());
+    records.push_back(3002);
+  }
+  struct CountingDeferred : ForwardingVisitor {
+    using ForwardingVisitor::ForwardingVisitor;
+    bool takes_deferred_callchains() const override { return next().takes_deferred_callchains(); }
+    void OnSample(const Sample& s) override {
+      deferred += s.deferred_callchain ? 1 : 0;
+      next().OnSample(s);
+    }
+    size_t deferred = 0;
+  };
+  auto read = [&](bool whole, size_t* deferred) {
+    auto builder =
+        ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, SampleFilter{}, 0);
+    EXPECT_TRUE(builder.ok());
+    EXPECT_TRUE((*builder)->takes_deferred_callchains());
+    CountingDeferred counting(**builder);
+    KernelEntryCredit credit(events, "x86_64", counting);
+    ForwardingVisitor filter(static_cast<RecordVisitor&>(credit));
+    RecordVisitor& first = whole ? static_cast<RecordVisitor&>(filter) : credit;
+    RecordDecoder decoder;
+    for (size_t c = 0; c < chunks.size(); ++c)
+      EXPECT_TRUE(decoder.DecodeChunk(std::string_view(chunks[c]), records[c], first).ok());
+    *deferred = counting.deferred;
+    return (*builder)->Finish();
+  };
+  size_t deferred_whole = 0, deferred = 0;
+  const ReportTable whole = read(true, &deferred_whole), table = read(false, &deferred);
+  EXPECT_EQ(deferred_whole, 0u);
+  EXPECT_GT(deferred, 9000u * 6 / 10);  // all but kernel leaves and one-frame user chains
+  ASSERT_EQ(table.rows.size(), whole.rows.size());
+  ASSERT_GE(whole.rows.size(), 3u);
+  for (size_t r = 0; r < whole.rows.size(); ++r) {
+    EXPECT_EQ(table.rows[r].keys, whole.rows[r].keys) << r;
+    EXPECT_EQ(table.rows[r].self_period, whole.rows[r].self_period) << r;
+    EXPECT_EQ(table.rows[r].self_samples, whole.rows[r].self_samples) << r;
+    EXPECT_EQ(table.rows[r].total_period, whole.rows[r].total_period) << r;
+    EXPECT_EQ(table.rows[r].total_samples, whole.rows[r].total_samples) << r;
+  }
+  EXPECT_EQ(table.total_period, whole.total_period);
+  EXPECT_EQ(table.has_callchains, whole.has_callchains);
+  EXPECT_EQ(table.short_stacks.user_stacks, whole.short_stacks.user_stacks);
+  EXPECT_EQ(table.short_stacks.short_stacks, whole.short_stacks.short_stacks);
+  EXPECT_GT(whole.short_stacks.short_stacks, 0u);
+  EXPECT_EQ(table.short_stacks.by_module, whole.short_stacks.by_module);
 }
 
 }  // namespace
