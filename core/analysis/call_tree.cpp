@@ -111,14 +111,21 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
   const Mapping* mapping = space().Find(pid, address);
   auto [it, inserted] = frame_cache_.try_emplace(FrameKey{mapping, address, kernel}, nullptr);
   if (!inserted) return *it->second;
-  const ResolvedFrame* resolved = resolver_.FindHeld(pid, mapping, address);
+  return MakeFrames(it->second, pid, mapping, address, kernel,
+                    resolver_.FindHeld(pid, mapping, address));
+}
+
+const std::vector<CallPathBuilder::Frame>& CallPathBuilder::MakeFrames(
+    const std::vector<Frame>*& slot, uint32_t pid, const Mapping* mapping, uint64_t address,
+    bool kernel, const ResolvedFrame* held) {
+  const ResolvedFrame* resolved = held;
   std::vector<Frame>* made;
   ResolvedFrame resolved_here;  // read for its names, which names_ copies
   if (resolved) {
     auto [of_held, first] = frames_of_held_.try_emplace(std::pair{resolved, kernel});
     if (!first) {
-      it->second = of_held->second.get();
-      return *it->second;
+      slot = of_held->second.get();
+      return *slot;
     }
     of_held->second = std::make_unique<std::vector<Frame>>();
     made = of_held->second.get();
@@ -128,7 +135,7 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
     made = owned_.emplace_back(std::make_unique<std::vector<Frame>>()).get();
   }
   std::vector<Frame>& frames = *made;
-  it->second = &frames;
+  slot = &frames;
   const FrameKind base = kernel ? FrameKind::kKernel : FrameKind::kUser;
   const FunctionAttribution attribution(options_.expand_inlined ? InlineMode::kInnermost
                                                                 : InlineMode::kPhysical);
@@ -141,6 +148,46 @@ const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pi
     frames.push_back({name, module, kind, CallNode::KeyHash(name, module, kind)});
   }
   return frames;
+}
+
+void CallPathBuilder::LookUpAhead(std::span<const Ahead> ahead) {
+  // In blocks, so what one step of a block fetches is still in the cache at its next step.
+  constexpr size_t kBlock = 64;
+  for (size_t begin = 0; begin < ahead.size(); begin += kBlock) {
+    const std::span<const Ahead> block =
+        ahead.subspan(begin, std::min(kBlock, ahead.size() - begin));
+    for (const Ahead& a : block) frame_cache_.prefetch(FrameKey{a.mapping, a.address, a.kernel});
+    queries_.clear();
+    query_kernel_.clear();
+    for (const Ahead& a : block)
+      if (!frame_cache_.contains(FrameKey{a.mapping, a.address, a.kernel})) {
+        queries_.push_back({a.pid, a.mapping, a.address, nullptr});
+        query_kernel_.push_back(a.kernel);
+      }
+    if (queries_.empty()) continue;
+    resolver_.FindHeldMany(queries_);
+    for (size_t i = 0; i < queries_.size(); ++i) {
+      const FrameResolver::HeldQuery& q = queries_[i];
+      auto [it, inserted] =
+          frame_cache_.try_emplace(FrameKey{q.mapping, q.address, query_kernel_[i]}, nullptr);
+      if (inserted)  // once for one asked twice
+        MakeFrames(it->second, q.pid, q.mapping, q.address, query_kernel_[i], q.frame);
+    }
+  }
+}
+
+void CallPathBuilder::OnSamplesAhead(std::span<const Sample> samples) {
+  // Only leaves whose frame is the same whichever process asks: the frame cache is not keyed by
+  // process.
+  ahead_.clear();
+  for (const Sample& sample : samples) {
+    const SplitStack split = SplitLeaf(sample);
+    if (!split.has_leaf || (split.leaf_kernel && !options_.include_kernel)) continue;
+    const Mapping* mapping = space().Find(sample.pid, split.leaf);
+    if (NamedAlikeInEveryProcess(mapping, split.leaf))
+      ahead_.push_back({sample.pid, mapping, split.leaf, split.leaf_kernel});
+  }
+  LookUpAhead(ahead_);
 }
 
 CallNode* CallPathBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
@@ -168,14 +215,18 @@ void CallPathBuilder::OnSample(const Sample& sample) {
   const auto callers = caller_ids_.Intern(sample, split, reinterpret_cast<uintptr_t>(top),
                                           space().GenerationOf(sample.pid));
   if (callers.first) {
-    std::vector<std::pair<uint64_t, bool>> addresses;  // leaf side first
+    // The callers' frames, mostly new early in a profile, looked up together first: one
+    // process asks for them all, so the order they are asked in names nothing differently.
+    ahead_.clear();  // leaf side first
     ForEachCallerAddress(split.callers, split.callers_kernel, [&](uint64_t address, bool kernel) {
-      addresses.push_back({address, kernel});
+      if (!kernel || options_.include_kernel)
+        ahead_.push_back({sample.pid, space().Find(sample.pid, address), address, kernel});
       return true;
     });
+    LookUpAhead(ahead_);
     CallNode* node = top;
-    for (auto it = addresses.rbegin(); it != addresses.rend(); ++it)
-      node = Descend(node, sample.pid, it->first, it->second);
+    for (auto it = ahead_.rbegin(); it != ahead_.rend(); ++it)
+      node = Descend(node, sample.pid, it->address, it->kernel);
     callers_node_.push_back(node);
   }
   CallNode* leaf = callers_node_[callers.id];

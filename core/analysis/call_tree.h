@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +116,10 @@ class CallPathBuilder : public ProcessTrackingVisitor {
 
   // The first sample of the next stack.
   void OnSample(const Sample& sample) override;
+  // The next samples, one per new stack: their leaves, mostly new addresses, are looked up
+  // together.
+  void OnSamplesAhead(std::span<const Sample> samples) override;
+  bool takes_sample_runs() const override { return true; }
 
   CallNode& root() { return root_; }
   // By stack id: the node where the stack's samples are counted as self.
@@ -129,6 +134,21 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   };
   // The frames of one address, outermost first (inlined callers before their inlinees).
   const std::vector<Frame>& FramesAt(uint32_t pid, uint64_t address, bool kernel);
+  // The frames of an address not cached yet, made into its cache slot from what the resolver
+  // holds for it (`held`, null when it holds nothing).
+  const std::vector<Frame>& MakeFrames(const std::vector<Frame>*& slot, uint32_t pid,
+                                       const Mapping* mapping, uint64_t address, bool kernel,
+                                       const ResolvedFrame* held);
+  // An address to look up ahead of the frames asked for it (FramesAt).
+  struct Ahead {
+    uint32_t pid;
+    const Mapping* mapping;
+    uint64_t address;
+    bool kernel;
+  };
+  // Looks up together the frames of the addresses not cached yet (FrameResolver::FindHeldMany):
+  // a lookup in an embedded symbol table waits for memory several times in turn.
+  void LookUpAhead(std::span<const Ahead> ahead);
   CallNode* RootOf(const Sample& sample);
   // Extends the tree by `node`'s callee path for the frames at `address`.
   CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
@@ -159,8 +179,11 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   absl::flat_hash_map<uint64_t, CallNode*> thread_roots_;   // pid << 32 | tid
   std::vector<CallNode*> leaf_of_stack_;                    // by stack id
   CallerInterner caller_ids_;
-  std::vector<CallNode*> callers_node_;  // by caller id: the node the callers lead to
-  SharedStringPool names_;               // the frames' names and modules
+  std::vector<CallNode*> callers_node_;            // by caller id: the node the callers lead to
+  std::vector<Ahead> ahead_;                       // OnSample's and OnSamplesAhead's, reused
+  std::vector<FrameResolver::HeldQuery> queries_;  // LookUpAhead's
+  std::vector<bool> query_kernel_;                 // by query
+  SharedStringPool names_;                         // the frames' names and modules
 };
 
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once, by a

@@ -370,15 +370,11 @@ void StackRowResolver::OnSample(const Sample& sample) {
 void StackRowResolver::OnSamplesAhead(std::span<const Sample> samples) {
   // What OnSample asks first of each: the leaf (by its ip) and the first frame (the callchain's
   // first address, the same one unless the chain says otherwise). Only addresses whose frame
-  // is the same whichever process asks: the frame cache is not keyed by process, so for code
-  // without a file (JIT code, named per process) the first to ask names it for all that share
-  // the mapping (a forked child), and asking ahead of the samples' order would change which.
+  // is the same whichever process asks: the frame cache is not keyed by process.
   lookups_.clear();
   auto ask = [&](uint32_t pid, uint64_t address) {
     const SampleFrames::Location location = frames_.Locate(pid, address);
-    if (IsKernelCode(location.mapping, address) ||
-        (location.mapping && !IsFilelessMapping(location.mapping->filename)))
-      lookups_.push_back({pid, location});
+    if (NamedAlikeInEveryProcess(location.mapping, address)) lookups_.push_back({pid, location});
   };
   for (const Sample& sample : samples) {
     ask(sample.pid, sample.ip);

@@ -156,4 +156,12 @@ inline bool IsKernelCode(const Mapping* mapping, uint64_t address) {
   return IsKernelAddress(address) || (mapping && IsKernelMappingName(mapping->filename));
 }
 
+// Whether the frame at `address` is the same whichever process asks for it: kernel code, and code
+// in a file. Code without a file (JIT code) is named per process, and a frame cache keyed by
+// mapping lets the first process to ask name it for all that share the mapping (a forked
+// child): only the others may be looked up ahead of the samples' order.
+inline bool NamedAlikeInEveryProcess(const Mapping* mapping, uint64_t address) {
+  return IsKernelCode(mapping, address) || (mapping && !IsFilelessMapping(mapping->filename));
+}
+
 }  // namespace tprof

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <span>
 
 #include "report/folded_stacks.h"
 
@@ -317,6 +319,112 @@ TEST(CallTreeTest, FoldedLinesAreInTheOrderOfTheirText) {
   // Lines with equal text (a:b's and dup;m's) sort by count, so the order is fully defined.
   EXPECT_EQ(RenderFolded(root, {}), want);
   EXPECT_NE(want.find("main;dup;m 3\nmain;dup;m "), std::string::npos) << want;
+}
+
+// Frames of code without a file are named per process (ResolveInProcess) and cached by mapping
+// and address: a forked child shares its parent's mappings, so the first sample to reach such an
+// address names it for both. The path thread looks the leaves of a run of samples up ahead of
+// their callers; it must leave those addresses to be asked in the samples' order.
+TEST(CallTreeTest, CodeWithoutAFileIsNamedByTheFirstSampleToReachIt) {
+  struct PidNamer : FrameResolver {
+    ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
+      return ResolveInProcess(0, mapping, address);
+    }
+    ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t) override {
+      ResolvedFrame r;
+      r.function = mapping && !IsFilelessMapping(mapping->filename)
+                       ? "in_" + mapping->filename
+                       : "jit_of_" + std::to_string(pid);
+      r.module = mapping ? mapping->filename : "[unknown]";
+      r.resolved = true;
+      return r;
+    }
+  } resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  MmapRecord jit;
+  jit.pid = jit.tid = 10;
+  jit.start = 0x1000;
+  jit.length = 0x1000;
+  jit.filename = "//anon";
+  MmapRecord prog = jit;
+  prog.start = 0x5000;
+  prog.filename = "prog";
+  builder.OnMmap(jit);
+  builder.OnMmap(prog);
+  TaskRecord fork;
+  fork.pid = fork.tid = 20;
+  fork.ppid = fork.ptid = 10;
+  builder.OnTask(fork);
+  // One run of two samples: the parent's, called from the JIT code (return address 0x1020,
+  // looked up at 0x101f), then the child's, whose leaf is that same address.
+  builder.OnSample(At(1, {kContextUser, 0x5010, 0x1020}));
+  Sample child = At(4, {kContextUser, 0x101f});
+  child.pid = child.tid = 20;
+  builder.OnSample(child);
+  EXPECT_EQ(RenderFolded(builder.root(), {}), "jit_of_10 4\njit_of_10;in_prog 1\n")
+      << "named by the parent, whose sample reached it first";
+}
+
+// The leaves of runs of new stacks, and a new stack's callers, are looked up together
+// (FrameResolver::FindHeldMany): the tree is the one their frames make, worked out here from the
+// chains, in processes that map one file.
+TEST(CallTreeTest, FramesLookedUpTogetherMakeTheTreeOfTheChains) {
+  class Holding : public FrameResolver {
+   public:
+    ResolvedFrame Resolve(const Mapping*, uint64_t address) override { return Named(address); }
+    const ResolvedFrame* FindHeld(uint32_t, const Mapping*, uint64_t address) override {
+      auto [it, inserted] = held_.try_emplace(address);
+      if (inserted) it->second = Named(address);
+      return &it->second;
+    }
+    void FindHeldMany(std::span<HeldQuery> queries) override {
+      largest_batch = std::max(largest_batch, queries.size());
+      FrameResolver::FindHeldMany(queries);
+    }
+    static ResolvedFrame Named(uint64_t address) {
+      ResolvedFrame f;
+      f.function = "f" + std::to_string(address);
+      f.module = "prog";
+      f.resolved = true;
+      return f;
+    }
+    size_t largest_batch = 0;
+
+   private:
+    std::map<uint64_t, ResolvedFrame> held_;
+  } resolver;
+  CallTreeBuilder builder(OneEvent(), resolver, {});
+  for (uint32_t pid : {10, 11, 12}) {
+    MmapRecord prog;
+    prog.pid = prog.tid = pid;
+    prog.start = 0x1000;
+    prog.length = 0x10000;
+    prog.filename = "/opt/prog";
+    builder.OnMmap(prog);
+  }
+  std::map<std::string, uint64_t> expected;  // folded line -> period
+  uint64_t state = 7;
+  auto next = [&state](uint64_t below) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % below;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint64_t> chain = {kContextUser};
+    const uint64_t depth = 1 + next(8);
+    for (uint64_t d = 0; d < depth; ++d) chain.push_back(0x1000 + 0x10 * next(d == 0 ? 400 : 6));
+    Sample s = At(1 + next(5), chain);
+    s.pid = s.tid = static_cast<uint32_t>(10 + next(3));
+    builder.OnSample(s);
+    // Root first; a caller is named by its return address less one.
+    std::string line;
+    for (size_t k = chain.size() - 1; k >= 1; --k)
+      line += (line.empty() ? "" : ";") + Holding::Named(k == 1 ? chain[k] : chain[k] - 1).function;
+    expected[line] += s.period;
+  }
+  std::string text;
+  for (const auto& [line, period] : expected) text += line + " " + std::to_string(period) + "\n";
+  EXPECT_EQ(RenderFolded(builder.root(), {}), text);
+  EXPECT_GT(resolver.largest_batch, 8u);
 }
 
 }  // namespace
