@@ -86,9 +86,11 @@ struct BranchEntry {
 
 // A callchain a decoder left as its input holds it, for a visitor that decodes it only where it
 // needs it (RecordVisitor::takes_deferred_callchains): in a profile most samples repeat a stack
-// already counted, and decoding their frames was most of a flat report's reading. Equal chains
-// have equal bytes and unequal chains unequal ones, so the bytes can stand for the chain as a
-// key. The bytes belong to the decoder and are valid only while the sample is visited.
+// already counted, and decoding their frames was a quarter of a flat report's decoding thread.
+// Unequal chains have unequal bytes (decoding is a function), and an encoder writes equal chains
+// as equal bytes, so the bytes can stand for the chain as a key (a file that wrote one chain two
+// ways would count it as two stacks, with the same rows). The bytes belong to the decoder and are
+// valid only while the sample is visited.
 struct DeferredCallchain {
   const uint8_t* bytes = nullptr;
   size_t size = 0;
