@@ -8,6 +8,7 @@
 #include <span>
 
 #include "report/folded_stacks.h"
+#include "test/support/mapping_named_resolver.h"
 
 namespace tprof {
 namespace {
@@ -326,20 +327,7 @@ TEST(CallTreeTest, FoldedLinesAreInTheOrderOfTheirText) {
 // address names it for both. The path thread looks the leaves of a run of samples up ahead of
 // their callers; it must leave those addresses to be asked in the samples' order.
 TEST(CallTreeTest, CodeWithoutAFileIsNamedByTheFirstSampleToReachIt) {
-  struct PidNamer : FrameResolver {
-    ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
-      return ResolveInProcess(0, mapping, address);
-    }
-    ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t) override {
-      ResolvedFrame r;
-      r.function = mapping && !IsFilelessMapping(mapping->filename)
-                       ? "in_" + mapping->filename
-                       : "jit_of_" + std::to_string(pid);
-      r.module = mapping ? mapping->filename : "[unknown]";
-      r.resolved = true;
-      return r;
-    }
-  } resolver;
+  testing::PidNamingResolver resolver;
   CallTreeBuilder builder(OneEvent(), resolver, {});
   MmapRecord jit;
   jit.pid = jit.tid = 10;

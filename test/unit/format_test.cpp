@@ -596,6 +596,57 @@ TEST(FormatTest, TheDecoderTellsOfTheNextSampleWithoutReorderingRecords) {
   EXPECT_EQ(log.events, (std::vector<std::string>{"ahead31", "s30", "s31"}));
 }
 
+// Chains as perf records them: a user stack after the user marker, or a kernel stack, then the
+// user marker and the user stack.
+std::vector<std::vector<uint64_t>> PerfLikeChains(std::mt19937_64& random) {
+  std::vector<std::vector<uint64_t>> chains;
+  for (int c = 0; c < 40; ++c) {
+    std::vector<uint64_t> chain;
+    if (c % 2) {
+      chain.push_back(kContextKernel);
+      for (int k = 0; k < 1 + c % 7; ++k) chain.push_back(0xffffffff81000000ull + random() % 4096);
+    }
+    chain.push_back(kContextUser);
+    for (int u = 0; u < 2 + c % 20; ++u) chain.push_back(0x400000 + random() % 65536);
+    chains.push_back(chain);
+  }
+  return chains;
+}
+
+// One chunk of `records` of the generator's, half of the samples' chains replaced by one of
+// `chains`.
+std::string EncodeMixedRecords(testing::RecordGenerator& generator, std::mt19937_64& random,
+                               const std::vector<std::vector<uint64_t>>& chains, uint64_t records) {
+  RecordEncoder encoder;
+  for (uint64_t i = 0; i < records; ++i) {
+    testing::AnyRecord record = generator.Next();
+    if (auto* sample = std::get_if<Sample>(&record); sample && random() % 2) {
+      sample->callchain = chains[random() % chains.size()];
+      sample->ip = sample->callchain[1];
+    }
+    std::visit([&](const auto& r) { encoder.Encode(r); }, record);
+  }
+  return encoder.bytes();
+}
+
+// Cut anywhere, `bytes` decode for an `Other` visitor as for one that takes whole chains: the
+// same failure or success, and records that `alike` finds alike.
+template <typename Other, typename Alike>
+void ExpectCutsDecodeAlike(const std::string& bytes, std::mt19937_64& random, Alike alike) {
+  for (int cut = 0; cut < 300; ++cut) {
+    const std::string damaged = bytes.substr(0, random() % bytes.size());
+    testing::CollectingVisitor whole;
+    Other other;
+    auto a = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), whole);
+    auto b = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), other);
+    ASSERT_EQ(b.ok(), a.ok()) << "cut at " << damaged.size();
+    if (!a.ok()) {
+      EXPECT_EQ(b.error().message(), a.error().message());
+    }
+    EXPECT_TRUE(alike(whole, other)) << "cut at " << damaged.size();
+  }
+}
+
 // A visitor that reads only a sample's leaf (RecordVisitor::reads_callers false) gets a prefix of
 // each callchain, and through KernelEntryCredit the same leaf, context and credited pc as from
 // the whole chain; every other field whole. On damaged bytes both decodings stop alike.
@@ -609,29 +660,10 @@ TEST(RecordCodec, ADecoderForLeafReadersKeepsWhatTheyRead) {
   // samples' replaced by chains as perf records them: a user stack after the user marker, or a
   // kernel stack, then the user marker and the user stack.
   std::mt19937_64 random(5);
-  std::vector<std::vector<uint64_t>> perf_chains;
-  for (int c = 0; c < 40; ++c) {
-    std::vector<uint64_t> chain;
-    if (c % 2) {
-      chain.push_back(kContextKernel);
-      for (int k = 0; k < 1 + c % 7; ++k) chain.push_back(0xffffffff81000000ull + random() % 4096);
-    }
-    chain.push_back(kContextUser);
-    for (int u = 0; u < 2 + c % 20; ++u) chain.push_back(0x400000 + random() % 65536);
-    perf_chains.push_back(chain);
-  }
+  const std::vector<std::vector<uint64_t>> perf_chains = PerfLikeChains(random);
   testing::RecordGenerator generator(31);
-  RecordEncoder encoder;
-  uint64_t records = 0;
-  for (; records < 20000; ++records) {
-    testing::AnyRecord record = generator.Next();
-    if (auto* sample = std::get_if<Sample>(&record); sample && random() % 2) {
-      sample->callchain = perf_chains[random() % perf_chains.size()];
-      sample->ip = sample->callchain[1];
-    }
-    std::visit([&](const auto& r) { encoder.Encode(r); }, record);
-  }
-  const std::string bytes = encoder.bytes();
+  const uint64_t records = 20000;
+  const std::string bytes = EncodeMixedRecords(generator, random, perf_chains, records);
 
   testing::CollectingVisitor whole, whole_credited;
   LeafReader leaf, leaf_credited;
@@ -687,19 +719,9 @@ TEST(RecordCodec, ADecoderForLeafReadersKeepsWhatTheyRead) {
   EXPECT_GT(sw.from_callchain, 0u);
   EXPECT_GT(sw.from_registers, 0u);
 
-  // Cut anywhere: the same records before the failure, and the same failure or success.
-  for (int cut = 0; cut < 300; ++cut) {
-    const std::string damaged = bytes.substr(0, random() % bytes.size());
-    testing::CollectingVisitor w;
-    LeafReader l;
-    auto a = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), w);
-    auto b = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), l);
-    ASSERT_EQ(b.ok(), a.ok()) << "cut at " << damaged.size();
-    if (!a.ok()) {
-      EXPECT_EQ(b.error().message(), a.error().message());
-    }
-    EXPECT_EQ(l.records.size(), w.records.size()) << "cut at " << damaged.size();
-  }
+  ExpectCutsDecodeAlike<LeafReader>(bytes, random, [](const auto& whole, const auto& leaf) {
+    return whole.records.size() == leaf.records.size();
+  });
 }
 
 // A visitor that takes deferred callchains (RecordVisitor::takes_deferred_callchains) gets each
@@ -731,34 +753,14 @@ TEST(RecordCodec, DeferredCallchainsCompleteToTheWholeOnes) {
   std::vector<EventDesc> events(3);
   for (EventDesc& e : events) e.sample_regs_user = UserPcRegisterBit("x86_64");
   std::mt19937_64 random(11);
-  std::vector<std::vector<uint64_t>> perf_chains;
-  for (int c = 0; c < 40; ++c) {
-    std::vector<uint64_t> chain;
-    if (c % 2) {
-      chain.push_back(kContextKernel);
-      for (int k = 0; k < 1 + c % 7; ++k) chain.push_back(0xffffffff81000000ull + random() % 4096);
-    }
-    chain.push_back(kContextUser);
-    for (int u = 0; u < 2 + c % 20; ++u) chain.push_back(0x400000 + random() % 65536);
-    perf_chains.push_back(chain);
-  }
+  const std::vector<std::vector<uint64_t>> perf_chains = PerfLikeChains(random);
   // Two chunks: a chain written in full in the second was referred to in the first.
   std::vector<std::string> chunks;
   std::vector<uint64_t> chunk_records;
   testing::RecordGenerator generator(37);
   for (int c = 0; c < 2; ++c) {
-    RecordEncoder encoder;
-    uint64_t records = 0;
-    for (; records < 10000; ++records) {
-      testing::AnyRecord record = generator.Next();
-      if (auto* sample = std::get_if<Sample>(&record); sample && random() % 2) {
-        sample->callchain = perf_chains[random() % perf_chains.size()];
-        sample->ip = sample->callchain[1];
-      }
-      std::visit([&](const auto& r) { encoder.Encode(r); }, record);
-    }
-    chunks.push_back(encoder.bytes());
-    chunk_records.push_back(records);
+    chunks.push_back(EncodeMixedRecords(generator, random, perf_chains, 10000));
+    chunk_records.push_back(10000);
   }
   testing::CollectingVisitor whole, whole_credited, filtered;
   Deferring deferring, deferring_credited, behind_filter;
@@ -805,19 +807,9 @@ TEST(RecordCodec, DeferredCallchainsCompleteToTheWholeOnes) {
   EXPECT_GT(deferring.deferred, samples * 4 / 10);
   EXPECT_GE(chain_of_bytes.size(), perf_chains.size());
 
-  // Cut anywhere: the same records before the failure, and the same failure or success.
-  for (int cut = 0; cut < 300; ++cut) {
-    const std::string damaged = chunks[0].substr(0, random() % chunks[0].size());
-    testing::CollectingVisitor w;
-    Deferring d;
-    auto a = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), w);
-    auto b = RecordDecoder().DecodeChunk(damaged.data(), damaged.size(), d);
-    ASSERT_EQ(b.ok(), a.ok()) << "cut at " << damaged.size();
-    if (!a.ok()) {
-      EXPECT_EQ(b.error().message(), a.error().message());
-    }
-    EXPECT_EQ(d.records, w.records) << "cut at " << damaged.size();
-  }
+  ExpectCutsDecodeAlike<Deferring>(chunks[0], random, [](const auto& whole, const auto& deferred) {
+    return whole.records == deferred.records;
+  });
 }
 
 // A sample with a deferred callchain reaches a visitor that does not take them completed, and

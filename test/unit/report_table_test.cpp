@@ -59,6 +59,19 @@ MmapRecord PageAt0x1000(const std::string& file) {
   return map;
 }
 
+// `table` has `expected`'s rows, in its order, with its counts.
+void ExpectSameRows(const ReportTable& table, const ReportTable& expected) {
+  ASSERT_EQ(table.rows.size(), expected.rows.size());
+  for (size_t r = 0; r < expected.rows.size(); ++r) {
+    EXPECT_EQ(table.rows[r].keys, expected.rows[r].keys) << r;
+    EXPECT_EQ(table.rows[r].self_period, expected.rows[r].self_period) << r;
+    EXPECT_EQ(table.rows[r].self_samples, expected.rows[r].self_samples) << r;
+    EXPECT_EQ(table.rows[r].total_period, expected.rows[r].total_period) << r;
+    EXPECT_EQ(table.rows[r].total_samples, expected.rows[r].total_samples) << r;
+  }
+  EXPECT_EQ(table.total_period, expected.total_period);
+}
+
 EventDesc Sampled(const std::string& name) {
   EventDesc e;
   e.name = name;
@@ -212,20 +225,7 @@ TEST(ReportTableTest, ARemappedAddressOrRenamedThreadIsResolvedAgain) {
 // address names it for both. The stack-row thread looks the leaves of a run of samples up ahead
 // of their callers; it must leave those addresses to be asked in the samples' order.
 TEST(ReportTableTest, CodeWithoutAFileIsNamedByTheFirstSampleToReachIt) {
-  struct PidNamer : FrameResolver {
-    ResolvedFrame Resolve(const Mapping* mapping, uint64_t address) override {
-      return ResolveInProcess(0, mapping, address);
-    }
-    ResolvedFrame ResolveInProcess(uint32_t pid, const Mapping* mapping, uint64_t) override {
-      ResolvedFrame r;
-      r.function = mapping && !IsFilelessMapping(mapping->filename)
-                       ? "in_" + mapping->filename
-                       : "jit_of_" + std::to_string(pid);
-      r.module = mapping ? mapping->filename : "[unknown]";
-      r.resolved = true;
-      return r;
-    }
-  } resolver;
+  testing::PidNamingResolver resolver;
   auto builder = ReportTableBuilder::Create({Sampled("cpu-clock")}, resolver, {SortKey::kSymbol},
                                             SampleFilter{}, 0);
   ASSERT_TRUE(builder.ok());
@@ -359,15 +359,8 @@ TEST(ReportTableTest, HintsOfTheNextSampleChangeNothing) {
     return (*builder)->Finish();
   };
   const ReportTable plain = build(false), hinted = build(true);
-  ASSERT_EQ(plain.rows.size(), hinted.rows.size());
   ASSERT_GT(plain.rows.size(), 3u);
-  for (size_t r = 0; r < plain.rows.size(); ++r) {
-    EXPECT_EQ(plain.rows[r].keys, hinted.rows[r].keys) << r;
-    EXPECT_EQ(plain.rows[r].self_period, hinted.rows[r].self_period) << r;
-    EXPECT_EQ(plain.rows[r].total_period, hinted.rows[r].total_period) << r;
-    EXPECT_EQ(plain.rows[r].self_samples, hinted.rows[r].self_samples) << r;
-  }
-  EXPECT_EQ(plain.total_period, hinted.total_period);
+  ExpectSameRows(hinted, plain);
 }
 
 // C++ names run to kilobytes (templates of templates); the text tables print them whole.
@@ -900,16 +893,8 @@ TEST(ReportTableTest, DeferredCallchainsGiveTheTableOfWholeOnes) {
   const ReportTable whole = read(true, &deferred_whole), table = read(false, &deferred);
   EXPECT_EQ(deferred_whole, 0u);
   EXPECT_GT(deferred, 9000u * 6 / 10);  // all but kernel leaves and one-frame user chains
-  ASSERT_EQ(table.rows.size(), whole.rows.size());
   ASSERT_GE(whole.rows.size(), 3u);
-  for (size_t r = 0; r < whole.rows.size(); ++r) {
-    EXPECT_EQ(table.rows[r].keys, whole.rows[r].keys) << r;
-    EXPECT_EQ(table.rows[r].self_period, whole.rows[r].self_period) << r;
-    EXPECT_EQ(table.rows[r].self_samples, whole.rows[r].self_samples) << r;
-    EXPECT_EQ(table.rows[r].total_period, whole.rows[r].total_period) << r;
-    EXPECT_EQ(table.rows[r].total_samples, whole.rows[r].total_samples) << r;
-  }
-  EXPECT_EQ(table.total_period, whole.total_period);
+  ExpectSameRows(table, whole);
   EXPECT_EQ(table.has_callchains, whole.has_callchains);
   EXPECT_EQ(table.short_stacks.user_stacks, whole.short_stacks.user_stacks);
   EXPECT_EQ(table.short_stacks.short_stacks, whole.short_stacks.short_stacks);
