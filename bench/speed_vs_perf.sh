@@ -12,8 +12,11 @@
 #     with getrusage over the recording) against the kernel's sampling budget
 #     (perf_cpu_time_max_percent=25 at 100 kHz: 2.5 us per sample), and its peak memory against
 #     perf's (bench/record_memory_vs_perf.sh).
-# Times are the median wall seconds of RUNS runs (default 3, after a warm-up run) and the peak
-# resident memory of the process, from /usr/bin/time. Nothing else should run on the machine meanwhile.
+# Each tprof command runs RUNS times (default 3, after a warm-up run of it and of perf's), each
+# run beside a run of perf's equivalent, in turn: the machine's speed drifts, and a pair sees the
+# same drift. Printed: the median wall seconds (from the clock, in ns) and peak resident memory
+# (from /usr/bin/time) of each side, and the median of the pairs' ratios. Nothing else should
+# run on the machine meanwhile.
 #   bench/speed_vs_perf.sh BUILD_DIR [RUNS] [SAMPLES]
 set -euo pipefail
 build=$(realpath "${1:?usage: $0 BUILD_DIR [RUNS] [SAMPLES]}")
@@ -34,44 +37,72 @@ cp "$tprof" "$tmp/target"
 # The inputs were just written: let their write-back finish before anything is timed.
 sync
 
-# median RUNS runs of a command after one warm-up run, output discarded: "wall-seconds peak-MiB"
-measure() {
-  local i
-  "$@" >/dev/null 2>&1 || true
-  for i in $(seq "$runs"); do
-    /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
-    cat "$tmp/time"
-  done | sort -g | awk -v n="$runs" '{ w[NR] = $1; m[NR] = $2 }
-    END { printf "%.3f %.1f\n", w[int((n + 1) / 2)], m[int((n + 1) / 2)] / 1024 }'
+# One run of a command, output discarded: "wall-seconds peak-KiB".
+once() {
+  local start end
+  start=$(date +%s%N)
+  /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
+  end=$(date +%s%N)
+  echo "$(((end - start) / 1000)) $(cat "$tmp/time")" | awk '{ printf "%.4f %d\n", $1 / 1e6, $2 }'
 }
-row() {  # what, tprof "wall mib", perf command name, perf "wall mib"
-  local t=($2) p=($4)
-  if [ -n "$4" ]; then
-    printf '%-34s %8s %9s  %-40s %8s %9s %7.2f %7.2f\n' "$1" "${t[0]}" "${t[1]}" "$3" "${p[0]}" \
-      "${p[1]}" "$(echo "${t[0]} / ${p[0]}" | bc -l)" "$(echo "${t[1]} / ${p[1]}" | bc -l)"
+# Medians of RUNS runs of a tprof command (and, given a second command after "--vs", of runs of
+# it beside them, in turn): "wall MiB [wall MiB ratio]", the ratio the median of the pairs'.
+measure() {
+  local a=() b=() i
+  while [ $# -gt 0 ] && [ "$1" != "--vs" ]; do a+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && b=("$@")
+  "${a[@]}" >/dev/null 2>&1 || true
+  [ ${#b[@]} -eq 0 ] || "${b[@]}" >/dev/null 2>&1 || true
+  for ((i = 0; i < runs; i++)); do
+    if [ ${#b[@]} -eq 0 ]; then
+      once "${a[@]}"
+    else
+      echo "$(once "${a[@]}") $(once "${b[@]}")"
+    fi
+  done | awk -v n="$runs" '
+    function median(v, k, j, t) {  # sorts v[1..n] in place
+      for (k = 2; k <= n; k++) for (j = k; j > 1 && v[j - 1] > v[j]; j--) {
+        t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      return v[int((n + 1) / 2)]
+    }
+    { aw[NR] = $1; am[NR] = $2; if (NF > 2) { bw[NR] = $3; bm[NR] = $4; r[NR] = $1 / $3 } }
+    END {
+      printf "%.3f %.1f", median(aw), median(am) / 1024
+      if (length(bw)) printf " %.3f %.1f %.3f", median(bw), median(bm) / 1024, median(r)
+      printf "\n"
+    }'
+}
+row() {  # what, perf command name, and measure's figures
+  local f
+  read -r -a f <<<"$3"
+  if [ ${#f[@]} -gt 2 ]; then
+    printf '%-34s %8s %9s  %-40s %8s %9s %7.2f %7.2f\n' "$1" "${f[0]}" "${f[1]}" "$2" "${f[2]}" \
+      "${f[3]}" "${f[4]}" "$(echo "${f[1]} / ${f[3]}" | bc -l)"
   else
-    printf '%-34s %8s %9s  %-40s %8s %9s %7s %7s\n' "$1" "${t[0]}" "${t[1]}" "$3" - - - -
+    printf '%-34s %8s %9s  %-40s %8s %9s %7s %7s\n' "$1" "${f[0]}" "${f[1]}" "$2" - - - -
   fi
 }
 
-echo "$samples samples of ~20 frames per profile; median of $runs runs; wall s, peak MiB"
+echo "$samples samples of ~20 frames per profile; medians of $runs runs of each side, in turn;"
+echo "wall s, peak MiB; time x: the median of the runs' ratios"
 printf '%-34s %8s %9s  %-40s %8s %9s %7s %7s\n' "tprof" "wall" "MiB" "perf's equivalent" "wall" \
   "MiB" "time x" "mem x"
-flat=$(measure "$tprof" report -i "$tmp/a.tprof")
-row "report (flat table)" "$flat" "report --no-children -g none" \
-  "$(measure perf report --stdio --no-children -g none -i "$tmp/a.data")"
-row "report --children" "$(measure "$tprof" report -i "$tmp/a.tprof" --children)" \
-  "report --children -g none" \
-  "$(measure perf report --stdio --children -g none -i "$tmp/a.data")"
-row "report --folded" "$(measure "$tprof" report -i "$tmp/a.tprof" --folded)" \
-  "script -F comm,tid,ip,sym" "$(measure perf script -F comm,tid,ip,sym -i "$tmp/a.data")"
-row "report --flamegraph" \
-  "$(measure "$tprof" report -i "$tmp/a.tprof" --flamegraph "$tmp/f.html")" "(none)" ""
-row "report of the perf.data itself" "$(measure "$tprof" report -i "$tmp/a.data")" \
-  "report --no-children -g none" \
-  "$(measure perf report --stdio --no-children -g none -i "$tmp/a.data")"
-row "diff (two profiles)" "$(measure "$tprof" diff "$tmp/a.tprof" "$tmp/b.tprof")" \
-  "diff" "$(measure perf diff "$tmp/a.data" "$tmp/b.data")"
+row "report (flat table)" "report --no-children -g none" \
+  "$(measure "$tprof" report -i "$tmp/a.tprof" \
+    --vs perf report --stdio --no-children -g none -i "$tmp/a.data")"
+row "report --children" "report --children -g none" \
+  "$(measure "$tprof" report -i "$tmp/a.tprof" --children \
+    --vs perf report --stdio --children -g none -i "$tmp/a.data")"
+row "report --folded" "script -F comm,tid,ip,sym" \
+  "$(measure "$tprof" report -i "$tmp/a.tprof" --folded \
+    --vs perf script -F comm,tid,ip,sym -i "$tmp/a.data")"
+row "report --flamegraph" "(none)" \
+  "$(measure "$tprof" report -i "$tmp/a.tprof" --flamegraph "$tmp/f.html")"
+row "report of the perf.data itself" "report --no-children -g none" \
+  "$(measure "$tprof" report -i "$tmp/a.data" \
+    --vs perf report --stdio --no-children -g none -i "$tmp/a.data")"
+row "diff (two profiles)" "diff" \
+  "$(measure "$tprof" diff "$tmp/a.tprof" "$tmp/b.tprof" --vs perf diff "$tmp/a.data" "$tmp/b.data")"
 
 echo
 echo "diff --stream, two 1M-sample profiles with 16-entry branch stacks (goal: under 2 s):"
