@@ -30,13 +30,15 @@ class CirculatingSlots {
   CirculatingSlots& operator=(const CirculatingSlots&) = delete;
   ~CirculatingSlots() { Finish(); }
 
-  // The slot being filled: the one taken before, else a free one (waiting for one).
+  // The slot being filled: the one taken before, else a free one (waiting for one), the one
+  // freed last: its memory is the likeliest to be in the cache, and slots that were never
+  // needed (the worker never fell that far behind) are never touched, nor their memory made.
   Slot& Filling() {
     if (!filling_) {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [this] { return !free_.empty(); });
-      filling_ = free_.front();
-      free_.pop_front();
+      filling_ = free_.back();
+      free_.pop_back();
     }
     return *filling_;
   }

@@ -1,6 +1,7 @@
 // The hand-over shared by the reader's threads (BackgroundReplay, ChunkDecodeThread): slots are
-// handled in order on one other thread, no more than the given number exist, and a producer
-// that gets ahead of the worker waits for a slot instead of growing a queue.
+// handled in order on one other thread, no more than the given number exist, a producer that
+// gets ahead of the worker waits for a slot instead of growing a queue, and one that does not
+// reuses the same few.
 #include "core/base/circulating_slots.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,26 @@ TEST(CirculatingSlots, HandlesEverySlotInOrderOnOneOtherThroughFewSlots) {
   EXPECT_LE(slots_used.size(), 3u);
   ASSERT_EQ(threads.size(), 1u);
   EXPECT_NE(*threads.begin(), std::this_thread::get_id());
+}
+
+// A worker that keeps up needs few slots, and the producer reuses those: the one freed last is
+// filled next. Waiting until each slot is handled, the producer finds the one before it back
+// (the worker frees a slot before it handles the next), so at most three of sixteen are ever
+// filled; taken in turn, all sixteen would be, and their memory made for nothing.
+TEST(CirculatingSlots, AWorkerThatKeepsUpLeavesTheOtherSlotsUntouched) {
+  std::set<const Slot*> filled;
+  std::atomic<int> handled{0};
+  CirculatingSlots<Slot> slots(16, [&](Slot&) { ++handled; });
+  for (int i = 0; i < 200; ++i) {
+    Slot& slot = slots.Filling();
+    filled.insert(&slot);
+    slot.values = {i};
+    slots.HandOver();
+    while (handled <= i) std::this_thread::yield();
+  }
+  slots.Finish();
+  EXPECT_EQ(handled, 200);
+  EXPECT_LE(filled.size(), 3u);
 }
 
 TEST(CirculatingSlots, AProducerAheadOfTheWorkerWaitsForASlot) {
