@@ -74,7 +74,9 @@ class BackgroundReplay : public RecordVisitor {
   void OnLost(const LostRecord& r) override { Add(r, &RecordBatch::OnLost); }
   void OnThrottle(const ThrottleRecord& r) override { Add(r, &RecordBatch::OnThrottle); }
   bool reads_callers() const override { return visitor_.reads_callers(); }
-  bool takes_deferred_callchains() const override { return true; }  // batches keep them whole
+  // As its visitor does. A batch completes every deferred chain it keeps (the decoder's bytes
+  // are gone by the replay): given every sample, deferring would only move the decoding.
+  bool takes_deferred_callchains() const override { return visitor_.takes_deferred_callchains(); }
 
   // Hands over what is filled and waits until every record has been replayed. Idempotent; no
   // records may follow.
