@@ -6,16 +6,14 @@ namespace tprof {
 
 StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
                                         std::span<const uint64_t> body) {
-  // The header seeds the hash of the body, which is hashed where it lies: copying the two
-  // together cost as much as hashing them. (XXH3 mixes the length in, so bodies that are
-  // prefixes of each other still differ.)
-  const XXH64_hash_t seed = XXH3_64bits(header.data(), header.size() * sizeof(uint64_t));
-  const XXH128_hash_t h = XXH3_128bits_withSeed(body.data(), body.size() * sizeof(uint64_t), seed);
-  return Key{h.low64, h.high64};
+  return KeyOf(header, std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size_bytes()));
 }
 
 StackInterner::Key StackInterner::KeyOf(std::span<const uint64_t> header,
                                         std::span<const uint8_t> body) {
+  // The header seeds the hash of the body, which is hashed where it lies: copying the two
+  // together cost as much as hashing them. (XXH3 mixes the length in, so bodies that are
+  // prefixes of each other still differ.)
   const XXH64_hash_t seed = XXH3_64bits(header.data(), header.size() * sizeof(uint64_t));
   const XXH128_hash_t h = XXH3_128bits_withSeed(body.data(), body.size(), seed);
   return Key{h.low64, h.high64};
