@@ -57,8 +57,12 @@ class FoldedLines {
         out.write(block.data(), static_cast<std::streamsize>(block.size()));
       });
     };
-    std::string block;
-    block.reserve(kBlock + 4096);
+    auto empty_block = [] {
+      std::string block;
+      block.reserve(kBlock + 4096);  // a line seldom overruns the block by more
+      return block;
+    };
+    std::string block = empty_block();
     for (const Line& line : lines_) {
       for (size_t i = 0; i < line.size; ++i) {
         if (i) block += ';';
@@ -69,8 +73,7 @@ class FoldedLines {
       block += '\n';
       if (block.size() >= kBlock) {
         hand_over(std::move(block));
-        block = std::string();
-        block.reserve(kBlock + 4096);
+        block = empty_block();
       }
     }
     hand_over(std::move(block));
