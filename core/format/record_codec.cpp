@@ -369,11 +369,13 @@ Result<uint64_t> RecordDecoder::DecodeRecords(const uint8_t* data, size_t size,
               const uint64_t kept = DecodeLeafContext(r, n, s.callchain.data());
               r.SkipVarints(n - kept);
               s.callchain.resize(kept);
-              if (defer_chains && kept < n)
-                s.deferred_callchain = {chain_begin,
-                                        static_cast<size_t>(r.position() - chain_begin),
-                                        static_cast<uint32_t>(n), &DecodeDeferredChain};
-              if (defer_chains) deferred_chains_.push_back(s.deferred_callchain);
+              if (defer_chains) {
+                if (kept < n)
+                  s.deferred_callchain = {chain_begin,
+                                          static_cast<size_t>(r.position() - chain_begin),
+                                          static_cast<uint32_t>(n), &DecodeDeferredChain};
+                deferred_chains_.push_back(s.deferred_callchain);
+              }
             }
             stack_frames_.insert(stack_frames_.end(), s.callchain.begin(), s.callchain.end());
             stack_ends_.push_back(stack_frames_.size());
