@@ -3,11 +3,18 @@
 #include <mimalloc.h>
 #endif
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "cmd/cli_support.h"
 #include "cmd/help_pages.h"
@@ -54,9 +61,51 @@ int EndOfOutput(int status) {
   return status == tprof::kExitOk ? tprof::kExitRuntimeError : status;
 }
 
+// One line on standard error without allocating (the heap may be what failed), then the
+// runtime-error status. Files being written are left as NAME.partial (see PartialFileSink).
+[[noreturn]] void ExitWith(std::string_view message) {
+  const std::string_view prefix = "tprof: ";
+  (void)!write(STDERR_FILENO, prefix.data(), prefix.size());
+  (void)!write(STDERR_FILENO, message.data(), message.size());
+  (void)!write(STDERR_FILENO, "\n", 1);
+  _exit(tprof::kExitRuntimeError);
+}
+
+// Out of memory, on whichever thread: without this mimalloc aborts (SIGABRT, not a word), and
+// a std::bad_alloc escaping a worker thread ends the process in std::terminate.
+[[noreturn]] void OutOfMemory() {
+  ExitWith(
+      "out of memory (see ulimit -v and -d, or the cgroup's memory limit); the command "
+      "did not finish and what it wrote is incomplete");
+}
+
+// An exception no thread caught: resources the system refused (a thread it would not start)
+// are the runtime error they are; anything else is a bug, reported as one.
+[[noreturn]] void Uncaught() {
+  try {
+    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    OutOfMemory();
+  } catch (const std::system_error& e) {
+    ExitWith(std::string("the system refused what the command needed: ") + e.what());
+  } catch (const std::exception& e) {
+    ExitWith(std::string("internal error: ") + e.what());
+  } catch (...) {
+  }
+  ExitWith("internal error: the command ended unexpectedly");
+}
+
 int Main(int argc, char** argv) {
   using namespace tprof;
+  std::set_new_handler(OutOfMemory);
+  std::set_terminate(Uncaught);
 #ifdef TPROF_MIMALLOC
+  // mimalloc does not call the new handler (it sees none and aborts): it calls its own.
+  mi_register_error(
+      [](int error, void*) {
+        if (error == ENOMEM) OutOfMemory();
+      },
+      nullptr);
   // The analysis commands allocate hundreds of MiB of small objects in a few hundred ms: with
   // 2 MiB pages (transparent huge pages, where the kernel offers them on madvise) they take a
   // fraction of the page faults, which were a tenth of a large report's time. record's

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
@@ -130,6 +132,56 @@ TEST(CliTest, ReportOfAMissingFileIsAOneLineRuntimeError) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/x.tprof"), std::string::npos);
   EXPECT_EQ(Lines(r.err), 1);
+}
+
+// Out of memory (here: a limit on what the process may map) ends a command with one line and
+// status 1, whichever thread runs out, never SIGABRT without a word (mimalloc's default) or
+// std::terminate. Every limit from the least that lets tprof start at all up is tried: the
+// report is either whole, as without a limit, or that one line.
+TEST(CliTest, UnderAnyMemoryLimitAReportIsWholeOrAOneLineError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a data limit";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a data limit";
+#endif
+#endif
+  const std::string input =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph_and_branch-3.8";
+  const auto whole = RunCommand({kTprof, "report", "-i", input});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  constexpr long kMiB = 1 << 20;
+  long least = 0;  // the least limit, in steps of 2 MiB, under which tprof starts
+  for (long limit = 2 * kMiB; limit <= 512 * kMiB && least == 0; limit += 2 * kMiB) {
+    testing::RunOptions options;
+    options.data_limit = limit;
+    if (RunCommand({kTprof, "--version"}, options).exit_code == 0) least = limit;
+  }
+  ASSERT_GT(least, 0) << "tprof --version does not start under 512 MiB";
+  int completed = 0, out_of_memory = 0;
+  for (long limit = least; limit <= least + 160 * kMiB; limit += 4 * kMiB) {
+    testing::RunOptions options;
+    options.data_limit = limit;
+    const auto r = RunCommand({kTprof, "report", "-i", input}, options);
+    SCOPED_TRACE("limit " + std::to_string(limit / kMiB) + " MiB: " + r.err);
+    if (r.exit_code == 0) {
+      ++completed;
+      EXPECT_EQ(r.out, whole.out);
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 1);
+    // The notes the report gave before it ran out (the input's vdso), then the error.
+    std::vector<std::string> lines;
+    for (std::istringstream in(r.err); std::getline(in, lines.emplace_back());) {
+    }
+    lines.pop_back();
+    ASSERT_FALSE(lines.empty());
+    for (size_t i = 0; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i].rfind("tprof: note: ", 0), 0u);
+    EXPECT_EQ(lines.back().rfind("tprof: ", 0), 0u);
+    if (lines.back().find("out of memory") != std::string::npos) ++out_of_memory;
+  }
+  EXPECT_GT(out_of_memory, 0) << "no limit made the report run out of memory";
+  EXPECT_GT(completed, 0) << "no limit let the report finish";
 }
 
 TEST(CliTest, ReportOfANonProfileSaysSo) {

@@ -24,6 +24,7 @@ struct CommandResult {
 struct RunOptions {
   bool new_process_group = false;  // so a test can signal the whole group, as a terminal does
   long file_size_limit = -1;       // RLIMIT_FSIZE in bytes, with SIGXFSZ ignored: a "full disk"
+  long data_limit = -1;            // RLIMIT_DATA in bytes: the heap and thread stacks it may map
   int cpu = -1;                    // when >= 0, the program and its children run on this CPU alone
 };
 
@@ -51,6 +52,11 @@ class RunningCommand {
         rlimit limit{static_cast<rlim_t>(options.file_size_limit),
                      static_cast<rlim_t>(options.file_size_limit)};
         ::setrlimit(RLIMIT_FSIZE, &limit);
+      }
+      if (options.data_limit >= 0) {
+        rlimit limit{static_cast<rlim_t>(options.data_limit),
+                     static_cast<rlim_t>(options.data_limit)};
+        ::setrlimit(RLIMIT_DATA, &limit);
       }
       if (options.cpu >= 0) {
         cpu_set_t set;
