@@ -100,7 +100,9 @@ int Main(int argc, char** argv) {
   std::set_new_handler(OutOfMemory);
   std::set_terminate(Uncaught);
 #ifdef TPROF_MIMALLOC
-  // mimalloc does not call the new handler (it sees none and aborts): it calls its own.
+  // mimalloc does not call the new handler (it sees none and aborts): it calls its own. It calls
+  // it for a C library's malloc that fails too, which would have had NULL and perhaps gone on:
+  // with memory that short the command is better ended, in one line.
   mi_register_error(
       [](int error, void*) {
         if (error == ENOMEM) OutOfMemory();
