@@ -75,8 +75,8 @@ int EndOfOutput(int status) {
 // a std::bad_alloc escaping a worker thread ends the process in std::terminate.
 [[noreturn]] void OutOfMemory() {
   ExitWith(
-      "out of memory (see ulimit -v and -d, or the cgroup's memory limit); the command "
-      "did not finish and what it wrote is incomplete");
+      "out of memory (see ulimit -v and -d, or the cgroup's memory limit): the command did not "
+      "finish");
 }
 
 // An exception no thread caught: resources the system refused (a thread it would not start)

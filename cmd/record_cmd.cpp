@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <system_error>
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
@@ -448,13 +449,18 @@ class RecordCommand : public Subcommand {
   }
 
   // Frame-pointer stacks that stop after a frame or two: said once, with the remedy. Reads the
-  // profile just written (its embedded symbols name the modules).
+  // profile just written (its embedded symbols name the modules). Best effort: the profile is
+  // complete by now, and a read-back that fails, even for a thread the system would not start
+  // (std::system_error), must not turn a recording that succeeded into a failure.
   void PrintStackHint() const {
-    auto opened = OpenedProfile::Open(written_, {});
-    if (!opened.ok()) return;
-    ShortStackCensus census((*opened)->resolver());
-    if (!(*opened)->source().ReadRecords(census).ok()) return;
-    if (auto hint = ShortStackHint(census.Counts())) Note(name(), *hint);
+    try {
+      auto opened = OpenedProfile::Open(written_, {});
+      if (!opened.ok()) return;
+      ShortStackCensus census((*opened)->resolver());
+      if (!(*opened)->source().ReadRecords(census).ok()) return;
+      if (auto hint = ShortStackHint(census.Counts())) Note(name(), *hint);
+    } catch (const std::system_error&) {
+    }
   }
 
   static void PrintWarnings(const RecordStats& stats) {

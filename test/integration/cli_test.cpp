@@ -134,29 +134,62 @@ TEST(CliTest, ReportOfAMissingFileIsAOneLineRuntimeError) {
   EXPECT_EQ(Lines(r.err), 1);
 }
 
+constexpr long kMiB = 1 << 20;
+
+// Whether the sanitizers' shadow memory is mapped: it cannot be under a data limit.
+constexpr bool kSanitized =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
+// The least RLIMIT_DATA, in steps of 2 MiB, under which tprof starts at all (0: none to 512 MiB).
+long LeastDataLimitToStart() {
+  for (long limit = 2 * kMiB; limit <= 512 * kMiB; limit += 2 * kMiB) {
+    testing::RunOptions options;
+    options.data_limit = limit;
+    if (RunCommand({kTprof, "--version"}, options).exit_code == 0) return limit;
+  }
+  return 0;
+}
+
+// The last line of a failed command's standard error, after checking that it is its one error
+// (any line before it a note or a summary) and says it is tprof's ("tprof: ", "tprof CMD: ").
+std::string OneLineError(const std::string& err) {
+  std::vector<std::string> lines;
+  for (std::istringstream in(err); std::getline(in, lines.emplace_back());) {
+  }
+  lines.pop_back();
+  if (lines.empty()) {
+    ADD_FAILURE() << "no error was written";
+    return "";
+  }
+  for (size_t i = 0; i + 1 < lines.size(); ++i)
+    EXPECT_TRUE(lines[i].find(": note: ") != std::string::npos || lines[i].starts_with("[ tprof "))
+        << lines[i];
+  EXPECT_TRUE(lines.back().starts_with("tprof")) << lines.back();
+  EXPECT_EQ(lines.back().find(": note: "), std::string::npos) << lines.back();
+  return lines.back();
+}
+
 // Out of memory (here: a limit on what the process may map) ends a command with one line and
 // status 1, whichever thread runs out, never SIGABRT without a word (mimalloc's default) or
 // std::terminate. Every limit from the least that lets tprof start at all up is tried: the
 // report is either whole, as without a limit, or that one line.
 TEST(CliTest, UnderAnyMemoryLimitAReportIsWholeOrAOneLineError) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a data limit";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a data limit";
-#endif
-#endif
+  if (kSanitized) GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
   const std::string input =
       std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph_and_branch-3.8";
   const auto whole = RunCommand({kTprof, "report", "-i", input});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  constexpr long kMiB = 1 << 20;
-  long least = 0;  // the least limit, in steps of 2 MiB, under which tprof starts
-  for (long limit = 2 * kMiB; limit <= 512 * kMiB && least == 0; limit += 2 * kMiB) {
-    testing::RunOptions options;
-    options.data_limit = limit;
-    if (RunCommand({kTprof, "--version"}, options).exit_code == 0) least = limit;
-  }
+  const long least = LeastDataLimitToStart();
   ASSERT_GT(least, 0) << "tprof --version does not start under 512 MiB";
   int completed = 0, out_of_memory = 0;
   for (long limit = least; limit <= least + 160 * kMiB; limit += 4 * kMiB) {
@@ -170,18 +203,53 @@ TEST(CliTest, UnderAnyMemoryLimitAReportIsWholeOrAOneLineError) {
       continue;
     }
     EXPECT_EQ(r.exit_code, 1);
-    // The notes the report gave before it ran out (the input's vdso), then the error.
-    std::vector<std::string> lines;
-    for (std::istringstream in(r.err); std::getline(in, lines.emplace_back());) {
-    }
-    lines.pop_back();
-    ASSERT_FALSE(lines.empty());
-    for (size_t i = 0; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i].rfind("tprof: note: ", 0), 0u);
-    EXPECT_EQ(lines.back().rfind("tprof: ", 0), 0u);
-    if (lines.back().find("out of memory") != std::string::npos) ++out_of_memory;
+    if (OneLineError(r.err).find("out of memory") != std::string::npos) ++out_of_memory;
   }
   EXPECT_GT(out_of_memory, 0) << "no limit made the report run out of memory";
   EXPECT_GT(completed, 0) << "no limit let the report finish";
+}
+
+// The same for a recording: a status of 0 is a profile that reads, a failure says so in one
+// line, and a finished file (not NAME.partial) always reads whatever the status. Once the
+// summary says the profile is written, only running out of memory may still fail the command:
+// the hint about short stacks reads the profile back, best effort, and under 34-46 MiB here
+// that read-back was refused a thread and turned a recording that had succeeded into status 1.
+TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
+  const long least = LeastDataLimitToStart();
+  ASSERT_GT(least, 0) << "tprof --version does not start under 512 MiB";
+  const std::string dir = ::testing::TempDir() + "/tprof_cli_limit_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string out = dir + "/limited.tprof";
+  int recorded = 0, failed = 0;
+  for (long limit = least; limit <= least + 96 * kMiB; limit += 2 * kMiB) {
+    std::filesystem::remove(out);
+    std::filesystem::remove(out + ".partial");
+    testing::RunOptions options;
+    options.data_limit = limit;
+    // -g: frame pointers, the mode that reads the profile back for its hint.
+    const auto r = RunCommand(
+        {kTprof, "record", "-g", "-e", "cpu-clock", "-o", out, "--", "/bin/true"}, options);
+    SCOPED_TRACE("limit " + std::to_string(limit / kMiB) + " MiB: " + r.err);
+    ASSERT_LT(r.exit_code, 128) << "killed by a signal";
+    if (std::filesystem::exists(out)) {
+      EXPECT_EQ(RunCommand({kTprof, "report", "-i", out}).exit_code, 0) << "a finished file";
+    }
+    if (r.exit_code == 0) {
+      ++recorded;
+      EXPECT_TRUE(std::filesystem::exists(out));
+      continue;
+    }
+    ++failed;
+    EXPECT_EQ(r.exit_code, 1);
+    const std::string error = OneLineError(r.err);
+    if (r.err.find("[ tprof record: ") != std::string::npos) {
+      EXPECT_NE(error.find("out of memory"), std::string::npos) << "a written profile failed";
+    }
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_GT(recorded, 0) << "no limit let the recording finish";
+  EXPECT_GT(failed, 0) << "no limit made the recording fail";
 }
 
 TEST(CliTest, ReportOfANonProfileSaysSo) {
