@@ -88,7 +88,7 @@ class CirculatingSlots {
   Slot* filling_ = nullptr;  // the producer's; not shared
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Slot*> free_;   // guarded by mutex_
+  std::vector<Slot*> free_;  // guarded by mutex_; the one freed last is taken first
   std::deque<Slot*> queue_;  // guarded by mutex_
   bool done_ = false;        // guarded by mutex_
   std::thread thread_;
