@@ -136,20 +136,6 @@ TEST(CliTest, ReportOfAMissingFileIsAOneLineRuntimeError) {
 
 constexpr long kMiB = 1 << 20;
 
-// Whether the sanitizers' shadow memory is mapped: it cannot be under a data limit.
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
-
 // The least RLIMIT_DATA, in steps of 2 MiB, under which tprof starts at all (0: none to 512 MiB).
 long LeastDataLimitToStart() {
   for (long limit = 2 * kMiB; limit <= 512 * kMiB; limit += 2 * kMiB) {
@@ -163,10 +149,7 @@ long LeastDataLimitToStart() {
 // The last line of a failed command's standard error, after checking that it is its one error
 // (any line before it a note or a summary) and says it is tprof's ("tprof: ", "tprof CMD: ").
 std::string OneLineError(const std::string& err) {
-  std::vector<std::string> lines;
-  for (std::istringstream in(err); std::getline(in, lines.emplace_back());) {
-  }
-  lines.pop_back();
+  const std::vector<std::string> lines = SplitLines(err);
   if (lines.empty()) {
     ADD_FAILURE() << "no error was written";
     return "";
@@ -184,7 +167,8 @@ std::string OneLineError(const std::string& err) {
 // std::terminate. Every limit from the least that lets tprof start at all up is tried: the
 // report is either whole, as without a limit, or that one line.
 TEST(CliTest, UnderAnyMemoryLimitAReportIsWholeOrAOneLineError) {
-  if (kSanitized) GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
+  if (kUnderAddressSanitizer)
+    GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
   const std::string input =
       std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph_and_branch-3.8";
   const auto whole = RunCommand({kTprof, "report", "-i", input});
@@ -215,7 +199,8 @@ TEST(CliTest, UnderAnyMemoryLimitAReportIsWholeOrAOneLineError) {
 // the hint about short stacks reads the profile back, best effort, and under 34-46 MiB here
 // that read-back was refused a thread and turned a recording that had succeeded into status 1.
 TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
-  if (kSanitized) GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
+  if (kUnderAddressSanitizer)
+    GTEST_SKIP() << "the sanitizers' shadow memory cannot be mapped under a limit";
   const long least = LeastDataLimitToStart();
   ASSERT_GT(least, 0) << "tprof --version does not start under 512 MiB";
   const std::string dir = ::testing::TempDir() + "/tprof_cli_limit_" + std::to_string(::getpid());

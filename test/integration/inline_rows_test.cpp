@@ -31,13 +31,6 @@ const std::string kProtoDir = PPROF_PROTO_DIR;
 
 CommandResult Shell(const std::string& command) { return RunCommand({"/bin/sh", "-c", command}); }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // One function of an address as addr2line -i names it, innermost first.
 struct SourceFunction {
   std::string name;
@@ -57,7 +50,7 @@ std::map<uint64_t, InlineChain> Addr2line(const std::string& binary,
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::map<uint64_t, InlineChain> chains;
   InlineChain* chain = nullptr;
-  std::vector<std::string> lines = Lines(r.out);
+  std::vector<std::string> lines = SplitLines(r.out);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("0x", 0) == 0) {
       chain = &chains[std::stoull(lines[i], nullptr, 16)];
@@ -75,7 +68,7 @@ std::map<uint64_t, InlineChain> Addr2line(const std::string& binary,
 uint64_t TextOffsetDelta(const std::string& binary) {
   auto r = Shell("readelf -lW " + binary);
   std::regex load(R"(^\s*LOAD\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+\S+\s+\S+\s+\S+\s+R E\s)");
-  for (const std::string& line : Lines(r.out)) {
+  for (const std::string& line : SplitLines(r.out)) {
     std::smatch m;
     if (std::regex_search(line, m, load))
       return std::stoull(m[2].str(), nullptr, 16) - std::stoull(m[1].str(), nullptr, 16);
@@ -117,7 +110,7 @@ Reference BuildReference(const std::string& perf_data, const std::string& binary
   const uint64_t delta = TextOffsetDelta(binary);
   std::set<uint64_t> addresses;
   std::regex frame(R"(^\s+([0-9a-f]+) \((.*)\)$)");
-  for (const std::string& line : Lines(r.out)) {
+  for (const std::string& line : SplitLines(r.out)) {
     std::smatch m;
     if (std::regex_match(line, m, frame) && !samples.empty()) {
       Frame f{std::stoull(m[1].str(), nullptr, 16) + delta, m[2].str() == binary};
@@ -382,7 +375,7 @@ TEST_F(InlineRows, CsvRowsNameInlinedFunctions) {
   ASSERT_NE(w, nullptr);
   auto r = RunCommand({kTprof, "report", "-i", w->data, "--sort", "sym", "--csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::vector<std::string> lines = Lines(r.out);
+  std::vector<std::string> lines = SplitLines(r.out);
   ASSERT_GT(lines.size(), 1u);
   std::vector<std::string> header;
   std::stringstream h(lines[0]);
@@ -415,7 +408,7 @@ TEST_F(InlineRows, AnnotateShowsAnInlinedFunctionWithinEachFunctionItWasInlinedI
   std::regex inlined_into(R"(^# inlined into: (\S+) )");
   std::regex self(R"(^# event \S+: self ([0-9.]+)% )");
   std::string within;
-  for (const std::string& line : Lines(r.out)) {
+  for (const std::string& line : SplitLines(r.out)) {
     std::smatch m;
     if (std::regex_search(line, m, inlined_into)) within = m[1];
     if (std::regex_search(line, m, self)) share_within[within] = std::stod(m[1]);
@@ -472,7 +465,7 @@ TEST_F(InlineRows, PprofLocationsLeadWithTheInnermostFunction) {
   uint64_t id = 0;
   bool first_location = true, first_line = true;
   std::regex field(R"(^\s*(\w+): (.*)$)");
-  for (const std::string& line : Lines(decoded.out)) {
+  for (const std::string& line : SplitLines(decoded.out)) {
     if (!line.empty() && line[0] != ' ' && line.back() == '{') {
       top = line.substr(0, line.find(' '));
       first_location = first_line = true;

@@ -36,13 +36,6 @@ const std::string kSpeedscopeCheck = SPEEDSCOPE_CHECK_DIR;
 
 CommandResult Shell(const std::string& command) { return RunCommand({"/bin/sh", "-c", command}); }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // The table's totals per event, from its "# event: NAME, N samples, total period P" lines.
 struct EventTotal {
   uint64_t samples = 0;
@@ -53,7 +46,7 @@ std::map<std::string, EventTotal> ReportTotals(const std::string& input) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, EventTotal> totals;
   std::regex event(R"(^# event: (\S+), (\d+) samples, total period (\d+)$)");
-  for (const std::string& line : Lines(r.out)) {
+  for (const std::string& line : SplitLines(r.out)) {
     std::smatch m;
     if (std::regex_match(line, m, event))
       totals[m[1]] = {std::stoull(m[2].str()), std::stoull(m[3].str())};
@@ -64,7 +57,7 @@ std::map<std::string, EventTotal> ReportTotals(const std::string& input) {
 // "stack count" lines -> count by stack.
 std::map<std::string, uint64_t> ParseFolded(const std::string& text) {
   std::map<std::string, uint64_t> stacks;
-  for (const std::string& line : Lines(text)) {
+  for (const std::string& line : SplitLines(text)) {
     size_t space = line.rfind(' ');
     if (space == std::string::npos) continue;
     stacks[line.substr(0, space)] += std::stoull(line.substr(space + 1));
@@ -122,7 +115,7 @@ std::map<std::string, uint64_t> FoldPerfScript(const std::string& text) {
     period = 0;
     frames.clear();
   };
-  for (const std::string& line : Lines(text)) {
+  for (const std::string& line : SplitLines(text)) {
     std::smatch m;
     if (line.empty()) {
       flush();
@@ -282,7 +275,7 @@ TEST_F(ReportExports, FoldedOutputReadsBackAsTheSameStacks) {
   auto second = RunCommand({kTprof, "report", "-i", path, "--folded", "--no-marks"});
   std::remove(path.c_str());
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_GT(Lines(first.out).size(), 10u);
+  EXPECT_GT(SplitLines(first.out).size(), 10u);
   EXPECT_EQ(second.out, first.out);
 }
 
@@ -333,7 +326,7 @@ DecodedPprof ParseDecoded(const std::string& text) {
   std::vector<std::string> path;  // open messages
   int64_t function_id = 0;
   std::regex field(R"(^\s*(\w+): (.*)$)");
-  for (const std::string& line : Lines(text)) {
+  for (const std::string& line : SplitLines(text)) {
     std::smatch m;
     // Only a line "name {" opens a message and "}" closes one: string values may hold braces
     // (a lambda's name: "f::{lambda at x.cpp:4}::operator()").
@@ -486,7 +479,7 @@ TEST_F(ReportExports, AnnotateSharesAddUpAndPointIntoTheFunctionAndItsSource) {
   double self_percent = 0;
   uint64_t self_samples = 0;
   std::regex row(R"(^\s+([0-9.]+)%\s+(\d+)\s+.*compute_kernel\(.*$)");
-  for (const std::string& line : Lines(table.out)) {
+  for (const std::string& line : SplitLines(table.out)) {
     std::smatch m;
     if (std::regex_match(line, m, row)) {
       self_percent += std::stod(m[1]);
@@ -505,7 +498,7 @@ TEST_F(ReportExports, AnnotateSharesAddUpAndPointIntoTheFunctionAndItsSource) {
   const uint64_t end = start + std::stoull(size_hex, nullptr, 16);
 
   // compute_kernel's lines in demo.cpp: from its definition to the next function's.
-  auto source = Lines(testing::ReadWholeFile(kDemoSource));
+  auto source = SplitLines(testing::ReadWholeFile(kDemoSource));
   uint32_t first_line = 0, last_line = 0;
   for (size_t i = 0; i < source.size(); ++i) {
     if (source[i].find("void compute_kernel(") != std::string::npos) first_line = i + 1;
@@ -525,7 +518,7 @@ TEST_F(ReportExports, AnnotateSharesAddUpAndPointIntoTheFunctionAndItsSource) {
   std::string file, hottest_file;
   uint32_t line_number = 0, hottest_line = 0;
   bool text_shown = false;
-  for (const std::string& line : Lines(r.out)) {
+  for (const std::string& line : SplitLines(r.out)) {
     std::smatch m;
     if (std::regex_match(line, m, instruction)) {
       ++instructions;

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace tprof {
 
@@ -37,5 +39,27 @@ inline std::string TempPath(const std::string& tag, const std::string& name) {
 inline int Lines(const std::string& s) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
 }
+
+// The text's lines, without their newlines.
+inline std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Whether AddressSanitizer is built in (GCC says so by a macro, clang by __has_feature).
+constexpr bool kUnderAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
 
 }  // namespace tprof
