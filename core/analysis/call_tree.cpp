@@ -19,12 +19,12 @@ CallNode* CallNode::Existing(std::string_view child_name, std::string_view child
                              FrameKind child_kind, size_t key_hash) const {
   // A wrong hash would give this node a second child with the same text.
   assert(key_hash == KeyHash(child_name, child_module, child_kind));
-  if (child_index_.empty())
+  if (!child_index_)
     return children.size() == 1 && children[0]->Is(child_name, child_module, child_kind)
                ? children[0].get()
                : nullptr;
-  auto it = child_index_.find(ChildKey{child_name, child_module, child_kind, key_hash});
-  return it == child_index_.end() ? nullptr : it->second;
+  auto it = child_index_->find(ChildKey{child_name, child_module, child_kind, key_hash});
+  return it == child_index_->end() ? nullptr : it->second;
 }
 
 template <typename Text>
@@ -62,11 +62,12 @@ CallNode* CallNode::Adopt(std::unique_ptr<CallNode> child, size_t key_hash) {
   if (children.size() == 1) return raw;  // found without an index (see child_index_)
   if (children.size() == 2) {
     const CallNode& first = *children[0];
-    child_index_.emplace(ChildKey{first.name, first.module, first.kind,
-                                  KeyHash(first.name, first.module, first.kind)},
-                         children[0].get());
+    child_index_ = std::make_unique<absl::flat_hash_map<ChildKey, CallNode*>>();
+    child_index_->emplace(ChildKey{first.name, first.module, first.kind,
+                                   KeyHash(first.name, first.module, first.kind)},
+                          children[0].get());
   }
-  child_index_.emplace(ChildKey{raw->name, raw->module, raw->kind, key_hash}, raw);
+  child_index_->emplace(ChildKey{raw->name, raw->module, raw->kind, key_hash}, raw);
   return raw;
 }
 

@@ -102,8 +102,10 @@ struct CallNode {
   }
   // The children by key, once there are two or more: most nodes have one child (177,683 of the
   // 178,945 parents of the benchmark profile's 198,914 nodes), which is found by comparing it,
-  // and a table of one entry cost some 80 bytes of heap a node.
-  absl::flat_hash_map<ChildKey, CallNode*> child_index_;
+  // and a table of one entry cost some 80 bytes of heap a node. Held by pointer: the table's
+  // 40 bytes in every node made it 160 bytes, and every walk of a large tree (its totals, its
+  // folded lines, its destruction) reads three cache lines a node rather than two.
+  std::unique_ptr<absl::flat_hash_map<ChildKey, CallNode*>> child_index_;
 };
 
 struct CallTreeOptions {
