@@ -107,6 +107,29 @@ CallPathBuilder::CallPathBuilder(size_t events, FrameResolver& resolver, CallTre
   root_.self_samples.assign(events_, 0);
 }
 
+CallPathBuilder::~CallPathBuilder() {
+  // Each node is deleted with its children let go (they are deleted in their own turn, after
+  // it): the nodes below the root are all in made_.
+  for (auto& child : root_.children) (void)child.release();
+  for (CallNode* node : made_) {
+    for (auto& child : node->children) (void)child.release();
+    delete node;
+  }
+}
+
+CallNode CallPathBuilder::TakeRoot() {
+  made_.clear();  // they go with the root
+  return std::move(root_);
+}
+
+CallNode* CallPathBuilder::ChildOf(CallNode* node, const SharedString& name,
+                                   const SharedString& module, FrameKind kind, size_t key_hash) {
+  const size_t children = node->children.size();
+  CallNode* child = node->Child(name, module, kind, key_hash, events_);
+  if (node->children.size() != children) made_.push_back(child);
+  return child;
+}
+
 const std::vector<CallPathBuilder::Frame>& CallPathBuilder::FramesAt(uint32_t pid, uint64_t address,
                                                                      bool kernel) {
   const Mapping* mapping = space().Find(pid, address);
@@ -194,16 +217,18 @@ void CallPathBuilder::OnSamplesAhead(std::span<const Sample> samples) {
 CallNode* CallPathBuilder::Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel) {
   if (kernel && !options_.include_kernel) return node;
   for (const Frame& f : FramesAt(pid, address, kernel))
-    node = node->Child(f.name, f.module, f.kind, f.key_hash, events_);
+    node = ChildOf(node, f.name, f.module, f.kind, f.key_hash);
   return node;
 }
 
 CallNode* CallPathBuilder::RootOf(const Sample& sample) {
   if (options_.roots == CallTreeOptions::Roots::kNone) return &root_;
   auto [it, inserted] = thread_roots_.try_emplace(uint64_t{sample.pid} << 32 | sample.tid);
-  if (inserted)
-    it->second =
-        root_.Child(RootName(space(), options_.roots, sample), "", FrameKind::kRoot, events_);
+  if (inserted) {
+    const SharedString name(RootName(space(), options_.roots, sample));
+    it->second = ChildOf(&root_, name, SharedString(), FrameKind::kRoot,
+                         CallNode::KeyHash(name, "", FrameKind::kRoot));
+  }
   return it->second;
 }
 
@@ -308,15 +333,14 @@ const CallNode& CallTreeBuilder::root() {
   }
   CallNode& root = paths_.root();
   if (samples_in_tree_ == samples_) return root;
-  // Breadth-first order: reversed, every node comes after all of its children.
-  std::vector<CallNode*> order;
-  order.push_back(&root);
-  for (size_t i = 0; i < order.size(); ++i)
-    for (const auto& child : order[i]->children) order.push_back(child.get());
-  for (CallNode* node : order) {
+  // The nodes as they were made: reversed, every node comes after all of its children.
+  const std::vector<CallNode*>& made = paths_.made();
+  auto clear_self = [](CallNode* node) {
     std::fill(node->self.begin(), node->self.end(), 0);
     std::fill(node->self_samples.begin(), node->self_samples.end(), 0);
-  }
+  };
+  clear_self(&root);
+  for (CallNode* node : made) clear_self(node);
   const std::vector<CallNode*>& leaf_of_stack = paths_.leaf_of_stack();
   for (uint32_t s = 0; s < leaf_of_stack.size(); ++s) {
     CallNode* leaf = leaf_of_stack[s];
@@ -327,19 +351,20 @@ const CallNode& CallTreeBuilder::root() {
   }
   // A node's total is its self plus its children's totals: every sample's path is one chain
   // that ends where its self is counted.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    CallNode* node = *it;
+  auto add_children = [&](CallNode* node) {
     node->total = node->self;
     for (const auto& child : node->children)
       for (size_t e = 0; e < events_.size(); ++e) node->total[e] += child->total[e];
-  }
+  };
+  for (auto it = made.rbegin(); it != made.rend(); ++it) add_children(*it);
+  add_children(&root);
   samples_in_tree_ = samples_;
   return root;
 }
 
 CallNode CallTreeBuilder::TakeRoot() {
   root();
-  return std::move(paths_.root());
+  return paths_.TakeRoot();
 }
 
 size_t AppendSumOfEvents(CallNode& root, size_t a, size_t b) {

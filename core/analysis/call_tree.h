@@ -126,6 +126,10 @@ struct CallTreeOptions {
 class CallPathBuilder : public ProcessTrackingVisitor {
  public:
   CallPathBuilder(size_t events, FrameResolver& resolver, CallTreeOptions options);
+  // Takes the tree apart in the order its nodes were made (see made_).
+  ~CallPathBuilder() override;
+  CallPathBuilder(const CallPathBuilder&) = delete;
+  CallPathBuilder& operator=(const CallPathBuilder&) = delete;
 
   // The first sample of the next stack.
   void OnSample(const Sample& sample) override;
@@ -134,7 +138,12 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   void OnSamplesAhead(std::span<const Sample> samples) override;
   bool takes_sample_runs() const override { return true; }
 
+  // The tree. Its nodes are made by this builder alone: add none to it (see made_).
   CallNode& root() { return root_; }
+  // The tree, moved out; the builder makes no more nodes after.
+  CallNode TakeRoot();
+  // Every node below the root, in the order they were made: a node comes after its parent.
+  const std::vector<CallNode*>& made() const { return made_; }
   // By stack id: the node where the stack's samples are counted as self.
   const std::vector<CallNode*>& leaf_of_stack() const { return leaf_of_stack_; }
 
@@ -163,6 +172,9 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   // a lookup in an embedded symbol table waits for memory several times in turn.
   void LookUpAhead(std::span<const Ahead> ahead);
   CallNode* RootOf(const Sample& sample);
+  // node->Child(...), with a new child counted in made_.
+  CallNode* ChildOf(CallNode* node, const SharedString& name, const SharedString& module,
+                    FrameKind kind, size_t key_hash);
   // Extends the tree by `node`'s callee path for the frames at `address`.
   CallNode* Descend(CallNode* node, uint32_t pid, uint64_t address, bool kernel);
 
@@ -170,6 +182,11 @@ class CallPathBuilder : public ProcessTrackingVisitor {
   FrameResolver& resolver_;
   CallTreeOptions options_;
   CallNode root_;
+  // The nodes below root_ as they were made, which is mostly their order in memory: walks of
+  // every node (the counts, the tree's end) go through them in this order. A large tree taken
+  // apart recursively, each node after its parent's other children, read 200k scattered nodes
+  // (27 ms of a 0.4 s --folded report of 1M samples).
+  std::vector<CallNode*> made_;
   struct FrameKey {
     const Mapping* mapping;
     uint64_t address;
