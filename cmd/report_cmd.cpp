@@ -518,8 +518,16 @@ class ReportCommand : public Subcommand {
     auto summary = source.ReadRecords(tree);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     WarnAboutInput(name(), input_, summary->warning);
-    CallNode root = tree.TakeRoot();
-    if (by_wall) event = AppendSumOfEvents(root, wall->on_cpu, wall->off_cpu);
+    // The tree stays in the builder, which takes it apart fastest (in the order it made it),
+    // unless wall time adds an event to it.
+    CallNode taken;
+    const CallNode* tree_root = &tree.root();
+    if (by_wall) {
+      taken = tree.TakeRoot();
+      event = AppendSumOfEvents(taken, wall->on_cpu, wall->off_cpu);
+      tree_root = &taken;
+    }
+    const CallNode& root = *tree_root;
     if (root.total[event] == 0)
       return ReportError(name(), input_ + ": no samples of " +
                                      (by_wall ? "on-CPU or off-CPU time" : events[event].name));
