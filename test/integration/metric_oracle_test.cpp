@@ -316,19 +316,10 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
 // interval for at least 85 % of the (function, run) pairs with a nonzero truth: 34 of 40, which
 // honest 95 % intervals miss with probability 0.3 % (90 %, 36 of 40, would flake 5 % of runs).
 // One method's coverage (a test per method, so that each stays within its time limit under the
-// sanitizers).
-//
-// Under the sanitizers the statistics are the Release build's to check (the same code computes
-// them); there a few recordings run the paths, against a bound loose enough never to flake
-// (honest 95 % intervals miss 5 of 12 pairs with probability 0.02 %), which keeps CI in its
-// budget.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kCoverageRecordings = 6;
-constexpr double kCoverageFloor = 0.66;
-#else
+// sanitizers). The same figures under the sanitizers: CI's ASan+UBSan build (clang's) always ran
+// them, 6-10 s a method.
 constexpr int kCoverageRecordings = 20;
 constexpr double kCoverageFloor = 0.85;
-#endif
 
 void CheckCoverage(const Method& method) {
   ScratchDir dir;
