@@ -16,8 +16,9 @@ namespace tprof {
 namespace {
 
 // The folded lines as paths of names, first frame to last, in one shared vector: a line is the
-// ids of its frames' names, not a copy of them (a million-stack profile's lines would be a
-// hundred MiB of text before sorting, and were 50 MiB of views).
+// ids of its frames' names, not a copy of them (the benchmark profile's 19,970 lines are 118 MB
+// of text). A text gets its id, and is searched for ';', once: it was searched at every node
+// (199k names of some 300 characters), and a line held a 16-byte view per frame.
 class FoldedLines {
  public:
   explicit FoldedLines(const FoldedOptions& options) : options_(options) {}
