@@ -226,6 +226,29 @@ std::optional<Run> MeasureUpToThree(const Method& method, const std::string& dir
   return run;
 }
 
+// Why a recording is made again before it is held to the truth: set aside (SetAside), or, by
+// sampled periods, missing the truth by their own 95 % interval for a faulting function (see
+// EachMethodMatchesTheTruthPerFunction for the recurrence); "" when it is held to it.
+std::string UnfitOrMissed(const Method& method, const Run& run) {
+  if (std::string why = SetAside(method, run); !why.empty()) return why;
+  if (method.source != "sampled periods") return "";
+  bool missed = false;
+  for (const std::string f : {"faults_heavy", "faults_light"}) {
+    const Measured& m = run.measured.at(f);
+    const double truth = run.truth.at(f);
+    missed |= m.share >= 5 && m.low && m.high && (*m.low > truth || *m.high < truth);
+  }
+  if (!missed) return "";
+  for (const std::string f : {"faults_heavy", "faults_light"}) {
+    const Measured& m = run.measured.at(f);
+    std::printf(
+        "%s: %s truth %.3f/ms, measured %.3f/ms [%.3f, %.3f], mean page-fault period %.1f\n",
+        method.name.c_str(), f.c_str(), run.truth.at(f), m.value.value_or(NAN), m.low.value_or(NAN),
+        m.high.value_or(NAN), m.fault_period);
+  }
+  return "it missed the truth by its [s] interval (above)";
+}
+
 double ErrorPercent(double measured, double truth) {
   return truth == 0 ? (measured == 0 ? 0 : INFINITY) : 100.0 * (measured - truth) / truth;
 }
@@ -247,29 +270,8 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
     // faults, being counted in the next call of faults_heavy, as a sampled period is credited
     // where it ends; that needs periods far longer than the 10 seen here, so the mean page-fault
     // period is printed to show whether a recurrence had them.)
-    auto misses = [&](const auto& r) {
-      if (method.source != "sampled periods") return false;
-      for (const std::string f : {"faults_heavy", "faults_light"}) {
-        const Measured& m = r.measured.at(f);
-        const double truth = r.truth.at(f);
-        if (m.share >= 5 && m.low && m.high && (*m.low > truth || *m.high < truth)) return true;
-      }
-      return false;
-    };
-    auto unfit = [&](const auto& r) -> std::string {
-      if (std::string why = SetAside(method, r); !why.empty()) return why;
-      if (!misses(r)) return "";
-      for (const std::string f : {"faults_heavy", "faults_light"}) {
-        const Measured& m = r.measured.at(f);
-        std::printf(
-            "%s: %s truth %.3f/ms, measured %.3f/ms [%.3f, %.3f], "
-            "mean page-fault period %.1f\n",
-            method.name.c_str(), f.c_str(), r.truth.at(f), m.value.value_or(NAN),
-            m.low.value_or(NAN), m.high.value_or(NAN), m.fault_period);
-      }
-      return "it missed the truth by its [s] interval (above)";
-    };
-    auto run = MeasureUpToThree(method, dir.path(), unfit);
+    auto run = MeasureUpToThree(method, dir.path(),
+                                [&](const auto& r) { return UnfitOrMissed(method, r); });
     ASSERT_TRUE(run.has_value()) << method.name;
     if (!SetAside(method, *run).empty()) {
       unchecked += (unchecked.empty() ? "" : ", ") + method.name;
@@ -424,7 +426,13 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   ASSERT_FALSE(dir.path().empty());
   const Method& sampled = Methods()[1];
   ASSERT_EQ(sampled.source, "sampled periods");
-  auto run = MeasureUpToThree(sampled, dir.path(), KernelShortfall);
+  // Made again as the per-function test makes its [s] recordings: the frames' colours are the
+  // same sampled periods, and a recording that misses the truth by their own interval (the
+  // recurrence that test describes) is one where every method of colouring would too. Seen in
+  // CI twice: faults_heavy 94.7 and 97.6 faults/ms against truths of 107.8 and 109.1, with
+  // faults_light over (41.5 and 43.0 against 37.0 and 32.6), a legend step of 10.
+  auto run = MeasureUpToThree(sampled, dir.path(),
+                              [&](const auto& r) { return UnfitOrMissed(sampled, r); });
   ASSERT_TRUE(run.has_value());
   if (!KernelShortfall(*run).empty()) GTEST_SKIP() << "three recordings set aside (above)";
   // Measure's recording, and its truth: the designed faults per ms of counted task-clock.
