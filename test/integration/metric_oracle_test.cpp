@@ -428,9 +428,10 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   ASSERT_EQ(sampled.source, "sampled periods");
   // Made again as the per-function test makes its [s] recordings: the frames' colours are the
   // same sampled periods, and a recording that misses the truth by their own interval (the
-  // recurrence that test describes) is one where every method of colouring would too. Seen in
-  // CI twice: faults_heavy 94.7 and 97.6 faults/ms against truths of 107.8 and 109.1, with
-  // faults_light over (41.5 and 43.0 against 37.0 and 32.6), a legend step of 10.
+  // recurrence that test describes) is one where every method of colouring would too. Seen
+  // twice, in the local suite beside the memory-limit tests and in a clean-clone CI run under
+  // ASan: faults_heavy 97.6 and 94.7 faults/ms against truths of 109.1 and 107.8, with
+  // faults_light over (43.0 and 41.5 against 32.6 and 37.0), a legend step of 10.
   auto run = MeasureUpToThree(sampled, dir.path(),
                               [&](const auto& r) { return UnfitOrMissed(sampled, r); });
   ASSERT_TRUE(run.has_value());
