@@ -76,9 +76,13 @@ class RecordCommand : public Subcommand {
     auto* count = app.add_option("-c,--count", period_, "Sample every PERIOD events instead");
     freq->excludes(count);
     auto* fp =
-        app.add_flag("-g", frame_pointers_, "Record frame-pointer callchains (--call-graph fp)");
+        app.add_flag("-g", frame_pointers_,
+                     "Record frame-pointer callchains, mended where a leaf has no frame pointer "
+                     "(--call-graph fp)");
     app.add_option("--call-graph", call_graph_,
-                   "Callchain mode: fp, dwarf[,STACK_BYTES] (default 8192), lbr")
+                   "Callchain mode: fp[,STACK_BYTES] (default 1024: the user stack copied to "
+                   "mend frame-pointer chains with CFI; 0: the kernel's chains as they are), "
+                   "dwarf[,STACK_BYTES] (default 8192), lbr")
         ->excludes(fp);
     auto* any_branch =
         app.add_flag("-b,--branch-any", branch_any_, "Record branch stacks of every taken branch");
@@ -172,9 +176,14 @@ class RecordCommand : public Subcommand {
     metadata.command_line = command_;
     metadata.start_time_unix_ns = RealtimeNowNs();
     metadata.start_timestamp = MonotonicNowNs();
-    // DWARF mode records stack copies to a side file first and unwinds them once the workload
-    // has ended, so unwinding costs the workload nothing; only the addresses are kept.
-    const bool dwarf = options->sampling.call_graph == CallGraphMode::kDwarf;
+    // DWARF mode (and -g, which mends its chains) records stack copies to a side file first and
+    // unwinds them once the workload has ended, so unwinding costs the workload nothing; only
+    // the addresses are kept.
+    const SamplingOptions& sampling = options->sampling;
+    const bool dwarf = sampling.call_graph == CallGraphMode::kDwarf ||
+                       (sampling.call_graph == CallGraphMode::kFramePointer &&
+                        std::any_of(events->begin(), events->end(),
+                                    [](const EventDesc& e) { return e.sample_stack_user != 0; }));
     const std::string recorded = dwarf ? written_ + ".stacks" : written_;
     auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error());
@@ -250,22 +259,33 @@ class RecordCommand : public Subcommand {
     if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
     if (!call_graph_.empty()) {
       std::string mode = call_graph_.substr(0, call_graph_.find(','));
-      if (mode == "fp")
+      const size_t comma = call_graph_.find(',');
+      // SIZE after the mode, as perf takes it: a multiple of 8 up to 65528 (0 only for fp).
+      auto stack_size = [&](uint32_t* size, bool zero_allowed) -> Status {
+        if (comma == std::string::npos) return Status::Ok();
+        char* end = nullptr;
+        const char* text = call_graph_.c_str() + comma + 1;
+        unsigned long value = std::strtoul(text, &end, 0);
+        if (*text == '\0' || *end != '\0' || (value < 8 && !(zero_allowed && value == 0)) ||
+            value > 65528 || value % 8 != 0)
+          return Error("--call-graph " + mode + ",SIZE: SIZE must be a multiple of 8 up to 65528" +
+                       (zero_allowed ? " (0: no stack copy)" : ""));
+        *size = static_cast<uint32_t>(value);
+        return Status::Ok();
+      };
+      Status sized = Status::Ok();
+      if (mode == "fp") {
         s.call_graph = CallGraphMode::kFramePointer;
-      else if (mode == "lbr")
+        sized = stack_size(&s.fp_stack_size, true);
+      } else if (mode == "lbr") {
         s.call_graph = CallGraphMode::kLbr;
-      else if (mode == "dwarf") {
+      } else if (mode == "dwarf") {
         s.call_graph = CallGraphMode::kDwarf;
-        if (size_t comma = call_graph_.find(','); comma != std::string::npos) {
-          char* end = nullptr;
-          unsigned long size = std::strtoul(call_graph_.c_str() + comma + 1, &end, 0);
-          if (*end != '\0' || size < 8 || size > 65528 || size % 8 != 0)
-            return Error("--call-graph dwarf,SIZE: SIZE must be a multiple of 8 up to 65528");
-          s.dwarf_stack_size = static_cast<uint32_t>(size);
-        }
+        sized = stack_size(&s.dwarf_stack_size, false);
       } else {
         return Error("unknown --call-graph mode '" + mode + "' (known: fp, dwarf, lbr)");
       }
+      if (!sized.ok()) return sized.error();
     }
     if (branch_any_) s.branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
     if (!branch_filter_.empty()) {
@@ -339,7 +359,7 @@ class RecordCommand : public Subcommand {
     // ones are part of the summary, which -q drops.
     if (!quiet_) {
       PrintUnwinding(name(), OutputName(), stats.value(), std::cerr);
-    } else if (stats->incomplete()) {
+    } else if (stats->incomplete() || stats->chain_repair.kept) {
       const std::vector<std::string> lines = DescribeUnwinding(stats.value());
       if (!lines.empty())
         std::cerr << "tprof record: " << OutputName() << ": unwinding: " << lines.front()

@@ -80,6 +80,14 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
           break;
         case CallGraphMode::kFramePointer:
           attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+          // The chain's user part as the kernel walks it, and beside it the registers and the
+          // stack's top, from which the frames it skips are found (UnwindUserStack).
+          if (options.fp_stack_size && !options.kernel_only && !spec.exclude_user &&
+              UserRegisterMask()) {
+            attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+            attr.sample_regs_user = UserRegisterMask();
+            attr.sample_stack_user = options.fp_stack_size;
+          }
           break;
         case CallGraphMode::kDwarf:
           // Kernel frames come from the kernel's own unwinder; user frames from the stack copy.

@@ -15,13 +15,20 @@ namespace tprof {
 
 enum class CallGraphMode { kNone, kFramePointer, kDwarf, kLbr };
 
+// What -g copies of the user stack: enough for libc's and the vDSO's leaf frames (system call
+// wrappers, memset, clock_gettime) and the frame of the function that called them.
+inline constexpr uint32_t kDefaultFramePointerStackSize = 1024;
+
 struct SamplingOptions {
   bool use_frequency = true;
   uint64_t frequency = 4000;  // Hz per thread, perf's default
   uint64_t period = 0;
   CallGraphMode call_graph = CallGraphMode::kNone;
   uint32_t dwarf_stack_size = 8192;  // bytes of user stack copied per sample
-  uint64_t branch_sample_type = 0;   // -b / -j; 0: no branch stack
+  // Bytes of user stack copied beside a frame-pointer chain (with the user registers), walked
+  // with CFI to put in the frames a leaf without a frame pointer makes the chain skip; 0: none.
+  uint32_t fp_stack_size = kDefaultFramePointerStackSize;
+  uint64_t branch_sample_type = 0;  // -b / -j; 0: no branch stack
   bool user_only = false;
   bool kernel_only = false;
   bool inherit = true;         // follow threads and child processes created later

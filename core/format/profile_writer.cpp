@@ -151,7 +151,7 @@ Status ProfileWriter::Finish(const FinishInfo& info) {
   trailer["record_count"] = record_total_;
   trailer["sample_count"] = sample_count_;
   trailer["samples_per_event"] = samples_per_event_;
-  if (info.unwinding && info.unwinding->samples)
+  if (info.unwinding && !info.unwinding->empty())
     trailer["unwinding"] = UnwindStatisticsJson(*info.unwinding);
   nlohmann::json chunks = nlohmann::json::array();
   for (const ChunkIndexEntry& e : index_) chunks.push_back({e.offset, e.kind, e.records});

@@ -4,8 +4,52 @@
 
 namespace tprof {
 
+namespace {
+
+nlohmann::json ChainRepairJson(const ChainRepairStatistics& r) {
+  nlohmann::json kept = nlohmann::json::array();
+  for (size_t i = 0; i < kUnwindEndCount; ++i)
+    if (r.kept_by_end[i])
+      kept.push_back(
+          {{"cause", UnwindEndName(static_cast<UnwindEnd>(i))}, {"samples", r.kept_by_end[i]}});
+  return {{"samples", r.samples},   {"repaired", r.repaired}, {"frames_added", r.frames_added},
+          {"replaced", r.replaced}, {"kept", kept},           {"kept_module", r.kept_module}};
+}
+
+uint64_t Number(const nlohmann::json& from, const char* key) {
+  auto it = from.find(key);
+  return it != from.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+std::optional<ChainRepairStatistics> ChainRepairFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ChainRepairStatistics r;
+  r.samples = Number(j, "samples");
+  r.repaired = Number(j, "repaired");
+  r.frames_added = Number(j, "frames_added");
+  r.replaced = Number(j, "replaced");
+  if (auto kept = j.find("kept"); kept != j.end() && kept->is_array())
+    for (const nlohmann::json& k : *kept) {
+      if (!k.is_object() || !k.contains("cause") || !k["cause"].is_string()) continue;
+      const std::string cause = k["cause"];
+      for (size_t i = 0; i < kUnwindEndCount; ++i)
+        if (cause == UnwindEndName(static_cast<UnwindEnd>(i))) {
+          r.kept_by_end[i] = Number(k, "samples");
+          r.kept += r.kept_by_end[i];
+        }
+    }
+  if (j.contains("kept_module") && j["kept_module"].is_string()) r.kept_module = j["kept_module"];
+  // Counts that do not add up are a damaged trailer, not statistics to print.
+  if (r.repaired > r.samples || r.replaced > r.samples || r.kept > r.samples ||
+      r.repaired + r.replaced + r.kept > r.samples)
+    return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
 nlohmann::json UnwindStatisticsJson(const UnwindStatistics& stats) {
-  if (stats.samples == 0) return nullptr;
+  if (stats.empty()) return nullptr;
   nlohmann::json stopped = nlohmann::json::array();
   for (size_t i = 0; i < kUnwindEndCount; ++i) {
     const UnwindStatistics::Stopped& s = stats.stopped[i];
@@ -15,23 +59,23 @@ nlohmann::json UnwindStatisticsJson(const UnwindStatistics& stats) {
                        {"leaf_only", s.leaf_only},
                        {"module", s.module}});
   }
-  return {{"samples", stats.samples},
-          {"complete", stats.complete},
-          {"user_frames", stats.user_frames},
-          {"stopped", stopped}};
+  nlohmann::json j = {{"samples", stats.samples},
+                      {"complete", stats.complete},
+                      {"user_frames", stats.user_frames},
+                      {"stopped", stopped}};
+  if (stats.chain_repair.samples) j["frame_pointer_repair"] = ChainRepairJson(stats.chain_repair);
+  return j;
 }
 
 std::optional<UnwindStatistics> UnwindStatisticsFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
   UnwindStatistics stats;
-  auto number = [&](const nlohmann::json& from, const char* key) -> uint64_t {
-    auto it = from.find(key);
-    return it != from.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
-  };
-  stats.samples = number(j, "samples");
-  stats.complete = number(j, "complete");
-  stats.user_frames = number(j, "user_frames");
-  if (stats.samples == 0 || stats.complete > stats.samples) return std::nullopt;
+  stats.samples = Number(j, "samples");
+  stats.complete = Number(j, "complete");
+  stats.user_frames = Number(j, "user_frames");
+  if (auto repair = j.find("frame_pointer_repair"); repair != j.end())
+    if (auto r = ChainRepairFromJson(*repair)) stats.chain_repair = *r;
+  if (stats.empty() || stats.complete > stats.samples) return std::nullopt;
   auto stopped = j.find("stopped");
   if (stopped != j.end() && stopped->is_array())
     for (const nlohmann::json& s : *stopped) {
@@ -39,8 +83,8 @@ std::optional<UnwindStatistics> UnwindStatisticsFromJson(const nlohmann::json& j
       const std::string cause = s["cause"];
       for (size_t i = 0; i < kUnwindEndCount; ++i)
         if (cause == UnwindEndName(static_cast<UnwindEnd>(i))) {
-          stats.stopped[i].samples = number(s, "samples");
-          stats.stopped[i].leaf_only = number(s, "leaf_only");
+          stats.stopped[i].samples = Number(s, "samples");
+          stats.stopped[i].leaf_only = Number(s, "leaf_only");
           if (s.contains("module") && s["module"].is_string())
             stats.stopped[i].module = s["module"];
         }

@@ -84,45 +84,140 @@ void UnwindStatistics::Add(const UnwindOutcome& outcome, size_t frames) {
   if (s.module.empty()) s.module = outcome.module;
 }
 
+namespace {
+
+// The lines about frame-pointer chains mended with their stack copies (record -g).
+void DescribeChainRepair(const ChainRepairStatistics& r, std::vector<std::string>* lines) {
+  if (r.samples == 0) return;
+  std::string line = std::to_string(r.samples) +
+                     " frame-pointer stacks checked against a CFI walk of their stack copies: " +
+                     std::to_string(r.repaired) + " (" + Percent(r.repaired, r.samples) +
+                     ") mended, " + std::to_string(r.frames_added) +
+                     " frames the frame-pointer walk had skipped put in; " +
+                     std::to_string(r.unchanged()) + " (" + Percent(r.unchanged(), r.samples) +
+                     ") right as recorded";
+  if (r.replaced)
+    line += "; " + std::to_string(r.replaced) +
+            " replaced by a walk to the outermost frame that the chain never met";
+  lines->push_back(line);
+  for (size_t i = 0; i < kUnwindEndCount; ++i) {
+    if (r.kept_by_end[i] == 0) continue;
+    const UnwindEnd end = static_cast<UnwindEnd>(i);
+    std::string why = Advice(end, r.kept_module);
+    if (end == UnwindEnd::kStackCopyTooShort)
+      why =
+          "the walk needed more than the copied stack bytes; record with a larger "
+          "--call-graph fp,SIZE, or --call-graph dwarf";
+    lines->push_back(std::to_string(r.kept_by_end[i]) + " (" +
+                     Percent(r.kept_by_end[i], r.samples) +
+                     ") kept as recorded, maybe missing the leaf's callers: " + UnwindEndName(end) +
+                     (why.empty() ? "" : ": " + why));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> DescribeUnwinding(const UnwindStatistics& stats) {
   std::vector<std::string> lines;
-  if (stats.samples == 0) return lines;
-  char average[32];
-  std::snprintf(average, sizeof average, "%.1f",
-                static_cast<double>(stats.user_frames) / static_cast<double>(stats.samples));
-  lines.push_back(std::to_string(stats.complete) + " of " + std::to_string(stats.samples) +
-                  " user stacks (" + Percent(stats.complete, stats.samples) +
-                  ") unwound from their DWARF stack copies to the outermost frame, " + average +
-                  " user frames on average");
-  for (size_t i = 0; i < kUnwindEndCount; ++i) {
-    const UnwindStatistics::Stopped& s = stats.stopped[i];
-    if (s.samples == 0) continue;
-    const UnwindEnd end = static_cast<UnwindEnd>(i);
-    lines.push_back(std::to_string(s.samples) + " not unwound to the end (" +
-                    Percent(s.samples, stats.samples) + ", " + std::to_string(s.leaf_only) +
-                    " of them leaf only): " + UnwindEndName(end) + ": " + Advice(end, s.module));
+  if (stats.samples) {
+    char average[32];
+    std::snprintf(average, sizeof average, "%.1f",
+                  static_cast<double>(stats.user_frames) / static_cast<double>(stats.samples));
+    lines.push_back(std::to_string(stats.complete) + " of " + std::to_string(stats.samples) +
+                    " user stacks (" + Percent(stats.complete, stats.samples) +
+                    ") unwound from their DWARF stack copies to the outermost frame, " + average +
+                    " user frames on average");
+    for (size_t i = 0; i < kUnwindEndCount; ++i) {
+      const UnwindStatistics::Stopped& s = stats.stopped[i];
+      if (s.samples == 0) continue;
+      const UnwindEnd end = static_cast<UnwindEnd>(i);
+      lines.push_back(std::to_string(s.samples) + " not unwound to the end (" +
+                      Percent(s.samples, stats.samples) + ", " + std::to_string(s.leaf_only) +
+                      " of them leaf only): " + UnwindEndName(end) + ": " + Advice(end, s.module));
+    }
   }
+  DescribeChainRepair(stats.chain_repair, &lines);
   return lines;
+}
+
+std::optional<ChainMeeting> FindChainMeeting(std::span<const uint64_t> walked,
+                                             std::span<const uint64_t> chain) {
+  for (size_t i = 1; i < walked.size(); ++i)
+    for (size_t j = 1; j < chain.size(); ++j) {
+      if (walked[i] != chain[j]) continue;
+      const size_t both = std::min(walked.size() - i, chain.size() - j);
+      if (std::equal(walked.begin() + static_cast<ptrdiff_t>(i),
+                     walked.begin() + static_cast<ptrdiff_t>(i + both),
+                     chain.begin() + static_cast<ptrdiff_t>(j)))
+        return ChainMeeting{i, j};
+    }
+  return std::nullopt;
+}
+
+void MendFramePointerChain(std::span<const uint64_t> walked, const UnwindOutcome& outcome,
+                           std::vector<uint64_t>* chain, ChainRepairStatistics* stats) {
+  ++stats->samples;
+  std::optional<ChainMeeting> meeting;
+  // A walk from another pc than the chain's is of another moment: nothing to compare.
+  const bool same_pc = !walked.empty() && !chain->empty() && walked.front() == chain->front();
+  if (same_pc) meeting = FindChainMeeting(walked, *chain);
+  if (!meeting && same_pc && outcome.end == UnwindEnd::kOutermostFrame && walked.size() > 1) {
+    // A walk that reached the outermost frame (_start, a thread's start) is whole, so a chain
+    // that never meets it holds a wrong frame (a pointer read from a register the leaf used for
+    // something else): the walk stands (an imported file's large copy; rarely a short one).
+    ++stats->replaced;
+    *chain = std::vector<uint64_t>(walked.begin(), walked.end());
+    return;
+  }
+  if (!meeting) {
+    // Where the walk stopped early (no CFI, a short copy) the chain may still be whole, and
+    // where it could not be followed (no binary, an unknown address) nothing says the chain is
+    // wrong: it stays as the kernel recorded it, counted so that the summary can say so.
+    ++stats->kept;
+    ++stats->kept_by_end[static_cast<size_t>(outcome.end)];
+    if (stats->kept_module.empty()) stats->kept_module = outcome.module;
+    return;
+  }
+  if (meeting->walked_at == meeting->chain_at &&
+      std::equal(walked.begin(), walked.begin() + static_cast<ptrdiff_t>(meeting->walked_at),
+                 chain->begin()))
+    return;
+  ++stats->repaired;
+  stats->frames_added += meeting->walked_at - std::min(meeting->walked_at, meeting->chain_at);
+  std::vector<uint64_t> mended(walked.begin(),
+                               walked.begin() + static_cast<ptrdiff_t>(meeting->walked_at));
+  mended.insert(mended.end(), chain->begin() + static_cast<ptrdiff_t>(meeting->chain_at),
+                chain->end());
+  *chain = std::move(mended);
 }
 
 void UnwindUserStack(const UserStackSample& input, UserStackUnwinder& unwinder, Sample* sample,
                      UnwindStatistics* stats) {
   std::vector<uint64_t>& chain = sample->callchain;
-  // With a stack copy perf records no user frames (exclude_callchain_user); any it did record
-  // are replaced by the walk, and kept only when the walk finds nothing.
+  // With --call-graph dwarf (exclude_callchain_user) the kernel records no user frames, and the
+  // walk gives them all; with -g it recorded a frame-pointer chain, which the walk mends.
   const size_t user_at =
       static_cast<size_t>(std::find(chain.begin(), chain.end(), kContextUser) - chain.begin());
-  std::vector<uint64_t> recorded_user(chain.begin() + static_cast<ptrdiff_t>(user_at), chain.end());
+  std::vector<uint64_t> recorded_user(
+      chain.begin() + static_cast<ptrdiff_t>(std::min(user_at + 1, chain.size())), chain.end());
   chain.resize(user_at);
   chain.push_back(kContextUser);
   const size_t first = chain.size();
-  UnwindOutcome outcome = unwinder.Unwind(input, &chain);
+  UserStackSample walk = input;
+  if (recorded_user.size() >= 2) walk.frame_record_return = recorded_user[1];
+  UnwindOutcome outcome = unwinder.Unwind(walk, &chain);
+  if (!recorded_user.empty()) {
+    std::vector<uint64_t> walked(chain.begin() + static_cast<ptrdiff_t>(first), chain.end());
+    ChainRepairStatistics unused;
+    MendFramePointerChain(walked, outcome, &recorded_user, stats ? &stats->chain_repair : &unused);
+    chain.resize(first);
+    chain.insert(chain.end(), recorded_user.begin(), recorded_user.end());
+    return;
+  }
   const size_t found = chain.size() - first;
   if (found == 0) {
     chain.pop_back();
-    if (!recorded_user.empty()) {
-      chain.insert(chain.end(), recorded_user.begin(), recorded_user.end());
-    } else if (sample->ip && !IsKernelAddress(sample->ip)) {
+    if (sample->ip && !IsKernelAddress(sample->ip)) {
       chain.push_back(kContextUser);
       chain.push_back(sample->ip);
     }

@@ -3,10 +3,16 @@
 // sample's user frames and says where and why its walk ended. Samples it cannot walk to the
 // outermost frame are counted by that reason (UnwindStatistics), so that a profile whose stacks
 // stop at the leaf says so instead of passing for a flat one.
+//
+// The same seam mends frame-pointer chains (`record -g`, which copies a little of the user stack
+// beside the kernel's chain): a leaf without a frame pointer (Debian's libc and libstdc++) makes
+// the kernel's walk skip its caller, so the copy is walked with CFI until it meets the chain, and
+// the frames the chain skipped are put in (MendFramePointerChain).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +30,9 @@ struct UserStackSample {
   uint64_t regs_mask = 0;  // the event's sample_regs_user: which registers `regs` holds, in order
   std::span<const uint64_t> regs;
   std::string_view stack;  // the copy of the user stack from the stack pointer up
+  // With a frame-pointer chain beside the copy (record -g): its second frame, the return address
+  // the kernel read from the frame record the sampled frame pointer points to; 0: none.
+  uint64_t frame_record_return = 0;
 };
 
 // Where a walk ended. Everything but the first two leaves the stack without its outer frames.
@@ -63,6 +72,19 @@ class UserStackUnwinder {
   virtual UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) = 0;
 };
 
+// How the frame-pointer chains that came with a stack copy were checked against a CFI walk of it.
+struct ChainRepairStatistics {
+  uint64_t samples = 0;       // user chains with a stack copy beside them
+  uint64_t repaired = 0;      // the walk met the chain past frames the chain lacked or misread
+  uint64_t frames_added = 0;  // frames put in by those repairs, less frames taken out
+  uint64_t replaced = 0;      // the walk reached the outermost frame without meeting the chain
+  uint64_t kept = 0;          // the walk stopped without meeting the chain: kept as recorded
+  std::array<uint64_t, kUnwindEndCount> kept_by_end{};  // ... by why the walk stopped
+  std::string kept_module;  // the first module named by a walk that stopped without meeting
+
+  uint64_t unchanged() const { return samples - repaired - replaced - kept; }
+};
+
 // Counts of the samples that carried stack copies, by how far they were walked.
 struct UnwindStatistics {
   struct Stopped {
@@ -74,18 +96,41 @@ struct UnwindStatistics {
   uint64_t complete = 0;     // walked to the outermost frame (or the frame limit)
   uint64_t user_frames = 0;  // frames of those samples, user pcs included
   std::array<Stopped, kUnwindEndCount> stopped;
+  // Samples whose copy was walked only to mend their frame-pointer chain (not counted above).
+  ChainRepairStatistics chain_repair;
 
   void Add(const UnwindOutcome& outcome, size_t frames);
   uint64_t incomplete() const { return samples - complete; }
+  bool empty() const { return samples == 0 && chain_repair.samples == 0; }
 };
 
 // The statistics in words: a first line with the counts, then one line per reason a walk ended
 // early (with the module concerned and what to do). Empty when no sample carried a copy.
 std::vector<std::string> DescribeUnwinding(const UnwindStatistics& stats);
 
+// Where a CFI walk of the stack copy meets a frame-pointer chain of the same sample (both leaf
+// first, both starting at the sampled pc): the walk's frame `walked_at` (>= 1) is the chain's
+// frame `chain_at` (>= 1), and the two agree on every frame both hold from there on. The mended
+// chain is walked[0, walked_at) + chain[chain_at, end).
+struct ChainMeeting {
+  size_t walked_at = 0;
+  size_t chain_at = 0;
+};
+// The meeting with the fewest walked frames before it (a recursion's repeated return address
+// meets where the rest agrees, not at its first repeat); nullopt when they never meet.
+std::optional<ChainMeeting> FindChainMeeting(std::span<const uint64_t> walked,
+                                             std::span<const uint64_t> chain);
+
+// Mends the user part of `chain` (leaf first, from the sampled pc) with `walked`, the frames a
+// CFI walk of the stack copy found, which ended as `outcome`. Counts the result into `stats`.
+void MendFramePointerChain(std::span<const uint64_t> walked, const UnwindOutcome& outcome,
+                           std::vector<uint64_t>* chain, ChainRepairStatistics* stats);
+
 // Gives `sample` the user frames of its stack copy: its callchain keeps the kernel part as
 // recorded, then PERF_CONTEXT_USER and the unwinder's frames (the sampled ip alone when the
 // unwinder gives none and the ip is a user address). Counts the outcome into `stats`.
+// A sample that also carries the user part of a frame-pointer chain keeps that chain, mended
+// where the walk shows frames it skipped (MendFramePointerChain).
 void UnwindUserStack(const UserStackSample& input, UserStackUnwinder& unwinder, Sample* sample,
                      UnwindStatistics* stats);
 
