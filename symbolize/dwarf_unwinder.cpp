@@ -1,5 +1,6 @@
 #include "symbolize/dwarf_unwinder.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -12,8 +13,11 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
@@ -39,6 +43,8 @@ struct DwarfUnwinder::RegisterSet {
   uint16_t elf_machine;  // e_machine of the binaries it runs
   std::span<const int> perf_of_dwarf;
   int perf_pc, perf_sp;
+  int perf_fp;      // the frame pointer: its frame record holds the caller's fp and return address
+  int perf_result;  // the register a system call returns its result in
 };
 
 namespace {
@@ -60,6 +66,12 @@ struct SampleState {
   std::string_view stack;
   uint64_t sp = 0;
   bool read_past_copy = false;  // the walk wanted a word above the copied bytes
+  // One word above the copy that is known all the same: the return address the kernel's
+  // frame-pointer walk read from the sampled frame pointer's frame record (record -g). A caller
+  // whose frame is larger than the copy keeps its return address there, so the walk can reach
+  // the chain through it; 0: none.
+  uint64_t frame_record_return_at = 0;
+  uint64_t frame_record_return = 0;
 };
 
 pid_t NextThread(Dwfl*, void* arg, void** thread_arg) {
@@ -77,6 +89,10 @@ bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* arg) {
   SampleState& state = *static_cast<SampleState*>(arg);
   // Only the copied stack is readable; anything else ends the walk at that frame.
   if (address < state.sp || address - state.sp + 8 > state.stack.size()) {
+    if (address == state.frame_record_return_at && state.frame_record_return_at) {
+      *result = state.frame_record_return;
+      return true;
+    }
     // Above the copy, but where the stack goes on: the copy was too short for this frame.
     if (address >= state.sp && address - state.sp < (uint64_t{1} << 24))
       state.read_past_copy = true;
@@ -188,8 +204,162 @@ int CollectFrame(Dwfl_Frame* frame, void* arg) {
   return DWARF_CB_OK;
 }
 
+// True when the CFI at `address` computes the frame from the frame pointer (DWARF register
+// `fp`), CFA = fp + K, with the return address saved at fp + 8, the second word of the frame
+// record {caller's fp, return address} that the kernel's frame-pointer walk reads: x86-64's
+// push rbp; mov rbp, rsp (K = 16), arm64's stp x29, x30, [sp, #-K]!; mov x29, sp.
+bool FrameRecordHoldsReturnAddress(Dwfl* dwfl, uint64_t address, int fp) {
+  Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+  if (!module) return false;
+  for (int debug = 0; debug < 2; ++debug) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi =
+        debug ? dwfl_module_dwarf_cfi(module, &bias) : dwfl_module_eh_cfi(module, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (!cfi || dwarf_cfi_addrframe(cfi, address - bias, &frame) != 0) continue;
+    bool holds = false;
+    Dwarf_Op* cfa = nullptr;
+    size_t cfa_ops = 0;
+    const int ra = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
+    if (ra >= 0 && dwarf_frame_cfa(frame, &cfa, &cfa_ops) == 0 && cfa_ops == 1 &&
+        cfa[0].atom == DW_OP_bregx && cfa[0].number == static_cast<Dwarf_Word>(fp)) {
+      const auto k = static_cast<int64_t>(cfa[0].number2);
+      Dwarf_Op ops_mem[3];
+      Dwarf_Op* saved = nullptr;
+      size_t saved_ops = 0;
+      holds = dwarf_frame_register(frame, ra, ops_mem, &saved, &saved_ops) == 0 && saved_ops == 2 &&
+              saved[0].atom == DW_OP_call_frame_cfa && saved[1].atom == DW_OP_plus_uconst &&
+              static_cast<int64_t>(saved[1].number) == 8 - k;
+    }
+    std::free(frame);
+    return holds;
+  }
+  return false;
+}
+
 bool IsFileless(const std::string& filename) {
   return filename.empty() || (filename[0] != '/' && filename != "[vdso]");
+}
+
+// Functions a thread's stack begins in, by the names glibc, musl and bionic give them on x86-64
+// and arm64. Their hand-written code often has no CFI (musl's, glibc's x86-64 clone wrappers
+// after the system call), so a walk can stop in one for want of it with no frame left to find.
+enum class FirstFrameKind : uint8_t {
+  kNone,
+  // Entered by the kernel on a fresh stack: a program's _start and the dynamic linker's (glibc's
+  // _start and _dl_start_user, musl's _dlstart, bionic's __dl__start).
+  kEntry,
+  // glibc's __clone and __clone3 (by every name its symbol tables give them: clone3 and the
+  // __GI_ aliases; clone is a weak alias, and musl's clone a C function that calls __clone), musl's
+  // __clone, bionic's __bionic_clone: both the new thread's first frame and a call in its parent.
+  // glibc's arm64 clone's child part, thread_start, is not here: its CFI ends every walk, and
+  // many programs name their own thread functions so.
+  kCloneWrapper,
+};
+
+FirstFrameKind FirstFrameKindOf(std::string_view function) {
+  static constexpr std::string_view kEntries[] = {"_start", "_dl_start_user", "_dlstart",
+                                                  "__dl__start"};
+  static constexpr std::string_view kCloneWrappers[] = {
+      "__clone", "__GI___clone", "__clone3", "clone3", "__GI___clone3", "__bionic_clone"};
+  if (std::find(std::begin(kEntries), std::end(kEntries), function) != std::end(kEntries))
+    return FirstFrameKind::kEntry;
+  if (std::find(std::begin(kCloneWrappers), std::end(kCloneWrappers), function) !=
+      std::end(kCloneWrappers))
+    return FirstFrameKind::kCloneWrapper;
+  return FirstFrameKind::kNone;
+}
+
+// Where the binaries of a session hold those functions, read from each one's symbol table once:
+// libdwfl's own address lookup scans the whole table each time.
+class FirstFrameIndex {
+ public:
+  FirstFrameKind KindAt(Dwfl* dwfl, uint64_t address) {
+    Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+    if (!module) return FirstFrameKind::kNone;
+    auto it = ranges_.find(module);
+    if (it == ranges_.end()) it = ranges_.emplace(module, Read(module)).first;
+    for (const Range& range : it->second)
+      if (address >= range.low && address < range.high) return range.kind;
+    return FirstFrameKind::kNone;
+  }
+
+ private:
+  struct Range {
+    uint64_t low, high;
+    FirstFrameKind kind;
+  };
+
+  static std::vector<Range> Read(Dwfl_Module* module) {
+    std::vector<Range> found;
+    std::vector<uint64_t> starts;  // of every symbol: where one without a size ends
+    const int count = dwfl_module_getsymtab(module);
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym symbol{};
+      GElf_Addr value = 0;
+      const char* name =
+          dwfl_module_getsym_info(module, i, &symbol, &value, nullptr, nullptr, nullptr);
+      const int type = GELF_ST_TYPE(symbol.st_info);
+      // arm64's mapping symbols ($x, $d) mark code and data inside functions.
+      if (!name || name[0] == '$' || symbol.st_shndx == SHN_UNDEF ||
+          (type != STT_FUNC && type != STT_NOTYPE))
+        continue;
+      starts.push_back(value);
+      if (FirstFrameKind kind = FirstFrameKindOf(name); kind != FirstFrameKind::kNone)
+        found.push_back({value, value + symbol.st_size, kind});
+    }
+    // musl's entry code and clone have no size: each reaches to the next symbol.
+    std::sort(starts.begin(), starts.end());
+    for (Range& range : found) {
+      if (range.high > range.low) continue;
+      auto next = std::upper_bound(starts.begin(), starts.end(), range.low);
+      range.high = next == starts.end() ? range.low + 1 : *next;
+    }
+    return found;
+  }
+
+  std::map<Dwfl_Module*, std::vector<Range>> ranges_;
+};
+
+// True when frame `at` of a walk (the sampled pc when it is `first`, else a return address) is
+// the first frame of its thread.
+bool IsFirstFrame(FirstFrameIndex& index, Dwfl* dwfl, const SampleState& state, int perf_result,
+                  const std::vector<uint64_t>& frames, size_t first, size_t at) {
+  const bool sampled = at == first;
+  // A return address points after its call, maybe past the function's end.
+  switch (index.KindAt(dwfl, frames[at] - (sampled ? 0 : 1))) {
+    case FirstFrameKind::kEntry:
+      return true;
+    case FirstFrameKind::kCloneWrapper:
+      // Only the child calls out of a clone wrapper. At the sampled pc (after the system call,
+      // where glibc's x86-64 wrappers have no CFI and its arm64 ones the parent's CFI), the child
+      // is the one the call returned 0 to: the parent holds the new thread's id, or while in the
+      // kernel -ENOSYS (x86-64) or its first argument (arm64). On entry, before the wrapper sets
+      // it, the register may hold 0 in the parent too; a walk from there rarely stops early.
+      return !sampled ||
+             (((state.present >> perf_result) & 1) && state.regs_by_perf_number[perf_result] == 0);
+    case FirstFrameKind::kNone:
+      break;
+  }
+  return false;
+}
+
+// A walk that stopped early after its thread's first frame, or in it, found every frame there
+// is: it ends there, at the outermost frame. Past it the walk took words above the first frame
+// for return addresses (an unknown address, or arm64's child, unwound with its parent's CFI,
+// into the parent's caller): they are dropped. A copy too short to unwind the first frame is
+// complete too: the bytes the unwinder wanted hold no caller.
+UnwindOutcome EndAtFirstFrame(FirstFrameIndex& index, Dwfl* dwfl, const SampleState& state,
+                              int perf_result, std::vector<uint64_t>* frames, size_t first,
+                              UnwindOutcome outcome) {
+  if (outcome.end == UnwindEnd::kOutermostFrame || outcome.end == UnwindEnd::kFrameLimit)
+    return outcome;
+  for (size_t at = first; at < frames->size(); ++at) {
+    if (!IsFirstFrame(index, dwfl, state, perf_result, *frames, first, at)) continue;
+    frames->resize(at + 1);
+    return {UnwindEnd::kOutermostFrame, ""};
+  }
+  return outcome;
 }
 
 }  // namespace
@@ -218,6 +388,9 @@ struct DwarfUnwinder::Process {
   };
   std::vector<Reported> reported;
   SampleState state;
+  FirstFrameIndex first_frames;
+  // LeafKeepsFramePointer's answers by pc: a recording's samples repeat their pcs.
+  std::unordered_map<uint64_t, bool> frame_pointer_at;
 
   ~Process() {
     if (dwfl) dwfl_end(dwfl);
@@ -225,8 +398,8 @@ struct DwarfUnwinder::Process {
 };
 
 const DwarfUnwinder::RegisterSet* DwarfUnwinder::FindRegisterSet(const std::string& machine) {
-  static const DwarfUnwinder::RegisterSet kX86_64{EM_X86_64, kX86_64PerfOfDwarf, 8, 7};
-  static const DwarfUnwinder::RegisterSet kArm64{EM_AARCH64, kArm64PerfOfDwarf, 32, 31};
+  static const DwarfUnwinder::RegisterSet kX86_64{EM_X86_64, kX86_64PerfOfDwarf, 8, 7, 6, 0};
+  static const DwarfUnwinder::RegisterSet kArm64{EM_AARCH64, kArm64PerfOfDwarf, 32, 31, 29, 0};
   if (machine == "x86_64" || machine == "amd64") return &kX86_64;
   if (machine == "aarch64" || machine == "arm64") return &kArm64;
   if (machine.empty()) return kHostMachine == EM_AARCH64 ? &kArm64 : &kX86_64;
@@ -393,7 +566,7 @@ DwarfUnwinder::ReportResult DwarfUnwinder::Report(Process& process, const Mappin
 
 UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
                                   std::span<const uint64_t> regs, std::string_view stack,
-                                  std::vector<uint64_t>* frames) {
+                                  std::vector<uint64_t>* frames, uint64_t frame_record_return) {
   ++stats_.samples;
   if (!registers_) return {UnwindEnd::kNoRegisters, ""};
   SampleState state;
@@ -412,6 +585,11 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
   state.pc = pc;
   state.sp = state.regs_by_perf_number[registers_->perf_sp];
   state.stack = stack;
+  if (frame_record_return && (state.present >> registers_->perf_fp) & 1) {
+    // The frame record is {caller's frame pointer, return address} on both architectures.
+    state.frame_record_return_at = state.regs_by_perf_number[registers_->perf_fp] + 8;
+    state.frame_record_return = frame_record_return;
+  }
 
   const size_t first = frames->size();
   // Every binary the walk can enter holds the pc or a word on the stack (return addresses are
@@ -474,14 +652,19 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
   int walked =
       dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
   if (frames->size() == first) frames->push_back(pc);
-  stats_.frames += frames->size() - first;
+  UnwindOutcome outcome;
   if (collector.end) {
     const Mapping* last = space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
-    return {*collector.end, last ? last->filename : ""};
+    outcome = {*collector.end, last ? last->filename : ""};
+  } else if (walked == 0 && !collector.outside && !process->state.read_past_copy) {
+    outcome = {UnwindEnd::kOutermostFrame, ""};
+  } else {
+    outcome = WhyStopped(space, pid, *process, *frames, first);
   }
-  if (walked == 0 && !collector.outside && !process->state.read_past_copy)
-    return {UnwindEnd::kOutermostFrame, ""};
-  return WhyStopped(space, pid, *process, *frames, first);
+  outcome = EndAtFirstFrame(process->first_frames, process->dwfl, process->state,
+                            registers_->perf_result, frames, first, std::move(outcome));
+  stats_.frames += frames->size() - first;
+  return outcome;
 }
 
 UnwindOutcome DwarfUnwinder::WhyStopped(const AddressSpace& space, uint32_t pid, Process& process,
@@ -513,8 +696,35 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
   return frames;
 }
 
+bool DwarfUnwinder::LeafKeepsFramePointer(const UserStackSample& sample) {
+  if (!registers_) return false;
+  // The pc and the frame pointer's DWARF number, from the recorded architecture's layout.
+  std::optional<uint64_t> pc;
+  size_t index = 0;
+  for (int bit = 0; bit < 64 && index < sample.regs.size(); ++bit) {
+    if (!(sample.regs_mask & (uint64_t{1} << bit))) continue;
+    if (bit == registers_->perf_pc) pc = sample.regs[index];
+    ++index;
+  }
+  int fp_dwarf = -1;
+  for (size_t dwarf = 0; dwarf < registers_->perf_of_dwarf.size(); ++dwarf)
+    if (registers_->perf_of_dwarf[dwarf] == registers_->perf_fp) fp_dwarf = static_cast<int>(dwarf);
+  if (!pc || fp_dwarf < 0) return false;
+  const Mapping* mapping = space_.Find(sample.pid, *pc);
+  if (!mapping || IsFileless(mapping->filename)) return false;
+  Process& process = SessionFor(sample.pid);
+  if (auto known = process.frame_pointer_at.find(*pc); known != process.frame_pointer_at.end())
+    return known->second;
+  // A conflict (something else mapped here before) is the walk's to sort out.
+  if (Report(process, *mapping) != ReportResult::kOk) return false;
+  const bool keeps = FrameRecordHoldsReturnAddress(process.dwfl, *pc, fp_dwarf);
+  process.frame_pointer_at.emplace(*pc, keeps);
+  return keeps;
+}
+
 UnwindOutcome DwarfUnwinder::Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) {
-  return Walk(space_, sample.pid, sample.regs_mask, sample.regs, sample.stack, frames);
+  return Walk(space_, sample.pid, sample.regs_mask, sample.regs, sample.stack, frames,
+              sample.frame_record_return);
 }
 
 }  // namespace tprof

@@ -59,10 +59,12 @@ class DwarfUnwinder : public UserStackUnwinder {
   // PERF_SAMPLE_REGS_USER delivers them; `stack` is the PERF_SAMPLE_STACK_USER copy, which
   // starts at the stack pointer. The mappings of process `pid` come from `space`.
   // Appends the user callchain leaf first: the sampled pc, then return addresses (as found on
-  // the stack, not adjusted); says where and why the walk ended.
+  // the stack, not adjusted); says where and why the walk ended. `frame_record_return`, when
+  // not 0, is the word the kernel's frame-pointer walk read at the frame pointer + 8 (the
+  // chain's second frame), read by the walk where the copy does not reach it.
   UnwindOutcome Walk(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
                      std::span<const uint64_t> regs, std::string_view stack,
-                     std::vector<uint64_t>* frames);
+                     std::vector<uint64_t>* frames, uint64_t frame_record_return = 0);
   // The same as a value: an error when the walk found not even the pc's binary.
   Result<std::vector<uint64_t>> Unwind(const AddressSpace& space, uint32_t pid, uint64_t regs_mask,
                                        std::span<const uint64_t> regs, std::string_view stack);
@@ -75,6 +77,7 @@ class DwarfUnwinder : public UserStackUnwinder {
   void OnComm(const CommRecord& record) override { space_.OnComm(record); }
   void OnTask(const TaskRecord& record) override { space_.OnTask(record); }
   UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) override;
+  bool LeafKeepsFramePointer(const UserStackSample& sample) override;
 
   const DwarfUnwinderStats& stats() const { return stats_; }
   // Notes about binaries that could not be used (missing, build-id mismatch), once each.
