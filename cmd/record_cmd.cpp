@@ -359,7 +359,9 @@ class RecordCommand : public Subcommand {
     // ones are part of the summary, which -q drops.
     if (!quiet_) {
       PrintUnwinding(name(), OutputName(), stats.value(), std::cerr);
-    } else if (stats->incomplete() || stats->chain_repair.kept) {
+    } else if (stats->incomplete()) {
+      // -g's chains the walk could not confirm are as the kernel recorded them, not cut short:
+      // that is for the summary and the report's header, which -q keeps quiet.
       const std::vector<std::string> lines = DescribeUnwinding(stats.value());
       if (!lines.empty())
         std::cerr << "tprof record: " << OutputName() << ": unwinding: " << lines.front()

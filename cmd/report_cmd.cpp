@@ -365,9 +365,11 @@ class ReportCommand : public Subcommand {
     return exports_.no_inline ? InlineMode::kPhysical : InlineMode::kInnermost;
   }
 
+  // Stack copies that stand for the user frames (--call-graph dwarf), not ones that only mend
+  // a frame-pointer chain (-g).
   static bool RecordedStackCopies(const std::vector<EventDesc>& events) {
     for (const EventDesc& e : events)
-      if (e.sample_stack_user) return true;
+      if (e.sample_stack_user && e.exclude_callchain_user) return true;
     return false;
   }
 

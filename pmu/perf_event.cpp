@@ -157,6 +157,7 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       d.branch_sample_type = attr.branch_sample_type;
       d.sample_regs_user = attr.sample_regs_user;
       d.sample_stack_user = attr.sample_stack_user;
+      d.exclude_callchain_user = attr.exclude_callchain_user;
       d.hf_sample_period = p.hf_sample_period;
       d.exclude_user = attr.exclude_user;
       d.exclude_kernel = attr.exclude_kernel;

@@ -85,6 +85,7 @@ json EventsToJson(const std::vector<EventDesc>& events) {
         {"branch_sample_type", e.branch_sample_type},
         {"sample_regs_user", e.sample_regs_user},
         {"sample_stack_user", e.sample_stack_user},
+        {"exclude_callchain_user", e.exclude_callchain_user},
         {"hf_sample_period", e.hf_sample_period},
         {"group_leader", e.group_leader},
         {"group_members", e.group_members},
@@ -115,6 +116,9 @@ Result<std::vector<EventDesc>> EventsFromJson(const json& j) {
       Get(item, "branch_sample_type", e.branch_sample_type);
       Get(item, "sample_regs_user", e.sample_regs_user);
       Get(item, "sample_stack_user", e.sample_stack_user);
+      // Before -g copied stacks to mend its chains, only --call-graph dwarf copied them.
+      e.exclude_callchain_user = e.sample_stack_user != 0;
+      Get(item, "exclude_callchain_user", e.exclude_callchain_user);
       Get(item, "hf_sample_period", e.hf_sample_period);
       Get(item, "group_leader", e.group_leader);
       Get(item, "group_members", e.group_members);

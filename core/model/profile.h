@@ -61,8 +61,11 @@ struct EventDesc {
   uint64_t sample_type = 0;
   uint64_t read_format = 0;
   uint64_t branch_sample_type = 0;
-  uint64_t sample_regs_user = 0;        // which user registers samples copy (DWARF unwinding)
-  uint32_t sample_stack_user = 0;       // bytes of user stack samples copy
+  uint64_t sample_regs_user = 0;   // which user registers samples copy (DWARF unwinding)
+  uint32_t sample_stack_user = 0;  // bytes of user stack samples copy
+  // The kernel recorded no user frames: the stack copies stand for them (--call-graph dwarf),
+  // where with -g they only mend the frame-pointer chain.
+  bool exclude_callchain_user = false;
   uint32_t hf_sample_period = 0;        // burst sampling: the short window after each long period
   int32_t group_leader = -1;            // index of the leader; -1 when the event is not in a group
   std::vector<uint32_t> group_members;  // indexes, leader first; set on the leader only

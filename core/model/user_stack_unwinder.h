@@ -70,6 +70,11 @@ class UserStackUnwinder {
   // Appends the user frames of one sample, leaf first: the user pc (from the copied registers),
   // then the return addresses found. Appends nothing when not even the pc is known.
   virtual UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) = 0;
+  // True when the code at the sample's pc has set up its frame pointer as the kernel's
+  // frame-pointer walk takes it (its return address in the frame record the frame pointer
+  // points to): then that walk's chain already holds the leaf's callers, and mending it needs no
+  // walk of the copy. False when unknown.
+  virtual bool LeafKeepsFramePointer(const UserStackSample& /*sample*/) { return false; }
 };
 
 // How the frame-pointer chains that came with a stack copy were checked against a CFI walk of it.

@@ -82,6 +82,7 @@ inline constexpr size_t kSizeVer0 = 64;  // the first ABI; size 0 in a file mean
 inline constexpr uint64_t kFlagFreq = 1ull << 10;
 inline constexpr uint64_t kFlagExcludeUser = 1ull << 4;
 inline constexpr uint64_t kFlagExcludeKernel = 1ull << 5;
+inline constexpr uint64_t kFlagExcludeCallchainUser = 1ull << 22;
 inline constexpr uint64_t kFlagSampleIdAll = 1ull << 18;
 inline constexpr uint64_t kFlagContextSwitch = 1ull << 26;  // PERF_RECORD_SWITCH records
 inline constexpr int kPreciseIpShift = 15;

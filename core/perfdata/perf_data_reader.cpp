@@ -684,6 +684,7 @@ Status PerfDataReader::Finalize() {
     e.branch_sample_type = a.branch_sample_type;
     e.exclude_user = a.flags & pd::attr::kFlagExcludeUser;
     e.exclude_kernel = a.flags & pd::attr::kFlagExcludeKernel;
+    e.exclude_callchain_user = a.flags & pd::attr::kFlagExcludeCallchainUser;
     e.precise_ip = static_cast<uint32_t>((a.flags >> pd::attr::kPreciseIpShift) & 3);
     // --call-graph dwarf: what each sample copied, so that readers know the stacks came from
     // copies (report's short-stack note is not for them).

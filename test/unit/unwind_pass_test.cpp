@@ -269,6 +269,27 @@ TEST(ChainRepairTest, UnwindPassMendsFramePointerChainsAndCountsThemApart) {
             "recorded");
 }
 
+// Where the unwinder says the leaf keeps its frame pointer (the chain is right there), the copy
+// is not walked: the chain stays as recorded and counts as right.
+TEST(ChainRepairTest, ALeafThatKeepsItsFramePointerIsNotWalked) {
+  struct KeepsFramePointer : FakeUnwinder {
+    bool LeafKeepsFramePointer(const UserStackSample&) override { return true; }
+  } unwinder;
+  Sample s;
+  s.ip = 0x401050;
+  s.callchain = {kContextUser, 0x401050, 0x401300};
+  s.user_regs_abi = 2;
+  s.user_regs = {0x7ffd0000, 0x7ffc0000, 0x401050};
+  s.user_stack = std::string(64, 'x');
+  UnwindStatistics stats;
+  auto out = ReadSamples(UnwindToBytes({s}, false, unwinder, &stats));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].callchain, s.callchain);
+  EXPECT_TRUE(unwinder.seen_pcs.empty());
+  EXPECT_EQ(stats.chain_repair.samples, 1u);
+  EXPECT_EQ(stats.chain_repair.unchanged(), 1u);
+}
+
 TEST(ChainRepairTest, StatisticsSurviveTheTrailer) {
   UnwindStatistics stats;
   stats.chain_repair.samples = 10;
