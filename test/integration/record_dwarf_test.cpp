@@ -62,7 +62,10 @@ void Check(const std::string& path, ChainCheck* check) {
 // run short enough that its start-up dominates.
 TEST(RecordDwarfTest, ShortStackNoteNamesTheBinaryToRebuild) {
   std::string nofp = TempPath("dwarf", "nofp_g.tprof"), demo = TempPath("dwarf", "demo_g.tprof");
-  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", nofp, "--", kNoFp, "0.3"});
+  // The kernel's chains alone (fp,0): -g's stack copy would walk this small program's whole
+  // stack with CFI and hide what a deeper one shows.
+  auto r = RunCommand({kTprof, "record", "-e", "cpu-clock", "--call-graph", "fp,0", "-o", nofp,
+                       "--", kNoFp, "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string name = kNoFp.substr(kNoFp.rfind('/') + 1);
   EXPECT_NE(r.err.find("stop after one or two frames, most ("), std::string::npos) << r.err;
@@ -115,16 +118,28 @@ TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
   ASSERT_TRUE(unwinding.is_object()) << json.out.substr(0, 500);
   EXPECT_GT(unwinding["samples"].get<uint64_t>(), 500u);
   EXPECT_LE(unwinding["complete"].get<uint64_t>(), unwinding["samples"].get<uint64_t>());
+  ASSERT_EQ(RunCommand({kTprof, "record", "-e", "cpu-clock", "--call-graph", "fp,0", "-o", fp, "--",
+                        kNoFp})
+                .exit_code,
+            0);
+  // -g copies 1 KiB of the stack's top; this program's whole stack fits, so its walk reaches
+  // the outermost frame and stands for the chain, which it never meets.
+  const std::string mended = TempPath("dwarf", "mended.tprof");
   ASSERT_EQ(
-      RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", fp, "--", kNoFp}).exit_code, 0);
+      RunCommand({kTprof, "record", "-e", "cpu-clock", "-g", "-o", mended, "--", kNoFp}).exit_code,
+      0);
 
-  ChainCheck with_dwarf, with_fp;
+  ChainCheck with_dwarf, with_fp, with_mended;
   Check(dwarf, &with_dwarf);
   Check(fp, &with_fp);
+  Check(mended, &with_mended);
   ASSERT_GT(with_dwarf.in_leaf, 500u);
   EXPECT_GT(static_cast<double>(with_dwarf.complete),
             0.98 * static_cast<double>(with_dwarf.in_leaf));
   EXPECT_LT(static_cast<double>(with_fp.complete), 0.1 * static_cast<double>(with_fp.in_leaf));
+  EXPECT_GT(static_cast<double>(with_mended.complete),
+            0.98 * static_cast<double>(with_mended.in_leaf));
+  std::remove(mended.c_str());
 
   // perf's DWARF unwinding of the same program agrees: its leaf samples show the full chain.
   std::string perf_data = TempPath("dwarf", "perf.data");

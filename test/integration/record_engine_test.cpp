@@ -182,14 +182,19 @@ TEST(RecordEngineTest, SigkillLeavesAPartialFileThatReportReads) {
   ::kill(-run.pid(), SIGKILL);  // tprof and its workload
   run.Wait();
   EXPECT_NE(::access(path.c_str(), F_OK), 0) << "a killed recording must not look complete";
-  ASSERT_EQ(::access((path + ".partial").c_str(), F_OK), 0);
-  auto report = RunCommand({kTprof, "report", "-i", path + ".partial"});
+  // -g records its stack copies to PATH.stacks first (walked into PATH, which mends the chains,
+  // when the workload ends), so that is the file left partial, with the kernel's chains as they
+  // were recorded.
+  const std::string partial = path + ".stacks.partial";
+  EXPECT_NE(::access((path + ".stacks").c_str(), F_OK), 0);
+  ASSERT_EQ(::access(partial.c_str(), F_OK), 0);
+  auto report = RunCommand({kTprof, "report", "-i", partial});
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.err.find("incomplete"), std::string::npos) << report.err;
   // Chunks are flushed every second, so most of the 3 s are there.
-  std::vector<Sample> samples = SamplesOf(path + ".partial");
+  std::vector<Sample> samples = SamplesOf(partial);
   EXPECT_GT(samples.size(), 2000u);
-  std::remove((path + ".partial").c_str());
+  std::remove(partial.c_str());
 }
 
 TEST(RecordEngineTest, AWriteErrorIsReportedAndTheFileIsNotPassedOffAsComplete) {

@@ -907,19 +907,22 @@ TEST(PerfDataReader, SyntheticFileModeBothByteOrders) {
   }
 }
 
-// With an unwinder, every sample with user registers and a stack copy gets the unwinder's frames
-// after the recorded kernel part (the user part perf recorded replaced), the unwinder learns the
-// recorded architecture first, and the outcomes are counted.
+// With an unwinder, every sample with user registers and a stack copy is walked, the unwinder
+// learning the recorded architecture first. These samples also carry the user part of a
+// frame-pointer chain (0x401000 after the pc), so the walk mends it (the frame 0x402222 the chain
+// skipped is put in) rather than replacing it, and is counted as a repair.
 TEST(PerfDataReader, StackCopiesGoToTheUnwinderWithTheRecordedArchitecture) {
   struct Unwinder : UserStackUnwinder {
     std::string architecture;
     std::vector<size_t> stack_sizes;
+    std::vector<uint64_t> frame_record_returns;
     void OnArchitecture(const std::string& machine) override { architecture = machine; }
     void OnMmap(const MmapRecord&) override {}
     UnwindOutcome Unwind(const UserStackSample& s, std::vector<uint64_t>* frames) override {
       stack_sizes.push_back(s.stack.size());
+      frame_record_returns.push_back(s.frame_record_return);
       if (s.regs.size() != 2 || s.regs_mask != 0x5) return {UnwindEnd::kNoRegisters, ""};
-      frames->insert(frames->end(), {s.ip, 0x402222, 0x403333});
+      frames->insert(frames->end(), {s.ip, 0x402222, 0x401000});
       return {UnwindEnd::kStackCopyTooShort, "/bin/prog"};
     }
   } unwinder;
@@ -933,14 +936,14 @@ TEST(PerfDataReader, StackCopiesGoToTheUnwinderWithTheRecordedArchitecture) {
   EXPECT_EQ(unwinder.architecture, "aarch64");
   ASSERT_FALSE(c.samples.empty());
   EXPECT_EQ(unwinder.stack_sizes, std::vector<size_t>(c.samples.size(), 16));
+  // The chain's second frame is offered to the walk as the frame record's return address.
+  EXPECT_EQ(unwinder.frame_record_returns, std::vector<uint64_t>(c.samples.size(), 0x401000));
   for (const Sample& s : c.samples)
-    EXPECT_EQ(s.callchain, (std::vector<uint64_t>{kContextUser, s.ip, 0x402222, 0x403333}));
-  EXPECT_EQ(summary->unwinding.samples, c.samples.size());
-  EXPECT_EQ(summary->unwinding.complete, 0u);
-  const auto& stopped =
-      summary->unwinding.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)];
-  EXPECT_EQ(stopped.samples, c.samples.size());
-  EXPECT_EQ(stopped.module, "/bin/prog");
+    EXPECT_EQ(s.callchain, (std::vector<uint64_t>{kContextUser, s.ip, 0x402222, 0x401000}));
+  EXPECT_EQ(summary->unwinding.samples, 0u);
+  EXPECT_EQ(summary->unwinding.chain_repair.samples, c.samples.size());
+  EXPECT_EQ(summary->unwinding.chain_repair.repaired, c.samples.size());
+  EXPECT_EQ(summary->unwinding.chain_repair.frames_added, c.samples.size());
 }
 
 // A round holds one run of time-ordered records per CPU ring buffer perf drained; delivery is
