@@ -15,6 +15,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -119,22 +120,27 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     NextThread, GetThread, MemoryRead, SetInitialRegisters, nullptr, nullptr,
 };
 
-// True when the module holding `address` has CFI (.eh_frame or .debug_frame) covering it.
-bool HasCfiFor(Dwfl* dwfl, uint64_t address) {
+// The CFI's frame state at `address`, from its module's .eh_frame or else .debug_frame; null
+// when neither covers it.
+struct FreeFrame {
+  void operator()(Dwarf_Frame* frame) const { std::free(frame); }
+};
+std::unique_ptr<Dwarf_Frame, FreeFrame> CfiFrameAt(Dwfl* dwfl, uint64_t address) {
   Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
-  if (!module) return false;
+  if (!module) return nullptr;
   for (int debug = 0; debug < 2; ++debug) {
     Dwarf_Addr bias = 0;
     Dwarf_CFI* cfi =
         debug ? dwfl_module_dwarf_cfi(module, &bias) : dwfl_module_eh_cfi(module, &bias);
     Dwarf_Frame* frame = nullptr;
-    if (cfi && dwarf_cfi_addrframe(cfi, address - bias, &frame) == 0) {
-      std::free(frame);
-      return true;
-    }
+    if (cfi && dwarf_cfi_addrframe(cfi, address - bias, &frame) == 0)
+      return std::unique_ptr<Dwarf_Frame, FreeFrame>(frame);
   }
-  return false;
+  return nullptr;
 }
+
+// True when the module holding `address` has CFI (.eh_frame or .debug_frame) covering it.
+bool HasCfiFor(Dwfl* dwfl, uint64_t address) { return CfiFrameAt(dwfl, address) != nullptr; }
 
 struct FrameCollector {
   Dwfl* dwfl;
@@ -209,32 +215,21 @@ int CollectFrame(Dwfl_Frame* frame, void* arg) {
 // record {caller's fp, return address} that the kernel's frame-pointer walk reads: x86-64's
 // push rbp; mov rbp, rsp (K = 16), arm64's stp x29, x30, [sp, #-K]!; mov x29, sp.
 bool FrameRecordHoldsReturnAddress(Dwfl* dwfl, uint64_t address, int fp) {
-  Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
-  if (!module) return false;
-  for (int debug = 0; debug < 2; ++debug) {
-    Dwarf_Addr bias = 0;
-    Dwarf_CFI* cfi =
-        debug ? dwfl_module_dwarf_cfi(module, &bias) : dwfl_module_eh_cfi(module, &bias);
-    Dwarf_Frame* frame = nullptr;
-    if (!cfi || dwarf_cfi_addrframe(cfi, address - bias, &frame) != 0) continue;
-    bool holds = false;
-    Dwarf_Op* cfa = nullptr;
-    size_t cfa_ops = 0;
-    const int ra = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
-    if (ra >= 0 && dwarf_frame_cfa(frame, &cfa, &cfa_ops) == 0 && cfa_ops == 1 &&
-        cfa[0].atom == DW_OP_bregx && cfa[0].number == static_cast<Dwarf_Word>(fp)) {
-      const auto k = static_cast<int64_t>(cfa[0].number2);
-      Dwarf_Op ops_mem[3];
-      Dwarf_Op* saved = nullptr;
-      size_t saved_ops = 0;
-      holds = dwarf_frame_register(frame, ra, ops_mem, &saved, &saved_ops) == 0 && saved_ops == 2 &&
-              saved[0].atom == DW_OP_call_frame_cfa && saved[1].atom == DW_OP_plus_uconst &&
-              static_cast<int64_t>(saved[1].number) == 8 - k;
-    }
-    std::free(frame);
-    return holds;
-  }
-  return false;
+  auto frame = CfiFrameAt(dwfl, address);
+  if (!frame) return false;
+  Dwarf_Op* cfa = nullptr;
+  size_t cfa_ops = 0;
+  const int ra = dwarf_frame_info(frame.get(), nullptr, nullptr, nullptr);
+  if (ra < 0 || dwarf_frame_cfa(frame.get(), &cfa, &cfa_ops) != 0 || cfa_ops != 1 ||
+      cfa[0].atom != DW_OP_bregx || cfa[0].number != static_cast<Dwarf_Word>(fp))
+    return false;
+  const auto k = static_cast<int64_t>(cfa[0].number2);
+  Dwarf_Op ops_mem[3];
+  Dwarf_Op* saved = nullptr;
+  size_t saved_ops = 0;
+  return dwarf_frame_register(frame.get(), ra, ops_mem, &saved, &saved_ops) == 0 &&
+         saved_ops == 2 && saved[0].atom == DW_OP_call_frame_cfa &&
+         saved[1].atom == DW_OP_plus_uconst && static_cast<int64_t>(saved[1].number) == 8 - k;
 }
 
 bool IsFileless(const std::string& filename) {
@@ -389,7 +384,7 @@ struct DwarfUnwinder::Process {
   std::vector<Reported> reported;
   SampleState state;
   FirstFrameIndex first_frames;
-  // LeafKeepsFramePointer's answers by pc: a recording's samples repeat their pcs.
+  // ChainKeepsFramePointers' answers by address: a recording's samples repeat them.
   std::unordered_map<uint64_t, bool> frame_pointer_at;
 
   ~Process() {
@@ -696,30 +691,31 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
   return frames;
 }
 
-bool DwarfUnwinder::LeafKeepsFramePointer(const UserStackSample& sample) {
-  if (!registers_) return false;
-  // The pc and the frame pointer's DWARF number, from the recorded architecture's layout.
-  std::optional<uint64_t> pc;
-  size_t index = 0;
-  for (int bit = 0; bit < 64 && index < sample.regs.size(); ++bit) {
-    if (!(sample.regs_mask & (uint64_t{1} << bit))) continue;
-    if (bit == registers_->perf_pc) pc = sample.regs[index];
-    ++index;
-  }
+bool DwarfUnwinder::ChainKeepsFramePointers(const UserStackSample& sample,
+                                            std::span<const uint64_t> chain) {
+  if (!registers_ || chain.size() < 2) return false;
   int fp_dwarf = -1;
   for (size_t dwarf = 0; dwarf < registers_->perf_of_dwarf.size(); ++dwarf)
     if (registers_->perf_of_dwarf[dwarf] == registers_->perf_fp) fp_dwarf = static_cast<int>(dwarf);
-  if (!pc || fp_dwarf < 0) return false;
-  const Mapping* mapping = space_.Find(sample.pid, *pc);
-  if (!mapping || IsFileless(mapping->filename)) return false;
-  Process& process = SessionFor(sample.pid);
-  if (auto known = process.frame_pointer_at.find(*pc); known != process.frame_pointer_at.end())
-    return known->second;
-  // A conflict (something else mapped here before) is the walk's to sort out.
-  if (Report(process, *mapping) != ReportResult::kOk) return false;
-  const bool keeps = FrameRecordHoldsReturnAddress(process.dwfl, *pc, fp_dwarf);
-  process.frame_pointer_at.emplace(*pc, keeps);
-  return keeps;
+  if (fp_dwarf < 0) return false;
+  Process* process = &SessionFor(sample.pid);
+  // Each function the chain passes through but the outermost, whose caller the chain need not
+  // hold: at the pc, then at each call (a return address points after its call).
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    const uint64_t address = chain[i] - (i ? 1 : 0);
+    auto known = process->frame_pointer_at.find(address);
+    if (known == process->frame_pointer_at.end()) {
+      const Mapping* mapping = space_.Find(sample.pid, address);
+      if (!mapping || IsFileless(mapping->filename)) return false;
+      // A conflict (something else mapped here before) is the walk's to sort out.
+      if (Report(*process, *mapping) != ReportResult::kOk) return false;
+      known = process->frame_pointer_at
+                  .emplace(address, FrameRecordHoldsReturnAddress(process->dwfl, address, fp_dwarf))
+                  .first;
+    }
+    if (!known->second) return false;
+  }
+  return true;
 }
 
 UnwindOutcome DwarfUnwinder::Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) {

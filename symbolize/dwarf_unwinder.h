@@ -77,7 +77,8 @@ class DwarfUnwinder : public UserStackUnwinder {
   void OnComm(const CommRecord& record) override { space_.OnComm(record); }
   void OnTask(const TaskRecord& record) override { space_.OnTask(record); }
   UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) override;
-  bool LeafKeepsFramePointer(const UserStackSample& sample) override;
+  bool ChainKeepsFramePointers(const UserStackSample& sample,
+                               std::span<const uint64_t> chain) override;
 
   const DwarfUnwinderStats& stats() const { return stats_; }
   // Notes about binaries that could not be used (missing, build-id mismatch), once each.

@@ -207,7 +207,7 @@ void UnwindUserStack(const UserStackSample& input, UserStackUnwinder& unwinder, 
   if (recorded_user.size() >= 2) walk.frame_record_return = recorded_user[1];
   // Most -g samples are in code that keeps its frame pointer, whose chain is right as it is: the
   // walk, which would only confirm it, is what the repair costs (some 10 us a sample).
-  if (!recorded_user.empty() && unwinder.LeafKeepsFramePointer(walk)) {
+  if (!recorded_user.empty() && unwinder.ChainKeepsFramePointers(walk, recorded_user)) {
     chain.insert(chain.end(), recorded_user.begin(), recorded_user.end());
     if (stats) ++stats->chain_repair.samples;
     return;

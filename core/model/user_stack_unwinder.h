@@ -70,11 +70,14 @@ class UserStackUnwinder {
   // Appends the user frames of one sample, leaf first: the user pc (from the copied registers),
   // then the return addresses found. Appends nothing when not even the pc is known.
   virtual UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) = 0;
-  // True when the code at the sample's pc has set up its frame pointer as the kernel's
-  // frame-pointer walk takes it (its return address in the frame record the frame pointer
-  // points to): then that walk's chain already holds the leaf's callers, and mending it needs no
-  // walk of the copy. False when unknown.
-  virtual bool LeafKeepsFramePointer(const UserStackSample& /*sample*/) { return false; }
+  // True when every function along `chain` (the user part of the sample's frame-pointer chain,
+  // from its pc) but the outermost had set up its frame pointer as the kernel's walk takes it,
+  // its return address in the frame record the frame pointer points to: then the chain skipped
+  // no caller, and mending it needs no walk of the copy. False when unknown.
+  virtual bool ChainKeepsFramePointers(const UserStackSample& /*sample*/,
+                                       std::span<const uint64_t> /*chain*/) {
+    return false;
+  }
 };
 
 // How the frame-pointer chains that came with a stack copy were checked against a CFI walk of it.

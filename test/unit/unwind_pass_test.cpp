@@ -269,11 +269,13 @@ TEST(ChainRepairTest, UnwindPassMendsFramePointerChainsAndCountsThemApart) {
             "recorded");
 }
 
-// Where the unwinder says the leaf keeps its frame pointer (the chain is right there), the copy
-// is not walked: the chain stays as recorded and counts as right.
+// Where the unwinder says every function along the chain keeps its frame pointer (so the chain
+// skipped no caller), the copy is not walked: the chain stays as recorded and counts as right.
 TEST(ChainRepairTest, ALeafThatKeepsItsFramePointerIsNotWalked) {
   struct KeepsFramePointer : FakeUnwinder {
-    bool LeafKeepsFramePointer(const UserStackSample&) override { return true; }
+    bool ChainKeepsFramePointers(const UserStackSample&, std::span<const uint64_t>) override {
+      return true;
+    }
   } unwinder;
   Sample s;
   s.ip = 0x401050;
