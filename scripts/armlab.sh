@@ -171,6 +171,11 @@ build_all() {
   # Functions that wait designed times, for --off-cpu (test/workloads).
   $cc -fno-omit-frame-pointer -o "$bin/off_cpu" "$root/test/workloads/off_cpu.c" ||
     die "cannot build off_cpu"
+  # Phases that wait and compute in libc and the vDSO, for -g's repair of the frame-pointer
+  # chains where a leaf makes no frame record (test/workloads). Its own leaves make none either
+  # (no -mno-omit-leaf-frame-pointer): they are not where it spends its time.
+  $cc -fno-omit-frame-pointer -o "$bin/libc_leaves" "$root/test/workloads/libc_leaves.c" \
+    -pthread || die "cannot build libc_leaves"
   cp "$build/tprof" "$bin/tprof"
 }
 

@@ -24,11 +24,24 @@ short_long=100003
 short_window=20003
 short_group='{cycles,instructions,page-faults}:S'
 short_metric='faults_per_ki = page-faults / instructions * 1000'
+# libc_leaves (test/workloads): each on-CPU phase runs 200 ms of its CPU time (200 million
+# cycles here: about 1,000 samples a phase at this period), each off-CPU phase waits 10 x 20 ms.
+leaves_on_cpu_ms=200
+leaves_nap_ms=20
+leaves_rounds=10
+leaves_period=200003
+
+# The kernel lowers perf_event_max_sample_rate for good when sampling interrupts take long
+# (perf_cpu_time_max_percent), and under emulation -g's (the registers and a stack copy) do: a
+# check after one would be throttled at a period the boot allows. Each check starts from the
+# boot's limit.
+boot_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 
 # check NAME COMMAND...: runs COMMAND in OUT/NAME.
 check() {
   name=$1
   shift
+  echo "$boot_sample_rate" >/proc/sys/kernel/perf_event_max_sample_rate
   mkdir -p "$out/$name"
   (
     cd "$out/$name" || exit 1
@@ -75,6 +88,24 @@ with_running_loop() {
   status=$?
   wait "$loop"
   return $status
+}
+
+# leaves NAME OPTION...: libc_leaves recorded with OPTIONs (the call graph), --off-cpu and
+# cycles:u in NAME, and its stacks by thread as the host compares them: NAME_cycles,
+# NAME_off_cpu, and NAME_preempted, the off-CPU intervals in which the scheduler preempted a
+# thread (which fails, saying there is no such event, where there were none).
+leaves() {
+  leaves_name=$1
+  shift
+  check "$leaves_name" tprof record "$@" --off-cpu -e cycles:u -c $leaves_period -o p.tprof -- \
+    /lab/bin/libc_leaves $leaves_on_cpu_ms $leaves_nap_ms $leaves_rounds
+  leaves_profile=../$leaves_name/p.tprof
+  check "${leaves_name}_cycles" tprof report -i "$leaves_profile" --folded --no-inline \
+    --folded-prefix tid --event cycles
+  check "${leaves_name}_off_cpu" tprof report -i "$leaves_profile" --folded --no-inline \
+    --folded-prefix tid --event off-cpu
+  check "${leaves_name}_preempted" tprof report -i "$leaves_profile" --folded --no-inline \
+    --folded-prefix tid --off-cpu-reasons --event off-cpu:preempted
 }
 
 machine
@@ -138,8 +169,17 @@ case $job in
       "$nofp" $rounds
     check dwarf_folded tprof report -i ../dwarf/p.tprof --folded --no-marks
     check dwarf_children tprof report -i ../dwarf/p.tprof --children --json
-    check fp_nofp tprof record -g -e cycles:u -c $period -o p.tprof -- "$nofp" $rounds
+    # The kernel's frame-pointer chains alone (fp,0: -g would mend them from stack copies).
+    check fp_nofp tprof record --call-graph fp,0 -e cycles:u -c $period -o p.tprof -- \
+      "$nofp" $rounds
     check fp_nofp_folded tprof report -i ../fp_nofp/p.tprof --folded --no-marks
+    # -g through leaves that make no frame record (memset, memcpy, the vDSO's clock, PLT stubs;
+    # issue 58): the same workload with -g (chains mended from 1 KiB stack copies), with
+    # --call-graph dwarf and with the kernel's chains alone (fp,0), on the CPU and off it; the
+    # host compares the main thread's stacks (ArmLabN1.FramePointerStacksThroughLibcLeaves...).
+    leaves leaves_fp -g
+    leaves leaves_dwarf --call-graph dwarf
+    leaves leaves_plain --call-graph fp,0
     check topdown tprof topdown -M l1 --json -- "$fp" $rounds
     check topdown_general tprof topdown -M l1,General --json -o counts.txt -- "$fp" $rounds
     check topdown_multiplexed tprof topdown --spec "$spec" \
