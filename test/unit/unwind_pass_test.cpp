@@ -171,9 +171,9 @@ TEST(UnwindStatisticsTest, OneLinePerReasonWithTheModuleAndTheRemedy) {
 // -g's repair: the walk of the stack copy (leaf first) against the kernel's frame-pointer chain.
 // Addresses below stand for: 0x10 the sampled pc in libc, 0x2x libc's return addresses, 0x3x the
 // program's (0x31 into the function that called libc, 0x32 into main, 0x33 into _start's caller).
-using Frames = std::vector<uint64_t>;
+using ChainFrames = std::vector<uint64_t>;
 
-ChainRepairStatistics Mend(const Frames& walked, UnwindEnd end, Frames* chain) {
+ChainRepairStatistics Mend(const ChainFrames& walked, UnwindEnd end, ChainFrames* chain) {
   ChainRepairStatistics stats;
   MendFramePointerChain(walked, {end, "/lib/libc.so.6"}, chain, &stats);
   EXPECT_EQ(stats.samples, 1u);
@@ -183,62 +183,62 @@ ChainRepairStatistics Mend(const Frames& walked, UnwindEnd end, Frames* chain) {
 TEST(ChainRepairTest, FramesALeafWithoutFramePointerSkippedArePutIn) {
   // nanosleep's wrapper keeps the caller's frame pointer: the chain goes from the pc straight to
   // the return address into main, skipping the wrapper's caller and the wrapper itself.
-  Frames chain = {0x10, 0x32, 0x33};
+  ChainFrames chain = {0x10, 0x32, 0x33};
   auto stats = Mend({0x10, 0x21, 0x31, 0x32}, UnwindEnd::kStackCopyTooShort, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x21, 0x31, 0x32, 0x33}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x21, 0x31, 0x32, 0x33}));
   EXPECT_EQ(stats.repaired, 1u);
   EXPECT_EQ(stats.frames_added, 2u);
   EXPECT_EQ(stats.unchanged(), 0u);
 }
 
 TEST(ChainRepairTest, AChainTheWalkConfirmsStaysAsItIs) {
-  Frames chain = {0x10, 0x31, 0x32, 0x33};
+  ChainFrames chain = {0x10, 0x31, 0x32, 0x33};
   auto stats = Mend({0x10, 0x31, 0x32}, UnwindEnd::kStackCopyTooShort, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x31, 0x32, 0x33}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x31, 0x32, 0x33}));
   EXPECT_EQ(stats.repaired, 0u);
   EXPECT_EQ(stats.unchanged(), 1u);
 }
 
 TEST(ChainRepairTest, AMisreadFrameIsTakenOut) {
   // A leaf that used the frame pointer register for data: the chain's second frame is noise.
-  Frames chain = {0x10, 0x9999, 0x32, 0x33};
+  ChainFrames chain = {0x10, 0x9999, 0x32, 0x33};
   auto stats = Mend({0x10, 0x31, 0x32}, UnwindEnd::kStackCopyTooShort, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x31, 0x32, 0x33}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x31, 0x32, 0x33}));
   EXPECT_EQ(stats.repaired, 1u);
   EXPECT_EQ(stats.frames_added, 0u);  // one put in, one taken out
 }
 
 TEST(ChainRepairTest, RecursionMeetsWhereTheRestAgreesNotAtTheFirstRepeat) {
   // f calls itself: 0x31 three times. The chain lost one of them (the leaf's caller).
-  Frames chain = {0x10, 0x31, 0x31, 0x32};
+  ChainFrames chain = {0x10, 0x31, 0x31, 0x32};
   auto stats = Mend({0x10, 0x31, 0x31, 0x31, 0x32}, UnwindEnd::kOutermostFrame, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x31, 0x31, 0x31, 0x32}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x31, 0x31, 0x31, 0x32}));
   EXPECT_EQ(stats.repaired, 1u);
   EXPECT_EQ(stats.frames_added, 1u);
 }
 
 TEST(ChainRepairTest, AWalkThatNeverMeetsTheChainLeavesItAndSaysWhy) {
-  Frames chain = {0x10, 0x32, 0x33};
+  ChainFrames chain = {0x10, 0x32, 0x33};
   auto stats = Mend({0x10, 0x21}, UnwindEnd::kStackCopyTooShort, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x32, 0x33}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x32, 0x33}));
   EXPECT_EQ(stats.kept, 1u);
   EXPECT_EQ(stats.kept_by_end[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)], 1u);
-  Frames no_cfi = {0x10, 0x32, 0x33};
+  ChainFrames no_cfi = {0x10, 0x32, 0x33};
   auto stats2 = Mend({0x10}, UnwindEnd::kNoCfi, &no_cfi);
-  EXPECT_EQ(no_cfi, (Frames{0x10, 0x32, 0x33}));
+  EXPECT_EQ(no_cfi, (ChainFrames{0x10, 0x32, 0x33}));
   EXPECT_EQ(stats2.kept_by_end[static_cast<size_t>(UnwindEnd::kNoCfi)], 1u);
   EXPECT_EQ(stats2.kept_module, "/lib/libc.so.6");
   // A walk of another pc than the chain's (none should be) is not compared.
-  Frames other = {0x11, 0x32};
+  ChainFrames other = {0x11, 0x32};
   auto stats3 = Mend({0x10, 0x31, 0x32}, UnwindEnd::kOutermostFrame, &other);
-  EXPECT_EQ(other, (Frames{0x11, 0x32}));
+  EXPECT_EQ(other, (ChainFrames{0x11, 0x32}));
   EXPECT_EQ(stats3.kept, 1u);
 }
 
 TEST(ChainRepairTest, AWalkToTheOutermostFrameReplacesAChainItNeverMeets) {
-  Frames chain = {0x10, 0x9999, 0x8888};
+  ChainFrames chain = {0x10, 0x9999, 0x8888};
   auto stats = Mend({0x10, 0x31, 0x32, 0x33}, UnwindEnd::kOutermostFrame, &chain);
-  EXPECT_EQ(chain, (Frames{0x10, 0x31, 0x32, 0x33}));
+  EXPECT_EQ(chain, (ChainFrames{0x10, 0x31, 0x32, 0x33}));
   EXPECT_EQ(stats.replaced, 1u);
 }
 
@@ -255,8 +255,8 @@ TEST(ChainRepairTest, UnwindPassMendsFramePointerChainsAndCountsThemApart) {
   UnwindStatistics stats;
   auto out = ReadSamples(UnwindToBytes({s}, false, unwinder, &stats));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].callchain, (Frames{kContextKernel, 0xffffffff81001234, kContextUser, 0x401050,
-                                      0x401100, 0x401200, 0x401300}));
+  EXPECT_EQ(out[0].callchain, (ChainFrames{kContextKernel, 0xffffffff81001234, kContextUser,
+                                           0x401050, 0x401100, 0x401200, 0x401300}));
   EXPECT_EQ(stats.samples, 0u);
   EXPECT_EQ(stats.chain_repair.samples, 1u);
   EXPECT_EQ(stats.chain_repair.repaired, 1u);
