@@ -129,7 +129,7 @@ TEST_P(AttrEncodingTest, MatchesWhatPerfOpened) {
         EXPECT_EQ(a.sample_stack_user, kDefaultFramePointerStackSize);
         SamplingOptions plain = c.options;
         plain.fp_stack_size = 0;
-        const perf_event_attr& p = PlanEvents(groups.value(), plain)[i].attr;
+        const perf_event_attr p = PlanEvents(groups.value(), plain)[i].attr;
         EXPECT_FALSE(p.sample_type & bit) << name;
         continue;
       }
