@@ -46,6 +46,13 @@ struct DwarfUnwinder::RegisterSet {
   int perf_pc, perf_sp;
   int perf_fp;      // the frame pointer: its frame record holds the caller's fp and return address
   int perf_result;  // the register a system call returns its result in
+
+  // The DWARF number of perf register `perf`; -1 when DWARF has none.
+  int DwarfOf(int perf) const {
+    for (size_t dwarf = 0; dwarf < perf_of_dwarf.size(); ++dwarf)
+      if (perf_of_dwarf[dwarf] == perf) return static_cast<int>(dwarf);
+    return -1;
+  }
 };
 
 namespace {
@@ -639,11 +646,8 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
                            .max_frames = options_.max_frames,
                            .end = std::nullopt,
                            .outside = false,
-                           .sp_dwarf = -1,
+                           .sp_dwarf = registers_->DwarfOf(registers_->perf_sp),
                            .previous_sp = std::nullopt};
-  for (size_t dwarf = 0; dwarf < registers_->perf_of_dwarf.size(); ++dwarf)
-    if (registers_->perf_of_dwarf[dwarf] == registers_->perf_sp)
-      collector.sp_dwarf = static_cast<int>(dwarf);
   int walked =
       dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
   if (frames->size() == first) frames->push_back(pc);
@@ -694,9 +698,7 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
 bool DwarfUnwinder::ChainKeepsFramePointers(const UserStackSample& sample,
                                             std::span<const uint64_t> chain) {
   if (!registers_ || chain.size() < 2) return false;
-  int fp_dwarf = -1;
-  for (size_t dwarf = 0; dwarf < registers_->perf_of_dwarf.size(); ++dwarf)
-    if (registers_->perf_of_dwarf[dwarf] == registers_->perf_fp) fp_dwarf = static_cast<int>(dwarf);
+  const int fp_dwarf = registers_->DwarfOf(registers_->perf_fp);
   if (fp_dwarf < 0) return false;
   Process* process = &SessionFor(sample.pid);
   // Each function the chain passes through but the outermost, whose caller the chain need not
