@@ -18,7 +18,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <unordered_map>
 
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
@@ -391,8 +390,9 @@ struct DwarfUnwinder::Process {
   std::vector<Reported> reported;
   SampleState state;
   FirstFrameIndex first_frames;
-  // ChainKeepsFramePointers' answers by address: a recording's samples repeat them.
-  std::unordered_map<uint64_t, bool> frame_pointer_at;
+  // ChainKeepsFramePointers' answers by address: a recording's samples repeat them. Ordered, so
+  // that a new mapping's range can be forgotten (OnMmap).
+  std::map<uint64_t, bool> frame_pointer_at;
 
   ~Process() {
     if (dwfl) dwfl_end(dwfl);
@@ -693,6 +693,22 @@ Result<std::vector<uint64_t>> DwarfUnwinder::Unwind(const AddressSpace& space, u
     return Error(std::string("not unwound: ") + UnwindEndName(outcome.end) +
                  (outcome.module.empty() ? "" : " (" + outcome.module + ")"));
   return frames;
+}
+
+void DwarfUnwinder::OnMmap(const MmapRecord& record) {
+  space_.OnMmap(record);
+  // Code mapped where other code was (dlclose then dlopen) has CFI of its own.
+  if (auto it = processes_.find(record.pid); it != processes_.end()) {
+    auto& known = it->second->frame_pointer_at;
+    known.erase(known.lower_bound(record.start), known.lower_bound(record.start + record.length));
+  }
+}
+
+void DwarfUnwinder::OnComm(const CommRecord& record) {
+  space_.OnComm(record);
+  // After an exec the process is another program, which a non-PIE binary loads at the same
+  // addresses as the last: nothing the session knew of the old one holds.
+  if (record.exec) processes_.erase(record.pid);
 }
 
 bool DwarfUnwinder::ChainKeepsFramePointers(const UserStackSample& sample,

@@ -73,8 +73,8 @@ class DwarfUnwinder : public UserStackUnwinder {
   // perf.data importer: tracks the mappings itself. An architecture it has no register layout
   // for leaves every sample at "no registers".
   void OnArchitecture(const std::string& machine) override;
-  void OnMmap(const MmapRecord& record) override { space_.OnMmap(record); }
-  void OnComm(const CommRecord& record) override { space_.OnComm(record); }
+  void OnMmap(const MmapRecord& record) override;
+  void OnComm(const CommRecord& record) override;
   void OnTask(const TaskRecord& record) override { space_.OnTask(record); }
   UnwindOutcome Unwind(const UserStackSample& sample, std::vector<uint64_t>* frames) override;
   bool ChainKeepsFramePointers(const UserStackSample& sample,
