@@ -21,6 +21,20 @@ uint64_t Number(const nlohmann::json& from, const char* key) {
   return it != from.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
 }
 
+// Calls `read(index, entry)` for each entry of the array `parent[key]` ({"cause": NAME, ...})
+// whose cause names an UnwindEnd, `index` being that end's.
+template <typename Read>
+void ForEachCause(const nlohmann::json& parent, const char* key, Read read) {
+  auto entries = parent.find(key);
+  if (entries == parent.end() || !entries->is_array()) return;
+  for (const nlohmann::json& entry : *entries) {
+    if (!entry.is_object() || !entry.contains("cause") || !entry["cause"].is_string()) continue;
+    const std::string cause = entry["cause"];
+    for (size_t i = 0; i < kUnwindEndCount; ++i)
+      if (cause == UnwindEndName(static_cast<UnwindEnd>(i))) read(i, entry);
+  }
+}
+
 std::optional<ChainRepairStatistics> ChainRepairFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
   ChainRepairStatistics r;
@@ -28,21 +42,21 @@ std::optional<ChainRepairStatistics> ChainRepairFromJson(const nlohmann::json& j
   r.repaired = Number(j, "repaired");
   r.frames_added = Number(j, "frames_added");
   r.replaced = Number(j, "replaced");
-  if (auto kept = j.find("kept"); kept != j.end() && kept->is_array())
-    for (const nlohmann::json& k : *kept) {
-      if (!k.is_object() || !k.contains("cause") || !k["cause"].is_string()) continue;
-      const std::string cause = k["cause"];
-      for (size_t i = 0; i < kUnwindEndCount; ++i)
-        if (cause == UnwindEndName(static_cast<UnwindEnd>(i))) {
-          r.kept_by_end[i] = Number(k, "samples");
-          r.kept += r.kept_by_end[i];
-        }
-    }
+  ForEachCause(j, "kept", [&](size_t i, const nlohmann::json& entry) {
+    r.kept_by_end[i] = Number(entry, "samples");
+  });
   if (j.contains("kept_module") && j["kept_module"].is_string()) r.kept_module = j["kept_module"];
-  // Counts that do not add up are a damaged trailer, not statistics to print.
-  if (r.repaired > r.samples || r.replaced > r.samples || r.kept > r.samples ||
-      r.repaired + r.replaced + r.kept > r.samples)
-    return std::nullopt;
+  // Counts that do not add up are a damaged trailer, not statistics to print (each is checked
+  // against what is left before it is added, so that no sum wraps around).
+  uint64_t left = r.samples;
+  auto take = [&left](uint64_t part) {
+    if (part > left) return false;
+    left -= part;
+    return true;
+  };
+  if (!take(r.repaired) || !take(r.replaced)) return std::nullopt;
+  for (uint64_t part : r.kept_by_end)
+    if (!take(part)) return std::nullopt;
   return r;
 }
 
@@ -76,19 +90,11 @@ std::optional<UnwindStatistics> UnwindStatisticsFromJson(const nlohmann::json& j
   if (auto repair = j.find("frame_pointer_repair"); repair != j.end())
     if (auto r = ChainRepairFromJson(*repair)) stats.chain_repair = *r;
   if (stats.empty() || stats.complete > stats.samples) return std::nullopt;
-  auto stopped = j.find("stopped");
-  if (stopped != j.end() && stopped->is_array())
-    for (const nlohmann::json& s : *stopped) {
-      if (!s.is_object() || !s.contains("cause") || !s["cause"].is_string()) continue;
-      const std::string cause = s["cause"];
-      for (size_t i = 0; i < kUnwindEndCount; ++i)
-        if (cause == UnwindEndName(static_cast<UnwindEnd>(i))) {
-          stats.stopped[i].samples = Number(s, "samples");
-          stats.stopped[i].leaf_only = Number(s, "leaf_only");
-          if (s.contains("module") && s["module"].is_string())
-            stats.stopped[i].module = s["module"];
-        }
-    }
+  ForEachCause(j, "stopped", [&](size_t i, const nlohmann::json& s) {
+    stats.stopped[i].samples = Number(s, "samples");
+    stats.stopped[i].leaf_only = Number(s, "leaf_only");
+    if (s.contains("module") && s["module"].is_string()) stats.stopped[i].module = s["module"];
+  });
   return stats;
 }
 

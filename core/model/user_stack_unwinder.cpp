@@ -173,7 +173,6 @@ void MendFramePointerChain(std::span<const uint64_t> walked, const UnwindOutcome
     // Where the walk stopped early (no CFI, a short copy) the chain may still be whole, and
     // where it could not be followed (no binary, an unknown address) nothing says the chain is
     // wrong: it stays as the kernel recorded it, counted so that the summary can say so.
-    ++stats->kept;
     ++stats->kept_by_end[static_cast<size_t>(outcome.end)];
     if (stats->kept_module.empty()) stats->kept_module = outcome.module;
     return;

@@ -86,11 +86,16 @@ struct ChainRepairStatistics {
   uint64_t repaired = 0;      // the walk met the chain past frames the chain lacked or misread
   uint64_t frames_added = 0;  // frames put in by those repairs, less frames taken out
   uint64_t replaced = 0;      // the walk reached the outermost frame without meeting the chain
-  uint64_t kept = 0;          // the walk stopped without meeting the chain: kept as recorded
-  std::array<uint64_t, kUnwindEndCount> kept_by_end{};  // ... by why the walk stopped
+  // The walk stopped without meeting the chain, which is kept as recorded: by why it stopped.
+  std::array<uint64_t, kUnwindEndCount> kept_by_end{};
   std::string kept_module;  // the first module named by a walk that stopped without meeting
 
-  uint64_t unchanged() const { return samples - repaired - replaced - kept; }
+  uint64_t kept() const {
+    uint64_t sum = 0;
+    for (uint64_t n : kept_by_end) sum += n;
+    return sum;
+  }
+  uint64_t unchanged() const { return samples - repaired - replaced - kept(); }
 };
 
 // Counts of the samples that carried stack copies, by how far they were walked.
