@@ -96,8 +96,9 @@ class RecordCommand : public Subcommand {
         "return, as the 'off-cpu' event (nanoseconds blocked, beside the sampled events)");
     auto* user = app.add_flag("--user-only", user_only_, "Sample user space only");
     app.add_flag("--kernel-only", kernel_only_, "Sample the kernel only")->excludes(user);
-    app.add_flag("--keep-stacks", keep_stacks_,
-                 "With --call-graph dwarf: keep the raw register and stack copies in the profile");
+    app.add_flag(
+        "--keep-stacks", keep_stacks_,
+        "With --call-graph dwarf or -g: keep the raw register and stack copies in the profile");
     app.add_option("-m,--mmap-pages", mmap_pages_,
                    "Ring buffer data pages per CPU, a power of two (default 128)");
     app.add_option("-o,--output", output_,
@@ -180,11 +181,12 @@ class RecordCommand : public Subcommand {
     // unwinds them once the workload has ended, so unwinding costs the workload nothing; only
     // the addresses are kept.
     const SamplingOptions& sampling = options->sampling;
-    const bool dwarf = sampling.call_graph == CallGraphMode::kDwarf ||
-                       (sampling.call_graph == CallGraphMode::kFramePointer &&
-                        std::any_of(events->begin(), events->end(),
-                                    [](const EventDesc& e) { return e.sample_stack_user != 0; }));
-    const std::string recorded = dwarf ? written_ + ".stacks" : written_;
+    const bool stack_copies = sampling.call_graph == CallGraphMode::kDwarf ||
+                              (sampling.call_graph == CallGraphMode::kFramePointer &&
+                               std::any_of(events->begin(), events->end(), [](const EventDesc& e) {
+                                 return e.sample_stack_user != 0;
+                               }));
+    const std::string recorded = stack_copies ? written_ + ".stacks" : written_;
     auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error());
     const std::string incomplete = spool ? "; nothing was written to standard output"
@@ -204,12 +206,13 @@ class RecordCommand : public Subcommand {
     Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
-    Status finished = dwarf ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs(), {}})
-                            : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
-                                                    {stats->wall_time_ns, MonotonicNowNs(), {}});
+    Status finished = stack_copies
+                          ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs(), {}})
+                          : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
+                                                  {stats->wall_time_ns, MonotonicNowNs(), {}});
     if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
     uint64_t bytes = writer.value()->bytes_written();
-    if (dwarf) {
+    if (stack_copies) {
       auto unwound = UnwindAndEmbed(recorded, symbolizer);
       if (!unwound.ok()) return ReportError(name(), unwound.error());
       bytes = unwound.value();
@@ -221,7 +224,8 @@ class RecordCommand : public Subcommand {
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     if (!quiet_)
-      PrintSummary(events.value(), stats.value(), bytes, dwarf, MonotonicNowNs() - finish_start_ns);
+      PrintSummary(events.value(), stats.value(), bytes, stack_copies,
+                   MonotonicNowNs() - finish_start_ns);
     PrintWarnings(stats.value());
     if (options->sampling.call_graph == CallGraphMode::kFramePointer && !quiet_) PrintStackHint();
     return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
