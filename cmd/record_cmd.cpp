@@ -192,6 +192,12 @@ class RecordCommand : public Subcommand {
     const std::string incomplete = spool ? "; nothing was written to standard output"
                                          : "; the profile is incomplete (" + recorded + ".partial)";
 
+    // -g's copies that the pass after the workload would not need are dropped as they are
+    // written (--keep-stacks keeps them all, as asked).
+    DwarfUnwinder trimming_unwinder;
+    StackCopyTrimmer trimmer(trimming_unwinder);
+    if (stack_copies && sampling.call_graph == CallGraphMode::kFramePointer && !keep_stacks_)
+      recorder->TrimStackCopies(&trimmer);
     auto stats = recorder->Run(*writer.value(), workload.get());
     if (!stats.ok() && workload && !workload->started()) {
       // The command never ran (not found, not executable): there is no profile, incomplete or
@@ -213,7 +219,7 @@ class RecordCommand : public Subcommand {
     if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
     uint64_t bytes = writer.value()->bytes_written();
     if (stack_copies) {
-      auto unwound = UnwindAndEmbed(recorded, symbolizer);
+      auto unwound = UnwindAndEmbed(recorded, symbolizer, trimmer.trimmed());
       if (!unwound.ok()) return ReportError(name(), unwound.error());
       bytes = unwound.value();
     }
@@ -348,10 +354,11 @@ class RecordCommand : public Subcommand {
   }
 
   // DWARF mode: unwinds OUTPUT.stacks into OUTPUT with embedded symbols; returns its size.
-  Result<uint64_t> UnwindAndEmbed(const std::string& stacks, FrameResolver& symbolizer) const {
+  Result<uint64_t> UnwindAndEmbed(const std::string& stacks, FrameResolver& symbolizer,
+                                  uint64_t checked_while_recording) const {
     DwarfUnwinder unwinder;
     const std::string unwound = written_ + ".unwound";
-    auto stats = UnwindProfile(stacks, unwound, unwinder, keep_stacks_);
+    auto stats = UnwindProfile(stacks, unwound, unwinder, keep_stacks_, checked_while_recording);
     if (!stats.ok()) return stats.error().WithContext("unwinding " + stacks);
     auto embedded = EmbedSymbols(unwound, written_, symbolizer);
     std::remove(unwound.c_str());

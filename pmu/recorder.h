@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/format/profile_writer.h"
 #include "core/model/profile.h"
+#include "core/model/user_stack_unwinder.h"
 #include "core/perfdata/perf_record_parser.h"
 #include "pmu/event_spec.h"
 #include "pmu/perf_event.h"
@@ -79,6 +80,9 @@ class Recorder {
   // workload receives Ctrl-C from the terminal (same process group); a second one kills it.
   // On a write error, recording stops, a launched workload is waited for, and the error returns.
   Result<RecordStats> Run(ProfileWriter& writer, Workload* workload);
+  // With -g: every record passes `trimmer` on its way to the writer, which drops the stack copies
+  // whose chains need no mending (StackCopyTrimmer). Not owned; set before Run.
+  void TrimStackCopies(StackCopyTrimmer* trimmer) { trimmer_ = trimmer; }
 
  private:
   struct OpenEvent {
@@ -92,6 +96,7 @@ class Recorder {
   Status WriteSnapshots(ProfileWriter& writer);
 
   RecordOptions options_;
+  StackCopyTrimmer* trimmer_ = nullptr;
   std::vector<EventGroup> groups_;  // options_.groups, and --off-cpu's switches
   std::vector<PlannedEvent> planned_;
   std::vector<int> cpus_;

@@ -39,6 +39,17 @@ void RecordEncoder::EndRecord() {
   ++record_count_;
 }
 
+void RecordEncoder::EndRecordWithBytes(std::string_view tail) {
+  // A -g or dwarf sample's stack copy is most of its bytes: copying it into body_ and then
+  // body_ into out_ was a tenth of the recorder's time at 20 kHz.
+  ByteWriter w(out_);
+  w.PutVarint(kind_);
+  w.PutVarint(body_.size() + VarintSize(tail.size()) + tail.size());
+  w.PutRaw(body_);
+  w.PutBytes(tail);
+  ++record_count_;
+}
+
 void RecordEncoder::PutTime(uint64_t time) {
   ByteWriter(body_).PutSigned(static_cast<int64_t>(time - previous_time_));
   previous_time_ = time;
@@ -176,7 +187,7 @@ void RecordEncoder::EncodeInFull(const Sample& s) {
     w.PutVarint(s.user_regs_abi);
     w.PutVarint(s.user_regs.size());
     for (uint64_t r : s.user_regs) w.PutVarint(r);
-    w.PutBytes(s.user_stack);
+    return EndRecordWithBytes(s.user_stack);
   }
   EndRecord();
 }

@@ -47,6 +47,8 @@ class RecordEncoder {
  private:
   void BeginRecord(uint32_t kind);
   void EndRecord();
+  // EndRecord with `tail` as the body's last field (PutBytes), written once, not via body_.
+  void EndRecordWithBytes(std::string_view tail);
   void PutTime(uint64_t time);
   void PutCallchain(const std::vector<uint64_t>& chain);
   // The id + 1 of `chain` among those already in this chunk; 0 when it is new, and from now on

@@ -54,7 +54,8 @@ void UnwindPass::OnSample(const Sample& sample) {
 namespace tprof {
 
 Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::string& output,
-                                       UserStackUnwinder& unwinder, bool keep_stacks) {
+                                       UserStackUnwinder& unwinder, bool keep_stacks,
+                                       uint64_t checked_while_recording) {
   auto reader = ProfileReader::OpenFile(input);
   if (!reader.ok()) return reader.error();
   auto writer = ProfileWriter::CreateFile(output, reader->metadata(), reader->events());
@@ -65,6 +66,7 @@ Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::stri
   auto summary = reader->ReadRecords(pass, ProfileReader::Visiting::kOnThisThread);
   if (!summary.ok()) return summary.error().WithContext(input);
   if (!pass.status().ok()) return pass.status().error();
+  pass.CountCheckedChains(checked_while_recording);
   Status finished = writer.value()->Finish({reader->metadata().duration_ns, 0, pass.stats()});
   if (!finished.ok()) return finished.error();
   return pass.stats();

@@ -29,6 +29,8 @@ class UnwindPass : public RecordVisitor {
   // The first write error, if any.
   const Status& status() const { return status_; }
   const UnwindStatistics& stats() const { return stats_; }
+  // Chains checked (and found right) before this pass, whose samples come without a copy.
+  void CountCheckedChains(uint64_t n) { stats_.chain_repair.samples += n; }
 
  private:
   template <typename RecordT>
@@ -51,7 +53,10 @@ namespace tprof {
 
 // Reads a finished recording whose samples carry stack copies and writes `output` with unwound
 // callchains (and the copies too when `keep_stacks`). The metadata and events are carried over.
+// `checked_while_recording`: -g chains a StackCopyTrimmer found right as recorded and wrote
+// without their copies; they count among the chains checked.
 Result<UnwindStatistics> UnwindProfile(const std::string& input, const std::string& output,
-                                       UserStackUnwinder& unwinder, bool keep_stacks);
+                                       UserStackUnwinder& unwinder, bool keep_stacks,
+                                       uint64_t checked_while_recording = 0);
 
 }  // namespace tprof

@@ -34,6 +34,13 @@ inline constexpr size_t kMaxVarintBytes = 10;
 inline constexpr uint64_t kVarintMoreBits = 0x8080808080808080ull;
 
 // Appends bytes to a growable buffer. Kept minimal because it sits on the write hot path.
+// The bytes PutVarint writes for v.
+constexpr size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
 class ByteWriter {
  public:
   explicit ByteWriter(std::string& out) : out_(out) {}

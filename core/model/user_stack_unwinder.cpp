@@ -190,13 +190,40 @@ void MendFramePointerChain(std::span<const uint64_t> walked, const UnwindOutcome
   *chain = std::move(mended);
 }
 
+namespace {
+
+// Where the user part of a callchain starts: its PERF_CONTEXT_USER marker, or the end. With
+// --call-graph dwarf (exclude_callchain_user) the kernel records no user frames; with -g they
+// are its frame-pointer chain.
+size_t UserContextAt(const std::vector<uint64_t>& chain) {
+  return static_cast<size_t>(std::find(chain.begin(), chain.end(), kContextUser) - chain.begin());
+}
+
+}  // namespace
+
+void StackCopyTrimmer::Trim(Sample* sample) {
+  if (sample->user_stack.empty()) return;
+  const std::vector<uint64_t>& chain = sample->callchain;
+  const size_t user_at = UserContextAt(chain);
+  if (user_at + 1 >= chain.size()) return;
+  UserStackSample input;
+  input.pid = sample->pid;
+  input.tid = sample->tid;
+  input.ip = sample->ip;
+  const std::span<const uint64_t> recorded_user(chain.data() + user_at + 1,
+                                                chain.size() - user_at - 1);
+  if (!unwinder_.ChainKeepsFramePointers(input, recorded_user)) return;
+  sample->user_regs_abi = 0;
+  sample->user_regs.clear();
+  sample->user_stack.clear();
+  ++trimmed_;
+}
+
 void UnwindUserStack(const UserStackSample& input, UserStackUnwinder& unwinder, Sample* sample,
                      UnwindStatistics* stats) {
   std::vector<uint64_t>& chain = sample->callchain;
-  // With --call-graph dwarf (exclude_callchain_user) the kernel records no user frames, and the
-  // walk gives them all; with -g it recorded a frame-pointer chain, which the walk mends.
-  const size_t user_at =
-      static_cast<size_t>(std::find(chain.begin(), chain.end(), kContextUser) - chain.begin());
+  // With --call-graph dwarf the walk gives all the user frames; with -g it mends the chain.
+  const size_t user_at = UserContextAt(chain);
   std::vector<uint64_t> recorded_user(
       chain.begin() + static_cast<ptrdiff_t>(std::min(user_at + 1, chain.size())), chain.end());
   chain.resize(user_at);

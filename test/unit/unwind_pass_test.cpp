@@ -292,6 +292,67 @@ TEST(ChainRepairTest, ALeafThatKeepsItsFramePointerIsNotWalked) {
   EXPECT_EQ(stats.chain_repair.unchanged(), 1u);
 }
 
+TEST(ChainRepairTest, TheRecorderDropsOnlyTheCopiesOfChainsThatKeepFramePointers) {
+  // The unwinder answers by the chain's first frame: 0x401050's function keeps its frame
+  // pointer, 0x7f0010's (a libc leaf) does not.
+  struct KeepsFramePointerAt401050 : FakeUnwinder {
+    bool ChainKeepsFramePointers(const UserStackSample& sample,
+                                 std::span<const uint64_t> chain) override {
+      asked_pids.push_back(sample.pid);
+      return chain.front() == 0x401050;
+    }
+    std::vector<uint32_t> asked_pids;
+  } unwinder;
+  StackCopyTrimmer trimmer(unwinder);
+  MmapRecord m;
+  m.filename = "/bin/prog";
+  trimmer.OnMmap(m);
+  EXPECT_EQ(unwinder.mmaps, std::vector<std::string>{"/bin/prog"});
+
+  auto with_copy = [](std::vector<uint64_t> chain) {
+    Sample s;
+    s.pid = 7;
+    s.ip = chain.size() > 1 ? chain[1] : 0;
+    s.callchain = std::move(chain);
+    s.user_regs_abi = 2;
+    s.user_regs = {0x7ffd0000, 0x7ffc0000, s.ip};
+    s.user_stack = std::string(64, 'x');
+    return s;
+  };
+  Sample keeps = with_copy({kContextUser, 0x401050, 0x401300});
+  Sample leaf = with_copy({kContextUser, 0x7f0010, 0x401300});
+  Sample dwarf = with_copy({});  // --call-graph dwarf: no user chain
+  Sample kernel = with_copy({kContextKernel, 0xffffffff81000000, kContextUser, 0x401050, 0x401300});
+  for (Sample* s : {&keeps, &leaf, &dwarf, &kernel}) trimmer.Trim(s);
+
+  EXPECT_TRUE(keeps.user_stack.empty());
+  EXPECT_TRUE(keeps.user_regs.empty());
+  EXPECT_EQ(keeps.user_regs_abi, 0u);
+  EXPECT_EQ(keeps.callchain, (std::vector<uint64_t>{kContextUser, 0x401050, 0x401300}));
+  EXPECT_EQ(leaf.user_stack.size(), 64u);
+  EXPECT_EQ(leaf.user_regs.size(), 3u);
+  EXPECT_EQ(dwarf.user_stack.size(), 64u);
+  EXPECT_TRUE(kernel.user_stack.empty());  // the user part of a chain through the kernel
+  EXPECT_EQ(trimmer.trimmed(), 2u);
+  EXPECT_EQ(unwinder.asked_pids, (std::vector<uint32_t>{7, 7, 7}));
+
+  // The pass after the workload counts the trimmed chains among those it checked, as right.
+  UnwindStatistics stats;
+  std::vector<EventDesc> events(1);
+  events[0].sample_regs_user = kMask;
+  events[0].sample_stack_user = 1024;
+  std::string bytes;
+  auto writer = ProfileWriter::Create(std::make_unique<StringSink>(bytes), Metadata{}, events);
+  ASSERT_TRUE(writer.ok());
+  UnwindPass pass(events, unwinder, *writer.value(), false, "");
+  for (const Sample& s : {keeps, leaf, kernel}) pass.OnSample(s);
+  pass.CountCheckedChains(trimmer.trimmed());
+  ASSERT_TRUE(pass.status().ok());
+  EXPECT_EQ(pass.stats().chain_repair.samples, 3u);
+  EXPECT_EQ(pass.stats().chain_repair.repaired, 1u);  // the libc leaf's caller put in
+  EXPECT_EQ(pass.stats().chain_repair.unchanged(), 2u);
+}
+
 TEST(ChainRepairTest, StatisticsSurviveTheTrailer) {
   UnwindStatistics stats;
   stats.chain_repair.samples = 10;
