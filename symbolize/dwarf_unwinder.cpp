@@ -45,6 +45,9 @@ struct DwarfUnwinder::RegisterSet {
   int perf_pc, perf_sp;
   int perf_fp;      // the frame pointer: its frame record holds the caller's fp and return address
   int perf_result;  // the register a system call returns its result in
+  // The link register, where a call leaves its return address (arm64's x30): a leaf that saves
+  // nothing returns through it. -1 where calls push the return address on the stack (x86-64).
+  int perf_link;
 
   // The DWARF number of perf register `perf`; -1 when DWARF has none.
   int DwarfOf(int perf) const {
@@ -147,6 +150,22 @@ std::unique_ptr<Dwarf_Frame, FreeFrame> CfiFrameAt(Dwfl* dwfl, uint64_t address)
 
 // True when the module holding `address` has CFI (.eh_frame or .debug_frame) covering it.
 bool HasCfiFor(Dwfl* dwfl, uint64_t address) { return CfiFrameAt(dwfl, address) != nullptr; }
+
+// True when `a` and `b` lie in the same function of the symbol table (false when either lies
+// in none, such as a PLT stub).
+bool SameFunction(Dwfl* dwfl, uint64_t a, uint64_t b) {
+  auto start_of = [dwfl](uint64_t address) -> std::optional<uint64_t> {
+    Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+    if (!module) return std::nullopt;
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    if (!dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr))
+      return std::nullopt;
+    return address - offset;
+  };
+  const std::optional<uint64_t> start_a = start_of(a);
+  return start_a && start_a == start_of(b);
+}
 
 struct FrameCollector {
   Dwfl* dwfl;
@@ -400,8 +419,8 @@ struct DwarfUnwinder::Process {
 };
 
 const DwarfUnwinder::RegisterSet* DwarfUnwinder::FindRegisterSet(const std::string& machine) {
-  static const DwarfUnwinder::RegisterSet kX86_64{EM_X86_64, kX86_64PerfOfDwarf, 8, 7, 6, 0};
-  static const DwarfUnwinder::RegisterSet kArm64{EM_AARCH64, kArm64PerfOfDwarf, 32, 31, 29, 0};
+  static const DwarfUnwinder::RegisterSet kX86_64{EM_X86_64, kX86_64PerfOfDwarf, 8, 7, 6, 0, -1};
+  static const DwarfUnwinder::RegisterSet kArm64{EM_AARCH64, kArm64PerfOfDwarf, 32, 31, 29, 0, 30};
   if (machine == "x86_64" || machine == "amd64") return &kX86_64;
   if (machine == "aarch64" || machine == "arm64") return &kArm64;
   if (machine.empty()) return kHostMachine == EM_AARCH64 ? &kArm64 : &kX86_64;
@@ -639,26 +658,52 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
     process->attached = true;
   }
   frames->pop_back();  // the walk gives the pc again as its first frame
-  FrameCollector collector{.dwfl = process->dwfl,
-                           .state = &process->state,
-                           .frames = frames,
-                           .first = first,
-                           .max_frames = options_.max_frames,
-                           .end = std::nullopt,
-                           .outside = false,
-                           .sp_dwarf = registers_->DwarfOf(registers_->perf_sp),
-                           .previous_sp = std::nullopt};
-  int walked =
-      dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
-  if (frames->size() == first) frames->push_back(pc);
-  UnwindOutcome outcome;
-  if (collector.end) {
-    const Mapping* last = space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
-    outcome = {*collector.end, last ? last->filename : ""};
-  } else if (walked == 0 && !collector.outside && !process->state.read_past_copy) {
-    outcome = {UnwindEnd::kOutermostFrame, ""};
-  } else {
-    outcome = WhyStopped(space, pid, *process, *frames, first);
+  // Walks from the state's pc, the frames after `from` (the walk gives its pc as its first).
+  auto walk_from = [&](size_t from) {
+    FrameCollector collector{.dwfl = process->dwfl,
+                             .state = &process->state,
+                             .frames = frames,
+                             .first = from,
+                             .max_frames = options_.max_frames - (from - first),
+                             .end = std::nullopt,
+                             .outside = false,
+                             .sp_dwarf = registers_->DwarfOf(registers_->perf_sp),
+                             .previous_sp = std::nullopt};
+    int walked =
+        dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
+    if (frames->size() == from) frames->push_back(process->state.pc);
+    if (collector.end) {
+      const Mapping* last =
+          space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
+      return UnwindOutcome{*collector.end, last ? last->filename : ""};
+    }
+    if (walked == 0 && !collector.outside && !process->state.read_past_copy)
+      return UnwindOutcome{UnwindEnd::kOutermostFrame, ""};
+    return WhyStopped(space, pid, *process, *frames, first);
+  };
+  UnwindOutcome outcome = walk_from(first);
+  // A leaf without CFI on arm64 (the vDSO's, a PLT stub, hand-written assembly) that has saved
+  // nothing still holds its return address in the link register, as libdw's and libunwind's
+  // arm64 fallbacks take it: the walk goes on from there, in the caller, if that has CFI. A
+  // function that has called since would hold a return address into itself there, which is no
+  // caller: such a walk is not taken.
+  const int link = registers_->perf_link;
+  if (outcome.end == UnwindEnd::kNoCfi && frames->size() - first == 1 && link >= 0 &&
+      (state.present >> link) & 1) {
+    const uint64_t return_address = state.regs_by_perf_number[link];
+    const Mapping* leaf = space.Find(pid, pc);
+    const Mapping* caller = space.Find(pid, return_address);
+    const bool into_itself = caller == leaf && SameFunction(process->dwfl, pc, return_address);
+    if (return_address > 4 && caller && !into_itself &&
+        dwfl_addrmodule(process->dwfl, return_address - 4) &&
+        HasCfiFor(process->dwfl, return_address - 4)) {
+      process->state.pc = return_address;
+      process->state.regs_by_perf_number[registers_->perf_pc] = return_address;
+      process->state.read_past_copy = false;
+      outcome = walk_from(first + 1);
+      process->state.pc = pc;
+      process->state.regs_by_perf_number[registers_->perf_pc] = pc;
+    }
   }
   outcome = EndAtFirstFrame(process->first_frames, process->dwfl, process->state,
                             registers_->perf_result, frames, first, std::move(outcome));
