@@ -595,7 +595,8 @@ TEST(DwarfImportArm64, ARecordedArm64StackUnwindsToStart) {
   std::istringstream lines(nm.out);
   for (std::string address, type, name; lines >> address >> type >> name;)
     symbol[name] = std::stoull(address, nullptr, 16);
-  for (const char* name : {"leaf_pc", "mid_ret", "main_ret", "start_ret"})
+  for (const char* name : {"leaf_pc", "mid_ret", "main_ret", "start_ret", "bare_leaf_pc",
+                           "mid_ret2", "bare_caller_ret", "bare_caller_pc"})
     ASSERT_TRUE(symbol.count(name)) << name << " in\n" << nm.out;
 
   constexpr uint64_t kSp = 0x7ffffff000;
@@ -636,6 +637,27 @@ TEST(DwarfImportArm64, ARecordedArm64StackUnwindsToStart) {
   EXPECT_EQ(outcome.end, UnwindEnd::kStackCopyTooShort) << UnwindEndName(outcome.end);
   EXPECT_EQ(frames,
             (std::vector<uint64_t>{symbol["leaf_pc"], symbol["mid_ret"], symbol["main_ret"]}));
+
+  // A leaf without CFI (arm64's vDSO clock, a PLT stub) returns through x30: the walk goes on
+  // from there, in mid, whose CFI it has.
+  sample.stack = stack;
+  regs[32] = symbol["bare_leaf_pc"];
+  regs[30] = symbol["mid_ret2"];
+  sample.ip = regs[32];
+  frames.clear();
+  outcome = unwinder.Unwind(sample, &frames);
+  EXPECT_EQ(outcome.end, UnwindEnd::kOutermostFrame) << UnwindEndName(outcome.end);
+  EXPECT_EQ(frames, (std::vector<uint64_t>{symbol["bare_leaf_pc"], symbol["mid_ret2"],
+                                           symbol["main_ret"], symbol["start_ret"]}));
+  // A function without CFI that has made a call since holds a return address into itself in
+  // x30, which is no caller: the walk stops at the pc, saying why.
+  regs[32] = symbol["bare_caller_pc"];
+  regs[30] = symbol["bare_caller_ret"];
+  sample.ip = regs[32];
+  frames.clear();
+  outcome = unwinder.Unwind(sample, &frames);
+  EXPECT_EQ(outcome.end, UnwindEnd::kNoCfi) << UnwindEndName(outcome.end);
+  EXPECT_EQ(frames, std::vector<uint64_t>{symbol["bare_caller_pc"]});
 
   // Read as x86-64 registers, the same bytes name no usable pc: not a silent leaf.
   DwarfUnwinder as_x86;

@@ -2,8 +2,12 @@
 // _start -> main -> mid -> leaf, each caller's return address saved in its callee's frame
 // (leaf keeps it in x30). The test lays out the registers and stack of a sample taken at
 // leaf_pc by these rules: mid's frame is 48 bytes with x30 at +40, main's 32 with x30 at +24.
+// mid also calls bare_leaf, which has no CFI (as the arm64 vDSO's clock and PLT stubs): its
+// return address is in x30 alone. bare_caller has no CFI either and has made a call, so that x30
+// points back into itself, which is no caller.
   .text
   .globl _start, main, mid, leaf, leaf_pc, mid_ret, main_ret, start_ret
+  .globl bare_leaf_pc, mid_ret2, bare_caller_ret, bare_caller_pc
 
   .type _start, %function
 _start:
@@ -40,6 +44,8 @@ mid:
   .cfi_offset 30, -8
   bl leaf
 mid_ret:
+  bl bare_leaf
+mid_ret2:
   ldr x30, [sp, #40]
   add sp, sp, #48
   .cfi_def_cfa_offset 0
@@ -56,3 +62,20 @@ leaf_pc:
   ret
   .cfi_endproc
   .size leaf, .-leaf
+
+  .type bare_leaf, %function
+bare_leaf:
+  nop
+bare_leaf_pc:
+  nop
+  ret
+  .size bare_leaf, .-bare_leaf
+
+  .type bare_caller, %function
+bare_caller:
+  bl bare_leaf
+bare_caller_ret:
+  nop
+bare_caller_pc:
+  ret
+  .size bare_caller, .-bare_caller
