@@ -8,12 +8,21 @@ namespace {
 
 nlohmann::json ChainRepairJson(const ChainRepairStatistics& r) {
   nlohmann::json kept = nlohmann::json::array();
-  for (size_t i = 0; i < kUnwindEndCount; ++i)
-    if (r.kept_by_end[i])
-      kept.push_back(
-          {{"cause", UnwindEndName(static_cast<UnwindEnd>(i))}, {"samples", r.kept_by_end[i]}});
-  return {{"samples", r.samples},   {"repaired", r.repaired}, {"frames_added", r.frames_added},
-          {"replaced", r.replaced}, {"kept", kept},           {"kept_module", r.kept_module}};
+  size_t most = 0;
+  for (size_t i = 0; i < kUnwindEndCount; ++i) {
+    if (!r.kept_by_end[i]) continue;
+    kept.push_back({{"cause", UnwindEndName(static_cast<UnwindEnd>(i))},
+                    {"samples", r.kept_by_end[i]},
+                    {"module", r.kept_module_by_end[i].module}});
+    if (r.kept_by_end[i] > r.kept_by_end[most]) most = i;
+  }
+  // kept_module: the largest cause's module, as files before the per-cause modules had it.
+  return {{"samples", r.samples},
+          {"repaired", r.repaired},
+          {"frames_added", r.frames_added},
+          {"replaced", r.replaced},
+          {"kept", kept},
+          {"kept_module", r.kept_module_by_end[most].module}};
 }
 
 uint64_t Number(const nlohmann::json& from, const char* key) {
@@ -42,10 +51,15 @@ std::optional<ChainRepairStatistics> ChainRepairFromJson(const nlohmann::json& j
   r.repaired = Number(j, "repaired");
   r.frames_added = Number(j, "frames_added");
   r.replaced = Number(j, "replaced");
+  // Files written before the per-cause modules name one module for every cause.
+  const std::string kept_module =
+      j.contains("kept_module") && j["kept_module"].is_string() ? j["kept_module"] : "";
   ForEachCause(j, "kept", [&](size_t i, const nlohmann::json& entry) {
     r.kept_by_end[i] = Number(entry, "samples");
+    r.kept_module_by_end[i].module = entry.contains("module") && entry["module"].is_string()
+                                         ? entry["module"].get<std::string>()
+                                         : kept_module;
   });
-  if (j.contains("kept_module") && j["kept_module"].is_string()) r.kept_module = j["kept_module"];
   // Counts that do not add up are a damaged trailer, not statistics to print (each is checked
   // against what is left before it is added, so that no sum wraps around).
   uint64_t left = r.samples;
@@ -71,7 +85,7 @@ nlohmann::json UnwindStatisticsJson(const UnwindStatistics& stats) {
     stopped.push_back({{"cause", UnwindEndName(static_cast<UnwindEnd>(i))},
                        {"samples", s.samples},
                        {"leaf_only", s.leaf_only},
-                       {"module", s.module}});
+                       {"module", s.named.module}});
   }
   nlohmann::json j = {{"samples", stats.samples},
                       {"complete", stats.complete},
@@ -93,7 +107,8 @@ std::optional<UnwindStatistics> UnwindStatisticsFromJson(const nlohmann::json& j
   ForEachCause(j, "stopped", [&](size_t i, const nlohmann::json& s) {
     stats.stopped[i].samples = Number(s, "samples");
     stats.stopped[i].leaf_only = Number(s, "leaf_only");
-    if (s.contains("module") && s["module"].is_string()) stats.stopped[i].module = s["module"];
+    if (s.contains("module") && s["module"].is_string())
+      stats.stopped[i].named.module = s["module"];
   });
   return stats;
 }

@@ -81,7 +81,7 @@ void UnwindStatistics::Add(const UnwindOutcome& outcome, size_t frames) {
   Stopped& s = stopped[static_cast<size_t>(outcome.end)];
   ++s.samples;
   if (frames <= 1) ++s.leaf_only;
-  if (s.module.empty()) s.module = outcome.module;
+  s.named.Add(outcome.module);
 }
 
 namespace {
@@ -103,7 +103,7 @@ void DescribeChainRepair(const ChainRepairStatistics& r, std::vector<std::string
   for (size_t i = 0; i < kUnwindEndCount; ++i) {
     if (r.kept_by_end[i] == 0) continue;
     const UnwindEnd end = static_cast<UnwindEnd>(i);
-    std::string why = Advice(end, r.kept_module);
+    std::string why = Advice(end, r.kept_module_by_end[i].module);
     if (end == UnwindEnd::kStackCopyTooShort)
       why =
           "the walk needed more than the copied stack bytes; record with a larger "
@@ -133,7 +133,8 @@ std::vector<std::string> DescribeUnwinding(const UnwindStatistics& stats) {
       const UnwindEnd end = static_cast<UnwindEnd>(i);
       lines.push_back(std::to_string(s.samples) + " not unwound to the end (" +
                       Percent(s.samples, stats.samples) + ", " + std::to_string(s.leaf_only) +
-                      " of them leaf only): " + UnwindEndName(end) + ": " + Advice(end, s.module));
+                      " of them leaf only): " + UnwindEndName(end) + ": " +
+                      Advice(end, s.named.module));
     }
   }
   DescribeChainRepair(stats.chain_repair, &lines);
@@ -174,7 +175,7 @@ void MendFramePointerChain(std::span<const uint64_t> walked, const UnwindOutcome
     // where it could not be followed (no binary, an unknown address) nothing says the chain is
     // wrong: it stays as the kernel recorded it, counted so that the summary can say so.
     ++stats->kept_by_end[static_cast<size_t>(outcome.end)];
-    if (stats->kept_module.empty()) stats->kept_module = outcome.module;
+    stats->kept_module_by_end[static_cast<size_t>(outcome.end)].Add(outcome.module);
     return;
   }
   if (meeting->walked_at == meeting->chain_at &&

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +81,19 @@ class UserStackUnwinder {
   }
 };
 
+// The module most walks that ended for one reason named: the one a summary line names. The
+// counts live only while walking; a trailer keeps the name.
+struct ModuleNamed {
+  std::string module;
+  std::map<std::string, uint64_t> samples;  // by module, while walking
+
+  void Add(const std::string& named) {
+    if (named.empty()) return;
+    const uint64_t n = ++samples[named];
+    if (module.empty() || (named != module && n > samples[module])) module = named;
+  }
+};
+
 // How the frame-pointer chains that came with a stack copy were checked against a CFI walk of it.
 struct ChainRepairStatistics {
   uint64_t samples = 0;       // user chains with a stack copy beside them
@@ -88,7 +102,8 @@ struct ChainRepairStatistics {
   uint64_t replaced = 0;      // the walk reached the outermost frame without meeting the chain
   // The walk stopped without meeting the chain, which is kept as recorded: by why it stopped.
   std::array<uint64_t, kUnwindEndCount> kept_by_end{};
-  std::string kept_module;  // the first module named by a walk that stopped without meeting
+  // For each reason, the module most of those walks stopped in.
+  std::array<ModuleNamed, kUnwindEndCount> kept_module_by_end;
 
   uint64_t kept() const {
     uint64_t sum = 0;
@@ -103,7 +118,7 @@ struct UnwindStatistics {
   struct Stopped {
     uint64_t samples = 0;    // walks that ended for this reason
     uint64_t leaf_only = 0;  // ... of which found no caller at all
-    std::string module;      // the first module named for it
+    ModuleNamed named;       // the module most of them stopped in
   };
   uint64_t samples = 0;      // samples with user registers and a stack copy
   uint64_t complete = 0;     // walked to the outermost frame (or the frame limit)

@@ -498,8 +498,8 @@ TEST(FormatTest, TrailerKeepsTheUnwindingStatistics) {
   stats.samples = 120;
   stats.complete = 100;
   stats.user_frames = 900;
-  stats.stopped[static_cast<size_t>(UnwindEnd::kNoCfi)] = {15, 3, "/usr/lib/libfoo.so"};
-  stats.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)] = {5, 0, ""};
+  stats.stopped[static_cast<size_t>(UnwindEnd::kNoCfi)] = {15, 3, {"/usr/lib/libfoo.so", {}}};
+  stats.stopped[static_cast<size_t>(UnwindEnd::kStackCopyTooShort)] = {5, 0, {}};
   for (bool with : {true, false}) {
     std::string bytes;
     auto writer =
@@ -520,7 +520,7 @@ TEST(FormatTest, TrailerKeepsTheUnwindingStatistics) {
     for (size_t i = 0; i < kUnwindEndCount; ++i) {
       EXPECT_EQ(read.stopped[i].samples, stats.stopped[i].samples) << i;
       EXPECT_EQ(read.stopped[i].leaf_only, stats.stopped[i].leaf_only) << i;
-      EXPECT_EQ(read.stopped[i].module, stats.stopped[i].module) << i;
+      EXPECT_EQ(read.stopped[i].named.module, stats.stopped[i].named.module) << i;
     }
   }
 }

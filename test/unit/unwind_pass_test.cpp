@@ -227,7 +227,8 @@ TEST(ChainRepairTest, AWalkThatNeverMeetsTheChainLeavesItAndSaysWhy) {
   auto stats2 = Mend({0x10}, UnwindEnd::kNoCfi, &no_cfi);
   EXPECT_EQ(no_cfi, (ChainFrames{0x10, 0x32, 0x33}));
   EXPECT_EQ(stats2.kept_by_end[static_cast<size_t>(UnwindEnd::kNoCfi)], 1u);
-  EXPECT_EQ(stats2.kept_module, "/lib/libc.so.6");
+  EXPECT_EQ(stats2.kept_module_by_end[static_cast<size_t>(UnwindEnd::kNoCfi)].module,
+            "/lib/libc.so.6");
   // A walk of another pc than the chain's (none should be) is not compared.
   ChainFrames other = {0x11, 0x32};
   auto stats3 = Mend({0x10, 0x31, 0x32}, UnwindEnd::kOutermostFrame, &other);
@@ -359,23 +360,38 @@ TEST(ChainRepairTest, StatisticsSurviveTheTrailer) {
   stats.chain_repair.repaired = 4;
   stats.chain_repair.frames_added = 9;
   stats.chain_repair.replaced = 1;
-  stats.chain_repair.kept_by_end[static_cast<size_t>(UnwindEnd::kNoCfi)] = 2;
-  stats.chain_repair.kept_module = "/opt/jit";
+  const size_t no_cfi = static_cast<size_t>(UnwindEnd::kNoCfi);
+  const size_t too_short = static_cast<size_t>(UnwindEnd::kStackCopyTooShort);
+  // Each cause names the module most of its walks stopped in, not the first one named.
+  stats.chain_repair.kept_by_end[no_cfi] = 3;
+  for (const char* module : {"/lib/ld.so", "/opt/jit", "/opt/jit"})
+    stats.chain_repair.kept_module_by_end[no_cfi].Add(module);
+  stats.chain_repair.kept_by_end[too_short] = 1;
+  stats.chain_repair.kept_module_by_end[too_short].Add("/lib/libc.so.6");
   auto back = UnwindStatisticsFromJson(UnwindStatisticsJson(stats));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->chain_repair.samples, 10u);
   EXPECT_EQ(back->chain_repair.repaired, 4u);
   EXPECT_EQ(back->chain_repair.frames_added, 9u);
   EXPECT_EQ(back->chain_repair.replaced, 1u);
-  EXPECT_EQ(back->chain_repair.kept(), 2u);
-  EXPECT_EQ(back->chain_repair.kept_module, "/opt/jit");
+  EXPECT_EQ(back->chain_repair.kept(), 4u);
+  EXPECT_EQ(back->chain_repair.kept_module_by_end[no_cfi].module, "/opt/jit");
+  EXPECT_EQ(back->chain_repair.kept_module_by_end[too_short].module, "/lib/libc.so.6");
   EXPECT_EQ(DescribeUnwinding(*back), DescribeUnwinding(stats));
   auto lines = DescribeUnwinding(stats);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[1].find("2 (20.0%) kept as recorded, maybe missing the leaf's callers: no CFI: "
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[1].find("3 (30.0%) kept as recorded, maybe missing the leaf's callers: no CFI: "
                           "/opt/jit has no call frame information"),
             std::string::npos)
       << lines[1];
+  // A trailer written before the modules were per cause names one for all.
+  nlohmann::json old = UnwindStatisticsJson(stats);
+  for (auto& entry : old["frame_pointer_repair"]["kept"]) entry.erase("module");
+  old["frame_pointer_repair"]["kept_module"] = "/opt/old";
+  auto from_old = UnwindStatisticsFromJson(old);
+  ASSERT_TRUE(from_old.has_value());
+  EXPECT_EQ(from_old->chain_repair.kept_module_by_end[no_cfi].module, "/opt/old");
+  EXPECT_EQ(from_old->chain_repair.kept_module_by_end[too_short].module, "/opt/old");
 }
 
 }  // namespace
