@@ -30,6 +30,11 @@ uint64_t Number(const nlohmann::json& from, const char* key) {
   return it != from.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
 }
 
+std::string Text(const nlohmann::json& from, const char* key) {
+  auto it = from.find(key);
+  return it != from.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // Calls `read(index, entry)` for each entry of the array `parent[key]` ({"cause": NAME, ...})
 // whose cause names an UnwindEnd, `index` being that end's.
 template <typename Read>
@@ -52,13 +57,10 @@ std::optional<ChainRepairStatistics> ChainRepairFromJson(const nlohmann::json& j
   r.frames_added = Number(j, "frames_added");
   r.replaced = Number(j, "replaced");
   // Files written before the per-cause modules name one module for every cause.
-  const std::string kept_module =
-      j.contains("kept_module") && j["kept_module"].is_string() ? j["kept_module"] : "";
+  const std::string kept_module = Text(j, "kept_module");
   ForEachCause(j, "kept", [&](size_t i, const nlohmann::json& entry) {
     r.kept_by_end[i] = Number(entry, "samples");
-    r.kept_module_by_end[i].module = entry.contains("module") && entry["module"].is_string()
-                                         ? entry["module"].get<std::string>()
-                                         : kept_module;
+    r.kept_module_by_end[i].module = entry.contains("module") ? Text(entry, "module") : kept_module;
   });
   // Counts that do not add up are a damaged trailer, not statistics to print (each is checked
   // against what is left before it is added, so that no sum wraps around).
@@ -107,8 +109,7 @@ std::optional<UnwindStatistics> UnwindStatisticsFromJson(const nlohmann::json& j
   ForEachCause(j, "stopped", [&](size_t i, const nlohmann::json& s) {
     stats.stopped[i].samples = Number(s, "samples");
     stats.stopped[i].leaf_only = Number(s, "leaf_only");
-    if (s.contains("module") && s["module"].is_string())
-      stats.stopped[i].named.module = s["module"];
+    stats.stopped[i].named.module = Text(s, "module");
   });
   return stats;
 }
