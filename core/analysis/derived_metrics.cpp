@@ -6,6 +6,8 @@
 #include <iterator>
 #include <limits>
 
+#include "core/analysis/significance.h"
+
 namespace tprof {
 
 const std::vector<MetricFormula>& GenericMetricFormulas() {
@@ -251,15 +253,29 @@ double StudentT975(uint64_t degrees) {
 
 namespace {
 
-// Sampled periods: each count S_e from n_e samples is Poisson, variance S_e^2 / n_e; the
-// events are sampled independently. Empty when an event has no sample (no estimate).
+// The variance a count of `events` (a Poisson count) needs at least so that the normal
+// interval reaches the exact 97.5 % upper bound of its mean: the normal approximation's
+// sqrt(events) falls short of it for small counts (1.96 against 4.57 events for one), and is
+// zero for none.
+double PoissonVarianceFloor(double events) {
+  const double k = std::max(std::round(events), 0.0);
+  const double reach = PoissonUpper975(static_cast<uint64_t>(k)) - k;
+  return reach * reach / (kNormal975 * kNormal975);
+}
+
+// Sampled periods: each count S_e from n_e samples is Poisson, variance S_e^2 / n_e (and at
+// least the exact bound's for few samples: S_e / n_e per sample); the events are sampled
+// independently. Empty when an event has no sample (no estimate).
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,
                                       const std::vector<uint64_t>& samples) {
   const size_t n = counts.size();
   std::vector<double> covariance(n * n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (samples[i] == 0) return {};
-    covariance[i * n + i] = counts[i] * counts[i] / static_cast<double>(samples[i]);
+    const double taken = static_cast<double>(samples[i]);
+    const double period = counts[i] / taken;
+    covariance[i * n + i] =
+        std::max(counts[i] * counts[i] / taken, period * period * PoissonVarianceFloor(taken));
   }
   return covariance;
 }
@@ -282,6 +298,12 @@ std::vector<double> WindowCovariance(const std::vector<double>& deltas,
           (products[a * members + b] - deltas[a] * deltas[b] / w) / (w - 1);
       covariance[i * n + j] = w * sample_covariance;
     }
+  // A member that counted few events in these windows (a function's page faults, none at all in
+  // the extreme) shows little spread from window to window, and its spread alone would give a
+  // narrow interval, or none: each member's variance is at least its sum's as a Poisson count.
+  // Raising the diagonal keeps the matrix a covariance.
+  for (size_t i = 0; i < n; ++i)
+    covariance[i * n + i] = std::max(covariance[i * n + i], PoissonVarianceFloor(deltas[slots[i]]));
   return covariance;
 }
 

@@ -94,6 +94,31 @@ size_t MinimumRunsPerSide(double alpha) {
   return 64;
 }
 
+double PoissonUpper975(uint64_t count) {
+  constexpr double kTail = 0.025;
+  constexpr double kZ = 1.959964;  // the normal 97.5 % quantile
+  const double k = static_cast<double>(count);
+  if (count >= 30) {
+    const double a = k + 1;
+    return a * std::pow(1 - 1 / (9 * a) + kZ / (3 * std::sqrt(a)), 3);
+  }
+  // P(X <= count) for a Poisson mean `mean`, falling as the mean grows: bisect for kTail.
+  auto at_most_count = [count](double mean) {
+    double term = std::exp(-mean), sum = term;
+    for (uint64_t i = 1; i <= count; ++i) {
+      term *= mean / static_cast<double>(i);
+      sum += term;
+    }
+    return sum;
+  };
+  double low = k, high = k + 20 + 10 * std::sqrt(k + 1);
+  for (int i = 0; i < 100; ++i) {
+    const double middle = (low + high) / 2;
+    (at_most_count(middle) > kTail ? low : high) = middle;
+  }
+  return high;
+}
+
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());

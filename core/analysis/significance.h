@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace tprof {
@@ -26,6 +27,12 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& x, const std::vector<d
 // exact Mann-Whitney p-value below `alpha` (that p is 2 / C(2n, n): 4 runs per side for 0.05).
 // Fewer runs than this can never show a significant change, whatever the data.
 size_t MinimumRunsPerSide(double alpha);
+
+// The exact (Garwood) 97.5 % upper confidence bound of a Poisson mean from one observed count:
+// the mean under which a count this small or smaller has probability 2.5 % (3.689 for 0, 5.572
+// for 1, 18.390 for 10). Exact below 30, the Wilson-Hilferty cube-root approximation from 30 on
+// (within 0.002 of exact there, and above it).
+double PoissonUpper975(uint64_t count);
 
 double Mean(const std::vector<double>& values);
 // Sample standard deviation (n - 1 in the denominator); 0 for fewer than two values.

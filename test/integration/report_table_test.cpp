@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/significance.h"
 #include "core/format/profile_reader.h"
 #include "core/source/profile_source.h"
 #include "symbolize/symbolizer.h"
@@ -549,16 +550,19 @@ TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
     EXPECT_NEAR(value["value"].get<double>(),
                 static_cast<double>(instructions) / static_cast<double>(cycles), 1e-12)
         << dso;
-    // The 95 % interval, the two sample counts as Poisson counts (same period for both):
-    // IPC * 1.96 * sqrt(1/cycles + 1/instructions); none without instructions samples.
+    // The 95 % interval, the two sample counts as Poisson counts (same period for both), each
+    // reaching its exact 97.5 % bound U(n): IPC * sqrt(r(cycles)^2 + r(instructions)^2) with
+    // r(n) = (U(n) - n) / n (about 1.96 / sqrt(n) for many samples); none without
+    // instructions samples.
     const double ipc_value = static_cast<double>(instructions) / static_cast<double>(cycles);
     if (instructions == 0) {
       EXPECT_TRUE(value["ci95"].is_null()) << dso;
       EXPECT_TRUE(value["low_confidence"].get<bool>()) << dso;
     } else {
-      const double half =
-          1.959964 * ipc_value *
-          std::sqrt(1.0 / static_cast<double>(cycles) + 1.0 / static_cast<double>(instructions));
+      auto r = [](uint64_t n) {
+        return (PoissonUpper975(n) - static_cast<double>(n)) / static_cast<double>(n);
+      };
+      const double half = ipc_value * std::hypot(r(cycles), r(instructions));
       ASSERT_FALSE(value["ci95"].is_null()) << dso;
       EXPECT_NEAR(value["ci95"][0].get<double>(), ipc_value - half, 1e-6 * ipc_value) << dso;
       EXPECT_NEAR(value["ci95"][1].get<double>(), ipc_value + half, 1e-6 * ipc_value) << dso;

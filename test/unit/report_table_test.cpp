@@ -14,6 +14,7 @@
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/significance.h"
 #include "core/format/record_codec.h"
 #include "core/metrics/recorded_metrics.h"
 #include "core/model/kernel_entry_credit.h"
@@ -106,7 +107,10 @@ TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
 }
 
 // cycles and instructions sampled on their own: f gets 20 cycles samples of period 1000 and
-// 30 instructions samples of period 1000 (IPC 1.5); g gets 5 and 1 (low confidence).
+// 30 instructions samples of period 1000 (IPC 1.5); g gets 5 and 1 (low confidence). A count of
+// n samples reaches its exact 97.5 % Poisson bound U(n) (Garwood's, checked against published
+// values in PoissonUpper975's test), so each count's relative standard error is
+// (U(n) - n) / (1.96 n) rather than 1 / sqrt(n).
 TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
   ProgResolver resolver;
   auto builder = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
@@ -129,18 +133,21 @@ TEST(ReportTableTest, SampledPeriodsGiveIpcPerFunction) {
   EXPECT_EQ(metrics->columns()[ipc].source, MetricSource::kSampledPeriods);
   MetricValue f = metrics->Evaluate(ipc, table, table.rows[0]);
   EXPECT_DOUBLE_EQ(*f.value, 1.5);
-  // Poisson counts of 20 and 30 samples: IPC's relative variance is 1/20 + 1/30, so the 95 %
-  // interval is 1.5 +- 1.96 * 1.5 * sqrt(0.0833) = +-0.849, wider than 10 %: low confidence.
+  // Poisson counts of 20 and 30 samples: the interval is 1.5 +- 1.5 * sqrt(r(20)^2 + r(30)^2)
+  // with r(n) = (U(n) - n) / n, about +-1.04 (1/sqrt(n) would give +-0.85), wider than 10 %:
+  // low confidence.
+  auto r = [](double n) { return (PoissonUpper975(static_cast<uint64_t>(n)) - n) / n; };
   ASSERT_TRUE(f.half_width.has_value());
-  EXPECT_NEAR(*f.half_width, 1.959964 * 1.5 * std::sqrt(1.0 / 20 + 1.0 / 30), 1e-6);
+  EXPECT_NEAR(*f.half_width, 1.5 * std::hypot(r(20), r(30)), 1e-6);
+  EXPECT_GT(*f.half_width, 1.959964 * 1.5 * std::sqrt(1.0 / 20 + 1.0 / 30));
   EXPECT_TRUE(f.low_confidence);
   MetricValue g = metrics->Evaluate(ipc, table, table.rows[1]);
   EXPECT_DOUBLE_EQ(*g.value, 0.2);
-  EXPECT_NEAR(*g.half_width, 1.959964 * 0.2 * std::sqrt(1.0 / 5 + 1.0 / 1), 1e-6);
+  EXPECT_NEAR(*g.half_width, 0.2 * std::hypot(r(5), r(1)), 1e-6);
   EXPECT_TRUE(g.low_confidence);
   MetricValue all = metrics->EvaluateTotal(ipc, table);
   EXPECT_DOUBLE_EQ(*all.value, 31.0 / 25.0);
-  EXPECT_NEAR(*all.half_width, 1.959964 * 31.0 / 25 * std::sqrt(1.0 / 25 + 1.0 / 31), 1e-6);
+  EXPECT_NEAR(*all.half_width, 31.0 / 25 * std::hypot(r(25), r(31)), 1e-6);
   // No branch events: no branch-miss column.
   for (const MetricColumn& c : metrics->columns()) EXPECT_NE(c.name, "branch-miss%");
 }
@@ -643,8 +650,8 @@ TEST_F(MetricTableRecording, TheCpuPicksTheTableAndItsFormulasUseCreditedDeltas)
     }
 }
 
-// {cycles,instructions}:S read in every sample; four windows in f of 100 cycles and 150, 140,
-// 160, 150 instructions, then one window straddling f -> g.
+// {cycles,instructions}:S read in every sample; four windows in f of 100k cycles and 150k,
+// 140k, 160k, 150k instructions, then one window straddling f -> g.
 TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   std::vector<EventDesc> events = {Sampled("cycles"), Sampled("instructions")};
   for (uint32_t i = 0; i < 2; ++i) {
@@ -657,8 +664,8 @@ TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
   ASSERT_TRUE(builder.ok());
   const std::vector<std::pair<uint64_t, std::vector<uint64_t>>> samples = {
-      {0x1000, {0, 0}},     {0x1001, {100, 150}}, {0x1002, {200, 290}},
-      {0x1003, {300, 450}}, {0x1004, {400, 600}}, {0x2000, {500, 700}}};
+      {0x1000, {0, 0}},           {0x1001, {100000, 150000}}, {0x1002, {200000, 290000}},
+      {0x1003, {300000, 450000}}, {0x1004, {400000, 600000}}, {0x2000, {500000, 700000}}};
   for (const auto& [ip, values] : samples) {
     Sample s = At(0, ip, 100);
     s.counter_values = values;
@@ -676,11 +683,12 @@ TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   ASSERT_EQ(table.rows[0].keys[0], "f(int)");
   MetricValue f = metrics->Evaluate(ipc, table, table.rows[0]);
   EXPECT_DOUBLE_EQ(*f.value, 1.5);
-  // By hand: residuals instructions - 1.5 * cycles are 0, -10, 10, 0, their sample variance
-  // 200 / 3; Var(IPC) = n * s^2 / (sum of cycles)^2 = 4 * 66.67 / 400^2 = 0.0016667; t(3) is
-  // 3.182: 1.5 +- 0.1299, 8.7 % of the value: confident.
+  // By hand: residuals instructions - 1.5 * cycles are 0, -10k, 10k, 0, their sample variance
+  // 2e8 / 3; Var(IPC) = n * s^2 / (sum of cycles)^2 = 4 * 6.67e7 / 400000^2 = 0.0016667; t(3)
+  // is 3.182: 1.5 +- 0.1299, 8.7 % of the value: confident. (The cycles' floor as a Poisson
+  // count, the same in every window, adds 0.2 %.)
   ASSERT_TRUE(f.half_width.has_value());
-  EXPECT_NEAR(*f.half_width, 3.182 * std::sqrt(4 * (200.0 / 3) / (400.0 * 400.0)), 1e-9);
+  EXPECT_NEAR(*f.half_width, 3.182 * std::sqrt(4 * (2e8 / 3) / (400000.0 * 400000.0)), 0.0005);
   EXPECT_FALSE(f.low_confidence);
   // g's only sample closes a window that started in f: discarded, nothing credited.
   MetricValue g = metrics->Evaluate(ipc, table, table.rows[1]);
@@ -695,6 +703,47 @@ TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   EXPECT_DOUBLE_EQ(*two.value, 1.5);
   EXPECT_NEAR(*two.half_width, 12.706 * std::sqrt(10000.0) / 200, 1e-9);
   EXPECT_TRUE(two.low_confidence);
+}
+
+// {task-clock,page-faults}:S where f never faults in its windows: its fault rate is 0, and its
+// interval reaches the exact Poisson bound of no fault seen (3.689 faults over f's 9 ms), not
+// zero width: a rate from a handful of events is not a confident one (issue 57).
+TEST(MetricIntervalTest, AGroupMemberThatCountedNothingHasAnIntervalToItsPoissonBound) {
+  std::vector<EventDesc> events = {Sampled("task-clock"), Sampled("page-faults")};
+  for (uint32_t i = 0; i < 2; ++i) {
+    events[i].group_leader = 0;
+    events[0].group_members.push_back(i);
+  }
+  events[0].sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
+  events[0].read_format = PERF_FORMAT_GROUP;
+  ProgResolver resolver;
+  auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  for (uint64_t i = 0; i < 10; ++i) {  // 9 windows of 1 ms in f, no fault
+    Sample s = At(0, 0x1000 + i, 1000000);
+    s.counter_values = {i * 1000000, 0};
+    (*builder)->OnSample(s);
+  }
+  ReportTable table = (*builder)->Finish();
+  auto rate = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
+  ASSERT_TRUE(rate.ok()) << rate.error().message();
+  auto metrics = DerivedMetrics::Plan(table, {}, "", {*rate});
+  ASSERT_TRUE(metrics.ok());
+  size_t column = metrics->columns().size();
+  for (size_t c = 0; c < metrics->columns().size(); ++c)
+    if (metrics->columns()[c].name == "faults_per_ms" &&
+        metrics->columns()[c].source == MetricSource::kGroupDeltas)
+      column = c;
+  ASSERT_LT(column, metrics->columns().size());
+  ASSERT_EQ(table.rows[0].keys[0], "f(int)");
+  MetricValue f = metrics->Evaluate(column, table, table.rows[0]);
+  ASSERT_TRUE(f.value.has_value());
+  EXPECT_EQ(*f.value, 0.0);
+  ASSERT_TRUE(f.half_width.has_value());
+  // t(8) * (3.689 / 1.96) faults over 9 ms: 0.48 faults per ms, beyond the exact bound's 0.41.
+  EXPECT_NEAR(*f.half_width, StudentT975(8) * (PoissonUpper975(0) / kNormal975) / 9, 1e-6);
+  EXPECT_GE(*f.half_width, 3.689 / 9);
+  EXPECT_TRUE(f.low_confidence);
 }
 
 // Counters are per thread per CPU: a thread sampled on CPU 0 in f, then on CPU 1 in g, then on

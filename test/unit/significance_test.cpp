@@ -102,6 +102,27 @@ TEST(MinimumRunsPerSide, SmallestNWhoseBestCaseReachesAlpha) {
   EXPECT_GE(MannWhitneyU({1, 2, 3}, {4, 5, 6}).p_value, 0.05);
 }
 
+// Garwood's exact 97.5 % upper bounds of a Poisson mean, as published in tables of exact
+// Poisson confidence limits (and recomputed here by bisection on the Poisson distribution in
+// Python, an implementation of its own): 3.689 for a count of 0 ... 121.63 for 100.
+TEST(PoissonBounds, UpperBoundsAreGarwoodsExactOnes) {
+  const std::pair<uint64_t, double> published[] = {{0, 3.689},   {1, 5.572},   {2, 7.225},
+                                                   {3, 8.767},   {4, 10.242},  {5, 11.668},
+                                                   {10, 18.390}, {20, 30.888}, {29, 41.649}};
+  for (const auto& [count, bound] : published)
+    EXPECT_NEAR(PoissonUpper975(count), bound, 0.001) << count;
+  // From 30 on, Wilson-Hilferty's approximation: within 0.002 of the exact bound, never below.
+  const std::pair<uint64_t, double> exact[] = {
+      {30, 42.8269}, {50, 65.9188}, {100, 121.6268}, {300, 335.9411}};
+  for (const auto& [count, bound] : exact) {
+    EXPECT_GE(PoissonUpper975(count), bound) << count;
+    EXPECT_LE(PoissonUpper975(count), bound + 0.002) << count;
+  }
+  // Beyond the normal approximation's reach for small counts, and near it for large ones.
+  EXPECT_GT(PoissonUpper975(1) - 1, 2 * 1.96);
+  EXPECT_NEAR((PoissonUpper975(10000) - 10000) / (1.96 * 100), 1.0, 0.01);
+}
+
 TEST(RunNoise, CoefficientOfVariationUsesTheSampleStdDev) {
   // Values 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sum of squared deviations 32, sample variance 32/7.
   std::vector<double> v{2, 4, 4, 4, 5, 5, 7, 9};
