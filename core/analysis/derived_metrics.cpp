@@ -263,19 +263,18 @@ double PoissonVarianceFloor(double events) {
   return reach * reach / (kNormal975 * kNormal975);
 }
 
-// Sampled periods: each count S_e from n_e samples is Poisson, variance S_e^2 / n_e (and at
-// least the exact bound's for few samples: S_e / n_e per sample); the events are sampled
-// independently. Empty when an event has no sample (no estimate).
+// Sampled periods: each count S_e from n_e samples is Poisson; its standard error reaches the
+// exact 97.5 % bound of the count (S_e * PoissonRelativeReach(n_e) / 1.96: about S_e / sqrt(n_e)
+// for many samples, more for few); the events are sampled independently. Empty when an event has
+// no sample (no estimate).
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,
                                       const std::vector<uint64_t>& samples) {
   const size_t n = counts.size();
   std::vector<double> covariance(n * n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (samples[i] == 0) return {};
-    const double taken = static_cast<double>(samples[i]);
-    const double period = counts[i] / taken;
-    covariance[i * n + i] =
-        std::max(counts[i] * counts[i] / taken, period * period * PoissonVarianceFloor(taken));
+    const double error = counts[i] * PoissonRelativeReach(samples[i]) / kNormal975;
+    covariance[i * n + i] = error * error;
   }
   return covariance;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/significance.h"
 
 namespace tprof {
 namespace {
@@ -147,10 +148,10 @@ std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNod
         r.denominator ? static_cast<double>(r.numerator) / static_cast<double>(r.denominator) : 0.0;
     r.reliable = r.denominator > 0 && r.numerator_samples >= min_samples &&
                  r.denominator_samples >= min_samples;
+    // As the table's sampled periods (DerivedMetrics): each count to its exact Poisson bound.
     if (r.numerator_samples > 0 && r.denominator_samples > 0)
-      r.half_width = kNormal975 * r.value *
-                     std::sqrt(1.0 / static_cast<double>(r.numerator_samples) +
-                               1.0 / static_cast<double>(r.denominator_samples));
+      r.half_width = r.value * std::hypot(PoissonRelativeReach(r.numerator_samples),
+                                          PoissonRelativeReach(r.denominator_samples));
     out.emplace(node, r);
   }
   return out;

@@ -119,6 +119,11 @@ double PoissonUpper975(uint64_t count) {
   return high;
 }
 
+double PoissonRelativeReach(uint64_t count) {
+  const double k = static_cast<double>(count);
+  return (PoissonUpper975(count) - k) / k;
+}
+
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());

@@ -33,6 +33,9 @@ size_t MinimumRunsPerSide(double alpha);
 // for 1, 18.390 for 10). Exact below 30, the Wilson-Hilferty cube-root approximation from 30 on
 // (within 0.002 of exact there, and above it).
 double PoissonUpper975(uint64_t count);
+// How far above a count its exact 97.5 % bound lies, relative to the count: (U(n) - n) / n, the
+// 95 % half-width of a ratio's factor from n Poisson samples (about 1.96 / sqrt(n) for many).
+double PoissonRelativeReach(uint64_t count);
 
 double Mean(const std::vector<double>& values);
 // Sample standard deviation (n - 1 in the denominator); 0 for fewer than two values.

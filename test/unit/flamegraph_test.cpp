@@ -8,6 +8,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/frame_ratio.h"
+#include "core/analysis/significance.h"
 #include "core/source/profile_source.h"
 #include "report/flamegraph_html.h"
 #include "report/folded_stacks.h"
@@ -156,14 +157,15 @@ TEST_F(RatioTreeTest, PageDataIsPreorderWithAStringTableAndTheRatioColumns) {
   EXPECT_DOUBLE_EQ(data["value"][3].get<double>(), 2.0);
   EXPECT_NEAR(data["value"][2].get<double>(), 1.7, 1e-6);
   EXPECT_TRUE(data["value"][4].is_null());  // grey: too few samples
-  // Each coloured frame's 95 % interval, the two sample streams as Poisson counts: f3 has 40
-  // cycles and 80 instructions samples, so IPC 2 +- 1.96 * 2 * sqrt(1/40 + 1/80) = +-0.759,
-  // wider than one legend step (0.5): marked uncertain, as are f2 (+-0.593) and f1 (+-0.569).
+  // Each coloured frame's 95 % interval, the two sample streams as Poisson counts, each to its
+  // exact 97.5 % bound U(n) (as the table's): f3 has 40 cycles and 80 instructions samples, so
+  // IPC 2 +- 2 * sqrt(r(40)^2 + r(80)^2) with r(n) = (U(n) - n) / n, +-0.873 (the normal
+  // approximation's 1.96 / sqrt(n) would give +-0.759), wider than one legend step (0.5): marked
+  // uncertain, as are f2 and f1. The page keeps 6 digits.
+  auto r = [](uint64_t n) { return (PoissonUpper975(n) - static_cast<double>(n)) / n; };
   EXPECT_EQ(data["scale"]["step"], 0.5);
-  EXPECT_NEAR(data["halfWidth"][3].get<double>(), 1.959964 * 2 * std::sqrt(1.0 / 40 + 1.0 / 80),
-              1e-6);
-  EXPECT_NEAR(data["halfWidth"][2].get<double>(), 1.959964 * 1.7 * std::sqrt(1.0 / 50 + 1.0 / 85),
-              1e-6);
+  EXPECT_NEAR(data["halfWidth"][3].get<double>(), 2 * std::hypot(r(40), r(80)), 1e-5);
+  EXPECT_NEAR(data["halfWidth"][2].get<double>(), 1.7 * std::hypot(r(50), r(85)), 1e-5);
   EXPECT_TRUE(data["halfWidth"][4].is_null());
   EXPECT_EQ(data["marked"], "11110");
   EXPECT_NE(data["markLabel"].get<std::string>().find("uncertain"), std::string::npos);
