@@ -194,11 +194,12 @@ class RecordCommand : public Subcommand {
 
     // -g's copies that the pass after the workload would not need are dropped as they are
     // written (--keep-stacks keeps them all, as asked).
-    DwarfUnwinder trimming_unwinder;
-    StackCopyTrimmer trimmer(trimming_unwinder);
+    auto trimming_unwinder = std::make_unique<DwarfUnwinder>();
+    auto trimmer = std::make_unique<StackCopyTrimmer>(*trimming_unwinder);
     if (stack_copies && sampling.call_graph == CallGraphMode::kFramePointer && !keep_stacks_)
-      recorder->TrimStackCopies(&trimmer);
+      recorder->TrimStackCopies(trimmer.get());
     auto stats = recorder->Run(*writer.value(), workload.get());
+    const uint64_t checked_while_recording = trimmer->trimmed();
     if (!stats.ok() && workload && !workload->started()) {
       // The command never ran (not found, not executable): there is no profile, incomplete or
       // not, and a .partial file would say there were one.
@@ -207,8 +208,11 @@ class RecordCommand : public Subcommand {
       return ReportError(name(), stats.error().message() + "; nothing was recorded");
     }
     if (!stats.ok()) return ReportError(name(), stats.error().message() + incomplete);
-    // The ring buffers and events go before the symbol step, where the recorder's memory peaks.
+    // The ring buffers and events go before the symbol step, where the recorder's memory peaks,
+    // and so do the trimmer's binaries (the pass after the workload opens its own).
     recorder.reset();
+    trimmer.reset();
+    trimming_unwinder.reset();
     Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
@@ -219,7 +223,7 @@ class RecordCommand : public Subcommand {
     if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
     uint64_t bytes = writer.value()->bytes_written();
     if (stack_copies) {
-      auto unwound = UnwindAndEmbed(recorded, symbolizer, trimmer.trimmed());
+      auto unwound = UnwindAndEmbed(recorded, symbolizer, checked_while_recording);
       if (!unwound.ok()) return ReportError(name(), unwound.error());
       bytes = unwound.value();
     }
