@@ -548,6 +548,15 @@ bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
 
 void DwarfModule::Lookup(uint64_t address, ResolvedFrame* frame) {
   const Symbol* symbol = FindSymbol(address);
+  // A return address is looked up at address - 1 (it names the call). One that returns to a
+  // function's first instruction has no call before it: a signal handler's return into the
+  // sigreturn trampoline (glibc's __restore_rt, led by a nop outside its symbol so that its CFI
+  // covers address - 1). Where address - 1 lies in no symbol, the one starting at address + 1
+  // is named.
+  if (!symbol) {
+    const Symbol* next = FindSymbol(address + 1);
+    if (next && next->address == address + 1) symbol = next;
+  }
   std::vector<SourceFrame> chain;
   bool have_dwarf = DwarfChain(address, symbol, &chain);
   if (symbol) {

@@ -2,7 +2,7 @@
 // frame pointers that spends its CPU time in main;spin, where a SIGPROF handler interrupts it
 // every 4 ms of its CPU time (the kernel's tick may make it longer) and memsets a buffer for
 // about as long (libc's memset keeps no frame pointer). A complete stack of a memset sample
-// reads main;spin;__restore_rt;in_handler;memset: the handler's frame
+// reads main;spin;__restore_rt;on_prof;in_handler;memset: the handler's frame
 // sits above the kernel's signal frame (the saved registers and vector state, over 1 KiB on
 // x86-64 with AVX), which a small stack copy does not reach through.
 //   signal_leaf [CPU_MS]   (default 600)
