@@ -62,8 +62,10 @@ class TimeOrderedQueue {
   Status FlushAll(ProfileWriter& writer) {
     TPROF_RETURN_IF_ERROR(FlushUpTo(writer, UINT64_MAX));
     if (!off_cpu_) return Status::Ok();
-    for (const Sample& still_off : off_cpu_->Finish())
+    for (Sample& still_off : off_cpu_->Finish()) {
+      if (trimmer_) trimmer_->Trim(&still_off);
       TPROF_RETURN_IF_ERROR(writer.Write(still_off));
+    }
     return Status::Ok();
   }
 
@@ -85,8 +87,10 @@ class TimeOrderedQueue {
   template <typename Record>
   Status Write(ProfileWriter& writer, Record& record) {
     if constexpr (std::is_same_v<Record, Sample>) {
-      if (trimmer_) trimmer_->Trim(&record);
+      // The tracker keeps the switch-out whole: its interval, written later, is trimmed (and
+      // counted) on its own, as the pass after the workload would check it.
       if (off_cpu_) off_cpu_->SawSample(record);
+      if (trimmer_) trimmer_->Trim(&record);
     } else if constexpr (std::is_same_v<Record, TaskRecord>) {
       if (trimmer_) trimmer_->OnTask(record);
       if (off_cpu_) off_cpu_->SawTask(record);
@@ -100,7 +104,9 @@ class TimeOrderedQueue {
   Status Write(ProfileWriter& writer, SwitchIn& in) {
     if (!off_cpu_) return Status::Ok();
     std::optional<Sample> interval = off_cpu_->SwitchedIn(in.tid, in.time);
-    return interval ? writer.Write(*interval) : Status::Ok();
+    if (!interval) return Status::Ok();
+    if (trimmer_) trimmer_->Trim(&*interval);
+    return writer.Write(*interval);
   }
 
   std::vector<TimedRecord> pending_;

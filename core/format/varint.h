@@ -33,14 +33,14 @@ inline constexpr size_t kMaxVarintBytes = 10;
 // ~word & kVarintMoreBits marks the bytes of a word that end one (read a word at a time).
 inline constexpr uint64_t kVarintMoreBits = 0x8080808080808080ull;
 
-// Appends bytes to a growable buffer. Kept minimal because it sits on the write hot path.
-// The bytes PutVarint writes for v.
+// The bytes ByteWriter::PutVarint writes for v.
 constexpr size_t VarintSize(uint64_t v) {
   size_t n = 1;
   for (; v >= 0x80; v >>= 7) ++n;
   return n;
 }
 
+// Appends bytes to a growable buffer. Kept minimal because it sits on the write hot path.
 class ByteWriter {
  public:
   explicit ByteWriter(std::string& out) : out_(out) {}
