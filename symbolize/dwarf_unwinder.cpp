@@ -629,6 +629,9 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
     return {UnwindEnd::kUnknownAddress, mapping ? mapping->filename : ""};
   }
   frames->push_back(pc);
+  // arm64's link register may hold the leaf's return address (see the fallback below).
+  if (registers_->perf_link >= 0 && (state.present >> registers_->perf_link) & 1)
+    consider(state.regs_by_perf_number[registers_->perf_link]);
   for (size_t at = 0; at + 8 <= stack.size(); at += 8) {
     uint64_t word;
     std::memcpy(&word, stack.data() + at, 8);
@@ -660,21 +663,21 @@ UnwindOutcome DwarfUnwinder::Walk(const AddressSpace& space, uint32_t pid, uint6
   frames->pop_back();  // the walk gives the pc again as its first frame
   // Walks from the state's pc, the frames after `from` (the walk gives its pc as its first).
   auto walk_from = [&](size_t from) {
-    FrameCollector collector{.dwfl = process->dwfl,
-                             .state = &process->state,
-                             .frames = frames,
-                             .first = from,
-                             .max_frames = options_.max_frames - (from - first),
-                             .end = std::nullopt,
-                             .outside = false,
-                             .sp_dwarf = registers_->DwarfOf(registers_->perf_sp),
-                             .previous_sp = std::nullopt};
+    FrameCollector collector{
+        .dwfl = process->dwfl,
+        .state = &process->state,
+        .frames = frames,
+        .first = from,
+        .max_frames = options_.max_frames - std::min(options_.max_frames, from - first),
+        .end = std::nullopt,
+        .outside = false,
+        .sp_dwarf = registers_->DwarfOf(registers_->perf_sp),
+        .previous_sp = std::nullopt};
     int walked =
         dwfl_getthread_frames(process->dwfl, static_cast<pid_t>(pid), CollectFrame, &collector);
     if (frames->size() == from) frames->push_back(process->state.pc);
     if (collector.end) {
-      const Mapping* last =
-          space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
+      const Mapping* last = space.Find(pid, frames->back() - (frames->size() - first > 1 ? 1 : 0));
       return UnwindOutcome{*collector.end, last ? last->filename : ""};
     }
     if (walked == 0 && !collector.outside && !process->state.read_past_copy)
