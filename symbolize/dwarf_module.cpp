@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "symbolize/debug_file.h"
@@ -546,14 +547,31 @@ bool DwarfModule::DwarfChain(uint64_t address, const Symbol* symbol,
   return true;
 }
 
+bool DwarfModule::InSignalFrameCfi(uint64_t address) const {
+  for (int debug = 0; debug < 2; ++debug) {
+    Dwarf_Addr cfi_bias = 0;
+    Dwarf_CFI* cfi =
+        debug ? dwfl_module_dwarf_cfi(module_, &cfi_bias) : dwfl_module_eh_cfi(module_, &cfi_bias);
+    if (!cfi) continue;
+    const Dwarf_Addr at = address + bias_ - cfi_bias;
+    Dwarf_Frame* frame = nullptr;
+    if (dwarf_cfi_addrframe(cfi, at, &frame) != 0) continue;
+    Dwarf_Addr start = 0, end = 0;
+    bool signal = false;
+    const bool known = dwarf_frame_info(frame, &start, &end, &signal) >= 0;
+    std::free(frame);
+    return known && signal && at + 1 < end;
+  }
+  return false;
+}
+
 void DwarfModule::Lookup(uint64_t address, ResolvedFrame* frame) {
   const Symbol* symbol = FindSymbol(address);
-  // A return address is looked up at address - 1 (it names the call). One that returns to a
-  // function's first instruction has no call before it: a signal handler's return into the
-  // sigreturn trampoline (glibc's __restore_rt, led by a nop outside its symbol so that its CFI
-  // covers address - 1). Where address - 1 lies in no symbol, the one starting at address + 1
-  // is named.
-  if (!symbol) {
+  // A return address is looked up at address - 1 (it names the call). A signal handler's
+  // return into the sigreturn trampoline has no call before it: glibc leads __restore_rt with a
+  // nop outside its symbol but inside its CFI, a signal frame's. There, the symbol starting at
+  // address + 1 is named; nowhere else (code without a symbol before a function stays unnamed).
+  if (!symbol && InSignalFrameCfi(address)) {
     const Symbol* next = FindSymbol(address + 1);
     if (next && next->address == address + 1) symbol = next;
   }

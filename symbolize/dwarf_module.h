@@ -81,6 +81,9 @@ class DwarfModule {
   Status Open(const std::string& name, const std::string& path, int fd);
   void LoadSymbols();
   const Symbol* FindSymbol(uint64_t address) const;
+  // True when the CFI covering `address` (a file address) is a signal frame's (augmentation
+  // "S") and covers address + 1 too: the byte before a sigreturn trampoline's entry.
+  bool InSignalFrameCfi(uint64_t address) const;
   const CuIndex& IndexFor(Dwarf_Die* cudie);
   // The unit holding `address` (file layout) and the unit's address of it; null when none.
   const CuIndex* UnitAt(uint64_t address, Dwarf_Die** cudie, uint64_t* pc);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -120,6 +121,7 @@ double PoissonUpper975(uint64_t count) {
 }
 
 double PoissonRelativeReach(uint64_t count) {
+  if (count == 0) return std::numeric_limits<double>::infinity();
   const double k = static_cast<double>(count);
   return (PoissonUpper975(count) - k) / k;
 }

@@ -34,7 +34,8 @@ size_t MinimumRunsPerSide(double alpha);
 // (within 0.002 of exact there, and above it).
 double PoissonUpper975(uint64_t count);
 // How far above a count its exact 97.5 % bound lies, relative to the count: (U(n) - n) / n, the
-// 95 % half-width of a ratio's factor from n Poisson samples (about 1.96 / sqrt(n) for many).
+// 95 % half-width of a ratio's factor from n Poisson samples (about 1.96 / sqrt(n) for many);
+// infinite for none.
 double PoissonRelativeReach(uint64_t count);
 
 double Mean(const std::vector<double>& values);

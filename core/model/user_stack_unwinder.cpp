@@ -203,7 +203,8 @@ size_t UserContextAt(const std::vector<uint64_t>& chain) {
 }  // namespace
 
 void StackCopyTrimmer::Trim(Sample* sample) {
-  if (sample->user_stack.empty()) return;
+  // As the pass after the workload (UnwindPass): a sample without registers is not walked.
+  if (sample->user_stack.empty() || sample->user_regs.empty()) return;
   const std::vector<uint64_t>& chain = sample->callchain;
   const size_t user_at = UserContextAt(chain);
   if (user_at + 1 >= chain.size()) return;
