@@ -58,6 +58,7 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
     header.push_back(name + ":low_confidence");
     header.push_back(name + ":ci95_low");
     header.push_back(name + ":ci95_high");
+    header.push_back(name + ":bias");  // empty, or the reason the value may lie outside it
   }
   WriteCsvLine(header, out);
   for (const ReportRow* row : VisibleRows(view)) {
@@ -83,6 +84,7 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
       const bool interval = v.value && v.half_width;
       f.push_back(interval ? Number(*v.value - *v.half_width) : "");
       f.push_back(interval ? Number(*v.value + *v.half_width) : "");
+      f.push_back(v.bias ? v.bias->reason : "");
     }
     WriteCsvLine(f, out);
   }

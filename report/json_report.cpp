@@ -165,8 +165,12 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
     nlohmann::json values = nlohmann::json::array();
     for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
       MetricValue v = view.metrics->Evaluate(c, table, *row, view.children);
-      values.push_back(
-          {{"value", Value(v)}, {"ci95", Interval(v)}, {"low_confidence", v.low_confidence}});
+      nlohmann::json bias = nullptr;  // the window method's bias found for this value, if any
+      if (v.bias) bias = {{"kind", WindowBiasKindName(v.bias->kind)}, {"reason", v.bias->reason}};
+      values.push_back({{"value", Value(v)},
+                        {"ci95", Interval(v)},
+                        {"low_confidence", v.low_confidence},
+                        {"bias", bias}});
     }
     r["metrics"] = values;
     rows.push_back(std::move(r));

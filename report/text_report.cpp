@@ -96,7 +96,8 @@ size_t DisplayWidth(const std::string& text) {
   return width;
 }
 
-// "1.234 ±0.045", "~" after a low-confidence value ("±?" where no interval can be estimated).
+// "1.234 ±0.045", "~" after a low-confidence value ("±?" where no interval can be estimated),
+// "!" after a value the window method biases (its reason goes under the table).
 std::string FormatMetric(const MetricValue& v) {
   if (!v.value) return "n/a";
   auto number = [](double x) {
@@ -105,6 +106,7 @@ std::string FormatMetric(const MetricValue& v) {
   std::string s = number(*v.value);
   s += v.half_width ? " \u00b1" + number(*v.half_width) : " \u00b1?";
   if (v.low_confidence) s += "~";
+  if (v.bias) s += "!";
   return s;
 }
 
@@ -274,10 +276,18 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
     columns.push_back(std::move(win));
     columns.push_back(std::move(disc));
   }
+  std::vector<std::string> bias_lines;  // "! ROW COLUMN: reason", under the table
   for (size_t m = 0; m < view.metrics->columns().size(); ++m) {
     Column c{"", MetricTitle(view.metrics->columns()[m]), false, {}};
-    for (const ReportRow* row : rows)
-      c.cells.push_back(FormatMetric(view.metrics->Evaluate(m, table, *row, view.children)));
+    for (const ReportRow* row : rows) {
+      const MetricValue v = view.metrics->Evaluate(m, table, *row, view.children);
+      c.cells.push_back(FormatMetric(v));
+      if (v.bias) {
+        std::string name;
+        for (const std::string& key : row->keys) name += (name.empty() ? "" : " ") + key;
+        bias_lines.push_back("# ! " + name + ", " + c.title + ": " + v.bias->reason);
+      }
+    }
     columns.push_back(std::move(c));
   }
   for (size_t k = 0; k < table.sort.size(); ++k) {
@@ -337,6 +347,11 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   for (size_t r = 0; r < rows.size(); ++r)
     out << line([&](size_t i) { return columns[i].cells[r]; }) << '\n';
   if (beyond_limit) out << "# ... " << beyond_limit << " more (--limit)\n";
+  if (!bias_lines.empty()) {
+    out << "#\n# ! the window method misses these values' true counts by more than their "
+           "interval, for the reason given (the value may lie outside its interval):\n";
+    for (const std::string& l : bias_lines) out << l << '\n';
+  }
   if (rows.empty())
     out << (view.filter_summary.empty() ? "# no rows: the profile holds no samples\n"
                                         : "# no rows: nothing matched the filters\n");

@@ -185,6 +185,15 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     auto r = add(f, "user");
     if (!r.ok()) return r.error();
   }
+  plan.sampled_sibling_.assign(plan.columns_.size(), -1);
+  for (size_t g = 0; g < plan.columns_.size(); ++g) {
+    if (plan.columns_[g].source != MetricSource::kGroupDeltas) continue;
+    for (size_t c = 0; c < plan.columns_.size(); ++c)
+      if (plan.columns_[c].source == MetricSource::kSampledPeriods &&
+          plan.columns_[c].name == plan.columns_[g].name &&
+          plan.columns_[c].formula == plan.columns_[g].formula)
+        plan.sampled_sibling_[g] = static_cast<int>(c);
+  }
   return plan;
 }
 
@@ -268,20 +277,24 @@ double PoissonVarianceFloor(double events) {
 // for many samples, more for few); the events are sampled independently. Empty when an event has
 // no sample (no estimate).
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,
-                                      const std::vector<uint64_t>& samples) {
+                                      const std::vector<uint64_t>& samples,
+                                      const std::vector<double>& mean_periods = {}) {
   const size_t n = counts.size();
   std::vector<double> covariance(n * n, 0);
   for (size_t i = 0; i < n; ++i) {
-    if (samples[i] == 0) return {};
-    const double error = counts[i] * PoissonRelativeReach(samples[i]) / kNormal975;
+    // No sample: the count's exact bound is PoissonUpper975(0) samples of the event's mean
+    // period over the whole profile (a row where a fault was never sampled still has a bound).
+    if (samples[i] == 0 && (i >= mean_periods.size() || mean_periods[i] <= 0)) return {};
+    const double error = samples[i] == 0
+                             ? mean_periods[i] * PoissonUpper975(0) / kNormal975
+                             : counts[i] * PoissonRelativeReach(samples[i]) / kNormal975;
     covariance[i * n + i] = error * error;
   }
   return covariance;
 }
 
-// Group deltas: the sums over `windows` credited windows of the members at `slots`; their
-// covariance is `windows` times the sample covariance of one window's deltas. Empty below two
-// windows.
+}  // namespace
+
 std::vector<double> WindowCovariance(const std::vector<double>& deltas,
                                      const std::vector<double>& products, uint64_t windows,
                                      const std::vector<size_t>& slots) {
@@ -305,8 +318,6 @@ std::vector<double> WindowCovariance(const std::vector<double>& deltas,
     covariance[i * n + i] = std::max(covariance[i * n + i], PoissonVarianceFloor(deltas[slots[i]]));
   return covariance;
 }
-
-}  // namespace
 
 MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& counts,
                                     const std::vector<double>& covariance, double quantile) const {
@@ -335,19 +346,47 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
   std::vector<double> counts;
   if (c.source == MetricSource::kSampledPeriods) {
     std::vector<uint64_t> samples;
+    std::vector<double> mean_periods;
     for (size_t e : c.events) {
       counts.push_back(static_cast<double>(inclusive ? row.total_period[e] : row.self_period[e]));
       samples.push_back(inclusive ? row.total_samples[e] : row.self_samples[e]);
+      mean_periods.push_back(table.total_samples[e]
+                                 ? static_cast<double>(table.total_period[e]) /
+                                       static_cast<double>(table.total_samples[e])
+                                 : 0.0);
     }
-    return Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
+    return Compute(column, counts, PoissonCovariance(counts, samples, mean_periods), kNormal975);
   }
   const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];
   for (size_t slot : c.member_slots) counts.push_back(credit.deltas[slot]);
   (void)table;
-  return Compute(
+  MetricValue value = Compute(
       column, counts,
       WindowCovariance(credit.deltas, credit.products, credit.windows_credited, c.member_slots),
       StudentT975(credit.windows_credited > 0 ? credit.windows_credited - 1 : 0));
+  for (size_t slot : c.member_slots)
+    if (slot < credit.member_bias.size() && !credit.member_bias[slot].empty() && !value.bias)
+      value.bias = credit.member_bias[slot].front();
+  // The same formula from the events sampled on their own: no window, so neither bias of the
+  // window method, and none from a loop in step with the sampling period (aliasing), which
+  // credits whole rounds of calls to whichever function the windows' ends land in.
+  const int sampled = sampled_sibling_[column];
+  if (!value.bias && !inclusive && sampled >= 0 && value.value && value.half_width) {
+    const MetricValue other = Evaluate(static_cast<size_t>(sampled), table, row, inclusive);
+    if (other.value && other.half_width &&
+        (*value.value - *value.half_width > *other.value + *other.half_width ||
+         *value.value + *value.half_width < *other.value - *other.half_width)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "methods disagree: sampled on their own the events give %.4g \u00b1%.3g [s]",
+                    *other.value, *other.half_width);
+      value.bias = WindowBias{WindowBiasKind::kMethodsDisagree,
+                              std::string(text) +
+                                  ", beyond both intervals: windows may span calls in step with "
+                                  "the sampling period (aliasing), which [s] does not depend on"};
+    }
+  }
+  return value;
 }
 
 MetricValue DerivedMetrics::EvaluateSampled(size_t column, const std::vector<uint64_t>& periods,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/analysis/report_table.h"
+#include "core/analysis/window_bias.h"
 #include "core/base/error.h"
 #include "core/model/metric_expression.h"
 
@@ -71,6 +72,10 @@ struct MetricValue {
   std::optional<double> value;       // empty: n/a (a zero denominator)
   std::optional<double> half_width;  // empty: not estimable (fewer than 2 windows or 1 sample)
   bool low_confidence = false;       // no interval, or wider than kMaxConfidentRelativeHalfWidth
+  // Group deltas: a bias of the window method found in the recording for an event the formula
+  // reads (window_bias.h), the reason the value may lie outside its interval. Not set for sampled
+  // periods.
+  std::optional<WindowBias> bias;
 };
 
 // The formula's value at `counts` with its interval, value ± quantile * standard error, given
@@ -79,6 +84,14 @@ struct MetricValue {
 MetricValue ValueWithInterval(
     const std::function<std::optional<double>(const std::vector<double>&)>& evaluate,
     const std::vector<double>& counts, const std::vector<double>& covariance, double quantile);
+
+// Group deltas: the covariance of the sums over `windows` windows of the members at `slots`
+// (`deltas` and `products` as FunctionCounters has them): `windows` times the sample covariance
+// of one window's deltas, each member's variance at least its sum's as a Poisson count. Empty
+// below two windows.
+std::vector<double> WindowCovariance(const std::vector<double>& deltas,
+                                     const std::vector<double>& products, uint64_t windows,
+                                     const std::vector<size_t>& slots);
 
 // The 97.5 % quantile of Student's t distribution with `degrees` degrees of freedom (1.96 for
 // the normal distribution as degrees grow).
@@ -117,6 +130,9 @@ class DerivedMetrics {
 
   std::vector<MetricColumn> columns_;
   std::vector<Compiled> compiled_;
+  // Per column: for group deltas, the column of the same formula from sampled periods, which
+  // Evaluate holds the value against; -1 when there is none.
+  std::vector<int> sampled_sibling_;
 };
 
 }  // namespace tprof

@@ -203,6 +203,15 @@ Result<std::unique_ptr<ReportTableBuilder>> ReportTableBuilder::Create(
 
 namespace {
 
+// A row's name in a reason's text, from its sort-key values as WindowAttributor has them (each
+// followed by '\x1f'): the last, most specific one (the function, where the sort has it).
+std::string RowNameOfJoinedKey(const std::string& joined) {
+  std::string_view keys(joined);
+  if (!keys.empty() && keys.back() == '\x1f') keys.remove_suffix(1);
+  const size_t last = keys.rfind('\x1f');
+  return std::string(last == std::string_view::npos ? keys : keys.substr(last + 1));
+}
+
 bool IsThreadKey(SortKey k) {
   return k == SortKey::kComm || k == SortKey::kPid || k == SortKey::kTid;
 }
@@ -572,6 +581,10 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].short_window = table_.events[table_.groups[g].leader].hf_sample_period;
     table_.groups[g].long_periods = a.long_periods();
     table_.groups[g].read_totals = a.read_totals();
+    std::vector<std::string> member_names;
+    for (uint32_t m : table_.groups[g].members)
+      member_names.push_back(m < table_.events.size() ? table_.events[m].name : "?");
+    const WindowBiases biases = DetectWindowBias(a, member_names, &RowNameOfJoinedKey);
     for (const auto& [key, counters] : a.functions()) {
       auto it = key_of_joined.find(key);
       if (it == key_of_joined.end() || row_of_key_[it->second] < 0)
@@ -581,6 +594,7 @@ ReportTable ReportTableBuilder::Finish() {
       credit.products = counters.products;
       credit.windows_credited = counters.windows_credited;
       credit.windows_discarded = counters.windows_discarded;
+      if (auto b = biases.find(key); b != biases.end()) credit.member_bias = b->second;
     }
   }
   table_.start_timestamp = selector_.start_timestamp();

@@ -21,6 +21,7 @@
 #include "core/analysis/function_attribution.h"
 #include "core/analysis/short_stack_census.h"
 #include "core/analysis/window_attribution.h"
+#include "core/analysis/window_bias.h"
 #include "core/base/error.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
@@ -62,6 +63,9 @@ struct GroupCredit {
   std::vector<double> products;  // members x members: sums of delta_i * delta_j per window
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this row but started elsewhere
+  // Per member (leader first): what makes the credited windows miss this row's true counts
+  // beyond their interval (DetectWindowBias); empty when nothing was found.
+  std::vector<std::vector<WindowBias>> member_bias;
 };
 
 // A leader-sampled group whose samples carry every member's running count.

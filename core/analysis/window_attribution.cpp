@@ -10,7 +10,9 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   }
   ++f.samples;
   if (sample.counter_values.size() != members_) return;
+
   auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
+  std::string next_before;  // the function before this sample's, if its window is whole
   Previous& before = it->second;
   auto [cpu_it, first_of_thread] = last_cpu_.try_emplace(sample.tid, sample.cpu);
   const bool migrated = !first_of_thread && cpu_it->second != sample.cpu;
@@ -20,22 +22,45 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   } else if (!first) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
-    if (monotonic && before.function == function && !before.interrupted && !migrated) {
+    const bool whole = monotonic && !before.interrupted && !migrated;
+    if (whole) {
+      SampleRuns& runs = runs_[before.function];
+      ++runs.windows_from;
+      runs.windows_stay += before.function == function;
+      if (!before.function_before.empty() && before.function_before == function &&
+          before.function != function)
+        ++runs_[function].single_returns;
+    }
+    next_before = whole ? before.function : std::string();
+    auto add_window = [&](std::vector<double>& deltas, std::vector<double>& products) {
+      if (deltas.empty()) {
+        deltas.assign(members_, 0);
+        products.assign(members_ * members_, 0);
+      }
       for (size_t i = 0; i < members_; ++i) {
         const double di = static_cast<double>(sample.counter_values[i] - before.values[i]);
-        f.deltas[i] += di;
+        deltas[i] += di;
         for (size_t j = 0; j < members_; ++j)
-          f.products[i * members_ + j] +=
+          products[i * members_ + j] +=
               di * static_cast<double>(sample.counter_values[j] - before.values[j]);
       }
+    };
+    if (whole && before.function == function) {
+      add_window(f.deltas, f.products);
       ++f.windows_credited;
       ++credited_;
     } else {
+      if (whole) {
+        EdgeWindows& edge = edges_[{before.function, function}];
+        add_window(edge.deltas, edge.products);
+        ++edge.windows;
+      }
       ++f.windows_discarded;
       ++discarded_;
     }
   }
   before.values = sample.counter_values;
+  before.function_before = std::move(next_before);
   before.function = function;
   before.interrupted = false;
 }

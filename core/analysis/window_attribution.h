@@ -31,6 +31,32 @@ struct FunctionCounters {
   uint64_t samples = 0;
 };
 
+// The windows between two functions, pooled per (start, end) pair: those discarded only because
+// their ends fall in two functions. Each holds the end of one call and the start of the next, so
+// their counts tell whether events gather at calls' edges (see window_bias).
+struct EdgeWindows {
+  std::vector<double> deltas;    // per member: sums over the pair's windows
+  std::vector<double> products;  // members x members, as FunctionCounters::products
+  uint64_t windows = 0;
+};
+
+// How a function's samples follow one another on its threads (windows that are whole: not
+// across a migration, a throttle or a backwards counter): from which a window's chance of
+// leaving a call and landing in another call of the same function is estimated.
+struct SampleRuns {
+  uint64_t windows_from = 0;  // windows that start in the function
+  uint64_t windows_stay = 0;  // ... and end in it too
+  // Two whole windows in a row from the function, out of it and back, with one sample of another
+  // function between (A, B, A): a stretch of other functions' calls short enough for one sample
+  // to land in it. Where such stretches are shorter than a window, a window can also step over
+  // one without a sample in it and be credited whole to the function, the others' work inside;
+  // a stretch of g windows (g < 1) is stepped over with chance 1 - g and holds a sample with
+  // chance g, so sum over them of the time stepped over, (1 - g) g windows, is at most the number
+  // of these returns: the credited windows' time that may be other functions' is at most this
+  // many windows.
+  uint64_t single_returns = 0;
+};
+
 class WindowAttributor {
  public:
   // `members`: how many counters the group reads. `short_window`: the leader's hf_sample_period
@@ -51,6 +77,9 @@ class WindowAttributor {
   void Interrupt();
 
   const std::map<std::string, FunctionCounters>& functions() const { return functions_; }
+  // Keyed by (start function, end function).
+  const std::map<std::pair<std::string, std::string>, EdgeWindows>& edges() const { return edges_; }
+  const std::map<std::string, SampleRuns>& runs() const { return runs_; }
   uint64_t windows_credited() const { return credited_; }
   uint64_t windows_discarded() const { return discarded_; }
   // Burst sampling: the long periods between the short windows, neither credited nor discarded.
@@ -66,6 +95,7 @@ class WindowAttributor {
   struct Previous {
     std::vector<uint64_t> values;
     std::string function;
+    std::string function_before;  // the sample's before it, when that window was whole
     bool interrupted = false;
   };
   struct SeriesKey {
@@ -78,6 +108,8 @@ class WindowAttributor {
   std::map<SeriesKey, Previous> previous_;
   std::unordered_map<uint32_t, uint32_t> last_cpu_;  // per thread: the CPU of its last sample
   std::map<std::string, FunctionCounters> functions_;
+  std::map<std::pair<std::string, std::string>, EdgeWindows> edges_;
+  std::map<std::string, SampleRuns> runs_;
   uint64_t credited_ = 0;
   uint64_t discarded_ = 0;
   uint64_t long_periods_ = 0;

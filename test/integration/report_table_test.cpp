@@ -556,7 +556,20 @@ TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
     // instructions samples.
     const double ipc_value = static_cast<double>(instructions) / static_cast<double>(cycles);
     if (instructions == 0) {
-      EXPECT_TRUE(value["ci95"].is_null()) << dso;
+      // No instructions sample: IPC 0, its interval reaching the exact bound of a Poisson count
+      // of none, U(0) = 3.689 samples of the instructions' mean period, over the row's cycles.
+      double instruction_period = 0, instruction_samples = 0;
+      for (const auto& e : j["events"])
+        if (e["name"] == "instructions") {
+          instruction_period = e["period"].get<double>();
+          instruction_samples = e["samples"].get<double>();
+        }
+      ASSERT_GT(instruction_samples, 0);
+      const double half = PoissonUpper975(0) * instruction_period / instruction_samples /
+                          row["events"][0]["self_period"].get<double>();
+      EXPECT_EQ(value["value"].get<double>(), 0) << dso;
+      ASSERT_FALSE(value["ci95"].is_null()) << dso;
+      EXPECT_NEAR(value["ci95"][1].get<double>(), half, 1e-6 * half) << dso;
       EXPECT_TRUE(value["low_confidence"].get<bool>()) << dso;
     } else {
       auto r = [](uint64_t n) {

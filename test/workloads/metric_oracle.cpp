@@ -7,7 +7,10 @@
 //   faults_heavy: 4 fresh pages per iteration, faults_light: 1, compute: none; every iteration
 //   also runs the same 20,000 steps of arithmetic.
 //
-//   metric_oracle ROUNDS ITERATIONS TRUTH.json
+//   metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit]
+// Where a call's faults happen: spread (the default: a function's pages are touched one
+// iteration at a time), entry (all its pages first, then the arithmetic: as a function that
+// allocates and fills its buffers first) or exit (the arithmetic first). Same faults, same time.
 // Each round calls the three functions in turn, ITERATIONS iterations each (500: calls of tens of
 // milliseconds; 1: calls of some 25-80 us, the short-function case). TRUTH.json gets, per
 // function, the calls, the designed faults and what the group counted during them:
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -32,10 +36,13 @@ volatile uint64_t g_sink;
 // Fresh pages for one round of calls; main hands them back to the kernel between rounds, outside
 // the functions, so that the functions call nothing (their counts are their own, as a profile's
 // rows are).
+enum class Placement { kSpread, kEntry, kExit };
+
 struct Region {
   char* memory = nullptr;
   long page = 4096;
   long next = 0;
+  Placement placement = Placement::kSpread;
 };
 
 // One iteration: `pages` first touches (one minor fault each) and 20,000 steps of arithmetic.
@@ -53,16 +60,30 @@ __attribute__((always_inline)) inline void Iteration(Region& region, int pages) 
   g_sink = x;
 }
 
+// A call of `iterations` iterations touching `pages` fresh pages in each, placed as the region
+// says.
+__attribute__((always_inline)) inline void Call(Region& region, long iterations, int pages) {
+  if (region.placement == Placement::kSpread) {
+    for (long i = 0; i < iterations; ++i) Iteration(region, pages);
+    return;
+  }
+  if (region.placement == Placement::kEntry)
+    for (long i = 0; i < iterations * pages; ++i) region.memory[region.next++ * region.page] = 1;
+  for (long i = 0; i < iterations; ++i) Iteration(region, 0);
+  if (region.placement == Placement::kExit)
+    for (long i = 0; i < iterations * pages; ++i) region.memory[region.next++ * region.page] = 1;
+}
+
 __attribute__((noinline)) void faults_heavy(Region& region, long iterations) {
-  for (long i = 0; i < iterations; ++i) Iteration(region, 4);
+  Call(region, iterations, 4);
 }
 
 __attribute__((noinline)) void faults_light(Region& region, long iterations) {
-  for (long i = 0; i < iterations; ++i) Iteration(region, 1);
+  Call(region, iterations, 1);
 }
 
 __attribute__((noinline)) void compute(Region& region, long iterations) {
-  for (long i = 0; i < iterations; ++i) Iteration(region, 0);
+  Call(region, iterations, 0);
 }
 
 // The leader is opened disabled and enabled once the group is whole, as perf and tprof's
@@ -111,9 +132,21 @@ bool ReadGroup(int leader, uint64_t* clock, uint64_t* faults) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: metric_oracle ROUNDS ITERATIONS TRUTH.json\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit]\n");
     return 2;
+  }
+  Placement placement = Placement::kSpread;
+  if (argc == 5) {
+    const std::string where = argv[4];
+    if (where == "entry")
+      placement = Placement::kEntry;
+    else if (where == "exit")
+      placement = Placement::kExit;
+    else if (where != "spread") {
+      std::fprintf(stderr, "metric_oracle: placement '%s' is not spread, entry or exit\n", argv[4]);
+      return 2;
+    }
   }
   const long rounds = std::atol(argv[1]);
   const long iterations = std::atol(argv[2]);
@@ -125,6 +158,7 @@ int main(int argc, char** argv) {
   }
   const int instructions = OpenInstructionCounter();
   Region region;
+  region.placement = placement;
   region.page = sysconf(_SC_PAGESIZE);
   const size_t region_bytes = static_cast<size_t>(5 * iterations * region.page);  // 4 + 1 a round
   region.memory = static_cast<char*>(

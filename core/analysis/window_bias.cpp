@@ -1,0 +1,160 @@
+#include "core/analysis/window_bias.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/analysis/derived_metrics.h"
+
+namespace tprof {
+
+const char* WindowBiasKindName(WindowBiasKind kind) {
+  switch (kind) {
+    case WindowBiasKind::kCallEdges:
+      return "call edges";
+    case WindowBiasKind::kCallMiddles:
+      return "call middles";
+    case WindowBiasKind::kSpansCalls:
+      return "spans calls";
+    case WindowBiasKind::kMethodsDisagree:
+      return "methods disagree";
+  }
+  return "?";
+}
+
+std::optional<double> SpanShare(const SampleRuns& runs) {
+  if (runs.windows_stay == 0) return std::nullopt;
+  return std::min(
+      1.0, static_cast<double>(runs.single_returns) / static_cast<double>(runs.windows_stay));
+}
+
+namespace {
+
+// A member's count per unit of the leader over `windows` windows, with its 95 % interval.
+struct Rate {
+  double value = 0, low = 0, high = 0;
+};
+
+std::optional<Rate> MemberRate(const std::vector<double>& deltas,
+                               const std::vector<double>& products, uint64_t windows,
+                               size_t member) {
+  if (windows < 2 || deltas.size() <= member || deltas[0] <= 0) return std::nullopt;
+  const MetricValue v = ValueWithInterval(
+      [](const std::vector<double>& c) -> std::optional<double> {
+        if (c[1] <= 0) return std::nullopt;
+        return c[0] / c[1];
+      },
+      {deltas[member], deltas[0]}, WindowCovariance(deltas, products, windows, {member, 0}),
+      StudentT975(windows - 1));
+  if (!v.value || !v.half_width) return std::nullopt;
+  return Rate{*v.value, *v.value - *v.half_width, *v.value + *v.half_width};
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+std::string Percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f %%", 100 * share);
+  return text;
+}
+
+void AddOnce(std::vector<WindowBias>& biases, WindowBias bias) {
+  for (const WindowBias& b : biases)
+    if (b.kind == bias.kind) return;  // the first (largest) of a kind says it
+  biases.push_back(std::move(bias));
+}
+
+}  // namespace
+
+WindowBiases DetectWindowBias(const WindowAttributor& attributor,
+                              const std::vector<std::string>& member_names,
+                              std::string (*row_name)(const std::string& key)) {
+  WindowBiases found;
+  const auto& functions = attributor.functions();
+  const size_t members = member_names.size();
+  auto biases_of = [&](const std::string& function, size_t member) -> std::vector<WindowBias>& {
+    auto& per_member = found[function];
+    if (per_member.size() < members) per_member.resize(members);
+    return per_member[member];
+  };
+  auto credited_rate = [&](const std::string& function, size_t member) -> std::optional<Rate> {
+    auto it = functions.find(function);
+    if (it == functions.end()) return std::nullopt;
+    return MemberRate(it->second.deltas, it->second.products, it->second.windows_credited, member);
+  };
+
+  // Edges, the pairs with the most windows first so that a row's reason names its main one.
+  std::vector<const std::pair<const std::pair<std::string, std::string>, EdgeWindows>*> edges;
+  for (const auto& edge : attributor.edges()) edges.push_back(&edge);
+  std::stable_sort(edges.begin(), edges.end(),
+                   [](auto* a, auto* b) { return a->second.windows > b->second.windows; });
+  for (size_t m = 1; m < members; ++m) {
+    for (const auto* edge : edges) {
+      const auto& [from, to] = edge->first;
+      const EdgeWindows& w = edge->second;
+      const std::optional<Rate> pair = MemberRate(w.deltas, w.products, w.windows, m);
+      const std::optional<Rate> a = credited_rate(from, m), b = credited_rate(to, m);
+      if (!pair || !a || !b) continue;
+      const bool excess = pair->low > std::max(a->high, b->high);
+      const bool deficit = pair->high < std::min(a->low, b->low);
+      if (!excess && !deficit) continue;
+      const double per_window = w.deltas[0] / static_cast<double>(w.windows);
+      const std::string what =
+          std::to_string(w.windows) + " windows from " + row_name(from) + " into " + row_name(to) +
+          " (discarded) hold " + Number(pair->value * per_window) + " " + member_names[m] +
+          " each, where the two functions' credited rates give " +
+          (excess ? "at most " + Number(std::max(a->high, b->high) * per_window)
+                  : "at least " + Number(std::min(a->low, b->low) * per_window));
+      // Either function may be the one whose calls' edges (or middles) hold the events.
+      for (const std::string* row : {&from, &to})
+        AddOnce(
+            biases_of(*row, m),
+            {excess ? WindowBiasKind::kCallEdges : WindowBiasKind::kCallMiddles,
+             excess ? "events at call edges: " + what +
+                          ": what calls do at their start or end is not in the credited windows"
+                    : "events in call middles: " + what +
+                          ": the credited windows, inside calls, count more than whole calls do"});
+    }
+  }
+
+  // Windows that span calls: flagged where the estimated share of spanning windows, times how
+  // far other functions' rates lie from this one's, reaches beyond its interval.
+  for (const auto& [function, runs] : attributor.runs()) {
+    const std::optional<double> span = SpanShare(runs);
+    if (!span || *span <= kMaxSpanShare) continue;
+    for (size_t m = 1; m < members; ++m) {
+      const std::optional<Rate> r = credited_rate(function, m);
+      if (!r) continue;
+      // How far the work stepped over may lie from this function's rate: the other functions'
+      // credited rates, and the windows between functions (where calls too short to credit any
+      // window of their own show).
+      double spread = 0;
+      for (const auto& [other, counters] : functions)
+        if (other != function)
+          if (auto o = credited_rate(other, m))
+            spread = std::max(spread, std::abs(o->value - r->value));
+      for (const auto& [pair, edge] : attributor.edges())
+        if (auto o = MemberRate(edge.deltas, edge.products, edge.windows, m))
+          spread = std::max(spread, std::abs(o->value - r->value));
+      if (*span * spread <= r->high - r->value) continue;
+      const FunctionCounters& counters = functions.at(function);
+      const double per_window = counters.deltas[0] / static_cast<double>(counters.windows_credited);
+      AddOnce(biases_of(function, m),
+              {WindowBiasKind::kSpansCalls,
+               "windows span calls: up to " + Percent(*span) +
+                   " of its credited windows' time may be other functions' calls stepped over (" +
+                   std::to_string(runs.single_returns) +
+                   " times one sample of another function lay between two of its own, against " +
+                   std::to_string(runs.windows_stay) +
+                   " windows that stayed in it), where rates differ from its own by up to " +
+                   Number(spread * per_window) + " " + member_names[m] + " a window"});
+    }
+  }
+  return found;
+}
+
+}  // namespace tprof

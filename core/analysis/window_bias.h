@@ -1,0 +1,55 @@
+// The two ways the window method ([g]: a group's deltas credited to a function when a window
+// starts and ends in it) goes wrong in a way its interval does not cover, detected per function
+// and group member from the recording itself:
+//  - events at calls' edges: a window from one function into another is discarded, and with it
+//    whatever happens at the end of the first call and the start of the next (allocations, first
+//    touches, locks). The pooled windows of each (A, B) pair are held against A's and B's
+//    credited rates: more events (or fewer) than either rate explains, beyond both intervals,
+//    says the credited windows miss what the edges do.
+//  - windows that span calls: a window that starts and ends in a function may have left its call
+//    and come back in a later one, stepping over other functions' calls too short for a sample
+//    to land in. How often one sample of another function lies between two of the function's
+//    own bounds how much of its credited windows' time may be others' (SpanShare); that share
+//    times how far the other functions' rates lie from its own, beyond its interval, flags it.
+// Neither can see aliasing (a loop whose round is the sampling period credits whole rounds to
+// whichever function the phase lands in): that needs the period jittered or the events sampled
+// on their own as well, and the two methods compared.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/window_attribution.h"
+
+namespace tprof {
+
+// kMethodsDisagree: the value against the same formula from the events sampled on their own
+// (DerivedMetrics finds it; nothing here does).
+enum class WindowBiasKind { kCallEdges, kCallMiddles, kSpansCalls, kMethodsDisagree };
+// "call edges", "call middles", "spans calls", "methods disagree"
+const char* WindowBiasKindName(WindowBiasKind kind);
+
+struct WindowBias {
+  WindowBiasKind kind = WindowBiasKind::kCallEdges;
+  std::string reason;  // one line: what was seen, in the recording's numbers
+};
+
+// A function whose credited windows' time may be others' by at most this share is not flagged
+// for it, however far the others' rates lie (a window's own noise is larger).
+inline constexpr double kMaxSpanShare = 0.02;
+
+// The share of a function's credited windows' time that may be other functions' calls stepped
+// over (SampleRuns::single_returns against the windows that stayed). Empty when no window stayed.
+std::optional<double> SpanShare(const SampleRuns& runs);
+
+// Per function (WindowAttributor's keys) and member (leader first, which is never flagged: the
+// rates are per unit of the leader), the biases found. `member_names` name the members in the
+// reasons, `row_name` a function's key.
+using WindowBiases = std::map<std::string, std::vector<std::vector<WindowBias>>>;
+WindowBiases DetectWindowBias(const WindowAttributor& attributor,
+                              const std::vector<std::string>& member_names,
+                              std::string (*row_name)(const std::string& key));
+
+}  // namespace tprof

@@ -1,0 +1,103 @@
+// The window method's bias detectors on constructed sample sequences: each is fed the bias it
+// names and must flag it, and a sequence without it must stay unflagged.
+#include "core/analysis/window_bias.h"
+
+#include <gtest/gtest.h>
+
+namespace tprof {
+namespace {
+
+std::string Name(const std::string& key) { return key; }
+
+// One thread on one CPU; every window lasts 100 clock units and counts `events` events of the
+// member (plus a little jitter so that windows vary, as real ones do).
+class Sequence {
+ public:
+  void Add(const std::string& function, uint64_t events) {
+    clock_ += 100 + (n_ % 3);
+    count_ += events;
+    Sample s;
+    s.tid = 1;
+    s.cpu = 0;
+    s.counter_values = {clock_, count_};
+    attributor_.Add(s, function);
+    ++n_;
+  }
+  WindowBiases Detect() const { return DetectWindowBias(attributor_, {"clock", "faults"}, &Name); }
+  const WindowAttributor& attributor() const { return attributor_; }
+
+ private:
+  WindowAttributor attributor_{2};
+  uint64_t clock_ = 0, count_ = 0, n_ = 0;
+};
+
+bool Flagged(const WindowBiases& found, const std::string& function, WindowBiasKind kind) {
+  auto it = found.find(function);
+  if (it == found.end() || it->second.size() < 2) return false;
+  for (const WindowBias& b : it->second[1])
+    if (b.kind == kind) return true;
+  return false;
+}
+
+// Calls of 10 windows each, f then g in turn. Spread: every window of f holds 4 events, of g 1,
+// the windows between them 2 or 3. At entry: the same events, but all of a call's at its start,
+// so they fall in the window from the previous call.
+TEST(WindowBiasTest, EventsAtACallsEntryFlagBothFunctionsOfTheEdge) {
+  Sequence spread, entry;
+  for (int call = 0; call < 40; ++call) {
+    for (int w = 0; w < 10; ++w) spread.Add("f", w == 0 ? 2 + call % 2 : 4 + (w % 2));
+    for (int w = 0; w < 10; ++w) spread.Add("g", w == 0 ? 2 + call % 2 : 1);
+    for (int w = 0; w < 10; ++w) entry.Add("f", w == 0 ? 40 : w % 4 == 0);
+    for (int w = 0; w < 10; ++w) entry.Add("g", w == 0 ? 10 : 0);
+  }
+  const WindowBiases found = entry.Detect();
+  EXPECT_TRUE(Flagged(found, "f", WindowBiasKind::kCallEdges));
+  EXPECT_TRUE(Flagged(found, "g", WindowBiasKind::kCallEdges));
+  EXPECT_NE(found.at("f")[1].front().reason.find("windows from"), std::string::npos)
+      << found.at("f")[1].front().reason;
+  EXPECT_TRUE(spread.Detect().empty());
+  EXPECT_TRUE(found.count("f") && found.at("f")[0].empty()) << "the leader is never flagged";
+}
+
+// The windows between calls hold fewer events than either function's credited windows: the
+// events are in the calls' middles, which the credited windows over-represent.
+TEST(WindowBiasTest, QuietCallEdgesFlagCallMiddles) {
+  Sequence s;
+  for (int call = 0; call < 40; ++call) {
+    for (int w = 0; w < 10; ++w) s.Add("f", w == 0 ? 0 : 20 + w % 3);
+    for (int w = 0; w < 10; ++w) s.Add("g", w == 0 ? 0 : 10 + w % 3);
+  }
+  const WindowBiases found = s.Detect();
+  EXPECT_TRUE(Flagged(found, "f", WindowBiasKind::kCallMiddles));
+  EXPECT_TRUE(Flagged(found, "g", WindowBiasKind::kCallMiddles));
+}
+
+// f's calls are interrupted by calls of g short enough for one sample to land in them now and
+// then: f g f (a single return). Where no sample lands, f's window steps over g's call and is
+// credited whole to f, g's events inside: f's value is flagged where g's rate differs from f's.
+TEST(WindowBiasTest, ShortCallsBetweenAFunctionsSamplesFlagSpans) {
+  Sequence s, apart;
+  for (int round = 0; round < 100; ++round) {
+    // f, f, g, f, f: two windows that stayed in f (the second stepped over a g call), one return.
+    s.Add("f", 1 + round % 2);
+    s.Add("f", 30);  // stepped over g: g's events in f's window
+    s.Add("g", 30);
+    s.Add("f", 30);
+    s.Add("f", 1);
+    s.Add("h", 2);
+    s.Add("h", 2 + round % 2);
+    // Control: the same rates, g's calls long (never a single return).
+    for (int w = 0; w < 5; ++w) apart.Add("f", 1 + (w + round) % 2);
+    for (int w = 0; w < 5; ++w) apart.Add("g", 30 + w % 2);
+  }
+  const auto& runs = s.attributor().runs();
+  EXPECT_EQ(runs.at("f").single_returns, 100u);
+  ASSERT_TRUE(SpanShare(runs.at("f")).has_value());
+  EXPECT_NEAR(*SpanShare(runs.at("f")), 100.0 / 200.0, 1e-9);  // 200 windows stayed in f
+  EXPECT_TRUE(Flagged(s.Detect(), "f", WindowBiasKind::kSpansCalls));
+  EXPECT_EQ(apart.attributor().runs().at("f").single_returns, 0u);
+  EXPECT_FALSE(Flagged(apart.Detect(), "f", WindowBiasKind::kSpansCalls));
+}
+
+}  // namespace
+}  // namespace tprof
