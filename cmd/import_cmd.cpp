@@ -1,11 +1,16 @@
 // tprof import: converts a perf.data file or stream into a .tprof profile.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "cmd/cli_support.h"
 #include "cmd/unwind_summary.h"
+#include "core/format/output_file.h"
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
 #include "core/source/profile_source.h"
@@ -105,10 +110,22 @@ class ImportCommand : public Subcommand {
                                      "use 'tprof report " +
                                      input_ + "' directly");
     Metadata metadata = (*source)->metadata();
-    PartialOutputRemover remover(output_ + ".partial");  // after the writer closes it
+    // A device, FIFO or socket is written through once the profile is complete (record does the
+    // same); a link's target is written, the link stays (ResolveOutputTarget).
+    auto target = ResolveOutputTarget(output_);
+    if (!target.ok()) return ReportError(name(), target.error());
+    std::optional<ScratchDirectory> spool;
+    std::string written = target->path;
+    if (target->kind == OutputTarget::Kind::kStream) {
+      auto created = ScratchDirectory::Create("tprof-import-");
+      if (!created.ok()) return ReportError(name(), created.error());
+      spool.emplace(std::move(created).value());
+      written = spool->path() + "/profile.tprof";
+    }
+    PartialOutputRemover remover(written + ".partial");  // after the writer closes it
     WriterOptions writer_options;
     writer_options.background_compression = true;  // overlaps with reading the records
-    auto writer = ProfileWriter::CreateFile(output_, metadata, (*source)->events(), writer_options);
+    auto writer = ProfileWriter::CreateFile(written, metadata, (*source)->events(), writer_options);
     if (!writer.ok()) return ReportError(name(), writer.error());
     // Sampled addresses are symbolized on another thread while the records are copied (the
     // symbols are embedded so the profile travels); kernel symbols load on a third when the
@@ -131,6 +148,15 @@ class ImportCommand : public Subcommand {
          summary->unwinding.samples ? std::optional(summary->unwinding) : std::nullopt});
     if (!finished.ok()) return ReportError(name(), finished.error());
     remover.Completed();
+    if (spool) {
+      const int fd = ::open(target->path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        return ReportError(name(),
+                           "cannot open " + target->path + " for writing: " + std::strerror(errno));
+      Status copied = CopyFileTo(written, fd, target->path);
+      ::close(fd);
+      if (!copied.ok()) return ReportError(name(), copied.error());
+    }
     WarnAboutInput(name(), input_, summary->warning);
     std::cerr << "[ tprof import: " << summary->samples << " samples, " << summary->records
               << " records from " << ProfileFormatName(format) << " " << input_ << "; "

@@ -1,14 +1,17 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -126,20 +129,32 @@ class RecordCommand : public Subcommand {
     if (!options.ok()) return Usage(options.error().message());
     // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
     const bool launch = !command_.empty();
-    // -o -: recorded into a private directory (the symbol and unwinding passes read the file
-    // back) and copied to standard output once complete, so a reader never sees half a profile.
+    // -o - and an output that is a device, FIFO or socket (ResolveOutputTarget): recorded into a
+    // private directory (the symbol and unwinding passes read the file back) and copied to the
+    // stream once complete, so a reader never sees half a profile and the device stays a device.
     std::optional<ScratchDirectory> spool;
+    std::string stream_name;  // "standard output" or the stream's path
+    std::string stream_path;  // empty for standard output
     if (output_ == "-") {
       if (::isatty(STDOUT_FILENO))
         return Usage(
             "-o -: standard output is a terminal; redirect it to a file or pipe it to "
             "'tprof report -i -'");
+      stream_name = "standard output";
+    } else {
+      auto target = ResolveOutputTarget(output_);
+      if (!target.ok()) return ReportError(name(), target.error());
+      if (target->kind == OutputTarget::Kind::kStream) {
+        stream_name = stream_path = target->path;
+      } else {
+        written_ = target->path;  // a link's target: the link stays
+      }
+    }
+    if (!stream_name.empty()) {
       auto created = ScratchDirectory::Create("tprof-record-");
       if (!created.ok()) return ReportError(name(), created.error());
       spool.emplace(std::move(created).value());
       written_ = spool->path() + "/profile.tprof";
-    } else {
-      written_ = output_;
     }
 
     std::unique_ptr<Workload> workload;
@@ -189,7 +204,7 @@ class RecordCommand : public Subcommand {
     const std::string recorded = stack_copies ? written_ + ".stacks" : written_;
     auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
     if (!writer.ok()) return ReportError(name(), writer.error());
-    const std::string incomplete = spool ? "; nothing was written to standard output"
+    const std::string incomplete = spool ? "; nothing was written to " + stream_name
                                          : "; the profile is incomplete (" + recorded + ".partial)";
 
     // -g's copies that the pass after the workload would not need are dropped as they are
@@ -230,7 +245,15 @@ class RecordCommand : public Subcommand {
     if (spool) {
       // A reader that stops early (`| head`) is an error to report, not a signal to die of.
       ::signal(SIGPIPE, SIG_IGN);
-      Status copied = CopyFileTo(written_, STDOUT_FILENO, "standard output");
+      int fd = STDOUT_FILENO;
+      if (!stream_path.empty()) {
+        fd = ::open(stream_path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+          return ReportError(
+              name(), "cannot open " + stream_path + " for writing: " + std::strerror(errno));
+      }
+      Status copied = CopyFileTo(written_, fd, stream_name);
+      if (fd != STDOUT_FILENO) ::close(fd);
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     if (!quiet_)

@@ -1,6 +1,7 @@
 #include "core/format/output_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,11 +11,48 @@
 
 namespace tprof {
 
+Result<OutputTarget> ResolveOutputTarget(const std::string& path) {
+  std::string target = path;
+  // Follow links, each relative to the directory of the link it came from (a bounded number:
+  // a loop is refused as the kernel would).
+  for (int hops = 0;; ++hops) {
+    struct stat link {};
+    if (::lstat(target.c_str(), &link) != 0) {
+      if (errno == ENOENT) return OutputTarget{OutputTarget::Kind::kFile, target};
+      return Error("cannot write " + path + ": " + std::strerror(errno));
+    }
+    if (!S_ISLNK(link.st_mode)) break;
+    if (hops == 40) return Error("cannot write " + path + ": " + std::strerror(ELOOP));
+    std::string pointed(static_cast<size_t>(link.st_size > 0 ? link.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(target.c_str(), pointed.data(), pointed.size());
+    if (n < 0) return Error("cannot read the link " + target + ": " + std::strerror(errno));
+    pointed.resize(static_cast<size_t>(n));
+    if (!pointed.empty() && pointed[0] != '/') {
+      const size_t slash = target.rfind('/');
+      pointed = (slash == std::string::npos ? "" : target.substr(0, slash + 1)) + pointed;
+    }
+    target = pointed;
+  }
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0)
+    return Error("cannot write " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Error("cannot write " + path + ": it is a directory");
+  if (S_ISREG(st.st_mode)) return OutputTarget{OutputTarget::Kind::kFile, target};
+  return OutputTarget{OutputTarget::Kind::kStream, target};
+}
+
 Result<std::unique_ptr<PartialFileSink>> PartialFileSink::Create(const std::string& path) {
-  std::string partial = path + ".partial";
+  // Never replace what is not a regular file (see ResolveOutputTarget): callers resolve first;
+  // this is the last line of defence.
+  auto target = ResolveOutputTarget(path);
+  if (!target.ok()) return target.error();
+  if (target->kind != OutputTarget::Kind::kFile)
+    return Error("cannot write " + path +
+                 ": it is not a regular file, and a profile is renamed into place");
+  std::string partial = target->path + ".partial";
   int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Error("cannot create " + partial + ": " + std::strerror(errno));
-  return std::unique_ptr<PartialFileSink>(new PartialFileSink(path, fd));
+  return std::unique_ptr<PartialFileSink>(new PartialFileSink(target->path, fd));
 }
 
 PartialFileSink::PartialFileSink(std::string path, int fd)
@@ -44,6 +82,10 @@ Status PartialFileSink::Commit() {
     return Error("closing " + partial_path_ + ": " + std::strerror(errno));
   }
   fd_ = -1;
+  struct stat existing {};
+  if (::lstat(path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    return Error("cannot replace " + path_ + ": it is no longer a regular file (the profile is " +
+                 partial_path_ + ")");
   if (::access(path_.c_str(), F_OK) == 0) {
     std::string old = path_ + ".old";
     if (::rename(path_.c_str(), old.c_str()) != 0)

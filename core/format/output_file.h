@@ -55,6 +55,22 @@ class ScratchDirectory {
   std::string path_;
 };
 
+// Where an output named on the command line really goes. A profile is written as NAME.partial
+// and renamed over NAME with the previous NAME kept as NAME.old: right for a regular file, and
+// wrong for anything else, which the rename would replace (`-o /dev/null` run as root would leave
+// /dev/null a regular file and the device at /dev/null.old). So:
+//  - a symbolic link is followed: the file written is its target (a dangling link's target is
+//    created), and the link stays;
+//  - a character or block device, a FIFO or a socket is a stream: the profile is written in a
+//    private directory and copied to it, opened for writing, once complete;
+//  - a directory is refused.
+struct OutputTarget {
+  enum class Kind { kFile, kStream };
+  Kind kind = Kind::kFile;
+  std::string path;  // kFile: the file to write (a link's target); kStream: the stream's path
+};
+Result<OutputTarget> ResolveOutputTarget(const std::string& path);
+
 // Copies the file at `path` to the open descriptor `fd` (named `fd_name` in errors).
 Status CopyFileTo(const std::string& path, int fd, const std::string& fd_name);
 

@@ -1,7 +1,10 @@
 // End to end on this machine: tprof record on the demo workload, then the profile read back.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -139,6 +142,55 @@ TEST(RecordTest, ExistingOutputIsKeptAsOld) {
   EXPECT_EQ(::access((path + ".old").c_str(), F_OK), 0);
   std::remove(path.c_str());
   std::remove((path + ".old").c_str());
+}
+
+// An output that is not a regular file is never replaced (renamed over, or kept as NAME.old): a
+// character device (made like /dev/null) and a FIFO are written through once the profile is
+// complete, a link's target is written and the link stays, a directory is refused. Before, the
+// device became NAME.old and a regular file took its place; record and import alike.
+TEST(RecordTest, OutputsThatAreNotRegularFilesAreWrittenThroughNeverReplaced) {
+  const std::string dir = TempPath("it", "outputs");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directories(dir));
+  const std::string device = dir + "/null", fifo = dir + "/fifo", link = dir + "/link",
+                    real = dir + "/real.tprof";
+  ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << "mknod (needs root)";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("real.tprof", link.c_str()), 0);
+  auto is_device = [&] {
+    struct stat st {};
+    return ::lstat(device.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+  };
+  auto record = [&](const std::string& out) {
+    return RunCommand({kTprof, "record", "-q", "-e", "task-clock", "-o", out, "--", "/bin/true"});
+  };
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(record(device).exit_code, 0);
+  EXPECT_TRUE(is_device());
+  EXPECT_NE(::access((device + ".old").c_str(), F_OK), 0);
+  EXPECT_NE(::access((device + ".partial").c_str(), F_OK), 0);
+  // The FIFO: a reader takes the whole profile, which reads back as one.
+  auto drained = RunCommand({"/bin/sh", "-c",
+                             "cat " + fifo + " > " + dir + "/drained & " + kTprof +
+                                 " record -q -e task-clock -o " + fifo + " -- /bin/true; wait"});
+  EXPECT_EQ(drained.exit_code, 0) << drained.err;
+  EXPECT_EQ(RunCommand({kTprof, "report", "-i", dir + "/drained"}).exit_code, 0);
+  struct stat st {};
+  EXPECT_TRUE(::lstat(fifo.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+  // The link: its target written (twice: the target keeps its .old), the link a link.
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(record(link).exit_code, 0);
+  EXPECT_TRUE(::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT_EQ(::access(real.c_str(), F_OK), 0);
+  EXPECT_EQ(::access((real + ".old").c_str(), F_OK), 0);
+  EXPECT_NE(::access((link + ".old").c_str(), F_OK), 0);
+  // A directory is refused with one line.
+  auto refused = record(dir);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("is a directory"), std::string::npos) << refused.err;
+  // import writes through the device too.
+  EXPECT_EQ(RunCommand({kTprof, "import", "-i", real, "-o", device}).exit_code, 0);
+  EXPECT_TRUE(is_device());
+  EXPECT_NE(::access((device + ".old").c_str(), F_OK), 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RecordTest, CyclesFallsBackToTaskClockWithOneLine) {
