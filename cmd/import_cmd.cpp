@@ -1,10 +1,7 @@
 // tprof import: converts a perf.data file or stream into a .tprof profile.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <iostream>
 #include <optional>
 
@@ -115,8 +112,12 @@ class ImportCommand : public Subcommand {
     auto target = ResolveOutputTarget(output_);
     if (!target.ok()) return ReportError(name(), target.error());
     std::optional<ScratchDirectory> spool;
+    std::optional<StreamOutput> stream;
     std::string written = target->path;
     if (target->kind == OutputTarget::Kind::kStream) {
+      auto opened = StreamOutput::Open(target->path);
+      if (!opened.ok()) return ReportError(name(), opened.error());
+      stream.emplace(std::move(opened).value());
       auto created = ScratchDirectory::Create("tprof-import-");
       if (!created.ok()) return ReportError(name(), created.error());
       spool.emplace(std::move(created).value());
@@ -148,13 +149,8 @@ class ImportCommand : public Subcommand {
          summary->unwinding.samples ? std::optional(summary->unwinding) : std::nullopt});
     if (!finished.ok()) return ReportError(name(), finished.error());
     remover.Completed();
-    if (spool) {
-      const int fd = ::open(target->path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0)
-        return ReportError(name(),
-                           "cannot open " + target->path + " for writing: " + std::strerror(errno));
-      Status copied = CopyFileTo(written, fd, target->path);
-      ::close(fd);
+    if (stream) {
+      Status copied = stream->CopyFrom(written);
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     WarnAboutInput(name(), input_, summary->warning);

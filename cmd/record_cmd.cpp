@@ -1,17 +1,14 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -133,8 +130,8 @@ class RecordCommand : public Subcommand {
     // private directory (the symbol and unwinding passes read the file back) and copied to the
     // stream once complete, so a reader never sees half a profile and the device stays a device.
     std::optional<ScratchDirectory> spool;
-    std::string stream_name;  // "standard output" or the stream's path
-    std::string stream_path;  // empty for standard output
+    std::string stream_name;             // "standard output" or the stream's path
+    std::optional<StreamOutput> stream;  // empty for standard output
     if (output_ == "-") {
       if (::isatty(STDOUT_FILENO))
         return Usage(
@@ -145,7 +142,10 @@ class RecordCommand : public Subcommand {
       auto target = ResolveOutputTarget(output_);
       if (!target.ok()) return ReportError(name(), target.error());
       if (target->kind == OutputTarget::Kind::kStream) {
-        stream_name = stream_path = target->path;
+        auto opened = StreamOutput::Open(target->path);
+        if (!opened.ok()) return ReportError(name(), opened.error());
+        stream.emplace(std::move(opened).value());
+        stream_name = target->path;
       } else {
         written_ = target->path;  // a link's target: the link stays
       }
@@ -245,15 +245,8 @@ class RecordCommand : public Subcommand {
     if (spool) {
       // A reader that stops early (`| head`) is an error to report, not a signal to die of.
       ::signal(SIGPIPE, SIG_IGN);
-      int fd = STDOUT_FILENO;
-      if (!stream_path.empty()) {
-        fd = ::open(stream_path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-          return ReportError(
-              name(), "cannot open " + stream_path + " for writing: " + std::strerror(errno));
-      }
-      Status copied = CopyFileTo(written_, fd, stream_name);
-      if (fd != STDOUT_FILENO) ::close(fd);
+      Status copied =
+          stream ? stream->CopyFrom(written_) : CopyFileTo(written_, STDOUT_FILENO, stream_name);
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     if (!quiet_)

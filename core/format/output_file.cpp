@@ -41,6 +41,22 @@ Result<OutputTarget> ResolveOutputTarget(const std::string& path) {
   return OutputTarget{OutputTarget::Kind::kStream, target};
 }
 
+Result<StreamOutput> StreamOutput::Open(const std::string& path) {
+  int fd;
+  do fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return Error("cannot open " + path + " for writing: " + std::strerror(errno));
+  return StreamOutput(path, fd);
+}
+
+StreamOutput::~StreamOutput() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status StreamOutput::CopyFrom(const std::string& file) const {
+  return CopyFileTo(file, fd_, path_);
+}
+
 Result<std::unique_ptr<PartialFileSink>> PartialFileSink::Create(const std::string& path) {
   // Never replace what is not a regular file (see ResolveOutputTarget): callers resolve first;
   // this is the last line of defence.

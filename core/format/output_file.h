@@ -71,6 +71,28 @@ struct OutputTarget {
 };
 Result<OutputTarget> ResolveOutputTarget(const std::string& path);
 
+// A stream output (OutputTarget::Kind::kStream), opened before anything is recorded or any
+// private directory made: a FIFO waits for its reader there, as `perf record -o FIFO` does, where
+// Ctrl-C leaves nothing behind, rather than after the workload has run.
+class StreamOutput {
+ public:
+  static Result<StreamOutput> Open(const std::string& path);
+  StreamOutput(StreamOutput&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+    other.fd_ = -1;
+  }
+  StreamOutput& operator=(StreamOutput&&) = delete;
+  ~StreamOutput();
+
+  const std::string& path() const { return path_; }
+  // Copies the complete file at `file` into the stream.
+  Status CopyFrom(const std::string& file) const;
+
+ private:
+  StreamOutput(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+};
+
 // Copies the file at `path` to the open descriptor `fd` (named `fd_name` in errors).
 Status CopyFileTo(const std::string& path, int fd, const std::string& fd_name);
 
