@@ -274,8 +274,8 @@ double PoissonVarianceFloor(double events) {
 
 // Sampled periods: each count S_e from n_e samples is Poisson; its standard error reaches the
 // exact 97.5 % bound of the count (S_e * PoissonRelativeReach(n_e) / 1.96: about S_e / sqrt(n_e)
-// for many samples, more for few); the events are sampled independently. Empty when an event has
-// no sample (no estimate).
+// for many samples, more for few); the events are sampled independently. An event without a
+// sample in the row reaches U(0) samples of its `mean_periods` entry; empty when that is unknown.
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,
                                       const std::vector<uint64_t>& samples,
                                       const std::vector<double>& mean_periods = {}) {

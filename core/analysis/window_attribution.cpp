@@ -12,7 +12,7 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   if (sample.counter_values.size() != members_) return;
 
   auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
-  std::string next_before;  // the function before this sample's, if its window is whole
+  bool whole = false;  // the window ending here is one (see SampleRuns)
   Previous& before = it->second;
   auto [cpu_it, first_of_thread] = last_cpu_.try_emplace(sample.tid, sample.cpu);
   const bool migrated = !first_of_thread && cpu_it->second != sample.cpu;
@@ -22,7 +22,7 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   } else if (!first) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
-    const bool whole = monotonic && !before.interrupted && !migrated;
+    whole = monotonic && !before.interrupted && !migrated;
     if (whole) {
       SampleRuns& runs = runs_[before.function];
       ++runs.windows_from;
@@ -31,7 +31,6 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
           before.function != function)
         ++runs_[function].single_returns;
     }
-    next_before = whole ? before.function : std::string();
     auto add_window = [&](std::vector<double>& deltas, std::vector<double>& products) {
       if (deltas.empty()) {
         deltas.assign(members_, 0);
@@ -60,7 +59,10 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
     }
   }
   before.values = sample.counter_values;
-  before.function_before = std::move(next_before);
+  if (whole)
+    before.function_before = std::move(before.function);
+  else
+    before.function_before.clear();
   before.function = function;
   before.interrupted = false;
 }

@@ -81,11 +81,21 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
     if (per_member.size() < members) per_member.resize(members);
     return per_member[member];
   };
+  // Every function's and every edge's rate per member, once: the checks below compare each with
+  // many others.
+  std::map<std::string, std::vector<std::optional<Rate>>> credited;
+  for (const auto& [function, counters] : functions)
+    for (size_t m = 0; m < members; ++m)
+      credited[function].push_back(
+          MemberRate(counters.deltas, counters.products, counters.windows_credited, m));
   auto credited_rate = [&](const std::string& function, size_t member) -> std::optional<Rate> {
-    auto it = functions.find(function);
-    if (it == functions.end()) return std::nullopt;
-    return MemberRate(it->second.deltas, it->second.products, it->second.windows_credited, member);
+    auto it = credited.find(function);
+    return it == credited.end() ? std::nullopt : it->second[member];
   };
+  std::map<std::pair<std::string, std::string>, std::vector<std::optional<Rate>>> edge_rates;
+  for (const auto& [pair, w] : attributor.edges())
+    for (size_t m = 0; m < members; ++m)
+      edge_rates[pair].push_back(MemberRate(w.deltas, w.products, w.windows, m));
 
   // Edges, the pairs with the most windows first so that a row's reason names its main one.
   std::vector<const std::pair<const std::pair<std::string, std::string>, EdgeWindows>*> edges;
@@ -96,7 +106,7 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
     for (const auto* edge : edges) {
       const auto& [from, to] = edge->first;
       const EdgeWindows& w = edge->second;
-      const std::optional<Rate> pair = MemberRate(w.deltas, w.products, w.windows, m);
+      const std::optional<Rate>& pair = edge_rates.at(edge->first)[m];
       const std::optional<Rate> a = credited_rate(from, m), b = credited_rate(to, m);
       if (!pair || !a || !b) continue;
       const bool excess = pair->low > std::max(a->high, b->high);
@@ -133,12 +143,12 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
       // credited rates, and the windows between functions (where calls too short to credit any
       // window of their own show).
       double spread = 0;
-      for (const auto& [other, counters] : functions)
+      for (const auto& [other, rates] : credited)
         if (other != function)
-          if (auto o = credited_rate(other, m))
+          if (const std::optional<Rate>& o = rates[m])
             spread = std::max(spread, std::abs(o->value - r->value));
-      for (const auto& [pair, edge] : attributor.edges())
-        if (auto o = MemberRate(edge.deltas, edge.products, edge.windows, m))
+      for (const auto& [pair, rates] : edge_rates)
+        if (const std::optional<Rate>& o = rates[m])
           spread = std::max(spread, std::abs(o->value - r->value));
       if (*span * spread <= r->high - r->value) continue;
       const FunctionCounters& counters = functions.at(function);
