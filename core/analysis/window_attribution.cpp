@@ -28,8 +28,11 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
       ++runs.windows_from;
       runs.windows_stay += before.function == function;
       if (!before.function_before.empty() && before.function_before == function &&
-          before.function != function)
-        ++runs_[function].single_returns;
+          before.function != function) {
+        SampleRuns& returned = runs_[function];
+        ++returned.single_returns;
+        ++returned.returned_over[before.function];
+      }
     }
     auto add_window = [&](std::vector<double>& deltas, std::vector<double>& products) {
       if (deltas.empty()) {

@@ -55,6 +55,9 @@ struct SampleRuns {
   // of these returns: the credited windows' time that may be other functions' is at most this
   // many windows.
   uint64_t single_returns = 0;
+  // The functions whose one sample lay between (the B of A, B, A), with how often: the kind of
+  // work a window of this function may have stepped over.
+  std::map<std::string, uint64_t> returned_over;
 };
 
 class WindowAttributor {

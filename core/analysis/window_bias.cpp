@@ -139,17 +139,18 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
     for (size_t m = 1; m < members; ++m) {
       const std::optional<Rate> r = credited_rate(function, m);
       if (!r) continue;
-      // How far the work stepped over may lie from this function's rate: the other functions'
-      // credited rates, and the windows between functions (where calls too short to credit any
-      // window of their own show).
+      // How far the work stepped over may lie from this function's rate: that of the functions
+      // seen between two of its samples (their credited rates, or where they credit no window of
+      // their own, the windows into and out of them from this function).
       double spread = 0;
-      for (const auto& [other, rates] : credited)
-        if (other != function)
-          if (const std::optional<Rate>& o = rates[m])
-            spread = std::max(spread, std::abs(o->value - r->value));
-      for (const auto& [pair, rates] : edge_rates)
-        if (const std::optional<Rate>& o = rates[m])
-          spread = std::max(spread, std::abs(o->value - r->value));
+      auto widen = [&](const std::optional<Rate>& o) {
+        if (o) spread = std::max(spread, std::abs(o->value - r->value));
+      };
+      for (const auto& [other, times] : runs.returned_over) {
+        widen(credited_rate(other, m));
+        for (const auto& pair : {std::pair(function, other), std::pair(other, function)})
+          if (auto it = edge_rates.find(pair); it != edge_rates.end()) widen(it->second[m]);
+      }
       if (*span * spread <= r->high - r->value) continue;
       const FunctionCounters& counters = functions.at(function);
       const double per_window = counters.deltas[0] / static_cast<double>(counters.windows_credited);

@@ -10,7 +10,8 @@
 //    and come back in a later one, stepping over other functions' calls too short for a sample
 //    to land in. How often one sample of another function lies between two of the function's
 //    own bounds how much of its credited windows' time may be others' (SpanShare); that share
-//    times how far the other functions' rates lie from its own, beyond its interval, flags it.
+//    times how far the rates of the functions seen between its samples lie from its own, beyond
+//    its interval, flags it.
 // Neither can see aliasing (a loop whose round is the sampling period credits whole rounds to
 // whichever function the phase lands in): that needs the period jittered or the events sampled
 // on their own as well, and the two methods compared.
