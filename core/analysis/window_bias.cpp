@@ -158,16 +158,24 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
       // How far the work stepped over may lie from this function's rate: that of the functions
       // seen between two of its samples (their credited rates, or where they credit no window of
       // their own, the windows into and out of them from this function).
-      double spread = 0;
+      // Work stepped over at a higher rate raised the value, at a lower one lowered it; counts
+      // are never negative, so a value can be too high by at most itself (a function whose
+      // credited windows saw no event, next to functions that make many, is not flagged: what
+      // it stepped over would have shown).
+      double above = 0, below = 0;
       auto widen = [&](const std::optional<Rate>& o) {
-        if (o) spread = std::max(spread, std::abs(o->value - r->value));
+        if (!o) return;
+        if (o->value > r->value) above = std::max(above, o->value - r->value);
+        if (o->value < r->value) below = std::max(below, r->value - o->value);
       };
       for (const auto& [other, times] : runs.returned_over) {
         widen(credited_rate(other, m));
         for (const auto& pair : {std::pair(function, other), std::pair(other, function)})
           if (auto it = edge_rates.find(pair); it != edge_rates.end()) widen(it->second[m]);
       }
-      if (*span * spread <= r->high - r->value) continue;
+      const double spread = std::max(above, below);
+      if (std::max(std::min(*span * above, r->value), *span * below) <= r->high - r->value)
+        continue;
       const FunctionCounters& counters = functions.at(function);
       const double per_window = counters.deltas[0] / static_cast<double>(counters.windows_credited);
       AddOnce(biases_of(function, m),

@@ -115,6 +115,23 @@ TEST(WindowBiasTest, OnlyTheFunctionsSeenBetweenASamplesOwnCount) {
       << (found.count("f") ? found.at("f")[1].front().reason : "");
 }
 
+// A function whose credited windows saw no event at all, interrupted by a function that makes
+// many: had its windows stepped over those calls, their events would show; its 0 stands
+// (seen on a program of two functions, one faulting: the other's 0 faults/ms was flagged).
+TEST(WindowBiasTest, AZeroNextToBusyFunctionsIsNotFlaggedForSpans) {
+  Sequence s;
+  for (int round = 0; round < 100; ++round) {
+    s.Add("f", 0);
+    s.Add("f", 0);
+    s.Add("g", 30 + round % 2);
+    s.Add("f", 0);
+    s.Add("f", 0);
+    for (int w = 0; w < 3; ++w) s.Add("g", 30 + (w + round) % 2);
+  }
+  ASSERT_GT(s.attributor().runs().at("f").single_returns, 0u);
+  EXPECT_FALSE(Flagged(s.Detect(), "f", WindowBiasKind::kSpansCalls));
+}
+
 // Calls shorter than a window: most windows from f end elsewhere, and the few that end in f came
 // back from another of its calls. Flagged however wide the value's interval is (a wide interval
 // hid it from the share-times-spread test: the oracle's 35 us calls at 4 kHz).
