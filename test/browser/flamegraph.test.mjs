@@ -328,7 +328,9 @@ try {
     await page.mouse.move(long.box.clientX + long.box.w / 2, long.box.clientY + long.box.h / 2);
     await page.waitForSelector('#tooltip', { state: 'visible' });
     const tip = await page.textContent('#tooltip');
-    assert.match(tip, /off-CPU %9\d\.\d+/, tip);
+    // At least 90 % off the CPU; 100 % when no clock sample happened to land in the few
+    // microseconds of the waits' system calls (seen in a clean-clone run: on-CPU 0 ns).
+    assert.match(tip, /off-CPU %(9\d\.\d+|100\.0+)/, tip);
     const offMs = tip.match(/off-CPU(\d+\.\d+) ms/);
     assert.ok(offMs && Number(offMs[1]) >= 300, tip);
     assert.match(tip, /on-CPU\d+(\.\d+)? (ns|\u00b5s|ms)/, tip);
