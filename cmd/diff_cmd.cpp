@@ -13,6 +13,7 @@
 #include "core/analysis/cost_split.h"
 #include "core/analysis/profile_diff.h"
 #include "core/analysis/regression_gate.h"
+#include "core/base/visible_text.h"
 #include "core/model/event_selection.h"
 #include "report/diff_report.h"
 
@@ -318,10 +319,13 @@ class DiffCommand : public Subcommand {
                          "): renamed between builds? --ignore-module matches functions by name "
                          "alone");
 
-    if (json_)
-      std::cout << DiffToJson(*diff, *verdict, inputs).dump(2) << '\n';
-    else
-      RenderDiffText(*diff, *verdict, inputs, report_options_, std::cout);
+    if (json_) {
+      nlohmann::ordered_json json = DiffToJson(*diff, *verdict, inputs);
+      std::cout << DumpVisibleJson(json, 2) << '\n';
+    } else {
+      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
+      RenderDiffText(*diff, *verdict, inputs, report_options_, out);
+    }
     if (inputs.gate_withheld) {
       const IncompleteInput& first = inputs.incomplete.front();
       std::cerr << "tprof diff: the gate did not judge: " << first.side << " profile " << first.file

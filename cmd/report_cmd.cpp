@@ -16,6 +16,7 @@
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/short_stack_census.h"
+#include "core/base/visible_text.h"
 #include "core/metrics/recorded_metrics.h"
 #include "core/model/event_selection.h"
 #include "core/source/profile_source.h"
@@ -287,12 +288,13 @@ class ReportCommand : public Subcommand {
       if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
       WarnIfAny(*summary);
       CallRelations relations = (*builder)->Finish();
+      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
       if (json_)
-        RenderCallRelationsJson(relations, std::cout);
+        RenderCallRelationsJson(relations, out);
       else if (csv_)
-        RenderCallRelationsCsv(relations, std::cout);
+        RenderCallRelationsCsv(relations, out);
       else
-        RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), std::cout);
+        RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), out);
       return kExitOk;
     }
     auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start,
@@ -341,12 +343,13 @@ class ReportCommand : public Subcommand {
     view.kernel_rows = kernel_rows_;
     view.latency = latency_;
     view.off_cpu = off_cpu ? &*off_cpu : classified_off_cpu;
+    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
     if (json_)
-      RenderReportJson(view, std::cout);
+      RenderReportJson(view, out);
     else if (csv_)
-      RenderReportCsv(view, std::cout);
+      RenderReportCsv(view, out);
     else
-      RenderReportTable(view, std::cout);
+      RenderReportTable(view, out);
     return kExitOk;
   }
 

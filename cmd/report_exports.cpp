@@ -9,6 +9,7 @@
 #include "core/analysis/call_tree.h"
 #include "core/analysis/instruction_profile.h"
 #include "core/analysis/stack_profile.h"
+#include "core/base/visible_text.h"
 #include "core/model/event_selection.h"
 #include "report/annotate_report.h"
 #include "report/folded_stacks.h"
@@ -140,8 +141,10 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     FoldedOptions folded_options;
     folded_options.event = folded_event;
     folded_options.annotate = !options.no_marks;
-    WriteFolded(tree->root(), folded_options, std::cout);
+    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
+    WriteFolded(tree->root(), folded_options, out);
   }
+  // The drop-in for stackcollapse-perf.pl passes bytes through as the script does.
   if (stackcollapse) std::cout << stackcollapse->Render();
   if (stacks) {
     StackProfile profile = stacks->Finish();
@@ -185,7 +188,8 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
       }
       annotations.push_back(AnnotateFunction(function, profile.events.size(), std::move(listing)));
     }
-    RenderAnnotation(profile, annotations, std::cout);
+    VisibleTextStream out(std::cout);
+    RenderAnnotation(profile, annotations, out);
   }
   return kExitOk;
 }

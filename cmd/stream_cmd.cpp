@@ -3,6 +3,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/stream_diff.h"
+#include "core/base/visible_text.h"
 #include "report/stream_report.h"
 
 namespace tprof {
@@ -62,10 +63,13 @@ class StreamCommand : public Subcommand {
       return ReportError(name(), input_ +
                                      ": --source branch needs branch stacks (record -b); none "
                                      "here (--source callchain uses the callchains)");
-    if (json_)
-      std::cout << StreamsJson(*profile, report_).dump(1) << '\n';
-    else
-      RenderStreams(*profile, report_, std::cout);
+    if (json_) {
+      nlohmann::json json = StreamsJson(*profile, report_);
+      std::cout << DumpVisibleJson(json, 1) << '\n';
+    } else {
+      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
+      RenderStreams(*profile, report_, out);
+    }
     return kExitOk;
   }
 

@@ -6,6 +6,7 @@
 #include "cmd/opened_profile.h"
 #include "core/analysis/source_line_map.h"
 #include "core/analysis/stream_matcher.h"
+#include "core/base/visible_text.h"
 #include "core/source/profile_source.h"
 #include "report/stream_report.h"
 
@@ -87,17 +88,23 @@ int RunStreamDiff(const StreamDiffOptions& options) {
                              (old_profile->branch_samples ? options.new_path : options.old_path) +
                              " has none");
     BlockComparison blocks = matcher.CompareBlocks();
-    if (options.json)
-      std::cout << BlockComparisonJson(*old_profile, *new_profile, blocks).dump(1) << '\n';
-    else
-      RenderBlockComparison(*old_profile, *new_profile, blocks, std::cout);
+    if (options.json) {
+      nlohmann::json json = BlockComparisonJson(*old_profile, *new_profile, blocks);
+      std::cout << DumpVisibleJson(json, 1) << '\n';
+    } else {
+      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
+      RenderBlockComparison(*old_profile, *new_profile, blocks, out);
+    }
     return kExitOk;
   }
   StreamComparison comparison = matcher.CompareStreams();
-  if (options.json)
-    std::cout << StreamComparisonJson(*old_profile, *new_profile, comparison).dump(1) << '\n';
-  else
-    RenderStreamComparison(*old_profile, *new_profile, comparison, std::cout);
+  if (options.json) {
+    nlohmann::json json = StreamComparisonJson(*old_profile, *new_profile, comparison);
+    std::cout << DumpVisibleJson(json, 1) << '\n';
+  } else {
+    VisibleTextStream out(std::cout);
+    RenderStreamComparison(*old_profile, *new_profile, comparison, out);
+  }
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/base/absl_view.h"
+#include "core/base/visible_text.h"
 #include "report/flamegraph_template.h"  // generated from report/flamegraph.html.in
 #include "report/printf.h"
 
@@ -17,8 +18,8 @@ namespace {
 
 // A JSON string that is also safe inside <script>: no "</script>", no "<!--".
 void AppendJsonString(std::string& out, const std::string& text) {
-  std::string quoted =
-      nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json json = text;
+  std::string quoted = DumpVisibleJson(json);
   for (char c : quoted) {
     if (c == '<')
       out += "\\u003c";

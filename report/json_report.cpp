@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/visible_text.h"
 #include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
@@ -176,7 +177,7 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
     rows.push_back(std::move(r));
   }
   j["rows"] = rows;
-  out << j.dump(1) << '\n';
+  out << DumpVisibleJson(j, 1) << '\n';
 }
 
 void RenderCallRelationsJson(const CallRelations& relations, std::ostream& out) {
@@ -211,7 +212,7 @@ void RenderCallRelationsJson(const CallRelations& relations, std::ostream& out) 
                       {"callees", list(relations.callees)}});
   }
   j["events"] = events;
-  out << j.dump(1) << '\n';
+  out << DumpVisibleJson(j, 1) << '\n';
 }
 
 }  // namespace tprof

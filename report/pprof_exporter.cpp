@@ -10,6 +10,7 @@
 #include "core/base/build_id.h"
 #include "core/base/file_paths.h"
 #include "core/base/version.h"
+#include "core/base/visible_text.h"
 #include "core/model/event_unit.h"
 #include "report/protobuf_writer.h"
 
@@ -48,12 +49,15 @@ constexpr uint32_t kId = 1, kName = 2, kSystemName = 3, kFilename = 4;
 }
 }  // namespace field
 
+// profile.proto's strings are proto3 `string`s, which must be UTF-8 (protoc and the other
+// strict parsers refuse the file otherwise): a name's other bytes are written as every output
+// writes them (core/base/visible_text.h). Two names that differ only there stay two strings.
 class PprofStringTable {
  public:
   PprofStringTable() { Index(""); }  // index 0 is the empty string, as the format requires
   uint64_t Index(const std::string& s) {
     auto [it, inserted] = index_.try_emplace(s, strings_.size());
-    if (inserted) strings_.push_back(s);
+    if (inserted) strings_.push_back(IsWellFormedUtf8(s) ? s : VisibleText(s));
     return it->second;
   }
   const std::vector<std::string>& strings() const { return strings_; }

@@ -5,6 +5,7 @@
 
 #include "core/analysis/function_attribution.h"
 #include "core/base/version.h"
+#include "core/base/visible_text.h"
 #include "report/pprof_exporter.h"
 
 namespace tprof {
@@ -68,8 +69,8 @@ std::string ExportSpeedscope(const Metadata& metadata, const StackProfile& profi
                {"activeProfileIndex", 0},
                {"shared", {{"frames", std::move(frames)}}},
                {"profiles", std::move(profiles)}};
-  // Names come from binaries: bytes that are not UTF-8 are replaced rather than thrown on.
-  return file.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  // Names are bytes: those that are not UTF-8 are shown as every output shows them.
+  return DumpVisibleJson(file) + "\n";
 }
 
 }  // namespace tprof

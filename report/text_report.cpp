@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/visible_text.h"
 #include "report/printf.h"
 
 namespace tprof {
@@ -89,8 +90,10 @@ struct Column {
   std::vector<std::string> cells;
 };
 
-// Terminal columns of UTF-8 text: one per code point (continuation bytes take none).
+// Terminal columns of text as it will be shown (core/base/visible_text.h: a byte that is not
+// UTF-8 takes the four of \xHH): one per code point (continuation bytes take none).
 size_t DisplayWidth(const std::string& text) {
+  if (!IsWellFormedUtf8(text)) return DisplayWidth(VisibleText(text));
   size_t width = 0;
   for (unsigned char c : text) width += (c & 0xC0) != 0x80;
   return width;

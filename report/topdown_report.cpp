@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/base/visible_text.h"
+
 namespace tprof {
 namespace {
 
@@ -79,7 +81,7 @@ void RenderTopdown(const MetricTable& table, const std::string& input_descriptio
       nlohmann::json metrics = nlohmann::json::array();
       for (const MetricResult& r : results) metrics.push_back(MetricJson(r));
       json["metrics"] = std::move(metrics);
-      out << json.dump(2) << '\n';
+      out << DumpVisibleJson(json, 2) << '\n';
       return;
     }
     case TopdownFormat::kCsv:
@@ -130,7 +132,7 @@ void TopdownIntervalWriter::Interval(double seconds, const std::vector<MetricRes
       nlohmann::json metrics = nlohmann::json::array();
       for (const MetricResult& r : results) metrics.push_back(MetricJson(r));
       json["metrics"] = std::move(metrics);
-      out_ << json.dump() << '\n';
+      out_ << DumpVisibleJson(json) << '\n';
       break;
     }
     case TopdownFormat::kCsv:
@@ -157,7 +159,7 @@ void TopdownIntervalWriter::Summary(const std::vector<MetricResult>& results) {
       nlohmann::json metrics = nlohmann::json::array();
       for (const MetricResult& r : results) metrics.push_back(MetricJson(r));
       json["metrics"] = std::move(metrics);
-      out_ << json.dump() << '\n';
+      out_ << DumpVisibleJson(json) << '\n';
       return;
     }
     case TopdownFormat::kCsv:

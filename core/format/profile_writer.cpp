@@ -5,17 +5,16 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/base/visible_text.h"
 #include "core/format/profile_json.h"
 #include "core/model/unwind_statistics_json.h"
 
 namespace tprof {
 namespace {
 
-// Command lines and host names are bytes, not always UTF-8: replace what JSON cannot hold
-// rather than throw.
-std::string DumpJson(const nlohmann::json& json) {
-  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// Command lines, host names and event names are bytes, not always UTF-8: what JSON cannot hold
+// is stored as every output shows it (core/base/visible_text.h) rather than thrown on.
+std::string DumpJson(nlohmann::json json) { return DumpVisibleJson(json); }
 
 }  // namespace
 
