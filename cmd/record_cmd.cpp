@@ -58,8 +58,11 @@ class RecordCommand : public Subcommand {
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
         "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members.");
+    // One value an -e: a list of values would take the "--" after it, and the command's own
+    // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
     auto* events = app.add_option("-e,--event", events_,
-                                  "Events to sample (repeatable; comma lists and groups)");
+                                  "Events to sample (repeatable; comma lists and groups)")
+                       ->allow_extra_args(false);
     app.add_option("-M,--metrics", metrics_,
                    "Per-function metrics: 'ipc', or levels/groups of the CPU's metric table "
                    "(l1, ...): samples the table's cycles event with the metrics' events read in "

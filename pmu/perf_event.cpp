@@ -294,6 +294,13 @@ Result<PerfEventFd> OpenPerfEvent(perf_event_attr& attr, int pid, int cpu, int g
   return OpenPerfEvent(attr, pid, cpu, group_fd, event_name, nullptr);
 }
 
+std::string ParanoidSetting() {
+  std::string paranoid = "?";
+  std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
+  in >> paranoid;
+  return "kernel.perf_event_paranoid is " + paranoid;
+}
+
 std::string ExplainOpenError(int error_number, const std::string& event_name,
                              const perf_event_attr* attr) {
   std::string prefix = "cannot open event '" + event_name + "': ";
@@ -305,11 +312,8 @@ std::string ExplainOpenError(int error_number, const std::string& event_name,
              "machine); software events such as cpu-clock and task-clock still work";
     case EACCES:
     case EPERM: {
-      std::string paranoid = "?";
-      std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
-      in >> paranoid;
-      return prefix + "permission denied (" + std::strerror(error_number) +
-             "); kernel.perf_event_paranoid is " + paranoid +
+      return prefix + "permission denied (" + std::strerror(error_number) + "); " +
+             ParanoidSetting() +
              ": run as root, or lower it with 'sysctl kernel.perf_event_paranoid=1' (or -1 for "
              "system-wide and kernel profiling)";
     }

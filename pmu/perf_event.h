@@ -108,6 +108,10 @@ Result<PerfEventFd> OpenPerfEvent(const PlannedEvent& event, int pid, int cpu, i
                                   int* error_number);
 
 // The kernel's reason for refusing an event, in words a user can act on.
+// "kernel.perf_event_paranoid is N" (N "?" where it cannot be read): what decides what a user who
+// is not root may sample.
+std::string ParanoidSetting();
+
 std::string ExplainOpenError(int error_number, const std::string& event_name,
                              const perf_event_attr* attr = nullptr);
 

@@ -226,6 +226,36 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
       burst_mode_ = "fallback";
       continue;
     }
+    // perf_event_paranoid 2 (the kernel's default) lets a user who is not root sample user
+    // space only: the events the user gave no :u/:k fall back to :u, as perf's do, and say so.
+    // (An event asked for with :k, and the off-CPU switches, which happen in the kernel, cannot.)
+    if (message.find("permission denied") != std::string::npos && options_.off_cpu &&
+        message.find("'context-switches'") != std::string::npos)
+      return Error(
+          "--off-cpu: where a thread leaves the CPU, and its stack there, is a kernel event "
+          "(context-switches), which " +
+          ParanoidSetting() +
+          " keeps from this user: run as root, or lower it with 'sysctl "
+          "kernel.perf_event_paranoid=1'; without --off-cpu tprof records on-CPU time in user "
+          "space");
+    if (message.find("permission denied") != std::string::npos) {
+      std::string fell_back;
+      for (EventGroup& group : groups_)
+        for (EventSpec& spec : group.events)
+          if (!spec.exclude_kernel && !spec.exclude_user &&
+              spec.name.find(':') == std::string::npos && spec.name != "context-switches") {
+            spec.exclude_kernel = spec.exclude_hv = true;
+            spec.name += ":u";
+            fell_back += (fell_back.empty() ? "" : ", ") + spec.name;
+          }
+      if (!fell_back.empty()) {
+        notes_.push_back("this user may not sample the kernel (" + ParanoidSetting() +
+                         "): sampling user space only (" + fell_back +
+                         "); kernel work is not seen, so neither credited to the functions that "
+                         "caused it nor shown as kernel rows");
+        continue;
+      }
+    }
     bool einval = message.find("(EINVAL)") != std::string::npos;
     bool reads_groups = false;
     for (const PlannedEvent& p : planned_)

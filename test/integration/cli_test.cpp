@@ -299,6 +299,26 @@ TEST(CliTest, UnknownOptionsBeforeTheCommandAreUsageErrors) {
   std::remove(out.c_str());
 }
 
+// The command after "--" keeps its own options whatever tprof's options came last: with -e just
+// before "--", `sh -c` had its -c read as tprof's --count ("Could not convert: --count").
+TEST(CliTest, ACommandsOwnOptionsAfterAnEventList) {
+  const std::string dir =
+      ::testing::TempDir() + "/tprof_cli_dashdash_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"-o", dir + "/a.tprof", "-e", "task-clock"},
+        std::vector<std::string>{"-e", "task-clock", "-o", dir + "/a.tprof"},
+        std::vector<std::string>{"-o", dir + "/a.tprof", "-e", "task-clock", "-e",
+                                 "page-faults"}}) {
+    std::vector<std::string> args = {kTprof, "record", "-q"};
+    args.insert(args.end(), options.begin(), options.end());
+    for (const char* a : {"--", "/bin/sh", "-c", "exit 0"}) args.push_back(a);
+    auto r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, 0) << options[0] << " ...: " << r.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // `record -o -` wrote a file named "-". As perf's pipe mode: the profile on standard output,
 // complete, readable by `report -i -`; the program's own output goes to standard error so that
 // it cannot mix with the profile's bytes, and nothing is left behind in TMPDIR.
