@@ -15,6 +15,10 @@ int UsageError(const std::string& command, const std::string& message) {
   return kExitUsage;
 }
 
+int ExitStatusOf(const SourceSummary& summary) {
+  return summary.complete ? kExitOk : kExitIncomplete;
+}
+
 void WarnAboutInput(const std::string& command, const std::string& input,
                     const std::string& warning) {
   if (!warning.empty())

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 
@@ -18,7 +19,9 @@ enum ExitCode : int {
   kExitRuntimeError = 1,  // the command could not do its job (bad input file, I/O, kernel)
   kExitUsage = 2,         // the command line is wrong
   kExitRegression = 3,    // `tprof diff` gate: a regression threshold was crossed
-  kExitIncomplete = 4,    // `tprof diff` gate: an input was incomplete, so the gate did not judge
+  // An input was incomplete (cut short or damaged): the output covers what could be read and a
+  // line says what was lost; `tprof diff`'s gate did not judge.
+  kExitIncomplete = 4,
 };
 
 // "unknown option '--foo'; did you mean '--for'?", or for an option perf has and tprof spells
@@ -36,6 +39,10 @@ void WarnAboutInput(const std::string& command, const std::string& input,
 void Note(const std::string& command, const std::string& note);
 // Prints "tprof CMD: message" on stderr and returns kExitRuntimeError.
 int ReportError(const std::string& command, const std::string& message);
+
+// kExitIncomplete when the input was read only in part (the summary's warning says what was
+// lost), kExitOk otherwise: what a command that wrote its output ends with.
+int ExitStatusOf(const SourceSummary& summary);
 // The same for `error`, with the exit status its kind calls for: kExitUsage for a bad request
 // (an option naming what the input lacks), kExitRuntimeError for a failure.
 int ReportError(const std::string& command, const Error& error);

@@ -142,6 +142,12 @@ class ImportCommand : public Subcommand {
     RelocatingCopier copier(**writer, locator, symbols);
     auto summary = (*source)->ReadRecords(copier);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
+    // A profile made of part of its input would read as whole: import converts whole inputs
+    // only, and leaves nothing behind (the partial file goes with the remover).
+    if (!summary->complete)
+      return ReportError(name(), input_ + ": incomplete: " + summary->warning +
+                                     "; import converts whole files only ('tprof report " + input_ +
+                                     "' shows what can be read)");
     if (!copier.status().ok()) return ReportError(name(), copier.status().error());
     Status finished = FinishWithSymbols(
         **writer, symbols,

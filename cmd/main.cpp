@@ -26,9 +26,10 @@ namespace {
 
 constexpr const char* kExitCodesHelp =
     "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error;\n"
-    "3 a `tprof diff` regression gate tripped; 4 a `tprof diff` gate did not judge because an\n"
-    "input is incomplete (--allow-incomplete). `tprof record` exits with the workload's own\n"
-    "status when the workload fails and the recording succeeded.";
+    "3 a `tprof diff` regression gate tripped; 4 an input was incomplete (cut short or\n"
+    "damaged): `tprof report` showed what it could read, a `tprof diff` gate did not judge\n"
+    "(--allow-incomplete). `tprof record` exits with the workload's own status when the\n"
+    "workload fails and the recording succeeded.";
 
 constexpr const char* kCommonExitStatus =
     "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error";
@@ -42,7 +43,9 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {tprof::MakeRecordCommand,
      ".\nWhen the recording succeeded but the workload failed, the workload's own status."},
-    {tprof::MakeReportCommand, "."},
+    {tprof::MakeReportCommand,
+     ";\n4 the input was incomplete (cut short or damaged): what could be read is shown, and a\n"
+     "line says what was lost."},
     {tprof::MakeImportCommand, "."},
     {tprof::MakeDiffCommand,
      ";\n3 a regression gate (--fail-if) tripped; 4 a gate did not judge because an input is\n"

@@ -295,7 +295,7 @@ class ReportCommand : public Subcommand {
         RenderCallRelationsCsv(relations, out);
       else
         RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), out);
-      return kExitOk;
+      return ExitStatusOf(*summary);
     }
     auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start,
                                               InlineModeOf());
@@ -350,7 +350,7 @@ class ReportCommand : public Subcommand {
       RenderReportCsv(view, out);
     else
       RenderReportTable(view, out);
-    return kExitOk;
+    return ExitStatusOf(*summary);
   }
 
   // The --metric definitions over `events`; an error names the first that does not parse.
@@ -593,7 +593,7 @@ class ReportCommand : public Subcommand {
     if (!out) return ReportError(name(), flamegraph_ + ": write failed");
     std::cerr << "tprof report: flame graph of " << input.event_name << " written to "
               << flamegraph_ << '\n';
-    return kExitOk;
+    return ExitStatusOf(*summary);
   }
 
   std::string input_ = "profile.tprof";

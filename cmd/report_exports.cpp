@@ -191,7 +191,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     VisibleTextStream out(std::cout);
     RenderAnnotation(profile, annotations, out);
   }
-  return kExitOk;
+  return ExitStatusOf(*summary);
 }
 
 }  // namespace tprof

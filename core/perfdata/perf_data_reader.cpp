@@ -118,20 +118,29 @@ class PerfDataRecordPump {
     const uint8_t* base = reinterpret_cast<const uint8_t*>(r_.bytes_.data());
     uint64_t pos = r_.data_begin_;
     round_start_ = released_ = r_.data_begin_;
+    // Read as far as the records go: a record the file's end cuts off, or a header that makes
+    // no sense, ends the reading there, and the summary says where and how much is left.
+    const uint64_t declared_end = r_.truncated_ ? r_.declared_data_end_ : r_.data_end_;
     while (pos < r_.data_end_) {
       pd::RecordHeader h;
-      if (!SoundHeader(base, pos, r_.data_end_, r_.order_, &h))
-        return HeaderError(base, pos, r_.data_end_, r_.order_);
+      if (!SoundHeader(base, pos, r_.data_end_, r_.order_, &h)) {
+        StopAt(pos, HeaderError(base, pos, r_.data_end_, r_.order_).message(), declared_end);
+        break;
+      }
       const uint8_t* body = base + pos + pd::kRecordHeaderSize;
       size_t size = h.size - pd::kRecordHeaderSize;
       uint64_t extra = TrailingPayload(h, body, size, r_.order_);
-      if (extra > r_.data_end_ - pos - h.size)
-        return Error(At(pos) + ": record payload runs past the end of the data");
+      if (extra > r_.data_end_ - pos - h.size) {
+        StopAt(pos, At(pos) + ": record payload runs past the end of the data", declared_end);
+        break;
+      }
       TPROF_RETURN_IF_ERROR(OnRecord(h, base + pos, pos, kMappedBuffer, /*nested=*/false));
       pos += h.size + extra;
     }
+    if (summary_.damage.empty() && r_.truncated_)  // cut exactly between two records
+      StopAt(pos, At(pos) + ": the file ends inside its data section", declared_end);
     TPROF_RETURN_IF_ERROR(Flush(UINT64_MAX));
-    if (!carry_.empty())
+    if (!carry_.empty() && summary_.damage.empty())
       return Error(At(carry_offset_) + ": compressed data ends inside a record (" +
                    std::to_string(carry_.size()) + " bytes left over)");
     return summary_;
@@ -139,6 +148,12 @@ class PerfDataRecordPump {
 
  private:
   static constexpr uint32_t kMappedBuffer = UINT32_MAX;
+
+  void StopAt(uint64_t pos, std::string why, uint64_t declared_end) {
+    summary_.damage = std::move(why);
+    summary_.damage_offset = pos;
+    summary_.bytes_not_read = declared_end > pos ? declared_end - pos : 0;
+  }
 
   // Gives back the file's pages before `offset`, some megabytes at a time (a call per round
   // would be a system call per few kilobytes).
@@ -499,12 +514,17 @@ Status PerfDataReader::ReadFileHeader() {
   auto in_file = [&](uint64_t off, uint64_t size) {
     return off <= file_size && size <= file_size - off;
   };
-  if (!in_file(data_offset, data_size))
+  // A file cut short ends inside its data section: what is there is read (Run() stops at the
+  // record the end cuts), and the features, which follow the data, are lost.
+  const uint64_t data_end = data_offset + data_size;
+  if (data_offset > file_size || data_end < data_offset)
     return Error(At(40) + ": data section [" + std::to_string(data_offset) + ", +" +
                  std::to_string(data_size) + ") lies outside the " + std::to_string(file_size) +
                  "-byte file (truncated?)");
+  truncated_ = data_end > file_size;
+  declared_data_end_ = data_end;
   data_begin_ = data_offset;
-  data_end_ = data_offset + data_size;
+  data_end_ = std::min(data_end, file_size);
 
   // Attributes: each entry is an attribute followed by the file section of its ids.
   if (attr_entry_size < pd::attr::kSizeVer0 + 16 || !in_file(attrs_offset, attrs_size))
@@ -529,16 +549,23 @@ Status PerfDataReader::ReadFileHeader() {
   }
 
   // Feature sections: one {offset, size} per set bit, right after the data.
+  if (truncated_) return Status::Ok();
   uint64_t table = data_end_;
   for (uint32_t feature = 0; feature < pd::kFeatBits; ++feature) {
     uint64_t word = order_.U64(base + 72 + 8 * (feature / 64));
     if (!(word >> (feature % 64) & 1)) continue;
-    if (!in_file(table, 16)) return Error(At(table) + ": feature section table cut short");
+    // A file cut among its feature sections keeps its samples whole: the features from the
+    // cut on are missing, and the source says so.
+    if (!in_file(table, 16)) {
+      features_cut_at_ = table;
+      break;
+    }
     uint64_t off = order_.U64(base + table), size = order_.U64(base + table + 8);
     table += 16;
-    if (!in_file(off, size))
-      return Error(At(table - 16) + ": feature " + std::to_string(feature) +
-                   " section lies outside the file");
+    if (!in_file(off, size)) {  // simpleperf writes the sections' bytes after the table
+      features_cut_at_ = std::min(off, file_size);
+      break;
+    }
     Status status = ParsePerfFeature(feature, bytes_.substr(off, size), order_, &features_);
     if (!status.ok()) return status.error().WithContext(At(off));
   }
@@ -550,8 +577,9 @@ Status PerfDataReader::ScanInBandHeaders() {
   uint64_t pos = data_begin_;
   while (pos < data_end_) {
     pd::RecordHeader header;
-    if (!SoundHeader(base, pos, data_end_, order_, &header))
-      return HeaderError(base, pos, data_end_, order_);
+    // Damage (or the file's end) before the first sample: reading the records stops there too
+    // and says where; the headers before it are what there is.
+    if (!SoundHeader(base, pos, data_end_, order_, &header)) break;
     // In file mode the attributes are in the header and perf writes ID_INDEX before any
     // sample: the scan can stop at the first one. Pipe mode may send headers at any point.
     if (!pipe_mode_ && header.type == PERF_RECORD_SAMPLE) break;

@@ -37,6 +37,11 @@ struct PerfDataReadSummary {
   // (no later sample of their thread), which are not counted.
   uint64_t off_cpu_intervals = 0;
   uint64_t off_cpu_unended = 0;
+  // Where reading stopped short of the data's end: a record cut off by the file's end or one
+  // whose header makes no sense. Empty `damage` when the data was read to its end.
+  std::string damage;           // why, with the byte offset
+  uint64_t damage_offset = 0;   // the first byte not read
+  uint64_t bytes_not_read = 0;  // from there to the data section's declared end
 };
 
 class PerfDataReader {
@@ -51,6 +56,12 @@ class PerfDataReader {
   const std::vector<EventDesc>& events() const { return events_; }
   const PerfFeatures& features() const { return features_; }
   bool pipe_mode() const { return pipe_mode_; }
+  // The file ends inside its data section (a recording cut short): the data is read up to the
+  // file's end, and the feature sections, which follow the data, are missing. 0: it does not.
+  uint64_t declared_data_end() const { return truncated_ ? declared_data_end_ : 0; }
+  // The file ends among the feature sections after the data: the features from there on
+  // (event names, build ids, the command line, ...) are missing. 0: it does not.
+  uint64_t features_cut_at() const { return features_cut_at_; }
   bool byte_swapped() const { return order_.swapped(); }
 
   // Streams every record to the visitor. With an unwinder, samples that carry a user stack copy
@@ -96,6 +107,9 @@ class PerfDataReader {
   bool pipe_mode_ = false;
   uint64_t data_begin_ = 0;
   uint64_t data_end_ = 0;
+  bool truncated_ = false;
+  uint64_t declared_data_end_ = 0;
+  uint64_t features_cut_at_ = 0;
   std::vector<EventInfo> infos_;
   std::unordered_map<uint64_t, uint32_t> id_to_event_;
   std::unordered_map<uint64_t, std::string> names_by_id_;  // EVENT_UPDATE names

@@ -95,6 +95,28 @@ class PerfDataSource : public ProfileSource {
                    std::to_string(read->off_cpu_intervals + read->off_cpu_unended) +
                    " switch-outs have no later sample of their thread to end them (a thread's "
                    "last); their off-CPU time is not counted, as simpleperf does not count it";
+    if (!read->damage.empty()) {
+      // Read as far as the records go: the rows are those of every sample before the damage.
+      s.complete = false;
+      std::string cut = "read up to the damage: " + read->damage + "; " +
+                        std::to_string(read->records) + " records (" +
+                        std::to_string(read->samples) + " samples) before it, " +
+                        std::to_string(read->bytes_not_read) + " bytes of data after it not read";
+      if (reader_.declared_data_end())
+        cut +=
+            "; the file ends inside its data section, so the sections after the data (event "
+            "names, build ids, the command line) are missing";
+      s.warning += (s.warning.empty() ? "" : "; ") + cut;
+    }
+    if (reader_.features_cut_at()) {
+      s.complete = false;
+      s.warning +=
+          (s.warning.empty() ? "" : "; ") +
+          std::string("the file ends among the feature sections after its data (at byte ") +
+          std::to_string(reader_.features_cut_at()) +
+          "): every sample was read, but some of what they describe (event names, "
+          "build ids, the command line) is missing";
+    }
     if (read->aux_trace_records) {
       const std::string trace =
           "the file holds " + std::to_string(read->aux_trace_bytes) +
