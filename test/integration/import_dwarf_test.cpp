@@ -149,9 +149,13 @@ double TotalPercent(const std::string& table, const std::string& function,
   return -1;
 }
 
-// What split.c printed: the pages heavy and light touched for the first time.
+// What split.c printed: the pages heavy and light touched for the first time (the design), and
+// the minor faults the kernel counted during their calls (the design and whatever the kernel
+// added: under the parallel suite's load a clean-clone CI run saw 2,770 fault samples under
+// heavy against 2,769 designed touches).
 struct SplitPages {
   double heavy = 0, light = 0;
+  double heavy_faults = 0, light_faults = 0;
 };
 
 // A stack whose user leaf is split.c's spin.
@@ -246,8 +250,10 @@ class DwarfImport : public ::testing::Test {
     // split.c prints the pages heavy and light touched for the first time, one fault each.
     std::smatch m;
     pages_ = {};
-    if (std::regex_search(r.out, m, std::regex(R"(pages heavy (\d+) light (\d+))")))
-      pages_ = {std::stod(m[1]), std::stod(m[2])};
+    if (std::regex_search(
+            r.out, m,
+            std::regex(R"(pages heavy (\d+) light (\d+) faults heavy (\d+) light (\d+))")))
+      pages_ = {std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), std::stod(m[4])};
     return data;
   }
 
@@ -290,8 +296,9 @@ void ExpectSplitFaults(const Folded& folded, const SplitPages& pages) {
   ASSERT_GT(pages.heavy, 0) << "split.c printed no page counts";
   const double heavy = folded.Weight(SpinUnder("heavy"));
   const double light = folded.Weight(SpinUnder("light"));
-  EXPECT_LE(heavy, pages.heavy);
-  EXPECT_LE(light, pages.light);
+  // Each fault sample is a fault the kernel counted during the caller's calls.
+  EXPECT_LE(heavy, pages.heavy_faults);
+  EXPECT_LE(light, pages.light_faults);
   EXPECT_GT(heavy + light, (pages.heavy + pages.light) * 0.9)
       << heavy << " + " << light << " of " << pages.heavy << " + " << pages.light;
   EXPECT_NEAR(heavy / (heavy + light), pages.heavy / (pages.heavy + pages.light), 0.02);
