@@ -72,9 +72,9 @@ struct MetricValue {
   std::optional<double> value;       // empty: n/a (a zero denominator)
   std::optional<double> half_width;  // empty: not estimable (fewer than 2 windows or 1 sample)
   bool low_confidence = false;       // no interval, or wider than kMaxConfidentRelativeHalfWidth
-  // Group deltas: a bias of the window method found in the recording for an event the formula
-  // reads (window_bias.h), the reason the value may lie outside its interval. Not set for sampled
-  // periods.
+  // The reason the value may lie outside its interval, when one was found in the recording: for
+  // group deltas a bias of the window method for an event the formula reads (window_bias.h), or
+  // disagreement with the same formula sampled; for sampled periods, samples the kernel lost.
   std::optional<WindowBias> bias;
 };
 

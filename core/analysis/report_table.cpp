@@ -515,6 +515,13 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);
 }
 
+// A lost record stands for samples that never arrived: a group's next window would span them
+// (and whatever ran meanwhile), so every group's next window is discarded, as after a throttle.
+void ReportTableBuilder::OnLost(const LostRecord& r) {
+  table_.lost += r.lost;
+  for (auto& attributor : attributors_) attributor->Interrupt();
+}
+
 void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
   if (r.throttled && r.event < table_.throttles.size()) ++table_.throttles[r.event];
   if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)

@@ -376,7 +376,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;
-  void OnLost(const LostRecord& r) override { table_.lost += r.lost; }
+  void OnLost(const LostRecord& r) override;
   void OnThrottle(const ThrottleRecord& r) override;
   bool has_own_threads() const override { return rows_thread_ != nullptr; }
   // Most samples only count under a stack already met: a deferred chain is decoded for a new

@@ -3,9 +3,10 @@
 // and group member from the recording itself:
 //  - events at calls' edges: a window from one function into another is discarded, and with it
 //    whatever happens at the end of the first call and the start of the next (allocations, first
-//    touches, locks). The pooled windows of each (A, B) pair are held against A's and B's
-//    credited rates: more events (or fewer) than either rate explains, beyond both intervals,
-//    says the credited windows miss what the edges do.
+//    touches, locks). The pooled windows of each (A, B) pair are held against the mean of A's
+//    and B's credited rates (the boundary lies at a uniformly random point of such a window):
+//    more events (or fewer) than that, beyond the intervals, says the credited windows miss what
+//    the edges do.
 //  - windows that span calls: a window that starts and ends in a function may have left its call
 //    and come back in a later one, stepping over other functions' calls too short for a sample
 //    to land in. How often one sample of another function lies between two of the function's
@@ -26,10 +27,11 @@
 
 namespace tprof {
 
-// kMethodsDisagree: the value against the same formula from the events sampled on their own
-// (DerivedMetrics finds it; nothing here does).
-enum class WindowBiasKind { kCallEdges, kCallMiddles, kSpansCalls, kMethodsDisagree };
-// "call edges", "call middles", "spans calls", "methods disagree"
+// kMethodsDisagree: the value against the same formula from the events sampled on their own;
+// kSamplesLost: a sampled-periods value when the kernel lost samples (a full ring buffer) that
+// may have been any of its events' (DerivedMetrics finds both; nothing here does).
+enum class WindowBiasKind { kCallEdges, kCallMiddles, kSpansCalls, kMethodsDisagree, kSamplesLost };
+// "call edges", "call middles", "spans calls", "methods disagree", "samples lost"
 const char* WindowBiasKindName(WindowBiasKind kind);
 
 struct WindowBias {

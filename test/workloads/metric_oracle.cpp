@@ -7,15 +7,22 @@
 //   faults_heavy: 4 fresh pages per iteration, faults_light: 1, compute: none; every iteration
 //   also runs the same 20,000 steps of arithmetic.
 //
-//   metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit]
+//   metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit [turns|random|nested]]
 // Where a call's faults happen: spread (the default: a function's pages are touched one
 // iteration at a time), entry (all its pages first, then the arithmetic: as a function that
 // allocates and fills its buffers first) or exit (the arithmetic first). Same faults, same time.
-// Each round calls the three functions in turn, ITERATIONS iterations each (500: calls of tens of
-// milliseconds; 1: calls of some 25-80 us, the short-function case). TRUTH.json gets, per
-// function, the calls, the designed faults and what the group counted during them:
+// Each round calls the three functions, ITERATIONS iterations each (500: calls of tens of
+// milliseconds; 1: calls of some 25-80 us, the short-function case; a fraction below 1 is one
+// iteration of that share of the arithmetic, with its pages: calls of 10 us). In which order:
+// turns (the default: in turn), random (a shuffle per round, the same every run), or nested
+// (main calls `caller`, which does a quarter of their work itself, touching 2 pages an
+// iteration, and then calls the three in turn: a caller whose own work is small against its
+// callees'). TRUTH.json gets, per function, the calls, the designed faults and what the group
+// counted during them:
 //   {"faults_heavy": {"calls": N, "designed-faults": N, "task-clock": NS, "page-faults": N,
 //                     "instructions": N or null}, ...}
+// and, when nested, "caller" with its own (self) counts, and "caller (inclusive)" with those of
+// its whole calls.
 // "instructions" (user and kernel, a counter of its own) is null where the machine has no PMU;
 // in the arm lab it is exact, and so is each function's faults per kilo-instruction.
 #include <linux/perf_event.h>
@@ -24,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -45,12 +53,14 @@ struct Region {
   Placement placement = Placement::kSpread;
 };
 
-// One iteration: `pages` first touches (one minor fault each) and 20,000 steps of arithmetic.
+// One iteration: `pages` first touches (one minor fault each) and `steps` steps of arithmetic.
 // Inlined into each function so that every sample of an iteration falls in its caller.
-__attribute__((always_inline)) inline void Iteration(Region& region, int pages) {
+constexpr long kSteps = 20000;
+
+__attribute__((always_inline)) inline void Iteration(Region& region, int pages, long steps) {
   for (int p = 0; p < pages; ++p) region.memory[region.next++ * region.page] = 1;
   uint64_t x = g_sink | 1;
-  for (int i = 0; i < 20000; ++i) {
+  for (long i = 0; i < steps; ++i) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     // Every step is done: clang would otherwise run this loop some eight times faster than g++
     // (it is a linear recurrence), and a function's calls would then be too short for the
@@ -60,29 +70,38 @@ __attribute__((always_inline)) inline void Iteration(Region& region, int pages) 
   g_sink = x;
 }
 
-// A call of `iterations` iterations touching `pages` fresh pages in each, placed as the region
-// says.
-__attribute__((always_inline)) inline void Call(Region& region, long iterations, int pages) {
+// A call's iterations: whole ones, and a last of `fraction` of the steps (0: none).
+struct Iterations {
+  long whole = 0;
+  double fraction = 0;
+  long count() const { return whole + (fraction > 0 ? 1 : 0); }
+  long steps(long i) const { return i < whole ? kSteps : static_cast<long>(fraction * kSteps); }
+};
+
+// A call of `iterations` touching `pages` fresh pages in each, placed as the region says.
+__attribute__((always_inline)) inline void Call(Region& region, const Iterations& iterations,
+                                                int pages) {
+  const long n = iterations.count();
   if (region.placement == Placement::kSpread) {
-    for (long i = 0; i < iterations; ++i) Iteration(region, pages);
+    for (long i = 0; i < n; ++i) Iteration(region, pages, iterations.steps(i));
     return;
   }
   if (region.placement == Placement::kEntry)
-    for (long i = 0; i < iterations * pages; ++i) region.memory[region.next++ * region.page] = 1;
-  for (long i = 0; i < iterations; ++i) Iteration(region, 0);
+    for (long i = 0; i < n * pages; ++i) region.memory[region.next++ * region.page] = 1;
+  for (long i = 0; i < n; ++i) Iteration(region, 0, iterations.steps(i));
   if (region.placement == Placement::kExit)
-    for (long i = 0; i < iterations * pages; ++i) region.memory[region.next++ * region.page] = 1;
+    for (long i = 0; i < n * pages; ++i) region.memory[region.next++ * region.page] = 1;
 }
 
-__attribute__((noinline)) void faults_heavy(Region& region, long iterations) {
+__attribute__((noinline)) void faults_heavy(Region& region, const Iterations& iterations) {
   Call(region, iterations, 4);
 }
 
-__attribute__((noinline)) void faults_light(Region& region, long iterations) {
+__attribute__((noinline)) void faults_light(Region& region, const Iterations& iterations) {
   Call(region, iterations, 1);
 }
 
-__attribute__((noinline)) void compute(Region& region, long iterations) {
+__attribute__((noinline)) void compute(Region& region, const Iterations& iterations) {
   Call(region, iterations, 0);
 }
 
@@ -102,7 +121,7 @@ int OpenCounter(uint64_t config, int group) {
 }
 
 struct Counts {
-  uint64_t calls = 0, task_clock = 0, page_faults = 0, instructions = 0;
+  uint64_t calls = 0, designed_faults = 0, task_clock = 0, page_faults = 0, instructions = 0;
 };
 
 // A hardware instruction counter on this thread, user and kernel; -1 without a PMU.
@@ -129,15 +148,78 @@ bool ReadGroup(int leader, uint64_t* clock, uint64_t* faults) {
   return true;
 }
 
+// The counters every call is measured by.
+struct Meters {
+  int group = -1;         // task-clock, page-faults
+  int instructions = -1;  // -1 without a PMU
+};
+
+using Function = void (*)(Region&, const Iterations&);
+
+// Calls `function` and adds what it counted to `counts`; false when the group cannot be read.
+// Inlined: the reads belong to whoever calls, as a profile's rows would have them.
+__attribute__((always_inline)) inline bool CallCounted(const Meters& meters, Function function,
+                                                       Region& region, const Iterations& iterations,
+                                                       int pages, Counts& counts) {
+  uint64_t clock0, faults0, clock1, faults1;
+  if (!ReadGroup(meters.group, &clock0, &faults0)) return false;
+  const uint64_t instructions0 = ReadCounter(meters.instructions);
+  function(region, iterations);
+  const uint64_t instructions1 = ReadCounter(meters.instructions);
+  if (!ReadGroup(meters.group, &clock1, &faults1)) return false;
+  counts.instructions += instructions1 - instructions0;
+  counts.calls += 1;
+  counts.designed_faults += static_cast<uint64_t>(iterations.count() * pages);
+  counts.task_clock += clock1 - clock0;
+  counts.page_faults += faults1 - faults0;
+  return true;
+}
+
+// An empty call, measured as the others are: what the reads around a call add to its clock (the
+// end of the first read's system call and the start of the second's, which a profile credits to
+// the read, not to the function).
+__attribute__((noinline)) void nothing(Region&, const Iterations&) { asm volatile(""); }
+
+constexpr Function kFunctions[] = {faults_heavy, faults_light, compute};
+constexpr const char* kNames[] = {"faults_heavy", "faults_light", "compute"};
+constexpr int kPagesPerIteration[] = {4, 1, 0};
+constexpr int kCallerPagesPerIteration = 2;
+
+// The nested schedule's caller: a quarter of a callee's work of its own (2 pages an iteration),
+// placed as the region says, then the three in turn, each counted.
+struct CallerState {
+  const Meters* meters = nullptr;
+  Iterations own;
+  Counts* counts = nullptr;  // the three functions'
+  bool ok = true;
+};
+
+__attribute__((noinline)) void caller(Region& region, const Iterations& iterations,
+                                      CallerState& state) {
+  Call(region, state.own, kCallerPagesPerIteration);
+  for (int f = 0; f < 3; ++f)
+    state.ok &= CallCounted(*state.meters, kFunctions[f], region, iterations, kPagesPerIteration[f],
+                            state.counts[f]);
+}
+
+Iterations ParseIterations(double iterations) {
+  Iterations parsed;
+  parsed.whole = static_cast<long>(iterations);
+  parsed.fraction = iterations - static_cast<double>(parsed.whole);
+  return parsed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit]\n");
+  if (argc < 4 || argc > 6) {
+    std::fprintf(stderr,
+                 "usage: metric_oracle ROUNDS ITERATIONS TRUTH.json [spread|entry|exit "
+                 "[turns|random|nested]]\n");
     return 2;
   }
   Placement placement = Placement::kSpread;
-  if (argc == 5) {
+  if (argc >= 5) {
     const std::string where = argv[4];
     if (where == "entry")
       placement = Placement::kEntry;
@@ -148,19 +230,34 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::string schedule = argc == 6 ? argv[5] : "turns";
+  if (schedule != "turns" && schedule != "random" && schedule != "nested") {
+    std::fprintf(stderr, "metric_oracle: schedule '%s' is not turns, random or nested\n",
+                 schedule.c_str());
+    return 2;
+  }
   const long rounds = std::atol(argv[1]);
-  const long iterations = std::atol(argv[2]);
-  const int leader = OpenCounter(PERF_COUNT_SW_TASK_CLOCK, -1);
-  const int member = leader >= 0 ? OpenCounter(PERF_COUNT_SW_PAGE_FAULTS, leader) : -1;
-  if (leader < 0 || member < 0 || ioctl(leader, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+  const double iteration_count = std::atof(argv[2]);
+  if (rounds <= 0 || !(iteration_count > 0)) {
+    std::fprintf(stderr, "metric_oracle: ROUNDS and ITERATIONS must be positive\n");
+    return 2;
+  }
+  const Iterations iterations = ParseIterations(iteration_count);
+  Meters meters;
+  meters.group = OpenCounter(PERF_COUNT_SW_TASK_CLOCK, -1);
+  const int member = meters.group >= 0 ? OpenCounter(PERF_COUNT_SW_PAGE_FAULTS, meters.group) : -1;
+  if (meters.group < 0 || member < 0 || ioctl(meters.group, PERF_EVENT_IOC_ENABLE, 0) != 0) {
     std::perror("metric_oracle: perf_event_open");
     return 1;
   }
-  const int instructions = OpenInstructionCounter();
+  meters.instructions = OpenInstructionCounter();
   Region region;
   region.placement = placement;
   region.page = sysconf(_SC_PAGESIZE);
-  const size_t region_bytes = static_cast<size_t>(5 * iterations * region.page);  // 4 + 1 a round
+  const Iterations own = ParseIterations(iteration_count / 4);
+  // A round's pages: 4 + 1 an iteration, and the caller's own.
+  const long pages_per_round = 5 * iterations.count() + kCallerPagesPerIteration * own.count();
+  const size_t region_bytes = static_cast<size_t>(pages_per_round * region.page);
   region.memory = static_cast<char*>(
       mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (region.memory == MAP_FAILED) return 1;
@@ -168,29 +265,35 @@ int main(int argc, char** argv) {
   // on one fault as memory allows.
   madvise(region.memory, region_bytes, MADV_NOHUGEPAGE);
 
-  using Function = void (*)(Region&, long);
-  const Function functions[] = {faults_heavy, faults_light, compute};
-  const char* names[] = {"faults_heavy", "faults_light", "compute"};
-  const long pages_per_iteration[] = {4, 1, 0};
-  Counts counts[3];
+  Counts counts[3], caller_inclusive, reads;
+  CallerState state{&meters, own, counts, true};
+  uint64_t shuffle = 0x9e3779b97f4a7c15ULL;  // the same order every run
   for (long r = 0; r < rounds; ++r) {
     if (r > 0) {
       // The next touches fault again: the pages are handed back.
       madvise(region.memory, region_bytes, MADV_DONTNEED);
       region.next = 0;
     }
-    for (int f = 0; f < 3; ++f) {
+    if (!CallCounted(meters, nothing, region, Iterations{}, 0, reads)) return 1;
+    if (schedule == "nested") {
       uint64_t clock0, faults0, clock1, faults1;
-      if (!ReadGroup(leader, &clock0, &faults0)) return 1;
-      const uint64_t instructions0 = ReadCounter(instructions);
-      functions[f](region, iterations);
-      const uint64_t instructions1 = ReadCounter(instructions);
-      if (!ReadGroup(leader, &clock1, &faults1)) return 1;
-      counts[f].instructions += instructions1 - instructions0;
-      counts[f].calls += 1;
-      counts[f].task_clock += clock1 - clock0;
-      counts[f].page_faults += faults1 - faults0;
+      if (!ReadGroup(meters.group, &clock0, &faults0)) return 1;
+      caller(region, iterations, state);
+      if (!ReadGroup(meters.group, &clock1, &faults1) || !state.ok) return 1;
+      caller_inclusive.calls += 1;
+      caller_inclusive.task_clock += clock1 - clock0;
+      caller_inclusive.page_faults += faults1 - faults0;
+      continue;
     }
+    int order[3] = {0, 1, 2};
+    if (schedule == "random")
+      for (int i = 2; i > 0; --i) {
+        shuffle = shuffle * 6364136223846793005ULL + 1442695040888963407ULL;
+        std::swap(order[i], order[(shuffle >> 33) % static_cast<uint64_t>(i + 1)]);
+      }
+    for (int f : order)
+      if (!CallCounted(meters, kFunctions[f], region, iterations, kPagesPerIteration[f], counts[f]))
+        return 1;
   }
 
   FILE* out = std::fopen(argv[3], "w");
@@ -198,20 +301,50 @@ int main(int argc, char** argv) {
     std::perror(argv[3]);
     return 1;
   }
-  std::fprintf(out, "{");
-  for (int f = 0; f < 3; ++f) {
+  // The caller's instructions are not counted (null).
+  const auto print = [&](const char* name, const Counts& c, bool first, bool instructions = true) {
     char instruction_count[32] = "null";
-    if (instructions >= 0)
+    if (meters.instructions >= 0 && instructions)
       std::snprintf(instruction_count, sizeof instruction_count, "%llu",
-                    static_cast<unsigned long long>(counts[f].instructions));
-    std::fprintf(
-        out,
-        "%s\"%s\": {\"calls\": %llu, \"designed-faults\": %llu, \"task-clock\": %llu, "
-        "\"page-faults\": %llu, \"instructions\": %s}",
-        f ? ", " : "", names[f], static_cast<unsigned long long>(counts[f].calls),
-        static_cast<unsigned long long>(counts[f].calls * iterations * pages_per_iteration[f]),
-        static_cast<unsigned long long>(counts[f].task_clock),
-        static_cast<unsigned long long>(counts[f].page_faults), instruction_count);
+                    static_cast<unsigned long long>(c.instructions));
+    std::fprintf(out,
+                 "%s\"%s\": {\"calls\": %llu, \"designed-faults\": %llu, \"task-clock\": %llu, "
+                 "\"page-faults\": %llu, \"instructions\": %s}",
+                 first ? "" : ", ", name, static_cast<unsigned long long>(c.calls),
+                 static_cast<unsigned long long>(c.designed_faults),
+                 static_cast<unsigned long long>(c.task_clock),
+                 static_cast<unsigned long long>(c.page_faults), instruction_count);
+  };
+  std::fprintf(out, "{");
+  // The reads' share of each call's clock, which calls of 10 us would otherwise be some 10 %
+  // over (the functions' rows in a profile never hold it): the empty calls' mean.
+  const uint64_t read_ns = reads.calls ? reads.task_clock / reads.calls : 0;
+  Counts raw[3];
+  for (int f = 0; f < 3; ++f) {
+    raw[f] = counts[f];
+    counts[f].task_clock -= std::min(counts[f].task_clock, counts[f].calls * read_ns);
+  }
+  for (int f = 0; f < 3; ++f) print(kNames[f], counts[f], f == 0);
+  if (schedule == "nested") {
+    // The caller's own: its whole calls less its callees' and the reads. A whole call holds
+    // its own work, its six reads (one read's worth each) and the read's worth of main's two
+    // around it; its callees' measured clocks hold three of those six. A profile credits the
+    // reads to the read, under the caller when --children. (Without a PMU: with one, each
+    // measured call also reads the instruction counter twice, and these counts are rougher.)
+    Counts self = caller_inclusive;
+    caller_inclusive.designed_faults =
+        static_cast<uint64_t>(rounds * kCallerPagesPerIteration * own.count());
+    self.designed_faults = caller_inclusive.designed_faults;
+    for (int f = 0; f < 3; ++f) {
+      self.task_clock -= raw[f].task_clock;
+      self.page_faults -= raw[f].page_faults;
+      caller_inclusive.designed_faults += counts[f].designed_faults;
+    }
+    self.task_clock -= std::min(self.task_clock, 4 * caller_inclusive.calls * read_ns);
+    caller_inclusive.task_clock -=
+        std::min(caller_inclusive.task_clock, caller_inclusive.calls * read_ns);
+    print("caller", self, false, false);
+    print("caller (inclusive)", caller_inclusive, false, false);
   }
   std::fprintf(out, "}\n");
   return std::fclose(out) == 0 ? 0 : 1;

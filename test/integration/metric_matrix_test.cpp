@@ -1,0 +1,313 @@
+// The matrix of designed workloads: per-function faults per ms of CPU by each way tprof measures
+// ([g] windows of a sampled group, [s] the events sampled on their own at 4 kHz and, every
+// fault, with the clock at 20 kHz, burst sampling's fallback), held to the truth the workload
+// counted, over cells that vary what real code varies: where in a call the events happen (entry,
+// spread, exit), call length (10 us to 50 ms against a 250 us sampling period), the order of calls
+// (in turn, shuffled, a round as long as the sampling period) and nesting (a caller whose own work
+// is small against its callees').
+//
+// For each cell and method, 20 recordings; per (function, run) a value is confident when shown
+// with neither a bias reason (!) nor the low-confidence mark (~). Printed per cell and method (the
+// table of docs/metric-matrix.md; bench/metric_matrix.sh gathers the lines): the pairs, the share
+// flagged, the coverage of the truth by confident values' 95 % intervals and their median error.
+// Asserted, as the README promises a reader:
+//   - no confident value whose truth lies outside three times its interval, and at most one a
+//     cell and method outside twice (the host's noise);
+//   - compute, which never faults, never has a confident non-zero rate;
+//   - among confident values, the truth inside the 95 % interval in at least 85 % of the pairs
+//     of a cell and method (honest intervals miss 85 % of 60 with probability under 0.5 %; 90 %
+//     would flake one cell in a few runs of 60 cells);
+//   - calls of at least 20 windows: some method gives every function a confident value within
+//     5 % of the truth (its median over the runs), events at entry and exit included.
+// Cells and methods known to give confident wrong values are listed by KnownGap, printed, not
+// asserted. Release builds only: the sanitizers slow tprof, not the workload, and change no
+// number.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "test/support/metric_oracle_run.h"
+
+namespace tprof {
+namespace {
+
+using namespace oracle;  // NOLINT: the oracle's vocabulary
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+constexpr int kRecordings = 20;
+constexpr double kRecordingNs = 0.25e9;  // each recording's designed length
+
+struct Cell {
+  std::string name;        // for the test's name and the table
+  std::string iterations;  // per call: 0.4 ~ 10 us, 4 ~ 100 us, 40 ~ 1 ms, 200 ~ 5 ms, 2000 ~ 50 ms
+  std::string placement;
+  std::string schedule;
+  bool aliased = false;  // sampled once a round
+};
+
+std::vector<Cell> Cells() {
+  std::vector<Cell> cells;
+  const std::pair<const char*, const char*> lengths[] = {
+      {"10us", "0.4"}, {"100us", "4"}, {"1ms", "40"}, {"5ms", "200"}, {"50ms", "2000"}};
+  for (const char* placement : {"spread", "entry", "exit"})
+    for (const auto& [length, iterations] : lengths)
+      cells.push_back({std::string(placement) + "_" + length, iterations, placement, "turns"});
+  cells.push_back({"random_spread_100us", "4", "spread", "random"});
+  cells.push_back({"random_spread_5ms", "200", "spread", "random"});
+  cells.push_back({"nested_spread_1ms", "40", "spread", "nested"});
+  cells.push_back({"nested_entry_1ms", "40", "entry", "nested"});
+  cells.push_back({"aliased_spread_30us", "1", "spread", "turns", true});
+  return cells;
+}
+
+// The workload's own counts of one round, without tprof: its length, to choose the rounds.
+double RoundNs(const Cell& cell, const std::string& dir) {
+  const std::string truth_path = dir + "/calibrate.json";
+  auto ran = testing::RunCommand(
+      {kOracle, "20", cell.iterations, truth_path, cell.placement, cell.schedule});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  if (ran.exit_code != 0) return 0;
+  const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  const char* whole = cell.schedule == "nested" ? "caller (inclusive)" : nullptr;
+  double ns = 0;
+  if (whole)
+    ns = truth[whole]["task-clock"].get<double>();
+  else
+    for (const std::string& f : kFunctions) ns += truth[f]["task-clock"].get<double>();
+  return ns / 20;
+}
+
+// What a cell's recordings came to for one method.
+struct Tally {
+  int pairs = 0, biased = 0, wide = 0, no_value = 0, confident = 0, set_aside = 0;
+  int covered = 0, wide_covered = 0;  // confident and ~ values whose interval holds the truth
+  int far = 0;                        // confident values twice their interval from the truth
+  std::vector<double> errors;         // |error| % of confident values with a nonzero truth
+  std::map<std::string, std::vector<double>> confident_errors;  // per function, signed %
+  std::map<std::string, int> unconfident;                       // per function
+};
+
+// Page-faults sampled at every fault (a software event's config 2, period 1): the count is
+// exact wherever in a call the faults fall.
+const char* kEachFaultEvent = "software/config=2,period=1,name=page-faults/";
+const char* kEveryFault = "[s] every fault, clock 20 kHz";
+
+// [g], [s] and burst as the oracle's other tests record them, and [s] with every fault sampled
+// and the clock at 20 kHz (a ring buffer of 8 MiB a CPU: some 150,000 samples a second with
+// stacks overflow the default 512 KiB): the method that measures events at a call's entry or exit,
+// where the windows cannot, and the one rare events allow.
+std::vector<Method> MatrixMethods() {
+  std::vector<Method> methods(Methods().begin(), Methods().begin() + 3);
+  methods.push_back(
+      {kEveryFault,
+       {"-g", "-F", "20000", "-m", "2048", "-e", std::string("task-clock,") + kEachFaultEvent},
+       "sampled periods",
+       {"--children"}});
+  return methods;
+}
+
+// What no method here measures, said plainly rather than asserted: "" where the cell and method
+// are held to the promise. The events sampled on their own, [s], take the clock's samples at a
+// fixed period (the kernel's timer for task-clock has no jitter), and calls of 10-30 us make a
+// round of the three functions near the period or a fraction of it: the samples fall in step
+// with the loop (the round also stretches to the sampling's own cost, which keeps them in
+// step), and the clock's shares, so the rates, come out 5-25 % off with confident intervals.
+// Nothing in the samples of one function tells a loop in step from a long call; re-arming
+// periods at random (or hf_sample_rand) would break it. At 4 kHz the values are wide (~), and
+// their misses print but pass.
+// The windows of a group sampled once a round are in step with the loop too: each window is a
+// whole round, begun and ended in the same function, and nothing in the windows of one method
+// tells it from a long call (window_bias.h); recording the events on their own beside the group
+// is what flags it ("methods disagree"), not a method alone.
+std::string KnownGap(const Cell& cell, const Method& method) {
+  const bool sampled = method.source == "sampled periods";
+  if (cell.aliased && !sampled)
+    return "windows of one round each, in step with the loop: no method alone can tell";
+  if (sampled && (cell.aliased || cell.iterations == "0.4"))
+    return "the clock's fixed period in step with a loop of 10-30 us calls";
+  return "";
+}
+
+void PrintTo(const Cell& cell, std::ostream* out) { *out << cell.name; }
+
+class MetricMatrix : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
+  if (kSanitized) GTEST_SKIP() << "measured by the Release build (the numbers are the same)";
+  const Cell& cell = GetParam();
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const double round_ns = RoundNs(cell, dir.path());
+  ASSERT_GT(round_ns, 0);
+  Workload workload;
+  workload.iterations = cell.iterations;
+  workload.placement = cell.placement;
+  workload.schedule = cell.schedule;
+  workload.rounds = std::max(2L, std::lround(kRecordingNs / round_ns));
+  const std::string period = std::to_string(std::lround(round_ns));
+  bool some_method_within_5 = false;
+  std::string within_5_report;
+  for (const Method& base : MatrixMethods()) {
+    Method method = base;
+    if (cell.aliased) {
+      // The clock sampled once a round (page-faults at the default rate, for [s]), the burst
+      // every ten rounds.
+      if (method.name == kEveryFault)
+        method.record_args = {
+            "-g", "-e",
+            "software/config=1,period=" + period + ",name=task-clock/," + kEachFaultEvent};
+      else if (method.source == "sampled periods")
+        method.record_args = {
+            "-g", "-e", "software/config=1,period=" + period + ",name=task-clock/,page-faults"};
+      else if (method.name.rfind("burst", 0) == 0)
+        method.record_args = {"-e", "{task-clock:u,page-faults}:S", "--burst",
+                              std::to_string(10 * std::lround(round_ns)) + ",50000"};
+      else
+        method.record_args = {"-e", "{task-clock:u,page-faults}:S", "-c", period};
+    }
+    Tally tally;
+    std::string far_report;
+    const std::string gap = KnownGap(cell, method);
+    for (int r = 0; r < kRecordings; ++r) {
+      auto run = Measure(method, dir.path(), workload);
+      ASSERT_TRUE(run.has_value()) << method.name;
+      if (!SetAside(method, *run).empty()) {
+        ++tally.set_aside;
+        continue;
+      }
+      for (const auto& [f, m] : run->measured) {
+        const double truth = run->truth.at(f);
+        ++tally.pairs;
+        if (!m.value || !m.low || !m.high) {
+          ++tally.no_value;
+          ++tally.unconfident[f];
+          continue;
+        }
+        if (!m.bias.empty()) {
+          ++tally.biased;
+          ++tally.unconfident[f];
+          continue;
+        }
+        const bool covered = truth >= *m.low && truth <= *m.high;
+        if (m.low_confidence) {
+          // Marked ~ (its interval wider than 10 % of it): shown as uncertain. Its coverage is
+          // printed, not asserted: at 4 kHz page-faults sampled on their own alias with a loop
+          // of 5 faults a round (every 25th fault lands at the same point of it).
+          ++tally.wide;
+          tally.wide_covered += covered;
+          // A zero where the truth is zero is exact, however wide its upper bound.
+          if (truth == 0 && *m.value == 0)
+            tally.confident_errors[f].push_back(0);
+          else
+            ++tally.unconfident[f];
+          continue;
+        }
+        // Shown without a reason: its interval is what the reader is told to trust.
+        tally.covered += covered;
+        const double half = std::max(*m.value - *m.low, *m.high - *m.value);
+        if (std::abs(truth - *m.value) > 2 * half) {
+          ++tally.far;
+          far_report += "\n  run " + std::to_string(r) + ": " + f + " truth " +
+                        std::to_string(truth) + ", measured " + std::to_string(*m.value) + " [" +
+                        std::to_string(*m.low) + ", " + std::to_string(*m.high) + "], steal " +
+                        std::to_string(run->steal_ns / 1e6) + " ms";
+        }
+        EXPECT_LE(std::abs(truth - *m.value), 3 * half)
+            << cell.name << " " << method.name << " run " << r << ": a value shown without a "
+            << "reason three times its interval from the truth: " << f << " truth " << truth
+            << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "]";
+        ++tally.confident;
+        if (f == "compute") {
+          EXPECT_EQ(*m.value, 0) << cell.name << " " << method.name << " run " << r
+                                 << ": compute never faults, shown " << *m.value
+                                 << " without a reason";
+        }
+        const double error = ErrorPercent(*m.value, truth);
+        if (truth > 0) tally.errors.push_back(std::abs(error));
+        tally.confident_errors[f].push_back(error);
+      }
+    }
+    std::sort(tally.errors.begin(), tally.errors.end());
+    const double median_error = tally.errors.empty() ? NAN : tally.errors[tally.errors.size() / 2];
+    const double coverage = tally.confident ? 100.0 * tally.covered / tally.confident : NAN;
+    const auto percent = [&](int n) { return tally.pairs ? 100.0 * n / tally.pairs : NAN; };
+    std::printf(
+        "matrix| %-20s | %-29s | %3d pairs | biased %5.1f %% | ~ %5.1f %% (covering %3d) | no "
+        "value %5.1f %% | confident %5.1f %% | coverage %5.1f %% | median error %6.2f %% | %d "
+        "set aside\n",
+        cell.name.c_str(), base.name.c_str(), tally.pairs, percent(tally.biased),
+        percent(tally.wide), tally.wide_covered, percent(tally.no_value), percent(tally.confident),
+        coverage, median_error, tally.set_aside);
+    if (!gap.empty()) {
+      // Printed, not asserted: what the README lists as a gap.
+      std::printf(
+          "matrix| %s | %s | known gap: %s; %d of %d confident values twice their "
+          "interval from the truth\n",
+          cell.name.c_str(), base.name.c_str(), gap.c_str(), tally.far, tally.confident);
+      continue;
+    }
+    // Twice the interval: a 95 % interval's truth lies that far out once in some 10,000 values;
+    // one such value a cell and method (of 40-60) is allowed for what the host does beside the
+    // recording (a steal too short for /proc/stat's 10 ms ticks: seen once in 2,400 values,
+    // 2.0 % against an interval of 0.7 %), a second is not. Three times, never (above).
+    EXPECT_LE(tally.far, 1) << cell.name << " " << method.name << ": " << tally.far
+                            << " confident values twice their interval from the truth"
+                            << far_report;
+    if (tally.confident >= 10) {
+      EXPECT_GE(coverage, 85.0) << cell.name << " " << method.name << ": " << tally.covered
+                                << " of " << tally.confident
+                                << " values shown without a reason cover the truth";
+    }
+    // Every faulting function (and the caller) confident in most runs, its median error within
+    // 5 %: this method measures the cell.
+    bool within = tally.set_aside < kRecordings / 2;
+    std::string why;
+    for (const auto& [f, unconfident] : tally.unconfident)
+      if (unconfident > kRecordings / 4) {
+        within = false;
+        why += " " + f + " flagged in " + std::to_string(unconfident) + " runs;";
+      }
+    for (auto& [f, errors] : tally.confident_errors) {
+      std::sort(errors.begin(), errors.end());
+      const double median = errors[errors.size() / 2];
+      if (std::abs(median) > 5) {
+        within = false;
+        char text[80];
+        std::snprintf(text, sizeof text, " %s median error %+.1f %%;", f.c_str(), median);
+        why += text;
+      }
+    }
+    some_method_within_5 |= within;
+    within_5_report += "\n  " + base.name + (within ? ": within 5 %" : ":" + why);
+  }
+  // 20 windows a call at 4 kHz: 5 ms.
+  const double call_ns = round_ns / 3;
+  if (call_ns >= 20 * 250e3 && !cell.aliased) {
+    EXPECT_TRUE(some_method_within_5) << cell.name << ": no method measures it" << within_5_report;
+  }
+  std::printf("matrix| %s: calls of %.0f us;%s\n", cell.name.c_str(), call_ns / 1e3,
+              within_5_report.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cells, MetricMatrix, ::testing::ValuesIn(Cells()),
+                         [](const ::testing::TestParamInfo<Cell>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace tprof

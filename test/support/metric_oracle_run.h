@@ -1,0 +1,238 @@
+// The metric oracle's recordings, for the tests that hold tprof's per-function metrics to the
+// truth (metric_oracle_test.cpp, metric_matrix_test.cpp): how each method records, what a
+// recording measured against what the workload counted, and when a recording cannot be held to
+// the truth at all.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "test/support/host_steal.h"
+#include "test/support/run_command.h"
+#include "test/support/test_programs.h"
+
+namespace tprof::oracle {
+
+using testing::RunCommand;
+inline const std::string kOracle = METRIC_ORACLE_BINARY;
+inline const std::vector<std::string> kFunctions = {"faults_heavy", "faults_light", "compute"};
+inline const char* kMetric = "faults_per_ms = page-faults / task-clock * 1000000";
+
+struct Method {
+  std::string name;
+  std::vector<std::string> record_args;
+  std::string source;                    // the metric's source in report --json
+  std::vector<std::string> report_args;  // beyond the common ones
+};
+
+inline const std::vector<Method>& Methods() {
+  static const std::vector<Method> kMethods = {
+      {"[g] group at 4 kHz", {"-e", "{task-clock:u,page-faults}:S"}, "group deltas", {}},
+      {"[s] sampled apart",
+       {"-g", "-e", "task-clock,page-faults"},
+       "sampled periods",
+       {"--children"}},
+      {"burst 1 ms/50 us",
+       {"-e", "{task-clock:u,page-faults}:S", "--burst", "1000000,50000"},
+       "group deltas",
+       {}},
+      // The clock counts the kernel's work too: a window that ends in the fault handler belongs
+      // to the function that faulted, through the user pc `record` samples without -g.
+      {"[g] kernel credited", {"-e", "{task-clock,page-faults}:S"}, "group deltas", {}},
+  };
+  return kMethods;
+}
+
+struct Measured {
+  std::optional<double> value;
+  std::optional<double> low, high;  // the 95 % interval
+  double share = 0;                 // % of task-clock, self
+  double fault_period = 0;          // the page-fault samples' mean period, in and below the row
+  bool low_confidence = false;
+  std::string bias;  // the reason report gives for a biased value, "" for none
+};
+
+struct Run {
+  std::map<std::string, double> truth;  // faults per ms of task-clock, counted by the workload
+  std::map<std::string, Measured> measured;
+  // What the kernel delivered: the task-clock the samples' periods add up to (the whole
+  // process) against the clock the workload counted around its three functions, the host's
+  // steal meanwhile, and whether the kernel throttled sampling.
+  double clock_sampled_ns = 0, clock_counted_ns = 0, steal_ns = 0;
+  bool throttled = false;
+};
+
+// Why a recording cannot be held to the truth by any method, or "" when it can: the host stole
+// much of its time. The task-clock counts a stolen stretch as the thread's (the vCPU was running
+// it), in the workload's truth and in tprof's windows alike, so the two agree only while the
+// steal is shared out evenly; a window tprof drops (a call's ends, a migration, after a
+// throttle) takes its steal with it and leaves the credited windows' rate high. Quiet or loaded
+// here, the group methods read within 0.14 % (8 runs beside three CPU hogs); one clean-clone run
+// on a host stealing 0.7-2.2 s of recordings of 0.5-1 s read faults_heavy 2.12 % high by burst,
+// with the truth itself at 69 faults/ms against the usual 110 (the counted clock 1.6 times its
+// usual). Which dropped windows held the steal is not known: steal cannot be made here.
+// (StoleMuchOf says how much is much.)
+inline std::string HostSteal(const Run& run) {
+  if (!testing::StoleMuchOf(run.steal_ns, run.clock_counted_ns)) return "";
+  char why[120];
+  std::snprintf(why, sizeof why, "the host stole %.1f ms beside the %.1f ms counted",
+                run.steal_ns / 1e6, run.clock_counted_ns / 1e6);
+  return why;
+}
+
+// Why a recording's sampled periods cannot be held to the truth, or "" when they can. The
+// sampled clock misses time the host stole (host_steal.h) and a throttled event misses its
+// events while throttled: the kernel's samples are short, not tprof's arithmetic. (Sampled, the
+// whole process's clock is 1.3-2.2 % above the three functions' on a quiet host: main's work.)
+// The group methods read the counters themselves and are immune to this, so it is asked of [s]
+// only.
+inline std::string KernelShortfall(const Run& run) {
+  if (run.throttled) return "the kernel throttled sampling";
+  if (run.clock_sampled_ns < 0.98 * run.clock_counted_ns) {
+    char why[120];
+    std::snprintf(why, sizeof why, "the clock's samples add up to %.1f ms of the %.1f ms counted",
+                  run.clock_sampled_ns / 1e6, run.clock_counted_ns / 1e6);
+    return why;
+  }
+  return HostSteal(run);
+}
+
+// Why `method`'s reading of this recording cannot be held to the truth, or "" when it can.
+inline std::string SetAside(const Method& method, const Run& run) {
+  return method.source == "sampled periods" ? KernelShortfall(run) : HostSteal(run);
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tprof-oracle-XXXXXX").string();
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// What the oracle runs: its arguments after TRUTH.json (see metric_oracle.cpp).
+struct Workload {
+  long rounds = 8;
+  std::string iterations = "500";
+  std::string placement = "spread";  // spread, entry, exit
+  std::string schedule = "turns";    // turns, random, nested
+};
+
+// The rows held to the truth: the three, and the caller when nested.
+inline std::vector<std::string> FunctionsOf(const Workload& workload) {
+  std::vector<std::string> functions = kFunctions;
+  if (workload.schedule == "nested") functions.push_back("caller");
+  return functions;
+}
+
+// Records the oracle by `method` (with `extra_record_args` after its own) and reads tprof's
+// answer and the workload's truth. A --children report's caller row is held to the caller's
+// whole calls, a self report's to its own work.
+inline std::optional<Run> Measure(const Method& method, const std::string& dir,
+                                  const Workload& workload,
+                                  const std::vector<std::string>& extra_record_args = {}) {
+  const std::string profile = dir + "/p.tprof", truth_path = dir + "/truth.json";
+  std::vector<std::string> record = {kTprof, "record", "-q"};
+  record.insert(record.end(), method.record_args.begin(), method.record_args.end());
+  record.insert(record.end(), extra_record_args.begin(), extra_record_args.end());
+  for (const std::string& a :
+       {std::string("-o"), profile, std::string("--"), kOracle, std::to_string(workload.rounds),
+        workload.iterations, truth_path, workload.placement, workload.schedule})
+    record.push_back(a);
+  const std::vector<std::string> functions = FunctionsOf(workload);
+  const bool inclusive = std::find(method.report_args.begin(), method.report_args.end(),
+                                   "--children") != method.report_args.end();
+  const testing::StealMeter steal;
+  auto recorded = RunCommand(record);
+  EXPECT_EQ(recorded.exit_code, 0) << method.name << ": " << recorded.err;
+  if (recorded.exit_code != 0) return std::nullopt;
+  Run run;
+  run.steal_ns = steal.ElapsedNs();
+  run.throttled = recorded.err.find("throttled sampling") != std::string::npos;
+  const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  // The faults by design (one per fresh page touched), over the CPU time the workload counted
+  // around the calls. Its own page-fault counter holds the design to account: a fault it did not
+  // design (huge pages, fault-around, a stray code page) would be in tprof's windows and not in
+  // the truth. (It read 1-100 % fewer than designed until the workload opened its group disabled,
+  // 2026-11-28: the counter had been missing faults, not the design.)
+  for (const std::string& f : functions) {
+    const nlohmann::json& counted =
+        f == "caller" && inclusive ? truth["caller (inclusive)"] : truth[f];
+    if (f != "caller") run.clock_counted_ns += counted["task-clock"].get<double>();
+    const double designed = counted["designed-faults"].get<double>();
+    run.truth[f] = designed / counted["task-clock"].get<double>() * 1e6;
+    EXPECT_LE(std::abs(counted["page-faults"].get<double>() - designed), designed / 1000 + 1)
+        << method.name << ": " << f << " counted " << counted["page-faults"] << " faults, designed "
+        << designed;
+  }
+  std::vector<std::string> args = {kTprof,        "report", "-i",  profile,    "--json",
+                                   "--no-inline", "--sort", "sym", "--metric", kMetric};
+  args.insert(args.end(), method.report_args.begin(), method.report_args.end());
+  auto report = RunCommand(args);
+  EXPECT_EQ(report.exit_code, 0) << method.name << ": " << report.err;
+  if (report.exit_code != 0) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  int column = -1;
+  for (size_t c = 0; c < j["metrics"].size(); ++c)
+    if (j["metrics"][c]["name"] == "faults_per_ms" && j["metrics"][c]["source"] == method.source)
+      column = static_cast<int>(c);
+  EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
+                       << j["metrics"].dump();
+  if (column < 0) return std::nullopt;
+  for (const auto& event : j["events"])
+    if (event["name"] == "task-clock") run.clock_sampled_ns = event["period"].get<double>();
+  for (const auto& row : j["rows"]) {
+    // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
+    const std::string full = row["keys"]["sym"];
+    std::string sym;
+    for (const std::string& f : functions)
+      if (full.find("::" + f + "(") != std::string::npos) sym = f;
+    if (sym.empty()) continue;
+    Measured m;
+    const auto& v = row["metrics"][column];
+    if (!v["value"].is_null()) m.value = v["value"].get<double>();
+    if (!v["ci95"].is_null()) {
+      m.low = v["ci95"][0].get<double>();
+      m.high = v["ci95"][1].get<double>();
+    }
+    m.low_confidence = v["low_confidence"].get<bool>();
+    if (v.contains("bias") && !v["bias"].is_null()) m.bias = v["bias"]["reason"];
+    for (const auto& e : row["events"])
+      if (e["event"] == 0) m.share = e["self_percent"].get<double>();
+    if (m.share == 0)  // a row that only appears on callchains has no entry of its own
+      for (const auto& e : row["events"])
+        if (e["event"] == 0) m.share = e["total_percent"].get<double>();
+    for (const auto& e : row["events"])
+      if (e["event"] == 1 && e["total_samples"].get<double>() > 0)
+        m.fault_period = e["total_period"].get<double>() / e["total_samples"].get<double>();
+    run.measured[sym] = m;
+  }
+  for (const std::string& f : functions)
+    EXPECT_TRUE(run.measured.count(f)) << method.name << ": no row for " << f << "\n"
+                                       << report.out.substr(0, 3000);
+  return run;
+}
+
+inline double ErrorPercent(double measured, double truth) {
+  return truth == 0 ? (measured == 0 ? 0 : INFINITY) : 100.0 * (measured - truth) / truth;
+}
+
+}  // namespace tprof::oracle
