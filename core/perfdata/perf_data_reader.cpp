@@ -343,7 +343,15 @@ class PerfDataRecordPump {
                          h.type == PERF_RECORD_SAMPLE ? info.layout : r_.infos_[0].layout);
       body = scratch_.data();
     }
+    // A kernel record type no kernel this build knows writes: a newer kernel's, or a damaged
+    // header (a flipped byte turns a sample into one). Counted and said, never dropped silently.
+    if (h.type == 0 || (h.type >= PERF_RECORD_MAX && h.type < pd::kUserRecordStart)) {
+      ++summary_.unknown_type_records;
+      if (summary_.first_unknown_type_offset == 0) summary_.first_unknown_type_offset = offset;
+      return Status::Ok();
+    }
     ++summary_.records;
+    if (h.type == PERF_RECORD_AUX) ++summary_.aux_records;
     if (h.type == PERF_RECORD_SAMPLE) return DeliverSample(info, event, body, size, offset);
     Status status = ParsePerfNonSample(h.type, h.misc, body, size, r_.infos_[0].layout, &other_);
     if (!status.ok()) return status.error().WithContext(At(offset));

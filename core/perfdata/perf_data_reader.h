@@ -27,11 +27,16 @@ struct PerfDataReadSummary {
   uint64_t samples = 0;             // samples delivered
   uint64_t unknown_id_samples = 0;  // samples whose id names no event; dropped, as perf does
   uint64_t skipped_records = 0;     // records of types the model has no place for
+  // Records of kernel types this build does not know (a newer kernel's, or damage), skipped,
+  // and the first one's offset.
+  uint64_t unknown_type_records = 0;
+  uint64_t first_unknown_type_offset = 0;
   uint64_t compressed_records = 0;  // COMPRESSED/COMPRESSED2 records expanded
   uint64_t lbr_stitched = 0;        // --call-graph lbr samples whose user stack came from the LBR
   uint64_t lbr_unstitched = 0;      // such samples with a user context but no call-stack entries
   uint64_t aux_trace_records = 0;   // AUXTRACE records: hardware trace, not decoded
   uint64_t aux_trace_bytes = 0;     // the trace data they carry
+  uint64_t aux_records = 0;         // AUX records: a trace buffer filled (its data in AUXTRACE)
   UnwindStatistics unwinding;       // samples with stack copies, by how far they were walked
   // simpleperf --trace-offcpu: switches read as off-CPU intervals, and those without an end
   // (no later sample of their thread), which are not counted.

@@ -108,6 +108,11 @@ class PerfDataSource : public ProfileSource {
             "names, build ids, the command line) are missing";
       s.warning += (s.warning.empty() ? "" : "; ") + cut;
     }
+    if (read->unknown_type_records)
+      s.warning += (s.warning.empty() ? "" : "; ") + std::to_string(read->unknown_type_records) +
+                   " records of types this tprof does not know (a newer kernel's, or damage: the "
+                   "first at byte offset " +
+                   std::to_string(read->first_unknown_type_offset) + ") skipped";
     if (reader_.features_cut_at()) {
       s.complete = false;
       s.warning +=
@@ -116,6 +121,17 @@ class PerfDataSource : public ProfileSource {
           std::to_string(reader_.features_cut_at()) +
           "): every sample was read, but some of what they describe (event names, "
           "build ids, the command line) is missing";
+    }
+    if (read->aux_records && !read->aux_trace_records) {
+      // The trace was announced but its data is not in the file (simpleperf's ETM recordings
+      // whose AUX data was not kept): say so rather than show an empty profile.
+      const std::string missing =
+          "the file announces " + std::to_string(read->aux_records) +
+          " buffers of hardware trace (PERF_RECORD_AUX: Arm CoreSight ETM, Intel PT, Arm SPE) "
+          "but holds none of their data (no AUXTRACE records); it found " +
+          std::to_string(read->samples) + " samples";
+      if (read->samples == 0) return Error(missing);
+      s.warning += (s.warning.empty() ? "" : "; ") + missing + ", which are what it shows";
     }
     if (read->aux_trace_records) {
       const std::string trace =

@@ -18,6 +18,7 @@
 
 #include "core/perfdata/perf_data_format.h"
 #include "core/perfdata/perf_data_swap.h"
+#include "core/source/profile_source.h"
 
 namespace tprof {
 namespace {
@@ -483,6 +484,45 @@ uint64_t SamplesBefore(const std::string& bytes, uint64_t cut) {
   return samples;
 }
 
+// A flipped byte in a record's type turns a sample into a record of a type no kernel writes: it
+// is skipped (its bytes cannot be trusted), counted, and its offset kept for the warning; it was
+// skipped silently (one sample of 1,887 gone, exit 0).
+TEST(PerfDataReader, RecordsOfUnknownTypesAreCountedNotDroppedSilently) {
+  const std::string whole = ReadFile(kPerfDir + "quipper-perf.data.callgraph-3.8");
+  uint64_t data_offset;
+  std::memcpy(&data_offset, whole.data() + 40, 8);
+  // The tenth sample record's offset, by walking the headers.
+  uint64_t pos = data_offset, target = 0;
+  for (int samples = 0; pos + 8 <= whole.size();) {
+    uint32_t type;
+    uint16_t size;
+    std::memcpy(&type, whole.data() + pos, 4);
+    std::memcpy(&size, whole.data() + pos + 6, 2);
+    if (type == PERF_RECORD_SAMPLE && ++samples == 10) {
+      target = pos;
+      break;
+    }
+    pos += size;
+  }
+  ASSERT_GT(target, 0u);
+  auto count = [](const std::string& bytes) {
+    auto reader = PerfDataReader::Open(bytes);
+    EXPECT_TRUE(reader.ok());
+    Figures f(reader->events().size());
+    auto summary = reader->ReadRecords(f);
+    EXPECT_TRUE(summary.ok());
+    return *summary;
+  };
+  const PerfDataReadSummary before = count(whole);
+  std::string flipped = whole;
+  flipped[target] = 30;  // PERF_RECORD_SAMPLE (9) becomes 30, no kernel's type
+  const PerfDataReadSummary after = count(flipped);
+  EXPECT_EQ(before.unknown_type_records, 0u);
+  EXPECT_EQ(after.unknown_type_records, 1u);
+  EXPECT_EQ(after.first_unknown_type_offset, target);
+  EXPECT_EQ(after.samples, before.samples - 1);
+}
+
 // A file cut short (a recording killed, a copy interrupted) is read up to the cut: every sample
 // before it, the damage named with its offset, the bytes not read counted. perf 6.1 reads none
 // of a file cut at 60 % ("failed to process sample"); tprof refused them whole until now.
@@ -870,6 +910,35 @@ std::string PipeMode(bool be, const std::string& data) {
   }
   b.Raw(data);
   return b.str();
+}
+
+// A recording that announces hardware trace (PERF_RECORD_AUX: a buffer filled) without its data
+// (no AUXTRACE records, as simpleperf's ETM files whose trace was not kept): the reader counts
+// the announcements, and a source with no samples says what the file holds rather than show an
+// empty profile.
+TEST(PerfDataReader, TraceAnnouncedWithoutItsDataIsSaid) {
+  Bytes aux(false);
+  aux.U64(0);                              // aux_offset
+  aux.U64(4096);                           // aux_size
+  aux.U64(0);                              // flags
+  for (int i = 0; i < 6; ++i) aux.U64(0);  // the sample_id trailer (time 0: delivered at once)
+  Bytes data(false);
+  Record(data, PERF_RECORD_AUX, 0, aux.str());
+  const std::string bytes = PipeMode(false, data.str());
+  auto reader = PerfDataReader::Open(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  Figures f(reader->events().size());
+  auto summary = reader->ReadRecords(f);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(summary->aux_records, 1u);
+  EXPECT_EQ(summary->aux_trace_records, 0u);
+  auto source = ProfileSource::OpenBytes(bytes);
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  Figures g((*source)->events().size());
+  auto read = (*source)->ReadRecords(g);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message().find("announces 1 buffers of hardware trace"), std::string::npos)
+      << read.error().message();
 }
 
 // The data as perf record -z writes it: zstd frames in COMPRESSED records, split at an
