@@ -25,7 +25,9 @@ namespace {
 std::string ChunkWhere(uint64_t offset) { return "chunk at offset " + std::to_string(offset); }
 
 // Walks the chunks of a file in order, verifying framing and checksums. The callback gets each
-// chunk's header, offset and stored payload; it may stop the walk by returning false.
+// chunk's header, offset and stored payload; it may stop the walk by returning false. A chunk
+// whose magic or checksum is wrong ends the walk as the file's end would: the chunks before it
+// are good, and `truncation` says where the damage starts.
 // With `verify_only`, only the checksums of chunks of that kind are checked: a caller that
 // reads those alone (the symbols section, before the records) leaves the others' to the walk
 // that reads them, rather than hashing every records chunk twice.
@@ -33,7 +35,8 @@ struct ChunkWalk {
   bool complete = false;
   uint64_t chunks = 0;
   uint64_t end_of_good_data = 0;  // offset just past the last verified chunk (or footer)
-  std::string truncation;         // empty unless the file ends early
+  std::string truncation;         // empty unless the file ends early (or is damaged)
+  bool damaged = false;           // a chunk's magic or checksum is wrong (not the file's end)
 };
 
 using ChunkCallback =
@@ -60,7 +63,10 @@ Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callba
                             " zero bytes from offset " + std::to_string(offset);
           return walk;
         }
-        return Error(ChunkWhere(offset) + ": bad chunk magic (the file is corrupt)");
+        // Damage (a bad sector, a stray write): what came before is read, the rest is lost.
+        walk.truncation = ChunkWhere(offset) + ": bad chunk magic (the file is damaged from here)";
+        walk.damaged = true;
+        return walk;
       case ChunkHeaderStatus::kOk:
         break;
     }
@@ -72,8 +78,11 @@ Result<ChunkWalk> WalkChunks(std::string_view bytes, const ChunkCallback& callba
     }
     std::string_view stored(bytes.data() + offset + format::kChunkHeaderSize, header.stored_size);
     if ((!verify_only || header.kind == *verify_only) &&
-        !ChunkChecksumMatches(base + offset, stored, header.checksum))
-      return Error(ChunkWhere(offset) + ": checksum mismatch (the file is corrupt)");
+        !ChunkChecksumMatches(base + offset, stored, header.checksum)) {
+      walk.truncation = ChunkWhere(offset) + ": checksum mismatch (the file is damaged from here)";
+      walk.damaged = true;
+      return walk;
+    }
     ++walk.chunks;
     uint64_t next = offset + format::kChunkHeaderSize + header.stored_size;
     auto keep_going = callback(header, offset, stored);
@@ -177,6 +186,8 @@ Status ProfileReader::ReadHeader() {
         return !(have_metadata && have_events);
       });
   if (!walk.ok()) return walk.error();
+  // Without what the records mean there is nothing to read.
+  if (walk->damaged && !(have_metadata && have_events)) return Error(walk->truncation);
 
   // The duration is only known at the end: take it from the trailer, found through the footer.
   if (bytes_.size() >= format::kFileHeaderSize + format::kFooterSize &&
@@ -314,6 +325,8 @@ Result<std::vector<std::string>> ProfileReader::ReadChunksOfKind(uint16_t kind) 
       },
       static_cast<format::ChunkKind>(kind));
   if (!walk.ok()) return walk.error();
+  // A section read in part would pass for whole (symbols missing without a word).
+  if (walk->damaged) return Error(walk->truncation);
   return payloads;
 }
 

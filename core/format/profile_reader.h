@@ -1,6 +1,7 @@
 // Reads a .tprof file. A finished file is verified chunk by chunk; a file cut short (a killed
-// recording, a truncated copy) is read up to its last complete chunk and the loss is reported;
-// a damaged chunk (checksum mismatch, bad framing) is an error naming its offset.
+// recording, a truncated copy) or damaged (a chunk whose checksum or framing is wrong) is read
+// up to its last good chunk and the loss is reported, naming the offset; damage in the header
+// or metadata, without which nothing can be read, is an error.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/analysis/function_profile.h"
@@ -298,6 +300,43 @@ TEST(RecordTest, ReportIsIdenticalAfterTheBinaryIsMoved) {
   EXPECT_NE(after.out.find("compute_kernel"), std::string::npos);
   std::remove(moved.c_str());
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// A .tprof damaged in the middle (a bad sector, a stray write: one byte flipped at 60 %): the
+// report shows the samples of every chunk before the damage, one line names the chunk and what
+// was lost, and the exit status is 4. It was an error that lost every sample.
+TEST(DamagedProfile, IsReadUpToTheDamagedChunkWithStatusFour) {
+  const std::string dir = ::testing::TempDir() + "/tprof_damaged_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string whole = dir + "/whole.tprof", damaged = dir + "/damaged.tprof";
+  auto recorded =
+      testing::RunCommand({kTprof, "record", "-q", "-e", "task-clock", "-o", whole, "--", kDemo});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  std::string bytes = testing::ReadWholeFile(whole);
+  bytes[bytes.size() * 6 / 10] ^= 0x55;
+  {
+    std::ofstream out(damaged, std::ios::binary);
+    out << bytes;
+  }
+  auto full = testing::RunCommand({kTprof, "report", "-i", whole, "--json"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  auto report = testing::RunCommand({kTprof, "report", "-i", damaged, "--json"});
+  EXPECT_EQ(report.exit_code, 4) << report.err;
+  EXPECT_NE(report.err.find("checksum mismatch (the file is damaged from here)"), std::string::npos)
+      << report.err;
+  EXPECT_NE(report.err.find("complete chunks ("), std::string::npos) << report.err;
+  const double all = nlohmann::json::parse(full.out)["events"][0]["samples"].get<double>();
+  const double read = nlohmann::json::parse(report.out)["events"][0]["samples"].get<double>();
+  // Chunks are written as the samples come: most of those before 60 % of the file are there.
+  EXPECT_GT(read, 0.3 * all) << read << " of " << all;
+  EXPECT_LT(read, all);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
