@@ -160,7 +160,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
   ASSERT_FALSE(dir.path().empty());
   const double round_ns = RoundNs(cell, dir.path());
   ASSERT_GT(round_ns, 0);
-  Workload workload;
+  OracleWorkload workload;
   workload.iterations = cell.iterations;
   workload.placement = cell.placement;
   workload.schedule = cell.schedule;

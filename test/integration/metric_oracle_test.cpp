@@ -41,12 +41,12 @@ using testing::RunCommand;
 // more (hold it to the truth, or skip); nullopt when a recording failed.
 template <typename Unfit>
 std::optional<Run> MeasureUpToThree(const Method& method, const std::string& dir, Unfit unfit) {
-  auto run = Measure(method, dir, Workload{});
+  auto run = Measure(method, dir, OracleWorkload{});
   for (int attempt = 1; run && attempt <= 3; ++attempt) {
     const std::string why = unfit(*run);
     if (why.empty()) break;
     std::printf("%s: recording %d not checked: %s\n", method.name.c_str(), attempt, why.c_str());
-    if (attempt < 3) run = Measure(method, dir, Workload{});
+    if (attempt < 3) run = Measure(method, dir, OracleWorkload{});
   }
   return run;
 }
@@ -152,7 +152,7 @@ void CheckCoverage(const Method& method) {
   // Sampled periods are checked on recordings the kernel sampled fully (KernelShortfall); the
   // others are set aside and replaced, up to as many again.
   while (recordings < kCoverageRecordings && set_aside < kCoverageRecordings) {
-    auto run = Measure(method, dir.path(), Workload{2, "500"});
+    auto run = Measure(method, dir.path(), OracleWorkload{2, "500"});
     ASSERT_TRUE(run.has_value()) << method.name;
     if (method.source == "sampled periods" && !KernelShortfall(*run).empty()) {
       std::printf("%s: a recording set aside: %s\n", method.name.c_str(),
@@ -330,7 +330,7 @@ TEST(MetricOracle, ShortCallsPerMethod) {
   ASSERT_FALSE(dir.path().empty());
   int group_methods_measured = 0;
   for (const Method& method : Methods()) {
-    auto run = Measure(method, dir.path(), Workload{2000, "1"});
+    auto run = Measure(method, dir.path(), OracleWorkload{2000, "1"});
     ASSERT_TRUE(run.has_value()) << method.name;
     for (const std::string& f : kFunctions) {
       const Measured& m = run->measured[f];
@@ -391,7 +391,7 @@ TEST(MetricOracle, EventsAtCallEdgesAreNamed) {
   ASSERT_FALSE(dir.path().empty());
   const Method& group = Methods()[0];
   for (const std::string placement : {"entry", "exit"}) {
-    auto run = Measure(group, dir.path(), Workload{100, "50", placement});
+    auto run = Measure(group, dir.path(), OracleWorkload{100, "50", placement});
     ASSERT_TRUE(run.has_value()) << placement;
     if (std::string why = HostSteal(*run); !why.empty()) GTEST_SKIP() << why;
     ExpectMissesCarryAReason("faults at " + placement, *run);
@@ -400,7 +400,7 @@ TEST(MetricOracle, EventsAtCallEdgesAreNamed) {
       EXPECT_NE(run->measured.at(f).bias.find("call edges"), std::string::npos)
           << placement << ": " << Shown(f, run->measured.at(f), run->truth.at(f));
   }
-  auto control = Measure(group, dir.path(), Workload{100, "50", "spread"});
+  auto control = Measure(group, dir.path(), OracleWorkload{100, "50", "spread"});
   ASSERT_TRUE(control.has_value());
   if (std::string why = HostSteal(*control); !why.empty()) GTEST_SKIP() << why;
   ExpectMissesCarryAReason("faults spread", *control);
@@ -419,7 +419,7 @@ TEST(MetricOracle, WindowsSpanningCallsAreNamed) {
                     {"-e", "{task-clock,page-faults}:S,page-faults", "-c", "200000"},
                     "group deltas",
                     {}};
-  auto run = Measure(both, dir.path(), Workload{2000, "1"});
+  auto run = Measure(both, dir.path(), OracleWorkload{2000, "1"});
   ASSERT_TRUE(run.has_value());
   if (std::string why = HostSteal(*run); !why.empty()) GTEST_SKIP() << why;
   ExpectMissesCarryAReason("short calls, both methods", *run);

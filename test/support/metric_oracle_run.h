@@ -129,7 +129,7 @@ class ScratchDir {
 };
 
 // What the oracle runs: its arguments after TRUTH.json (see metric_oracle.cpp).
-struct Workload {
+struct OracleWorkload {
   long rounds = 8;
   std::string iterations = "500";
   std::string placement = "spread";  // spread, entry, exit
@@ -137,7 +137,7 @@ struct Workload {
 };
 
 // The rows held to the truth: the three, and the caller when nested.
-inline std::vector<std::string> FunctionsOf(const Workload& workload) {
+inline std::vector<std::string> FunctionsOf(const OracleWorkload& workload) {
   std::vector<std::string> functions = kFunctions;
   if (workload.schedule == "nested") functions.push_back("caller");
   return functions;
@@ -147,7 +147,7 @@ inline std::vector<std::string> FunctionsOf(const Workload& workload) {
 // answer and the workload's truth. A --children report's caller row is held to the caller's
 // whole calls, a self report's to its own work.
 inline std::optional<Run> Measure(const Method& method, const std::string& dir,
-                                  const Workload& workload,
+                                  const OracleWorkload& workload,
                                   const std::vector<std::string>& extra_record_args = {}) {
   const std::string profile = dir + "/p.tprof", truth_path = dir + "/truth.json";
   std::vector<std::string> record = {kTprof, "record", "-q"};
