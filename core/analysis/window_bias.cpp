@@ -129,10 +129,10 @@ WindowBiases DetectWindowBias(const WindowAttributor& attributor,
                                        : "at least " + Number(mid_low * per_window));
       // Either function may be the one whose calls' edges (or middles) hold the events. Each is
       // flagged where all of the difference, over its whole time (the windows that end in it),
-      // would move its value beyond its interval and by more than 5 % of the pair's larger
-      // rate: the events' rhythm
-      // inside calls (faults at each iteration's start) makes edges differ a little from the
-      // mean without moving a long call's value (calls of 40 iterations: 1 % at most).
+      // would move its value beyond its interval and by more than 5 % of the pair's larger rate:
+      // the events' rhythm inside calls (faults at each iteration's start) makes edges differ a
+      // little from the mean without moving a long call's value (calls of 40 iterations: 1 % at
+      // most).
       const double difference = std::max(pair->low - mid_high, mid_low - pair->high) * per_window *
                                 static_cast<double>(w.windows);
       for (const std::string* row : {&from, &to}) {

@@ -331,6 +331,14 @@ class PerfDataRecordPump {
     pd::RecordHeader h = pd::ReadRecordHeader(record, r_.order_);
     const uint8_t* body = record + pd::kRecordHeaderSize;
     size_t size = h.size - pd::kRecordHeaderSize;
+    // A kernel record type no kernel this build knows writes: a newer kernel's, or a damaged
+    // header (a flipped byte turns a sample into one). Counted and said, never dropped silently;
+    // checked before its body is byte-swapped or parsed, which its type cannot say how to do.
+    if (h.type == 0 || (h.type >= PERF_RECORD_MAX && h.type < pd::kUserRecordStart)) {
+      ++summary_.unknown_type_records;
+      if (summary_.first_unknown_type_offset == 0) summary_.first_unknown_type_offset = offset;
+      return Status::Ok();
+    }
     int32_t event = h.type == PERF_RECORD_SAMPLE ? r_.EventOfSample(body, size) : 0;
     if (event < 0) {
       ++summary_.unknown_id_samples;
@@ -342,13 +350,6 @@ class PerfDataRecordPump {
       SwapPerfRecordBody(h.type, h.misc, scratch_.data(), size,
                          h.type == PERF_RECORD_SAMPLE ? info.layout : r_.infos_[0].layout);
       body = scratch_.data();
-    }
-    // A kernel record type no kernel this build knows writes: a newer kernel's, or a damaged
-    // header (a flipped byte turns a sample into one). Counted and said, never dropped silently.
-    if (h.type == 0 || (h.type >= PERF_RECORD_MAX && h.type < pd::kUserRecordStart)) {
-      ++summary_.unknown_type_records;
-      if (summary_.first_unknown_type_offset == 0) summary_.first_unknown_type_offset = offset;
-      return Status::Ok();
     }
     ++summary_.records;
     if (h.type == PERF_RECORD_AUX) ++summary_.aux_records;

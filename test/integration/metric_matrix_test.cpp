@@ -37,18 +37,6 @@ namespace {
 
 using namespace oracle;  // NOLINT: the oracle's vocabulary
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 constexpr int kRecordings = 20;
 constexpr double kRecordingNs = 0.25e9;  // each recording's designed length
 
@@ -154,7 +142,8 @@ void PrintTo(const Cell& cell, std::ostream* out) { *out << cell.name; }
 class MetricMatrix : public ::testing::TestWithParam<Cell> {};
 
 TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
-  if (kSanitized) GTEST_SKIP() << "measured by the Release build (the numbers are the same)";
+  if (kUnderAddressSanitizer)
+    GTEST_SKIP() << "measured by the Release build (the numbers are the same)";
   const Cell& cell = GetParam();
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
