@@ -27,9 +27,9 @@ namespace {
 constexpr const char* kExitCodesHelp =
     "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error;\n"
     "3 a `tprof diff` regression gate tripped; 4 an input was incomplete (cut short or\n"
-    "damaged): `tprof report` showed what it could read, a `tprof diff` gate did not judge\n"
-    "(--allow-incomplete). `tprof record` exits with the workload's own status when the\n"
-    "workload fails and the recording succeeded.";
+    "damaged): `tprof report`, `stream` or `diff --stream` showed what it could read, a\n"
+    "`tprof diff` gate did not judge (--allow-incomplete). `tprof record` exits with the\n"
+    "workload's own status when the workload fails and the recording succeeded.";
 
 constexpr const char* kCommonExitStatus =
     "Exit status: 0 success; 1 runtime error (bad input, I/O, kernel refused); 2 usage error";
@@ -49,8 +49,11 @@ constexpr CommandEntry kCommands[] = {
     {tprof::MakeImportCommand, "."},
     {tprof::MakeDiffCommand,
      ";\n3 a regression gate (--fail-if) tripped; 4 a gate did not judge because an input is\n"
-     "incomplete (cut short, .partial, no samples; --allow-incomplete judges it anyway)."},
-    {tprof::MakeStreamCommand, "."},
+     "incomplete (cut short, .partial, no samples; --allow-incomplete judges it anyway), or\n"
+     "--stream compared an input read only in part."},
+    {tprof::MakeStreamCommand,
+     ";\n4 an input was incomplete (cut short or damaged): what could be read is shown, and a\n"
+     "line says what was lost."},
     {tprof::MakeTopdownCommand, "."},
     {tprof::MakeListCommand, "."},
 };

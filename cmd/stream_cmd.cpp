@@ -53,7 +53,8 @@ class StreamCommand : public Subcommand {
     input_options_.streams.source = source_ == "branch"      ? HotStreamOptions::Source::kBranch
                                     : source_ == "callchain" ? HotStreamOptions::Source::kCallchain
                                                              : HotStreamOptions::Source::kAuto;
-    auto profile = LoadStreamProfile(input_, input_options_, name());
+    bool complete = true;
+    auto profile = LoadStreamProfile(input_, input_options_, name(), &complete);
     if (!profile.ok()) return ReportError(name(), profile.error());
     if (report_.blocks && !profile->branch_samples)
       return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");
@@ -70,7 +71,7 @@ class StreamCommand : public Subcommand {
       VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
       RenderStreams(*profile, report_, out);
     }
-    return kExitOk;
+    return complete ? kExitOk : kExitIncomplete;
   }
 
  private:

@@ -13,7 +13,7 @@
 namespace tprof {
 
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
-                                        const std::string& command) {
+                                        const std::string& command, bool* complete) {
   auto opened = OpenedProfile::Open(
       path, {options.symfs, options.binaries,
              [&command](const std::string& note) { Note(command, note); }, command});
@@ -23,6 +23,7 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
   auto summary = source.ReadRecords(builder);
   if (!summary.ok()) return summary.error().WithContext(path);
   WarnAboutInput(command, path, summary->warning);
+  if (complete && !summary->complete) *complete = false;
   auto profile = builder.Finish();
   if (!profile.ok()) return profile.error().WithContext(path);
   return profile;
@@ -71,9 +72,10 @@ int RunStreamDiff(const StreamDiffOptions& options) {
   }
   // Read one after the other: thread safety is an experimental build option of elfutils, whose
   // libelf and libdw the symbolizers use, so two symbolizers are not run at once.
-  auto old_profile = LoadStreamProfile(options.old_path, options.input, command);
+  bool complete = true;  // both inputs read whole: else the comparison ends with status 4
+  auto old_profile = LoadStreamProfile(options.old_path, options.input, command, &complete);
   if (!old_profile.ok()) return ReportError(command, old_profile.error());
-  auto new_profile = LoadStreamProfile(options.new_path, options.input, command);
+  auto new_profile = LoadStreamProfile(options.new_path, options.input, command, &complete);
   if (!new_profile.ok()) return ReportError(command, new_profile.error());
 
   StreamMatchOptions match_options;
@@ -95,7 +97,7 @@ int RunStreamDiff(const StreamDiffOptions& options) {
       VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
       RenderBlockComparison(*old_profile, *new_profile, blocks, out);
     }
-    return kExitOk;
+    return complete ? kExitOk : kExitIncomplete;
   }
   StreamComparison comparison = matcher.CompareStreams();
   if (options.json) {
@@ -105,7 +107,7 @@ int RunStreamDiff(const StreamDiffOptions& options) {
     VisibleTextStream out(std::cout);
     RenderStreamComparison(*old_profile, *new_profile, comparison, out);
   }
-  return kExitOk;
+  return complete ? kExitOk : kExitIncomplete;
 }
 
 }  // namespace tprof

@@ -20,9 +20,10 @@ struct StreamInputOptions {
 };
 
 // Reads a profile (any format ProfileSource knows) into its hot streams and blocks, naming
-// addresses from the profile's embedded symbols first, then the binaries.
+// addresses from the profile's embedded symbols first, then the binaries. `complete` (when
+// given) is cleared when the input could be read only in part (the warning says what was lost).
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
-                                        const std::string& command);
+                                        const std::string& command, bool* complete = nullptr);
 
 struct StreamDiffOptions {
   std::string old_path;

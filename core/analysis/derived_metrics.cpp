@@ -418,8 +418,9 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
                     *other.value, *other.half_width);
       value.bias = WindowBias{WindowBiasKind::kMethodsDisagree,
                               std::string(text) +
-                                  ", beyond both intervals: windows may span calls in step with "
-                                  "the sampling period (aliasing), which [s] does not depend on"};
+                                  ", beyond both intervals: windows may span other functions' "
+                                  "calls (short calls stepped over without a sample, or a loop in "
+                                  "step with the sampling period), which [s] does not depend on"};
     }
   }
   return value;

@@ -254,6 +254,12 @@ TEST_F(LocalRecording, AFileCutShortIsReadUpToTheCutWithStatusFour) {
   // The gate fails closed on it.
   auto gate = RunCommand({kTprof, "diff", whole, cut, "--fail-if", "total > +50%"});
   EXPECT_EQ(gate.exit_code, 4) << gate.err;
+  // The streams of it, and a comparison of its streams, end the same way (they ended in 0).
+  auto streams = RunCommand({kTprof, "stream", cut});
+  EXPECT_EQ(streams.exit_code, 4) << streams.err;
+  EXPECT_NE(streams.err.find("read up to the damage"), std::string::npos) << streams.err;
+  auto compared = RunCommand({kTprof, "diff", "--stream", whole, cut});
+  EXPECT_EQ(compared.exit_code, 4) << compared.err;
 }
 
 TEST_F(LocalRecording, ZstdCompressed) { ExpectSharesAgree(Record("z.data", {"-g", "-z"})); }
