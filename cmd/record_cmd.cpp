@@ -57,7 +57,9 @@ class RecordCommand : public Subcommand {
         "cache-misses, stalled-cycles-frontend/backend, ref-cycles, cpu-clock, task-clock,\n"
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
-        "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members.");
+        "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
+        "(each member also sampled on its own: software ones at every event, hardware ones\n"
+        "as -F says, where counters allow; --no-member-samples: not).");
     // One value an -e: a list of values would take the "--" after it, and the command's own
     // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
     auto* events = app.add_option("-e,--event", events_,
@@ -66,8 +68,14 @@ class RecordCommand : public Subcommand {
     app.add_option("-M,--metrics", metrics_,
                    "Per-function metrics: 'ipc', or levels/groups of the CPU's metric table "
                    "(l1, ...): samples the table's cycles event with the metrics' events read in "
-                   "every sample; tprof report credits counter windows per function")
+                   "every sample, and each event also sampled on its own where the PMU has "
+                   "counters to spare; tprof report credits counter windows per function and "
+                   "holds them against the sampled values")
         ->excludes(events);
+    app.add_flag("--no-member-samples", no_member_samples_,
+                 "Do not also sample a leader-sampled group's members on their own (by default "
+                 "they are, so that report can check the group's per-function values against a "
+                 "second method: 'methods disagree')");
     app.add_option("--cpu", cpu_, "Metric table for -M (default: detected; see 'tprof list cpus')");
     app.add_option("--burst", burst_,
                    "LONG,SHORT[,JITTER_BITS]: a SHORT-event counting window after every LONG "
@@ -185,6 +193,8 @@ class RecordCommand : public Subcommand {
       events = recorder->Open(pid);
     }
     if (!events.ok()) return ReportError(name(), events.error());
+    for (const std::string& note : planning_notes_)
+      if (!quiet_) Note(name(), note);
     for (const std::string& note : recorder->notes())
       if (!quiet_) Note(name(), note);
     if (recorder->burst_mode() == "kernel" && !quiet_)
@@ -351,6 +361,11 @@ class RecordCommand : public Subcommand {
       s.burst_long = long_period;
       s.burst_short = static_cast<uint32_t>(short_period);
       s.burst_jitter_bits = static_cast<uint32_t>(jitter);
+    }
+    if (!no_member_samples_) {
+      MemberSampling members = PlanMemberSampling(options.groups, period_ != 0 || !burst_.empty());
+      for (EventGroup& lone : members.added) options.groups.push_back(std::move(lone));
+      planning_notes_ = std::move(members.notes);
     }
 
     RecordTarget& target = options.target;
@@ -546,6 +561,8 @@ class RecordCommand : public Subcommand {
   std::string metrics_;
   std::string cpu_;
   std::string burst_;
+  bool no_member_samples_ = false;
+  std::vector<std::string> planning_notes_;
   bool off_cpu_ = false;
   bool keep_stacks_ = false;
   std::string frequency_text_;  // -F: a number or "max"; empty: 4000

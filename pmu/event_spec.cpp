@@ -309,6 +309,79 @@ bool EventSpec::is_hardware() const {
   return type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
 }
 
+MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all) {
+  MemberSampling plan;
+  auto sampled_alone = [&](const std::string& name) {
+    for (const EventGroup& g : groups)
+      if (!g.is_group() && g.events.size() == 1 && g.events[0].name == name) return true;
+    for (const EventGroup& g : plan.added)
+      if (g.events[0].name == name) return true;
+    return false;
+  };
+  size_t hardware = 0;
+  for (const EventGroup& g : groups)
+    for (const EventSpec& e : g.events) hardware += e.is_hardware() ? 1 : 0;
+  std::vector<std::string> one_period, over_budget, one_mode_clock;
+  for (const EventGroup& g : groups) {
+    if (!g.leader_sampling || g.events.size() < 2) continue;
+    // A clock sampled in one mode drops the samples that fire in the other while its count
+    // holds them: report does not hold such a group's values against sampled ones
+    // (DerivedMetrics), so sampling the members would cost without checking anything.
+    const EventSpec& leader = g.events[0];
+    if (leader.type == PERF_TYPE_SOFTWARE &&
+        (leader.config == PERF_COUNT_SW_CPU_CLOCK || leader.config == PERF_COUNT_SW_TASK_CLOCK) &&
+        leader.exclude_kernel != leader.exclude_user) {
+      one_mode_clock.push_back(leader.name);
+      continue;
+    }
+    for (size_t i = 1; i < g.events.size(); ++i) {
+      const EventSpec& member = g.events[i];
+      if (sampled_alone(member.name)) continue;
+      EventSpec alone = member;
+      if (!member.is_hardware()) {
+        alone.period = 1;
+      } else if (one_period_for_all) {
+        one_period.push_back(member.name);
+        continue;
+      } else if (hardware + 1 > kMemberSamplingCounterBudget) {
+        over_budget.push_back(member.name);
+        continue;
+      } else {
+        ++hardware;
+        alone.period = 0;
+      }
+      EventGroup lone;
+      lone.events.push_back(std::move(alone));
+      plan.added.push_back(std::move(lone));
+    }
+  }
+  auto listed = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+    return text;
+  };
+  const std::string unchecked =
+      "; report cannot check the group's per-function values of them against a second method";
+  if (!one_period.empty())
+    plan.notes.push_back("not also sampled on their own: " + listed(one_period) +
+                         " (one period is set for every event, -c or --burst, and the leader's "
+                         "is no period for them)" +
+                         unchecked +
+                         " (add each beside the group with a period of its own, as "
+                         "PMU/TERMS,period=P,name=NAME/, or record with -F)");
+  if (!one_mode_clock.empty())
+    plan.notes.push_back("the members of groups led by " + listed(one_mode_clock) +
+                         " are not also sampled on their own: a clock sampled in one mode drops "
+                         "the samples that fire in the other while its count keeps that time" +
+                         unchecked + " (lead with the clock in both modes to have them)");
+  if (!over_budget.empty())
+    plan.notes.push_back(
+        "not also sampled on their own: " + listed(over_budget) + " (the recording would use " +
+        std::to_string(hardware + over_budget.size()) +
+        " hardware counters, and a PMU short of them multiplexes the group)" + unchecked);
+  return plan;
+}
+
 std::vector<std::string> KnownEventNames() {
   std::vector<std::string> names;
   for (const GenericEvent& e : kGenericEvents) names.push_back(e.name);

@@ -404,9 +404,14 @@ TEST(MetricOracle, EventsAtCallEdgesAreNamed) {
   ASSERT_TRUE(control.has_value());
   if (std::string why = HostSteal(*control); !why.empty()) GTEST_SKIP() << why;
   ExpectMissesCarryAReason("faults spread", *control);
-  for (const std::string& f : kFunctions)
-    EXPECT_EQ(control->measured.at(f).bias, "")
+  // The window method's own detectors stay quiet on faults spread through the calls. (The
+  // recording also samples every fault on its own, and the clock's samples may fall in step
+  // with the 100 us calls: then the methods disagree, said on both values, which is the truth.)
+  for (const std::string& f : kFunctions) {
+    const std::string& bias = control->measured.at(f).bias;
+    EXPECT_TRUE(bias.empty() || bias.rfind("methods disagree", 0) == 0)
         << Shown(f, control->measured.at(f), control->truth.at(f));
+  }
 }
 
 // Calls of 25-80 us against a 200 us clock period: the round of three calls is near the period
@@ -423,6 +428,164 @@ TEST(MetricOracle, WindowsSpanningCallsAreNamed) {
   ASSERT_TRUE(run.has_value());
   if (std::string why = HostSteal(*run); !why.empty()) GTEST_SKIP() << why;
   ExpectMissesCarryAReason("short calls, both methods", *run);
+}
+
+// A function that never faults, between whose 2 ms calls runs a 10 us call that faults 4 times:
+// the group's 250 us windows that start and end in it step over those calls without a sample in
+// them, and credit their faults to it; most of its windows lie inside one call, so their ends do
+// not show it (alone, [g] read 1.87 +-0.12 faults/ms against a truth of 0, unflagged). `record
+// {..}:S` samples every fault on its own too by default, and the two methods' disagreement names
+// the value. Fails if the default recording shows the function's rate confidently wrong.
+TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  struct Shown {
+    std::optional<double> value, low, high;
+    bool low_confidence = false;
+    std::string bias;
+  };
+  // The work function's value by `source` in a recording made with `extra` arguments, and the
+  // truth (its faults per ms, as the workload counted them around its calls).
+  auto measure = [&](const std::vector<std::string>& extra, const std::string& source,
+                     double* truth) -> std::optional<Shown> {
+    const std::string profile = dir.path() + "/step.tprof";
+    std::vector<std::string> record = {kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S"};
+    record.insert(record.end(), extra.begin(), extra.end());
+    for (const std::string a : {"-o", profile.c_str(), "--", STEP_OVER_BINARY, "2", "2000"})
+      record.push_back(a);
+    auto recorded = RunCommand(record);
+    EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+    long work_faults = -1, touch_faults = -1;
+    double work_ns = 0, touch_ns = 0;
+    if (std::sscanf(recorded.out.c_str(),
+                    "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf", &work_faults,
+                    &work_ns, &touch_faults, &touch_ns) != 4 ||
+        work_ns <= 0) {
+      ADD_FAILURE() << "the workload's counts: " << recorded.out;
+      return std::nullopt;
+    }
+    // The design: the touching function's faults are its own (4 a call), the work's none.
+    EXPECT_GT(touch_faults, 1000) << recorded.out;
+    *truth = static_cast<double>(work_faults) / work_ns * 1e6;
+    auto report = RunCommand(
+        {kTprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    const nlohmann::json j = nlohmann::json::parse(report.out);
+    int column = -1;
+    for (size_t c = 0; c < j["metrics"].size(); ++c)
+      if (j["metrics"][c]["name"] == "faults_per_ms" && j["metrics"][c]["source"] == source)
+        column = static_cast<int>(c);
+    if (column < 0) return std::nullopt;
+    for (const auto& row : j["rows"]) {
+      if (row["keys"]["sym"] != "step_over_work") continue;
+      const auto& v = row["metrics"][column];
+      Shown shown;
+      if (!v["value"].is_null()) shown.value = v["value"].get<double>();
+      if (!v["ci95"].is_null()) {
+        shown.low = v["ci95"][0].get<double>();
+        shown.high = v["ci95"][1].get<double>();
+      }
+      shown.low_confidence = v["low_confidence"].get<bool>();
+      if (v.contains("bias") && !v["bias"].is_null()) shown.bias = v["bias"]["reason"];
+      return shown;
+    }
+    ADD_FAILURE() << "no row for step_over_work";
+    return std::nullopt;
+  };
+  auto describe = [](const Shown& s, double truth) {
+    char text[200];
+    std::snprintf(text, sizeof text, "truth %.3f/ms, shown %.3f [%.3f, %.3f]%s", truth,
+                  s.value.value_or(NAN), s.low.value_or(NAN), s.high.value_or(NAN),
+                  s.low_confidence ? " ~" : "");
+    return std::string(text) + (s.bias.empty() ? "" : ", reason: " + s.bias);
+  };
+  double truth = 0;
+  auto grouped = measure({}, "group deltas", &truth);
+  ASSERT_TRUE(grouped.has_value());
+  ASSERT_TRUE(grouped->value && grouped->low && grouped->high) << describe(*grouped, truth);
+  const bool holds = *grouped->low <= truth && truth <= *grouped->high;
+  std::printf("[g] with the faults sampled too: %s\n", describe(*grouped, truth).c_str());
+  EXPECT_TRUE(holds || !grouped->bias.empty() || grouped->low_confidence)
+      << "a confident wrong value: " << describe(*grouped, truth);
+  // The faults sampled on their own (every fault) are in the same recording.
+  double sampled_truth = 0;
+  auto sampled = measure({}, "sampled periods", &sampled_truth);
+  ASSERT_TRUE(sampled.has_value()) << "no faults_per_ms from the faults sampled on their own";
+  std::printf("[s] in the same kind of recording: %s\n", describe(*sampled, sampled_truth).c_str());
+  // What the window method alone shows, printed (its own detectors see only the stepped-over
+  // calls that a sample happened to land in).
+  double alone_truth = 0;
+  auto alone = measure({"--no-member-samples"}, "group deltas", &alone_truth);
+  ASSERT_TRUE(alone.has_value());
+  std::printf("[g] alone (--no-member-samples): %s\n", describe(*alone, alone_truth).c_str());
+}
+
+// A ring buffer of one page beside every fault sampled and a 20 kHz clock: the kernel loses
+// samples, which may all have been one event's. A frame whose value that loss could move beyond
+// its interval is marked, with the reason in its tooltip; one it could not move is not. The rule
+// is checked frame by frame from the page's own counts and the recorder's count of lost samples.
+TEST(MetricOracle, LostSamplesMarkTheFramesTheyMayMove) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string profile = dir.path() + "/lost.tprof", page = dir.path() + "/lost.html";
+  auto recorded = RunCommand({kTprof, "record", "-m", "1", "-F", "20000", "-e",
+                              "task-clock,software/config=2,period=1,name=page-faults/", "-o",
+                              profile, "--", STEP_OVER_BINARY, "1", "100"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  unsigned long long lost = 0;
+  const size_t at = recorded.err.find(" lost (");
+  ASSERT_NE(at, std::string::npos) << recorded.err;
+  size_t from = recorded.err.rfind(' ', at - 1);
+  lost = std::strtoull(recorded.err.c_str() + from + 1, nullptr, 10);
+  if (lost == 0) GTEST_SKIP() << "the kernel lost no samples into a one-page buffer here";
+  auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--metric",
+                           kMetric, "--color", "metric:faults_per_ms"});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  const std::string html = testing::ReadWholeFile(page);
+  const std::string marker = "const DATA = ";
+  size_t begin = html.find(marker);
+  ASSERT_NE(begin, std::string::npos);
+  begin += marker.size();
+  const nlohmann::json data =
+      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  ASSERT_TRUE(data.is_object());
+  ASSERT_TRUE(data.contains("reasons")) << "no frame says samples were lost (" << lost << ")";
+  const auto& columns = data["columnNames"];
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  const size_t fault_samples = column("page-faults samples"),
+               clock_samples = column("task-clock samples");
+  ASSERT_LT(fault_samples, columns.size()) << columns.dump();
+  // The root's samples per event: the share lost samples may have been of each.
+  const double faults_kept = data["columns"][fault_samples][0].get<double>(),
+               clock_kept = data["columns"][clock_samples][0].get<double>();
+  const double worst = std::max(static_cast<double>(lost) / (faults_kept + lost),
+                                static_cast<double>(lost) / (clock_kept + lost));
+  size_t frames = 0, flagged = 0;
+  for (size_t i = 0; i < data["value"].size(); ++i) {
+    if (data["value"][i].is_null() || data["halfWidth"][i].is_null()) continue;
+    const double value = data["value"][i].get<double>(), hw = data["halfWidth"][i].get<double>();
+    if (value <= 0) continue;
+    ++frames;
+    const bool expected = worst * value > hw;
+    const std::string key = std::to_string(i);
+    const bool has_reason = data["reasonOf"].contains(key);
+    EXPECT_EQ(has_reason, expected)
+        << "frame " << i << ": " << value << " +-" << hw << ", lost share " << worst;
+    if (!has_reason) continue;
+    ++flagged;
+    EXPECT_EQ(data["marked"].get<std::string>()[i], '1') << "frame " << i;
+    const std::string reason = data["reasons"][data["reasonOf"][key].get<size_t>()];
+    EXPECT_EQ(reason.rfind("samples lost: the kernel lost " + std::to_string(lost) + " samples", 0),
+              0u)
+        << reason;
+  }
+  std::printf(
+      "%llu samples lost (up to %.1f %% of an event's); %zu of %zu frames with a value "
+      "marked for it\n",
+      lost, 100 * worst, flagged, frames);
+  EXPECT_GT(flagged, 0u);
 }
 
 }  // namespace

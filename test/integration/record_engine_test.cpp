@@ -94,9 +94,16 @@ std::map<std::string, uint64_t> PerfStatCounts(const std::vector<std::string>& c
 TEST(RecordEngineTest, GroupReadMemberSumsMatchACountingRun) {
   std::string path = TempPath("engine", "group.tprof");
   std::vector<std::string> workload = {kFaultSwitch, "5000", "300"};
-  std::vector<std::string> argv = {
-      kTprof, "record", "-e", "{cpu-clock,page-faults,context-switches}:S", "-F", "2000",
-      "-o",   path,     "--"};
+  std::vector<std::string> argv = {kTprof,
+                                   "record",
+                                   "-e",
+                                   "{cpu-clock,page-faults,context-switches}:S",
+                                   "-F",
+                                   "2000",
+                                   "--no-member-samples",
+                                   "-o",
+                                   path,
+                                   "--"};
   argv.insert(argv.end(), workload.begin(), workload.end());
   cpu_set_t allowed;
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);

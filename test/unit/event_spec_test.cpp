@@ -140,3 +140,67 @@ TEST(EventListTest, Errors) {
 
 }  // namespace
 }  // namespace tprof
+
+namespace tprof {
+namespace {
+
+std::vector<std::string> NamesAndPeriods(const MemberSampling& plan) {
+  std::vector<std::string> out;
+  for (const EventGroup& g : plan.added)
+    out.push_back(g.events.at(0).name + "@" + std::to_string(g.events.at(0).period));
+  return out;
+}
+
+TEST(MemberSampling, SoftwareMembersAtEveryEventHardwareOnesAsTheCommandSays) {
+  auto groups = ParseEventList("{task-clock,page-faults,context-switches}:S");
+  ASSERT_TRUE(groups.ok());
+  MemberSampling plan = PlanMemberSampling(*groups, false);
+  EXPECT_EQ(NamesAndPeriods(plan),
+            (std::vector<std::string>{"page-faults@1", "context-switches@1"}));
+  EXPECT_TRUE(plan.notes.empty());
+  // -c sets one period for all: software members keep theirs (1), hardware ones are left out.
+  auto hardware = ParseEventList("{cycles,instructions}:S");
+  ASSERT_TRUE(hardware.ok());
+  EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*hardware, false)),
+            (std::vector<std::string>{"instructions@0"}));
+  MemberSampling fixed = PlanMemberSampling(*hardware, true);
+  EXPECT_TRUE(fixed.added.empty());
+  ASSERT_EQ(fixed.notes.size(), 1u);
+  EXPECT_NE(fixed.notes[0].find("instructions"), std::string::npos) << fixed.notes[0];
+  EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*groups, true)),
+            (std::vector<std::string>{"page-faults@1", "context-switches@1"}));
+}
+
+TEST(MemberSampling, NothingTwiceNothingForGroupsThatReadOnlyAndNoteWhatIsLeftOut) {
+  // Already sampled on its own; a group without :S samples every member itself.
+  auto given = ParseEventList("{task-clock,page-faults}:S,page-faults,{cpu-clock,minor-faults}");
+  ASSERT_TRUE(given.ok());
+  MemberSampling plan = PlanMemberSampling(*given, false);
+  EXPECT_TRUE(plan.added.empty());
+  EXPECT_TRUE(plan.notes.empty());
+  // A clock sampled in one mode: its samples and its count measure different times.
+  auto user_clock = ParseEventList("{task-clock:u,page-faults}:S");
+  ASSERT_TRUE(user_clock.ok());
+  MemberSampling skipped = PlanMemberSampling(*user_clock, false);
+  EXPECT_TRUE(skipped.added.empty());
+  ASSERT_EQ(skipped.notes.size(), 1u);
+  EXPECT_NE(skipped.notes[0].find("task-clock:u"), std::string::npos) << skipped.notes[0];
+  // Five hardware events, three more to sample: past the counter budget (4), each left out is
+  // named, and what fits is kept.
+  auto many = ParseEventList("{cycles,instructions,branches,branch-misses,cache-misses}:S");
+  ASSERT_TRUE(many.ok());
+  MemberSampling budget = PlanMemberSampling(*many, false);
+  EXPECT_TRUE(budget.added.empty());
+  ASSERT_EQ(budget.notes.size(), 1u);
+  for (const char* name : {"instructions", "branches", "branch-misses", "cache-misses"})
+    EXPECT_NE(budget.notes[0].find(name), std::string::npos) << budget.notes[0];
+  auto three = ParseEventList("{cycles,instructions,branches}:S");
+  ASSERT_TRUE(three.ok());
+  MemberSampling fits = PlanMemberSampling(*three, false);
+  EXPECT_EQ(NamesAndPeriods(fits), (std::vector<std::string>{"instructions@0"}));
+  ASSERT_EQ(fits.notes.size(), 1u);
+  EXPECT_NE(fits.notes[0].find("branches"), std::string::npos) << fits.notes[0];
+}
+
+}  // namespace
+}  // namespace tprof
