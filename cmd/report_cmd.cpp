@@ -567,8 +567,8 @@ class ReportCommand : public Subcommand {
       if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
       std::vector<std::string> names;
       for (size_t e : plan->column().events) names.push_back(events[e].name);
-      ColorFramesByMetric(input, plan->Compute(root, min_samples_), plan->column(), names,
-                          min_samples_);
+      ColorFramesByMetric(input, plan->Compute(root, min_samples_, tree.lost()), plan->column(),
+                          names, min_samples_);
     }
     if (ratio) {
       const std::string& num = events[ratio->numerator].name;
@@ -580,8 +580,8 @@ class ReportCommand : public Subcommand {
                            input_ + ": no samples of " + (num_total ? den : num) +
                                "; --color needs both events sampled on their own (a group read on "
                                "its leader's samples, {a,b}:S, gives only the leader's)");
-      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, min_samples_), ratio->kind, num,
-                         den, min_samples_);
+      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, min_samples_, tree.lost()),
+                         ratio->kind, num, den, min_samples_);
     }
 
     if (by_wall) ColorFramesByOffCpuShare(input, wall->on_cpu, wall->off_cpu);

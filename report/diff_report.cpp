@@ -118,6 +118,7 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
   out << "#\n# derived metrics: IPC = " << m.instructions_event << " / " << m.cycles_event
       << ", CPI = " << m.cycles_event << " / " << m.instructions_event
       << " (raw sums over each side's runs, never normalized)\n";
+  if (!m.lost_reason.empty()) out << "# ! " << m.lost_reason << "\n";
   out << "# " << Printf("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
       << "  Function [module]\n";
   out << "  " << OptionalRatio(m.total_ipc.old_value) << ' ' << OptionalRatio(m.total_ipc.new_value)
@@ -188,11 +189,13 @@ nlohmann::ordered_json RatioJson(const RatioPair& r) {
 }
 
 nlohmann::ordered_json FindingJson(const GateFinding& f) {
-  return {{"subject", f.subject},
-          {"observed", FiniteJson(f.observed)},
-          {"old", f.old_value},
-          {"new", f.new_value},
-          {"p_value", OptionalJson(f.p_value)}};
+  return {
+      {"subject", f.subject},
+      {"observed", FiniteJson(f.observed)},
+      {"old", f.old_value},
+      {"new", f.new_value},
+      {"p_value", OptionalJson(f.p_value)},
+      {"bias", f.bias.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.bias)}};
 }
 
 }  // namespace
@@ -306,12 +309,18 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
                            {"module", f.key.module},
                            {"ipc", RatioJson(f.ipc)},
                            {"cpi", RatioJson(f.cpi)}});
-    j["metrics"] = {{"cycles_event", diff.metrics->cycles_event},
-                    {"instructions_event", diff.metrics->instructions_event},
-                    {"total",
-                     {{"ipc", RatioJson(diff.metrics->total_ipc)},
-                      {"cpi", RatioJson(diff.metrics->total_cpi)}}},
-                    {"functions", std::move(functions)}};
+    j["metrics"] = {
+        {"cycles_event", diff.metrics->cycles_event},
+        {"instructions_event", diff.metrics->instructions_event},
+        {"total",
+         {{"ipc", RatioJson(diff.metrics->total_ipc)},
+          {"cpi", RatioJson(diff.metrics->total_cpi)}}},
+        {"functions", std::move(functions)},
+        {"lost_reach",
+         {{"old", diff.metrics->old_lost_reach}, {"new", diff.metrics->new_lost_reach}}},
+        {"bias", diff.metrics->lost_reason.empty()
+                     ? nlohmann::ordered_json(nullptr)
+                     : nlohmann::ordered_json(diff.metrics->lost_reason)}};
   } else {
     j["metrics"] = nullptr;
   }

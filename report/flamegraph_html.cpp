@@ -268,6 +268,26 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
         out.push_back(it != input.details.end() && it->second.marked ? '1' : '0');
       }
       out.push_back('"');
+      // The reasons, each written once, and per frame with one the index of its reason.
+      std::vector<const std::string*> reasons;
+      std::string reason_of;
+      for (size_t i = 0; i < c.nodes.size(); ++i) {
+        auto it = input.details.find(c.nodes[i]);
+        if (it == input.details.end() || it->second.reason.empty()) continue;
+        size_t k = 0;
+        while (k < reasons.size() && *reasons[k] != it->second.reason) ++k;
+        if (k == reasons.size()) reasons.push_back(&it->second.reason);
+        reason_of +=
+            (reason_of.empty() ? "\"" : ",\"") + std::to_string(i) + "\":" + std::to_string(k);
+      }
+      if (!reasons.empty()) {
+        out += ",\"reasons\":[";
+        for (size_t k = 0; k < reasons.size(); ++k) {
+          if (k) out.push_back(',');
+          AppendJsonString(out, *reasons[k]);
+        }
+        out += "],\"reasonOf\":{" + reason_of + "}";
+      }
     }
   }
   if (!input.show_samples) out += ",\"noSamples\":true";
@@ -352,13 +372,18 @@ void ColorFramesByRatio(FlameGraphInput& input,
   char step[32];
   std::snprintf(step, sizeof step, "%g", input.scale->step);
   input.mark_label = std::string("uncertain: the 95% interval of ") + input.ratio_label +
-                     " is wider than one legend step (\u00b1" + step + ")";
+                     " is wider than one legend step (\u00b1" + step +
+                     "), or the value may be off beyond it (the frame's tooltip says why)";
   for (const auto& [node, r] : ratios) {
     FlameFrameDetail d;
     if (r.reliable) {
       d.color_value = r.value;
       d.half_width = r.half_width;
       d.marked = !r.half_width || *r.half_width > input.scale->step;
+      if (!r.bias.empty()) {
+        d.marked = true;
+        d.reason = r.bias;
+      }
     }
     d.columns = {static_cast<double>(r.denominator), static_cast<double>(r.numerator),
                  static_cast<double>(r.denominator_samples),
@@ -405,7 +430,8 @@ void ColorFramesByMetric(FlameGraphInput& input,
   for (const std::string& e : event_names) input.detail_columns.push_back(e);
   for (const std::string& e : event_names) input.detail_columns.push_back(e + " samples");
   input.mark_label = "uncertain: the 95% interval of " + column.name +
-                     " is wider than one legend step (\u00b1" + Printf("%g", scale.step) + ")";
+                     " is wider than one legend step (\u00b1" + Printf("%g", scale.step) +
+                     "), or the value may be off beyond it (the frame's tooltip says why)";
   input.details.clear();
   input.details.reserve(metrics.size());
   for (const auto& [node, m] : metrics) {
@@ -414,6 +440,10 @@ void ColorFramesByMetric(FlameGraphInput& input,
       d.color_value = m.value.value;
       d.half_width = m.value.half_width;
       d.marked = !m.value.half_width || *m.value.half_width > scale.step;
+      if (m.value.bias) {
+        d.marked = true;
+        d.reason = m.value.bias->reason;
+      }
     }
     for (uint64_t p : m.periods) d.columns.push_back(static_cast<double>(p));
     for (uint64_t n : m.samples) d.columns.push_back(static_cast<double>(n));

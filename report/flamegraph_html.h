@@ -46,6 +46,9 @@ struct FlameFrameDetail {
   std::optional<double> half_width;       // color_value's 95 % interval, for tooltips
   std::vector<double> columns;            // one per FlameGraphInput::detail_columns, for tooltips
   bool marked = false;                    // drawn hatched and outlined; FlameGraphInput::mark_label
+  // Why the value may be off beyond its interval (a bias found in the recording: samples lost);
+  // such a frame is marked too, and its tooltip shows the reason.
+  std::string reason;
 };
 
 struct FlameGraphInput {

@@ -230,6 +230,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;
+  void OnLost(const LostRecord& r) override { lost_ += r.lost; }
   bool has_own_threads() const override { return paths_thread_ != nullptr; }
   // A deferred chain is decoded for a new stack alone (see ReportTableBuilder).
   bool takes_deferred_callchains() const override { return true; }
@@ -241,8 +242,11 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   // resolver they borrow from). The builder takes no more samples after.
   CallNode TakeRoot();
   const std::vector<EventDesc>& events() const { return events_; }
+  // Samples the kernel lost while recording (PERF_RECORD_LOST and LOST_SAMPLES), of any event.
+  uint64_t lost() const { return lost_; }
 
  private:
+  uint64_t lost_ = 0;
   void OnThreadsChanged() override { root_of_thread_.clear(); }  // names may have changed
   // What the tally keeps the roots' samples apart by: the root's name, as an id (0 for the
   // one root when the tree has no process or thread roots).

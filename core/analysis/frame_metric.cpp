@@ -19,7 +19,7 @@ Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
   for (size_t c = 0; c < metrics->columns().size(); ++c) {
     const MetricColumn& column = metrics->columns()[c];
     if (column.name == name && column.source == MetricSource::kSampledPeriods)
-      return FrameMetricEvaluator(std::move(metrics).value(), c);
+      return FrameMetricEvaluator(std::move(metrics).value(), c, events);
     if (column.source == MetricSource::kSampledPeriods)
       known += (known.empty() ? "" : ", ") + column.name;
   }
@@ -37,10 +37,15 @@ Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
 }
 
 std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
-    const CallNode& root, uint64_t min_samples) const {
+    const CallNode& root, uint64_t min_samples, uint64_t lost) const {
   const MetricColumn& c = column();
   std::vector<std::unordered_map<const CallNode*, uint64_t>> samples;
   for (size_t e : c.events) samples.push_back(TotalSamples(root, e));
+  // The root's samples per event, for the share lost samples may have been.
+  std::vector<uint64_t> total_samples(events_.size(), 0);
+  for (size_t i = 0; i < c.events.size(); ++i)
+    if (auto it = samples[i].find(&root); it != samples[i].end())
+      total_samples[c.events[i]] = it->second;
   std::unordered_map<const CallNode*, FrameMetric> out;
   out.reserve(samples.empty() ? 0 : samples[0].size());
   for (const auto& [node, ignored] :
@@ -55,6 +60,7 @@ std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
       m.reliable &= m.samples.back() >= min_samples;
     }
     m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
+    m.value.bias = LostSamplesBias(c, lost, total_samples, events_, m.value);
     m.reliable &= m.value.value.has_value();
     out.emplace(node, std::move(m));
   }

@@ -36,14 +36,18 @@ class FrameMetricEvaluator {
                                            const std::vector<MetricFormula>& user);
 
   const MetricColumn& column() const { return metrics_.columns()[column_]; }
+  // `lost`: samples the kernel lost while recording (CallTreeBuilder::lost()), which may move a
+  // frame's value beyond its interval: the value's bias then says so.
   std::unordered_map<const CallNode*, FrameMetric> Compute(const CallNode& root,
-                                                           uint64_t min_samples) const;
+                                                           uint64_t min_samples,
+                                                           uint64_t lost = 0) const;
 
  private:
-  FrameMetricEvaluator(DerivedMetrics metrics, size_t column)
-      : metrics_(std::move(metrics)), column_(column) {}
+  FrameMetricEvaluator(DerivedMetrics metrics, size_t column, std::vector<EventDesc> events)
+      : metrics_(std::move(metrics)), column_(column), events_(std::move(events)) {}
   DerivedMetrics metrics_;
   size_t column_ = 0;
+  std::vector<EventDesc> events_;
 };
 
 }  // namespace tprof

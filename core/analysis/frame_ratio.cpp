@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <string_view>
 
@@ -133,9 +134,17 @@ std::unordered_map<const CallNode*, uint64_t> TotalSamples(const CallNode& root,
 
 std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNode& root,
                                                                    const RatioEvents& events,
-                                                                   uint64_t min_samples) {
+                                                                   uint64_t min_samples,
+                                                                   uint64_t lost) {
   auto numerator_samples = TotalSamples(root, events.numerator);
   auto denominator_samples = TotalSamples(root, events.denominator);
+  // If every lost sample was one event's, its counts are short by up to this share.
+  const auto lost_share = [&](uint64_t kept) {
+    return static_cast<double>(lost) / static_cast<double>(kept + lost);
+  };
+  const double worst = lost == 0 ? 0.0
+                                 : std::max(lost_share(numerator_samples[&root]),
+                                            lost_share(denominator_samples[&root]));
   std::unordered_map<const CallNode*, FrameRatio> out;
   out.reserve(numerator_samples.size());
   for (const auto& [node, n_samples] : numerator_samples) {
@@ -152,6 +161,14 @@ std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNod
     if (r.numerator_samples > 0 && r.denominator_samples > 0)
       r.half_width = r.value * std::hypot(PoissonRelativeReach(r.numerator_samples),
                                           PoissonRelativeReach(r.denominator_samples));
+    if (worst > 0 && r.value > 0 && (!r.half_width || worst * r.value > *r.half_width)) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "samples lost: the kernel lost %llu samples (its ring buffer was full), which "
+                    "may all have been one event's: the ratio may be %.1f %% off",
+                    static_cast<unsigned long long>(lost), 100 * worst);
+      r.bias = std::string(text) + "; record with a larger -m or a lower rate";
+    }
     out.emplace(node, r);
   }
   return out;

@@ -209,6 +209,35 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
     *cpi = Ratio(oc, oi, nc, ni);
   };
   ratios(nullptr, &m.total_ipc, &m.total_cpi);
+  auto lost_reach = [&](const std::vector<FunctionTotals>& side,
+                        const std::vector<std::vector<size_t>>& index, uint64_t* lost) {
+    double reach = 0;
+    for (size_t r = 0; r < side.size(); ++r) {
+      if (side[r].lost == 0) continue;
+      *lost += side[r].lost;
+      for (size_t e : {*cycles, *instructions}) {
+        const size_t i = index[r][e];
+        const double kept = i < side[r].samples.size() ? side[r].samples[i] : 0;
+        const double lost_samples = static_cast<double>(side[r].lost);
+        reach = std::max(reach, lost_samples / (kept + lost_samples));
+      }
+    }
+    return reach;
+  };
+  uint64_t old_lost = 0, new_lost = 0;
+  m.old_lost_reach = lost_reach(old_side, pairing.old_index, &old_lost);
+  m.new_lost_reach = lost_reach(new_side, pairing.new_index, &new_lost);
+  if (old_lost || new_lost) {
+    char text[240];
+    std::snprintf(text, sizeof text,
+                  "samples lost: the kernel lost %llu samples on the old side and %llu on the new "
+                  "(full ring buffers), which may all have been %s's or %s's: IPC and CPI may be "
+                  "off by up to %.1f %% (old) and %.1f %% (new)",
+                  static_cast<unsigned long long>(old_lost),
+                  static_cast<unsigned long long>(new_lost), m.cycles_event.c_str(),
+                  m.instructions_event.c_str(), 100 * m.old_lost_reach, 100 * m.new_lost_reach);
+    m.lost_reason = text;
+  }
   for (const FunctionDiff& f : events[*cycles].functions) {
     FunctionRatios row;
     row.key = f.key;
@@ -294,6 +323,10 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
   t.totals.assign(events, 0.0);
   for (size_t e = 0; e < events && e < profile.total_period.size(); ++e)
     t.totals[e] = static_cast<double>(profile.total_period[e]);
+  t.samples.assign(events, 0.0);
+  for (size_t e = 0; e < events && e < profile.total_samples.size(); ++e)
+    t.samples[e] = static_cast<double>(profile.total_samples[e]);
+  t.lost = profile.lost;
   for (const FunctionRow& row : profile.rows) {
     auto [it, inserted] = t.self.try_emplace(
         FunctionKey{match_module ? ModuleFileName(row.module) : std::string(), row.function},
@@ -308,6 +341,7 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
     t.totals.push_back(t.totals[wall->on_cpu] + t.totals[wall->off_cpu]);
     for (auto& [key, values] : t.self)
       values.push_back(values[wall->on_cpu] + values[wall->off_cpu]);
+    t.samples.push_back(t.samples[wall->on_cpu] + t.samples[wall->off_cpu]);
   }
   return t;
 }

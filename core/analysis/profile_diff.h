@@ -50,6 +50,8 @@ struct FunctionTotals {
   std::vector<std::string> events;
   std::map<FunctionKey, std::vector<double>> self;  // per event
   std::vector<double> totals;                       // per event
+  std::vector<double> samples;                      // per event: samples kept
+  uint64_t lost = 0;  // samples the kernel lost (a full ring buffer), of any event
 };
 
 // `match_module` false: functions are matched by name alone (module left empty), for builds
@@ -118,6 +120,11 @@ struct DerivedMetricsDiff {
   std::string cycles_event, instructions_event;
   RatioPair total_ipc, total_cpi;
   std::vector<FunctionRatios> functions;  // in the order of the cycles event's functions
+  // Samples the kernel lost on a side may all have been one of the two events': each ratio of
+  // that side may then be off by up to this share of it (the largest lost / (kept + lost) of the
+  // two events over the side's runs), beyond anything its samples say. 0: nothing lost.
+  double old_lost_reach = 0, new_lost_reach = 0;
+  std::string lost_reason;  // one line, when either reach is not 0
 };
 
 // A function's change of cost split into work and efficiency (core/analysis/cost_split.h says

@@ -75,6 +75,9 @@ bool NameMatches(const std::string& pattern, const std::string& function) {
 struct Candidate {
   GateFinding finding;
   Significance significance = Significance::kNotAssessed;
+  // Where `observed` may truly lie, when a bias widens it (finding.bias says why): a subject
+  // that may cross is held to have crossed.
+  std::optional<std::pair<double, double>> may_lie;
 };
 
 // The time units a clock's threshold takes, in nanoseconds (what the clocks' periods count).
@@ -99,9 +102,12 @@ void Judge(GateCheck& check, std::vector<Candidate> candidates, bool clock_value
       ++check.not_significant;
       continue;
     }
-    if (Crosses(c.finding.observed, t))
+    if (Crosses(c.finding.observed, t)) {
+      c.finding.bias.clear();
       check.crossed.push_back(c.finding);
-    else if (!closest || Excess(c.finding.observed, t) > Excess(closest->observed, t))
+    } else if (c.may_lie && (Crosses(c.may_lie->first, t) || Crosses(c.may_lie->second, t))) {
+      check.crossed.push_back(c.finding);
+    } else if (!closest || Excess(c.finding.observed, t) > Excess(closest->observed, t))
       closest = c.finding;
   }
   std::sort(check.crossed.begin(), check.crossed.end(),
@@ -131,6 +137,7 @@ void Judge(GateCheck& check, std::vector<Candidate> candidates, bool clock_value
       std::snprintf(p, sizeof p, ", p=%.3g", *f.p_value);
       s += p;
     }
+    if (!f.bias.empty()) s += "; may cross, failed closed: " + f.bias;
     return s + ")";
   };
   std::string line = "'" + t.text + "': ";
@@ -330,6 +337,8 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         return Error("threshold '" + t.text +
                      "': ipc/cpi need a cycles and an instructions event sampled on both sides");
       const bool ipc = t.event == "ipc";
+      const double old_reach = diff.metrics->old_lost_reach,
+                   new_reach = diff.metrics->new_lost_reach;
       auto add = [&](const std::string& subject, const RatioPair& r) {
         if (!r.old_value || !r.new_value) return;
         Candidate c;
@@ -338,6 +347,20 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         c.finding.new_value = *r.new_value;
         c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
                                                                  : *r.new_value - *r.old_value;
+        if (old_reach > 0 || new_reach > 0) {
+          // Each side's ratio anywhere in value * (1 +- its reach): the change at its extremes.
+          const double o = *r.old_value, n = *r.new_value;
+          const double old_low = o * (1 - old_reach), old_high = o * (1 + old_reach);
+          const double new_low = n * (1 - new_reach), new_high = n * (1 + new_reach);
+          if (t.unit == Threshold::Unit::kPercent && old_low > 0)
+            c.may_lie = {100 * (new_low / old_high - 1), 100 * (new_high / old_low - 1)};
+          else if (t.unit != Threshold::Unit::kPercent)
+            c.may_lie = {new_low - old_high, new_high - old_low};
+          else
+            c.may_lie = {-std::numeric_limits<double>::infinity(),
+                         std::numeric_limits<double>::infinity()};
+          c.finding.bias = diff.metrics->lost_reason;
+        }
         candidates.push_back(std::move(c));
       };
       if (t.subject == Threshold::Subject::kTotal) {

@@ -11,7 +11,8 @@
 // PATTERN is a shell glob (fnmatch: * ? [..]) matched against the function name, with and
 // without its parameter list ("work_alpha" matches "work_alpha(unsigned long)"). EVENT defaults
 // to the first event of the diff; "ipc" and "cpi" name the derived metrics when the diff has
-// them; "wall" is an off-CPU recording's on-CPU clock plus off-CPU time (SumByFunction). What VALUE compares with:
+// them; "wall" is an off-CPU recording's on-CPU clock plus off-CPU time (SumByFunction). What VALUE
+// compares with:
 //   total      %: 100 * delta / old total           none: delta
 //   func       %: 100 * delta / the function's old  pt: 100 * delta / old total  none: delta
 //              (a new function counts as +infinity %, a gone one as -100 %)
@@ -60,6 +61,10 @@ struct GateFinding {
   double observed = 0;                  // in the threshold's unit
   double old_value = 0, new_value = 0;  // what observed was computed from
   std::optional<double> p_value;        // with several runs per side
+  // Why the values may be off beyond what they show (ipc/cpi: samples lost), when the subject
+  // crossed only because they may be: the gate fails closed rather than pass over a value it
+  // cannot trust.
+  std::string bias;
 };
 
 struct GateCheck {

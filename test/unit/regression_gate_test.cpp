@@ -179,6 +179,42 @@ TEST(RegressionGate, IpcAndCpiThresholds) {
   EXPECT_FALSE(Gate(*diff, {"total.instructions > +34%"}).tripped());  // 3000 -> 4000: +33.3%
 }
 
+// Samples lost on the new side (100 beside 900 kept of each event: each ratio may be 10 % off)
+// widen what the ratios may be; a term that may cross within that fails closed, with the reason,
+// and one that cannot still passes. By hand: total IPC 1.5 -> 1.333 (-11.1 %), the new side's
+// anywhere in 1.2 .. 1.467 (-20 % .. -2.2 %); alpha 2.0 -> 1.5 (-25 %), 1.35 .. 1.65 (-32.5 % ..
+// -17.5 %).
+TEST(RegressionGate, IpcTermsThatLostSamplesMayCrossFailClosed) {
+  FunctionTotals old_side = TotalsOf(CyclesAndInstructions(1000, 2000));
+  FunctionTotals new_side = TotalsOf(CyclesAndInstructions(2000, 3000));
+  new_side.samples.assign(new_side.events.size(), 900);
+  new_side.lost = 100;
+  auto diff = DiffProfiles({old_side}, {new_side}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  EXPECT_DOUBLE_EQ(diff->metrics->new_lost_reach, 0.1);
+  EXPECT_DOUBLE_EQ(diff->metrics->old_lost_reach, 0.0);
+  EXPECT_NE(diff->metrics->lost_reason.find("samples lost"), std::string::npos);
+  auto v = Gate(*diff, {"total.ipc < -12%", "total.ipc < -21%", "func(alpha).ipc < -30%",
+                        "func(alpha).ipc < -33%", "total.ipc < -10%"});
+  std::vector<bool> tripped;
+  for (const GateCheck& c : v.checks) tripped.push_back(c.tripped);
+  EXPECT_EQ(tripped, (std::vector<bool>{true, false, true, false, true}));
+  ASSERT_FALSE(v.checks[0].crossed.empty());
+  EXPECT_NE(v.checks[0].crossed[0].bias.find("samples lost"), std::string::npos);
+  EXPECT_NE(v.checks[0].explanation.find("failed closed"), std::string::npos)
+      << v.checks[0].explanation;
+  // Crossed as measured: no bias needed to say so.
+  ASSERT_FALSE(v.checks[4].crossed.empty());
+  EXPECT_EQ(v.checks[4].crossed[0].bias, "");
+  // Nothing lost: the same terms judge the values as measured.
+  auto clean = DiffProfiles({TotalsOf(CyclesAndInstructions(1000, 2000))},
+                            {TotalsOf(CyclesAndInstructions(2000, 3000))}, {});
+  ASSERT_TRUE(clean.ok());
+  EXPECT_FALSE(Gate(*clean, {"total.ipc < -12%"}).tripped());
+  EXPECT_FALSE(Gate(*clean, {"func(alpha).ipc < -30%"}).tripped());
+}
+
 TEST(RegressionGate, WithRepeatedRunsOnlySignificantChangesTrip) {
   std::vector<FunctionTotals> old_runs, new_runs;
   // alpha: +20% in every run; beta: +8% on average, but the runs overlap (noise).
