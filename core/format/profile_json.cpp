@@ -1,9 +1,68 @@
 #include "core/format/profile_json.h"
 
+#include <optional>
+#include <string>
+
+#include "core/base/visible_text.h"
+
 namespace tprof {
 namespace {
 
 using nlohmann::json;
+
+// JSON holds UTF-8 only, and a name may be any bytes (an event named in a perf.data file, a
+// command line): such a string goes in as its visible form under `key`, what an older reader
+// shows, and byte for byte in hex under `key`_hex, which a reader prefers. A UTF-8 string is
+// written as it is, alone.
+std::string Hex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+// The bytes of `hex`; nothing when it is not hex (a damaged file: the visible form stands).
+std::optional<std::string> FromHex(const std::string& hex) {
+  if (hex.size() % 2) return std::nullopt;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]), low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+  }
+  return out;
+}
+
+void PutBytes(json& j, const std::string& key, const std::string& bytes) {
+  if (IsWellFormedUtf8(bytes)) {
+    j[key] = bytes;
+    return;
+  }
+  j[key] = VisibleText(bytes);
+  j[key + "_hex"] = Hex(bytes);
+}
+
+void PutBytes(json& j, const std::string& key, const std::vector<std::string>& list) {
+  json visible = json::array(), hex = json::array();
+  bool any = false;
+  for (const std::string& bytes : list) {
+    const bool utf8 = IsWellFormedUtf8(bytes);
+    any |= !utf8;
+    visible.push_back(utf8 ? bytes : VisibleText(bytes));
+    hex.push_back(Hex(bytes));
+  }
+  j[key] = std::move(visible);
+  if (any) j[key + "_hex"] = std::move(hex);
+}
 
 // Reads an optional field: a missing key keeps the default (older writers), a key of the wrong
 // type is an error.
@@ -13,13 +72,26 @@ void Get(const json& j, const char* key, T& out) {
   if (it != j.end() && !it->is_null()) it->get_to(out);
 }
 
+void GetBytes(const json& j, const std::string& key, std::string& out) {
+  Get(j, key.c_str(), out);
+  if (auto it = j.find(key + "_hex"); it != j.end() && it->is_string())
+    if (auto bytes = FromHex(it->get<std::string>())) out = std::move(*bytes);
+}
+
+void GetBytes(const json& j, const std::string& key, std::vector<std::string>& out) {
+  Get(j, key.c_str(), out);
+  auto it = j.find(key + "_hex");
+  if (it == j.end() || !it->is_array() || it->size() != out.size()) return;
+  for (size_t i = 0; i < out.size(); ++i)
+    if ((*it)[i].is_string())
+      if (auto bytes = FromHex((*it)[i].get<std::string>())) out[i] = std::move(*bytes);
+}
+
 }  // namespace
 
 json MetadataToJson(const Metadata& m) {
-  return json{
+  json j{
       {"tprof_version", m.tprof_version},
-      {"command_line", m.command_line},
-      {"hostname", m.hostname},
       {"kernel_release", m.kernel_release},
       {"architecture", m.architecture},
       {"cpu_count", m.cpu_count},
@@ -37,6 +109,9 @@ json MetadataToJson(const Metadata& m) {
       {"source", m.source},
       {"off_cpu_summed", m.off_cpu_summed},
   };
+  PutBytes(j, "command_line", m.command_line);
+  PutBytes(j, "hostname", m.hostname);
+  return j;
 }
 
 Result<Metadata> MetadataFromJson(const json& j) {
@@ -44,8 +119,8 @@ Result<Metadata> MetadataFromJson(const json& j) {
   Metadata m;
   try {
     Get(j, "tprof_version", m.tprof_version);
-    Get(j, "command_line", m.command_line);
-    Get(j, "hostname", m.hostname);
+    GetBytes(j, "command_line", m.command_line);
+    GetBytes(j, "hostname", m.hostname);
     Get(j, "kernel_release", m.kernel_release);
     Get(j, "architecture", m.architecture);
     Get(j, "cpu_count", m.cpu_count);
@@ -72,8 +147,7 @@ Result<Metadata> MetadataFromJson(const json& j) {
 json EventsToJson(const std::vector<EventDesc>& events) {
   json out = json::array();
   for (const EventDesc& e : events) {
-    out.push_back({
-        {"name", e.name},
+    json item{
         {"type", e.type},
         {"config", e.config},
         {"config1", e.config1},
@@ -92,7 +166,9 @@ json EventsToJson(const std::vector<EventDesc>& events) {
         {"exclude_user", e.exclude_user},
         {"exclude_kernel", e.exclude_kernel},
         {"precise_ip", e.precise_ip},
-    });
+    };
+    PutBytes(item, "name", e.name);
+    out.push_back(std::move(item));
   }
   return out;
 }
@@ -104,7 +180,7 @@ Result<std::vector<EventDesc>> EventsFromJson(const json& j) {
     for (const json& item : j) {
       if (!item.is_object()) return Error("event descriptor is not a JSON object");
       EventDesc e;
-      Get(item, "name", e.name);
+      GetBytes(item, "name", e.name);
       Get(item, "type", e.type);
       Get(item, "config", e.config);
       Get(item, "config1", e.config1);

@@ -207,6 +207,35 @@ TEST_F(AnyBytes, APerfDataFileWithSuchNamesReportsValidJson) {
   EXPECT_NE(text.out.find(kThreadShown), std::string::npos) << text.out;
 }
 
+// An event whose name is not UTF-8 (one flipped byte in a file's event description): imported
+// to .tprof it keeps its bytes, so a diff of the .tprof against the perf.data pairs the event,
+// and both show it in the same visible form.
+TEST_F(AnyBytes, AnEventNameOfAnyBytesSurvivesImportAndPairsInADiff) {
+  const std::string event = "task\xff-clock";
+  testing::PerfDataWriter writer;
+  writer.AddEvent(event, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 1000000, false);
+  writer.Comm(100, 100, "prog", 1);
+  writer.Mmap(100, 0x400000, 0x10000, 0, "/opt/prog", 2);
+  for (uint64_t i = 0; i < 10; ++i)
+    writer.Sample(0, 100, 100, 10 + i, 1000000, {0x401000 + i * 16});
+  const std::string data = Path("event.perf.data"), imported = Path("event.tprof");
+  ASSERT_TRUE(writer.WriteTo(data));
+  auto import = RunCommand({kTprof, "import", data, "-o", imported});
+  ASSERT_EQ(import.exit_code, 0) << import.err;
+  auto diff = RunCommand({kTprof, "diff", imported, data, "--json"});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  const nlohmann::json j = nlohmann::json::parse(diff.out);
+  EXPECT_TRUE(j["unpaired_events"].empty()) << j["unpaired_events"].dump();
+  ASSERT_EQ(j["events"].size(), 1u) << diff.out.substr(0, 2000);
+  EXPECT_EQ(j["events"][0]["name"], "task\\xFF-clock");
+  auto from_tprof = RunCommand({kTprof, "report", "-i", imported, "--json"});
+  auto from_data = RunCommand({kTprof, "report", "-i", data, "--json"});
+  ASSERT_EQ(from_tprof.exit_code, 0) << from_tprof.err;
+  ASSERT_EQ(from_data.exit_code, 0) << from_data.err;
+  EXPECT_EQ(nlohmann::json::parse(from_tprof.out)["events"][0]["name"],
+            nlohmann::json::parse(from_data.out)["events"][0]["name"]);
+}
+
 }  // namespace
 }  // namespace any_bytes
 }  // namespace tprof

@@ -132,6 +132,28 @@ TEST(FormatTest, BackgroundWriteErrorsSurfaceAtFinish) {
   }
 }
 
+// Names of any bytes (an event named in a perf.data file, a command line, a host) come back byte
+// for byte: the JSON chunks hold their visible form for older readers and the bytes in hex.
+TEST(FormatTest, NamesThatAreNotUtf8RoundTripByteForByte) {
+  const std::string event_name = "cyc\xffles\x80", word = "./bad\xfe\xffname", host = "h\xc3";
+  Metadata metadata = TestMetadata();
+  metadata.command_line = {word, "plain", "\xe2\x82"};
+  metadata.hostname = host;
+  std::vector<EventDesc> events = TestEvents();
+  events[0].name = event_name;
+  std::string bytes;
+  auto writer =
+      ProfileWriter::Create(std::make_unique<StringSink>(bytes), metadata, events, WriterOptions{});
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(writer.value()->Finish({1, 2, {}}).ok());
+  auto reader = ProfileReader::OpenBytes(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  EXPECT_EQ(reader->events()[0].name, event_name);
+  EXPECT_EQ(reader->events()[1].name, TestEvents()[1].name);
+  EXPECT_EQ(reader->metadata().command_line, (std::vector<std::string>{word, "plain", "\xe2\x82"}));
+  EXPECT_EQ(reader->metadata().hostname, host);
+}
+
 TEST(FormatTest, EmptyProfileRoundTrips) {
   WrittenProfile p = WriteRandomProfile(9, 0, 4096);
   auto reader = ProfileReader::OpenBytes(p.bytes);
