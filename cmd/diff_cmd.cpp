@@ -82,8 +82,9 @@ class DiffCommand : public Subcommand {
         "new, delta, delta % of the\nframe, delta % of the old total. --normalize scales NEW "
         "as for the function diff.\n"
         "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 4 an input is "
-        "incomplete\n(cut short, a .partial file, no samples) so the gate did not judge "
-        "(--allow-incomplete\njudges it anyway); 1 unreadable input; 2 usage error.");
+        "incomplete\n(cut short, a .partial file, no samples): the diff covers what was read, "
+        "and the gate\ndid not judge (--allow-incomplete judges it anyway); 1 unreadable input; "
+        "2 usage error.");
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
         ->expected(0, 2);
     SetUsageLine(
@@ -338,7 +339,20 @@ class DiffCommand : public Subcommand {
     }
     for (const GateCheck& check : verdict->checks)
       if (check.tripped) std::cerr << "tprof diff: regression: " << check.explanation << '\n';
-    return verdict->tripped() ? kExitRegression : kExitOk;
+    if (verdict->tripped()) return kExitRegression;
+    // Without a gate, a diff over an input read in part ends as report does over one: the
+    // numbers are printed, and the status says they are not the whole input's.
+    if (thresholds_.empty() && !inputs.incomplete.empty()) {
+      const IncompleteInput& first = inputs.incomplete.front();
+      std::cerr << "tprof diff: " << first.side << " profile " << first.file << " is incomplete ("
+                << first.reason << ")"
+                << (inputs.incomplete.size() > 1
+                        ? " and " + std::to_string(inputs.incomplete.size() - 1) + " more"
+                        : "")
+                << "; the diff covers what could be read\n";
+      return kExitIncomplete;
+    }
+    return kExitOk;
   }
 
   int Usage(const std::string& message) { return UsageError(name(), message); }

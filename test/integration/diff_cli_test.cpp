@@ -397,10 +397,12 @@ TEST_F(DiffRecordings, AGateOverATruncatedProfileFailsWithStatusFour) {
   nlohmann::json same = DiffJson({base, base, "--fail-if", "total > +5%"});
   EXPECT_EQ(same["gate"]["judged"], true);
   EXPECT_TRUE(same["incomplete"].empty());
-  // Without a gate the diff reports and exits 0, naming the input in its header.
+  // Without a gate the diff reports, naming the input in its header, and exits 4 as report does
+  // over such an input: a script learns that it read part of an input.
   CommandResult plain = RunCommand({kTprof, "diff", base, cut});
-  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.exit_code, 4) << plain.err;
   EXPECT_NE(plain.out.find("# incomplete: new"), std::string::npos);
+  EXPECT_NE(plain.err.find("is incomplete"), std::string::npos) << plain.err;
   std::remove(cut.c_str());
 }
 
