@@ -75,7 +75,7 @@ stage "ASan+UBSan tests"
 test_suite build/test-asan
 
 fuzz_targets=(profile_reader_fuzzer record_decoder_fuzzer perf_data_reader_fuzzer
-  perf_script_parser_fuzzer folded_parser_fuzzer elf_inflate_fuzzer)
+  perf_script_parser_fuzzer folded_parser_fuzzer elf_inflate_fuzzer writers_fuzzer)
 stage "fuzz build (clang, the fuzz targets)"
 echo "== fuzz (clang, ${FUZZ_SECONDS:-30} s per target)"
 # -O1 with line tables: what libFuzzer's own documentation builds with, and a sixth faster to
