@@ -248,8 +248,10 @@ class TopdownCommand : public Subcommand {
     }
     auto counted = RunCounting(groups, run, print_interval);
     if (!counted.ok()) return ReportError(name(), counted.error());
-    const std::string description = "counted live on " + counted->target + groups_note +
-                                    EndNote(counted->end, counted->elapsed_ns);
+    for (const std::string& note : counted->notes) Note(name(), note);
+    const std::string description = "counted live on " + counted->target +
+                                    (counted->user_space_only ? " (user space only)" : "") +
+                                    groups_note + EndNote(counted->end, counted->elapsed_ns);
     if (!output_.empty()) {
       std::ofstream out(output_);
       out << SaveTprofCounts(counted->total);

@@ -22,6 +22,30 @@ Result<CountingRunResult> RunCounting(
   }
   if (workload && !options.system_wide) {
     auto opened = CountingSession::Open(groups, workload->pid(), -1, /*enable_on_exec=*/true);
+    // A user the kernel lets count user space only (perf_event_paranoid 2) counts that, and the
+    // result says so; an event already asked for in one mode is not changed.
+    if (!opened.ok() && opened.error().message().find("permission denied") != std::string::npos) {
+      std::vector<std::vector<CountedEvent>> user_only = groups;
+      std::string changed;
+      for (auto& group : user_only)
+        for (CountedEvent& e : group)
+          if (!e.exclude_kernel && e.name.find(':') == std::string::npos) {
+            e.exclude_kernel = true;
+            changed += (changed.empty() ? "" : ", ") + e.name;
+          }
+      if (!changed.empty()) {
+        auto retried =
+            CountingSession::Open(user_only, workload->pid(), -1, /*enable_on_exec=*/true);
+        if (retried.ok()) {
+          opened = std::move(retried);
+          result.user_space_only = true;
+          result.notes.push_back(
+              "this user may not count the kernel (" + ParanoidSetting() +
+              "): counting user space only (" + changed +
+              "); what the kernel does on the command's behalf is not in the counts");
+        }
+      }
+    }
     if (!opened.ok()) return opened.error();
     session.emplace(std::move(opened).value());
     result.target = "the command";

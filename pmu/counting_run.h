@@ -33,6 +33,11 @@ struct CountingRunResult {
   std::string target;    // "the command", "3 threads of pid 42", "2 CPUs"
   int wait_status = 0;   // the launched command's
   size_t intervals = 0;  // how many on_interval calls, the last partial one included
+  // One line each the reader should know: events counted in user space only because this user
+  // may not count the kernel (perf_event_paranoid 2, the kernel's default, for a user who is
+  // not root), as perf stat falls back.
+  std::vector<std::string> notes;
+  bool user_space_only = false;
 };
 
 // `on_interval(seconds since the start, that interval's counts)` runs at every interval and once

@@ -85,6 +85,7 @@ Result<CountingSession> CountingSession::OpenWith(
         attr.disabled = i == 0;
         attr.enable_on_exec = i == 0 && enable_on_exec;
         attr.exclude_hv = 1;
+        attr.exclude_kernel = group[i].exclude_kernel;
         int error_number = 0;
         auto fd =
             OpenPerfEvent(attr, instance.pid, instance.cpu, leader, group[i].name, &error_number);

@@ -25,6 +25,7 @@ struct CountedEvent {
   std::string name;
   uint32_t type = 0;
   uint64_t config = 0;
+  bool exclude_kernel = false;  // user space only (:u)
 };
 
 // value * enabled / running; nothing when the counter never ran.

@@ -164,6 +164,7 @@ build_all() {
     "$src/lab_loop.c" -pthread || die "cannot build lab_loop_nofp"
   $cc -static -o "$bin/pmu_count" "$src/pmu_count.c" || die "cannot build pmu_count"
   $cc -static -o "$bin/hf_periods" "$src/hf_periods.c" || die "cannot build hf_periods"
+  $cc -static -o "$bin/as_user" "$src/as_user.c" || die "cannot build as_user"
   # The page-fault oracle of the x86-64 tests (test/workloads): faults per function by design.
   $triplet-g++ -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -static \
     -o "$bin/metric_oracle" "$root/test/workloads/metric_oracle.cpp" ||

@@ -764,6 +764,30 @@ TEST(ArmLabN1, TopdownChoosesTheN1TableByMidrAndFollowsTheCounts) {
   EXPECT_DOUBLE_EQ((*ipc)["value"].get<double>(), 0.5);
 }
 
+// A user who is not root, at perf_event_paranoid 2: the kernel refuses to count its kernel mode,
+// so topdown counts user space only, and says so in one line and in the input's description.
+// lab_loop runs in user space: its IPC is the exact 0.5 still.
+TEST(ArmLabN1, TopdownAsAUserWhoIsNotRootCountsUserSpaceOnly) {
+  Check unprivileged = Ran("n1", "topdown_unprivileged");
+  ASSERT_EQ(unprivileged.status, 0) << unprivileged.Describe();
+  EXPECT_NE(unprivileged.err.find("counting user space only"), std::string::npos)
+      << unprivileged.Describe();
+  EXPECT_NE(unprivileged.err.find("perf_event_paranoid is 2"), std::string::npos)
+      << unprivileged.Describe();
+  json topdown = JsonOf("n1", "topdown_unprivileged");
+  ASSERT_FALSE(topdown.is_null());
+  EXPECT_EQ(topdown["cpu"], "neoverse-n1");
+  EXPECT_NE(topdown["input"].get<std::string>().find("user space only"), std::string::npos)
+      << topdown["input"];
+  const json* ipc = TopdownMetric(topdown, "ipc");
+  if (ipc) EXPECT_DOUBLE_EQ((*ipc)["value"].get<double>(), 0.5);
+  for (const char* name : {"frontend_stalled_cycles", "backend_stalled_cycles"}) {
+    const json* m = TopdownMetric(topdown, name);
+    ASSERT_TRUE(m) << name;
+    EXPECT_EQ((*m)["running_percent"], 100.0) << name;
+  }
+}
+
 TEST(ArmLabN1, TopdownIntervalsEachFollowTheCounts) {
   Check intervals = Ran("n1", "topdown_interval");
   ASSERT_EQ(intervals.status, 0) << intervals.Describe();

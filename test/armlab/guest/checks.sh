@@ -40,6 +40,17 @@ leaves_period=200003
 echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 boot_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 
+# unprivileged COMMAND...: runs COMMAND as nobody (uid 65534) at perf_event_paranoid 2, the
+# kernel's default (Debian's kernels default to 3, which refuses such a user everything).
+unprivileged() {
+  paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+  echo 2 >/proc/sys/kernel/perf_event_paranoid
+  /lab/bin/as_user 65534 "$@"
+  status=$?
+  echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
+  return $status
+}
+
 # check NAME COMMAND...: runs COMMAND in OUT/NAME.
 check() {
   name=$1
@@ -184,6 +195,8 @@ case $job in
     leaves leaves_dwarf --call-graph dwarf
     leaves leaves_plain --call-graph fp,0
     check topdown tprof topdown -M l1 --json -- "$fp" $rounds
+    # As a user who is not root, at the kernel's default perf_event_paranoid (2): user space only.
+    check topdown_unprivileged unprivileged tprof topdown -M l1 --json -- "$fp" $rounds
     check topdown_general tprof topdown -M l1,General --json -o counts.txt -- "$fp" $rounds
     check topdown_multiplexed tprof topdown --spec "$spec" \
       -M General,MPKI,Miss_Ratio,Branch_Effectiveness,Operation_Mix --json -o counts.txt -- \
