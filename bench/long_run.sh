@@ -47,10 +47,18 @@ wait "$poller"
 end=$(date +%s.%N)
 cat "$tmp/steady.out"
 bytes=$(stat -c %s "$tmp/long.tprof")
-tenth=$(awk -v t="$((seconds / 10))" '$1 >= t {print $2; exit}' "$tmp/rss")
+# The recorder's peak at 10, 50 and 90 % of the run (while the workload runs: growth here would
+# grow with the run's length) and at the end (after the pass that mends -g's chains from the
+# stack copies and embeds the symbols).
+at() { awk -v t="$1" '$1 >= t {print $2; exit}' "$tmp/rss"; }
+p10=$(at $((seconds / 10)))
+p50=$(at $((seconds / 2)))
+p90=$(at $((seconds * 9 / 10)))
 last=$(tail -1 "$tmp/rss" | awk '{print $2}')
-awk -v s="$start" -v e="$end" -v b="$bytes" -v sec="$seconds" -v tenth="$tenth" -v last="$last" \
-  'BEGIN {printf "record: %.0f s wall; file %.1f MB (%.1f kB per second of run); recorder peak memory %.1f MiB at a tenth of the run, %.1f MiB at the end\n", e - s, b / 1e6, b / 1e3 / sec, tenth / 1024, last / 1024}'
+awk -v s="$start" -v e="$end" -v b="$bytes" -v sec="$seconds" \
+  'BEGIN {printf "record: %.0f s wall; file %.1f MB (%.1f kB per second of run)\n", e - s, b / 1e6, b / 1e3 / sec}'
+awk -v a="$p10" -v b="$p50" -v c="$p90" -v d="$last" \
+  'BEGIN {printf "recorder peak memory: %.1f MiB at 10 %% of the run, %.1f at 50 %%, %.1f at 90 %%, %.1f MiB at the end (after mending chains and embedding symbols)\n", a / 1024, b / 1024, c / 1024, d / 1024}'
 cat "$tmp/steady.err"
 
 # The report: its time and peak memory (/usr/bin/time's max RSS of the one process).
