@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "core/base/build_id.h"
 #include "core/base/visible_text.h"
 
 namespace tprof {
@@ -14,17 +15,6 @@ using nlohmann::json;
 // command line): such a string goes in as its visible form under `key`, what an older reader
 // shows, and byte for byte in hex under `key`_hex, which a reader prefers. A UTF-8 string is
 // written as it is, alone.
-std::string Hex(const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
 // The bytes of `hex`; nothing when it is not hex (a damaged file: the visible form stands).
 std::optional<std::string> FromHex(const std::string& hex) {
   if (hex.size() % 2) return std::nullopt;
@@ -48,7 +38,7 @@ void PutBytes(json& j, const std::string& key, const std::string& bytes) {
     return;
   }
   j[key] = VisibleText(bytes);
-  j[key + "_hex"] = Hex(bytes);
+  j[key + "_hex"] = BuildIdHex(bytes);  // lowercase hex of any bytes
 }
 
 void PutBytes(json& j, const std::string& key, const std::vector<std::string>& list) {
@@ -58,7 +48,7 @@ void PutBytes(json& j, const std::string& key, const std::vector<std::string>& l
     const bool utf8 = IsWellFormedUtf8(bytes);
     any |= !utf8;
     visible.push_back(utf8 ? bytes : VisibleText(bytes));
-    hex.push_back(Hex(bytes));
+    hex.push_back(BuildIdHex(bytes));
   }
   j[key] = std::move(visible);
   if (any) j[key + "_hex"] = std::move(hex);

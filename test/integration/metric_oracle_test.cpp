@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "test/support/flame_page_data.h"
 #include "test/support/host_steal.h"
 #include "test/support/metric_oracle_run.h"
 #include "test/support/run_command.h"
@@ -264,13 +265,7 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
                            "--metric", kMetric, "--color", "metric:faults_per_ms",
                            "--color-min-samples", std::to_string(kMinSamples)});
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
-  const std::string html = testing::ReadWholeFile(page);
-  const std::string marker = "const DATA = ";
-  size_t begin = html.find(marker);
-  ASSERT_NE(begin, std::string::npos);
-  begin += marker.size();
-  const nlohmann::json data =
-      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  const nlohmann::json data = FlamePageData(page);
   ASSERT_TRUE(data.is_object());
   const double step = data["scale"]["step"].get<double>();
   EXPECT_NE(data["scale"]["title"].get<std::string>().find("faults_per_ms"), std::string::npos);
@@ -541,13 +536,7 @@ TEST(MetricOracle, LostSamplesMarkTheFramesTheyMayMove) {
   auto drawn = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", page, "--metric",
                            kMetric, "--color", "metric:faults_per_ms"});
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
-  const std::string html = testing::ReadWholeFile(page);
-  const std::string marker = "const DATA = ";
-  size_t begin = html.find(marker);
-  ASSERT_NE(begin, std::string::npos);
-  begin += marker.size();
-  const nlohmann::json data =
-      nlohmann::json::parse(html.substr(begin, html.find(";\n", begin) - begin), nullptr, false);
+  const nlohmann::json data = FlamePageData(page);
   ASSERT_TRUE(data.is_object());
   ASSERT_TRUE(data.contains("reasons")) << "no frame says samples were lost (" << lost << ")";
   const auto& columns = data["columnNames"];
