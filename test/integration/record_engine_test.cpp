@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <set>
@@ -214,6 +216,42 @@ TEST(RecordEngineTest, AWriteErrorIsReportedAndTheFileIsNotPassedOffAsComplete) 
   EXPECT_NE(r.err.find("incomplete"), std::string::npos) << r.err;
   EXPECT_NE(::access(path.c_str(), F_OK), 0);
   std::remove((path + ".partial").c_str());
+}
+
+// A disk that fills up: a 256 KiB tmpfs (mounted for the test; root only). The recording stops
+// with one line naming the error, and what was written stays FILE.partial, which report reads
+// up to where it ends (status 4: an input read in part).
+TEST(RecordEngineTest, AFullDiskStopsTheRecordingAndLeavesAReadablePartialFile) {
+  char dir_template[] = "/tmp/tprof-full-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  if (::mount("tprof-full", dir.c_str(), "tmpfs", 0, "size=256k") != 0) {
+    ::rmdir(dir.c_str());
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
+  }
+  const std::string path = dir + "/full.tprof";
+  auto r = RunCommand(
+      {kTprof, "record", "-e", "cpu-clock", "-g", "-F", "20000", "-o", path, "--", kDemo, "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("incomplete"), std::string::npos) << r.err;
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << "a full disk's recording passed off as complete";
+  // The file the line names (with -g, the stack copies' FILE.stacks.partial: the pass that
+  // mends the chains runs after the workload).
+  const std::string named = "the profile is incomplete (";
+  const size_t at = r.err.find(named);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string partial =
+      r.err.substr(at + named.size(), r.err.find(')', at) - at - named.size());
+  EXPECT_EQ(partial.rfind(path, 0), 0u) << partial;
+  EXPECT_EQ(partial.substr(partial.size() - 8), ".partial") << partial;
+  ASSERT_EQ(::access(partial.c_str(), F_OK), 0) << r.err;
+  auto report = RunCommand({kTprof, "report", "-i", partial, "--sort", "sym"});
+  EXPECT_EQ(report.exit_code, 4) << report.err;
+  EXPECT_NE(report.out.find("Function"), std::string::npos) << report.out.substr(0, 2000);
+  EXPECT_NE(report.err.find("incomplete"), std::string::npos) << report.err;
+  ::umount(dir.c_str());
+  ::rmdir(dir.c_str());
 }
 
 // The tasks of a running process, from /proc/PID/task; waits (up to 10 s) until there are
