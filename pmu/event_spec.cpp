@@ -339,7 +339,7 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
       if (sampled_alone(member.name)) continue;
       EventSpec alone = member;
       if (!member.is_hardware()) {
-        alone.period = 1;
+        alone.period = one_period_for_all ? 1 : 0;
       } else if (one_period_for_all) {
         one_period.push_back(member.name);
         continue;

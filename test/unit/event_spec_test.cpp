@@ -151,14 +151,14 @@ std::vector<std::string> NamesAndPeriods(const MemberSampling& plan) {
   return out;
 }
 
-TEST(MemberSampling, SoftwareMembersAtEveryEventHardwareOnesAsTheCommandSays) {
+TEST(MemberSampling, MembersAsTheCommandSaysAndUnderOnePeriodSoftwareOnesAtEveryEvent) {
   auto groups = ParseEventList("{task-clock,page-faults,context-switches}:S");
   ASSERT_TRUE(groups.ok());
   MemberSampling plan = PlanMemberSampling(*groups, false);
   EXPECT_EQ(NamesAndPeriods(plan),
-            (std::vector<std::string>{"page-faults@1", "context-switches@1"}));
+            (std::vector<std::string>{"page-faults@0", "context-switches@0"}));
   EXPECT_TRUE(plan.notes.empty());
-  // -c sets one period for all: software members keep theirs (1), hardware ones are left out.
+  // -c sets one period for all: software members at every event (1), hardware ones left out.
   auto hardware = ParseEventList("{cycles,instructions}:S");
   ASSERT_TRUE(hardware.ok());
   EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*hardware, false)),
