@@ -59,7 +59,7 @@ class RecordCommand : public Subcommand {
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
         "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
         "(each member also sampled on its own, as -F says: under -c software members at every\n"
-        "event, hardware ones not; --no-member-samples: not).");
+        "event, hardware ones not; with --burst none; --no-member-samples: none).");
     // One value an -e: a list of values would take the "--" after it, and the command's own
     // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
     auto* events = app.add_option("-e,--event", events_,
@@ -363,7 +363,7 @@ class RecordCommand : public Subcommand {
       s.burst_jitter_bits = static_cast<uint32_t>(jitter);
     }
     if (!no_member_samples_) {
-      MemberSampling members = PlanMemberSampling(options.groups, period_ != 0 || !burst_.empty());
+      MemberSampling members = PlanMemberSampling(options.groups, period_ != 0, !burst_.empty());
       for (EventGroup& lone : members.added) options.groups.push_back(std::move(lone));
       planning_notes_ = std::move(members.notes);
     }

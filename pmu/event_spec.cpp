@@ -309,8 +309,20 @@ bool EventSpec::is_hardware() const {
   return type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
 }
 
-MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all) {
+MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all,
+                                  bool burst) {
   MemberSampling plan;
+  if (burst) {
+    for (const EventGroup& g : groups)
+      if (g.leader_sampling && g.events.size() > 1) {
+        plan.notes.push_back(
+            "the members of leader-sampled groups are not also sampled on their own: --burst's "
+            "windows would apply to them too, which a software event cannot take; report cannot "
+            "check the group's per-function values against a second method");
+        break;
+      }
+    return plan;
+  }
   auto sampled_alone = [&](const std::string& name) {
     for (const EventGroup& g : groups)
       if (!g.is_group() && g.events.size() == 1 && g.events[0].name == name) return true;
@@ -364,8 +376,8 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
       "; report cannot check the group's per-function values of them against a second method";
   if (!one_period.empty())
     plan.notes.push_back("not also sampled on their own: " + listed(one_period) +
-                         " (one period is set for every event, -c or --burst, and the leader's "
-                         "is no period for them)" +
+                         " (-c sets one period for every event, and the leader's is no period "
+                         "for them)" +
                          unchecked +
                          " (add each beside the group with a period of its own, as "
                          "PMU/TERMS,period=P,name=NAME/, or record with -F)");

@@ -49,8 +49,8 @@ Result<std::vector<EventGroup>> ParseEventList(const std::string& text);
 // record {..}:S do by default. A member is sampled as the command says (-F: the kernel adapts
 // its period to the rate, so a fault-heavy function is not slowed by a sample per fault, which
 // had raised a memset's share of the time from 4.7 % to 12.6 %). When one period is set for all
-// events (-c, --burst), which is no period for a member, a software member is sampled at every
-// event and a hardware one is left out with a note; so is a hardware member when the recording
+// events (-c), which is no period for a member, a software member is sampled at every event
+// and a hardware one is left out with a note; so is a hardware member when the recording
 // would then use more than kMemberSamplingCounterBudget hardware counters, since a PMU short of
 // counters multiplexes and the group is then counted only part of the time.
 inline constexpr size_t kMemberSamplingCounterBudget = 4;
@@ -58,7 +58,10 @@ struct MemberSampling {
   std::vector<EventGroup> added;   // lone events to sample beside the groups
   std::vector<std::string> notes;  // one line each: members left out and why
 };
-MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all);
+// `burst`: --burst's windows (hf_sample_period, or its fallback's period) apply to every sampled
+// event, and a software event cannot take them (EOPNOTSUPP): no member is added, with a note.
+MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all,
+                                  bool burst = false);
 
 // Every generic event name tprof knows, for help texts and suggestions.
 std::vector<std::string> KnownEventNames();

@@ -169,6 +169,11 @@ TEST(MemberSampling, MembersAsTheCommandSaysAndUnderOnePeriodSoftwareOnesAtEvery
   EXPECT_NE(fixed.notes[0].find("instructions"), std::string::npos) << fixed.notes[0];
   EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*groups, true)),
             (std::vector<std::string>{"page-faults@1", "context-switches@1"}));
+  // --burst's windows would apply to the members too, which software events cannot take.
+  MemberSampling burst = PlanMemberSampling(*groups, false, true);
+  EXPECT_TRUE(burst.added.empty());
+  ASSERT_EQ(burst.notes.size(), 1u);
+  EXPECT_NE(burst.notes[0].find("--burst"), std::string::npos) << burst.notes[0];
 }
 
 TEST(MemberSampling, NothingTwiceNothingForGroupsThatReadOnlyAndNoteWhatIsLeftOut) {
