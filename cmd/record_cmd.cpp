@@ -58,8 +58,8 @@ class RecordCommand : public Subcommand {
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
         "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
-        "(each member also sampled on its own, as -F says: under -c software members at every\n"
-        "event, hardware ones not; with --burst none; --no-member-samples: none).");
+        "(each member also sampled on its own, as -F says; not with -c or --burst, nor with\n"
+        "--no-member-samples).");
     // One value an -e: a list of values would take the "--" after it, and the command's own
     // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
     auto* events = app.add_option("-e,--event", events_,

@@ -350,17 +350,18 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
       const EventSpec& member = g.events[i];
       if (sampled_alone(member.name)) continue;
       EventSpec alone = member;
-      if (!member.is_hardware()) {
-        alone.period = one_period_for_all ? 1 : 0;
-      } else if (one_period_for_all) {
+      alone.period = 0;
+      if (one_period_for_all) {
         one_period.push_back(member.name);
         continue;
+      }
+      if (!member.is_hardware()) {
+        // As -F says.
       } else if (hardware + 1 > kMemberSamplingCounterBudget) {
         over_budget.push_back(member.name);
         continue;
       } else {
         ++hardware;
-        alone.period = 0;
       }
       EventGroup lone;
       lone.events.push_back(std::move(alone));

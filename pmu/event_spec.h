@@ -46,13 +46,13 @@ Result<std::vector<EventGroup>> ParseEventList(const std::string& text);
 // method, whose biases (windows stepping over short calls, a loop in step with the period) only
 // a second method can expose: the same events sampled on their own. Plans each non-leader member
 // of every {..}:S group as a lone sampled event too, unless it already is one, as record -M and
-// record {..}:S do by default. A member is sampled as the command says (-F: the kernel adapts
-// its period to the rate, so a fault-heavy function is not slowed by a sample per fault, which
-// had raised a memset's share of the time from 4.7 % to 12.6 %). When one period is set for all
-// events (-c), which is no period for a member, a software member is sampled at every event
-// and a hardware one is left out with a note; so is a hardware member when the recording
-// would then use more than kMemberSamplingCounterBudget hardware counters, since a PMU short of
-// counters multiplexes and the group is then counted only part of the time.
+// record {..}:S do by default. A member is sampled as -F says: the kernel adapts its period to
+// the rate, so a fault-heavy function is not slowed by a sample per fault (which had raised a
+// memset's share of the time from 4.7 % to 12.6 %). Left out, each with a note: every member
+// when -c sets one period for all events, which is no period for a member (and every fault
+// sampled would slow the program); a hardware member when the recording would then use more
+// than kMemberSamplingCounterBudget hardware counters, since a PMU short of counters
+// multiplexes and the group is then counted only part of the time.
 inline constexpr size_t kMemberSamplingCounterBudget = 4;
 struct MemberSampling {
   std::vector<EventGroup> added;   // lone events to sample beside the groups
