@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "core/base/shared_library.h"
+#include "core/model/event_selection.h"
+#include "core/model/event_unit.h"
 
 namespace tprof {
 namespace {
@@ -336,61 +338,53 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
   std::vector<std::string> one_period, over_budget, one_mode_clock;
   for (const EventGroup& g : groups) {
     if (!g.leader_sampling || g.events.size() < 2) continue;
-    // A clock sampled in one mode drops the samples that fire in the other while its count
-    // holds them: report does not hold such a group's values against sampled ones
-    // (DerivedMetrics), so sampling the members would cost without checking anything.
+    // Report does not hold the group of a clock sampled in one mode against sampled values
+    // (IsClockSampledInOneMode), so sampling its members would cost without checking anything.
     const EventSpec& leader = g.events[0];
-    if (leader.type == PERF_TYPE_SOFTWARE &&
-        (leader.config == PERF_COUNT_SW_CPU_CLOCK || leader.config == PERF_COUNT_SW_TASK_CLOCK) &&
-        leader.exclude_kernel != leader.exclude_user) {
+    if (IsClockSampledInOneMode(leader.type, leader.config, leader.exclude_user,
+                                leader.exclude_kernel)) {
       one_mode_clock.push_back(leader.name);
       continue;
     }
     for (size_t i = 1; i < g.events.size(); ++i) {
       const EventSpec& member = g.events[i];
       if (sampled_alone(member.name)) continue;
-      EventSpec alone = member;
-      alone.period = 0;
       if (one_period_for_all) {
         one_period.push_back(member.name);
         continue;
       }
-      if (!member.is_hardware()) {
-        // As -F says.
-      } else if (hardware + 1 > kMemberSamplingCounterBudget) {
-        over_budget.push_back(member.name);
-        continue;
-      } else {
+      if (member.is_hardware()) {
+        if (hardware + 1 > kMemberSamplingCounterBudget) {
+          over_budget.push_back(member.name);
+          continue;
+        }
         ++hardware;
       }
+      EventSpec alone = member;
+      alone.period = 0;  // as -F says
       EventGroup lone;
       lone.events.push_back(std::move(alone));
       plan.added.push_back(std::move(lone));
     }
   }
-  auto listed = [](const std::vector<std::string>& names) {
-    std::string text;
-    for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
-    return text;
-  };
   const std::string unchecked =
       "; report cannot check the group's per-function values of them against a second method";
   if (!one_period.empty())
-    plan.notes.push_back("not also sampled on their own: " + listed(one_period) +
+    plan.notes.push_back("not also sampled on their own: " + EventNameList(one_period) +
                          " (-c sets one period for every event, and the leader's is no period "
                          "for them)" +
                          unchecked +
                          " (add each beside the group with a period of its own, as "
                          "PMU/TERMS,period=P,name=NAME/, or record with -F)");
   if (!one_mode_clock.empty())
-    plan.notes.push_back("the members of groups led by " + listed(one_mode_clock) +
+    plan.notes.push_back("the members of groups led by " + EventNameList(one_mode_clock) +
                          " are not also sampled on their own: a clock sampled in one mode drops "
                          "the samples that fire in the other while its count keeps that time" +
                          unchecked + " (lead with the clock in both modes to have them)");
   if (!over_budget.empty())
     plan.notes.push_back(
-        "not also sampled on their own: " + listed(over_budget) + " (the recording would use " +
-        std::to_string(hardware + over_budget.size()) +
+        "not also sampled on their own: " + EventNameList(over_budget) +
+        " (the recording would use " + std::to_string(hardware + over_budget.size()) +
         " hardware counters, and a PMU short of them multiplexes the group)" + unchecked);
   return plan;
 }
