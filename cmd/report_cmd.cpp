@@ -580,7 +580,7 @@ class ReportCommand : public Subcommand {
                            input_ + ": no samples of " + (num_total ? den : num) +
                                "; --color needs both events sampled on their own (a group read on "
                                "its leader's samples, {a,b}:S, gives only the leader's)");
-      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, min_samples_, tree.lost()),
+      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, events, min_samples_, tree.lost()),
                          ratio->kind, num, den, min_samples_);
     }
 

@@ -1,7 +1,5 @@
 #include "core/analysis/derived_metrics.h"
 
-#include <linux/perf_event.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <limits>
 
 #include "core/analysis/significance.h"
+#include "core/model/event_unit.h"
 
 namespace tprof {
 
@@ -187,20 +186,14 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     auto r = add(f, "user");
     if (!r.ok()) return r.error();
   }
-  // A software clock sampled in one mode only (task-clock:u) drops the samples that fire in the
-  // other, while its count, read in a group, counts every nanosecond: its sampled periods and its
-  // group deltas measure different times, and holding one against the other would flag values
-  // that are right (seen: 149.5 faults/ms [s] against 92.2 [g] and a truth of 92.2, in a
-  // function whose faults keep it in the kernel).
+  // Sampled periods of a clock sampled in one mode measure another time than its group reads
+  // (IsClockSampledInOneMode): such a column is not held against the group's.
   const auto one_mode_clock = [&](const MetricColumn& column) {
-    for (size_t e : column.events) {
+    return std::any_of(column.events.begin(), column.events.end(), [&](size_t e) {
       const EventDesc& event = table.events[e];
-      if (event.type == PERF_TYPE_SOFTWARE &&
-          (event.config == PERF_COUNT_SW_CPU_CLOCK || event.config == PERF_COUNT_SW_TASK_CLOCK) &&
-          event.exclude_kernel != event.exclude_user)
-        return true;
-    }
-    return false;
+      return IsClockSampledInOneMode(event.type, event.config, event.exclude_user,
+                                     event.exclude_kernel);
+    });
   };
   plan.other_method_.assign(plan.columns_.size(), -1);
   for (size_t g = 0; g < plan.columns_.size(); ++g) {
@@ -359,14 +352,14 @@ MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& co
   return ValueWithInterval(evaluate, counts, covariance, quantile);
 }
 
-std::optional<WindowBias> LostSamplesBias(const MetricColumn& column, uint64_t lost,
+std::optional<WindowBias> LostSamplesBias(const std::vector<size_t>& used, uint64_t lost,
                                           const std::vector<uint64_t>& total_samples,
                                           const std::vector<EventDesc>& events,
                                           const MetricValue& value) {
   if (lost == 0 || !value.value) return std::nullopt;
   double worst = 0;
   std::string event;
-  for (size_t e : column.events) {
+  for (size_t e : used) {
     const double share = static_cast<double>(lost) / static_cast<double>(total_samples[e] + lost);
     if (share > worst) {
       worst = share;
@@ -401,7 +394,7 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
     }
     MetricValue value =
         Compute(column, counts, PoissonCovariance(counts, samples, mean_periods), kNormal975);
-    value.bias = LostSamplesBias(c, table.lost, table.total_samples, table.events, value);
+    value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
     return value;
   }
   const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];
@@ -463,7 +456,7 @@ MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& tabl
       samples.push_back(table.total_samples[e]);
     }
     MetricValue value = Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
-    value.bias = LostSamplesBias(c, table.lost, table.total_samples, table.events, value);
+    value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
     return value;
   }
   // Every row's credited windows together.

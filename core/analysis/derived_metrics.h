@@ -140,11 +140,12 @@ class DerivedMetrics {
 
 // Samples the kernel lost (a full ring buffer) were some event's, which is not known: if all
 // were one event's, its counts (in a row and overall) are short by up to lost / (its samples +
-// lost), and a value the formula computes from it moves by as much. Where that reaches beyond
-// the value's interval, the bias (for a table's row or a flame graph's frame). (Seen: page-faults
-// sampled at every fault beside a 20 kHz clock on calls of 10 us: 651 samples lost of 37,800,
-// the rates 1-2 % high.) `total_samples` and `events` are per event of the profile.
-std::optional<WindowBias> LostSamplesBias(const MetricColumn& column, uint64_t lost,
+// lost), and a value computed from it moves by as much. Where that reaches beyond the value's
+// interval, the bias (for a table's row, or a flame graph's frame coloured by a metric or a
+// ratio). (Seen: page-faults sampled at every fault beside a 20 kHz clock on calls of 10 us: 651
+// samples lost of 37,800, the rates 1-2 % high.) `used` are the events the value is computed
+// from; `total_samples` and `events` are per event of the profile.
+std::optional<WindowBias> LostSamplesBias(const std::vector<size_t>& used, uint64_t lost,
                                           const std::vector<uint64_t>& total_samples,
                                           const std::vector<EventDesc>& events,
                                           const MetricValue& value);

@@ -60,7 +60,7 @@ std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
       m.reliable &= m.samples.back() >= min_samples;
     }
     m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
-    m.value.bias = LostSamplesBias(c, lost, total_samples, events_, m.value);
+    m.value.bias = LostSamplesBias(c.events, lost, total_samples, events_, m.value);
     m.reliable &= m.value.value.has_value();
     out.emplace(node, std::move(m));
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <initializer_list>
 #include <string_view>
 
@@ -132,25 +131,22 @@ std::unordered_map<const CallNode*, uint64_t> TotalSamples(const CallNode& root,
   return out;
 }
 
-std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNode& root,
-                                                                   const RatioEvents& events,
-                                                                   uint64_t min_samples,
-                                                                   uint64_t lost) {
-  auto numerator_samples = TotalSamples(root, events.numerator);
-  auto denominator_samples = TotalSamples(root, events.denominator);
-  // If every lost sample was one event's, its counts are short by up to this share.
-  const auto lost_share = [&](uint64_t kept) {
-    return static_cast<double>(lost) / static_cast<double>(kept + lost);
-  };
-  const double worst = lost == 0 ? 0.0
-                                 : std::max(lost_share(numerator_samples[&root]),
-                                            lost_share(denominator_samples[&root]));
+std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(
+    const CallNode& root, const RatioEvents& ratio, const std::vector<EventDesc>& events,
+    uint64_t min_samples, uint64_t lost) {
+  auto numerator_samples = TotalSamples(root, ratio.numerator);
+  auto denominator_samples = TotalSamples(root, ratio.denominator);
+  // The samples kept per event, for the share lost samples may have been of each.
+  std::vector<uint64_t> total_samples(events.size(), 0);
+  total_samples[ratio.numerator] = numerator_samples[&root];
+  total_samples[ratio.denominator] = denominator_samples[&root];
+  const std::vector<size_t> used = {ratio.numerator, ratio.denominator};
   std::unordered_map<const CallNode*, FrameRatio> out;
   out.reserve(numerator_samples.size());
   for (const auto& [node, n_samples] : numerator_samples) {
     FrameRatio r;
-    r.numerator = node->total.size() > events.numerator ? node->total[events.numerator] : 0;
-    r.denominator = node->total.size() > events.denominator ? node->total[events.denominator] : 0;
+    r.numerator = node->total.size() > ratio.numerator ? node->total[ratio.numerator] : 0;
+    r.denominator = node->total.size() > ratio.denominator ? node->total[ratio.denominator] : 0;
     r.numerator_samples = n_samples;
     r.denominator_samples = denominator_samples[node];
     r.value =
@@ -161,13 +157,12 @@ std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNod
     if (r.numerator_samples > 0 && r.denominator_samples > 0)
       r.half_width = r.value * std::hypot(PoissonRelativeReach(r.numerator_samples),
                                           PoissonRelativeReach(r.denominator_samples));
-    if (worst > 0 && r.value > 0 && (!r.half_width || worst * r.value > *r.half_width)) {
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "samples lost: the kernel lost %llu samples (its ring buffer was full), which "
-                    "may all have been one event's: the ratio may be %.1f %% off",
-                    static_cast<unsigned long long>(lost), 100 * worst);
-      r.bias = std::string(text) + "; record with a larger -m or a lower rate";
+    if (r.value > 0) {
+      MetricValue value;
+      value.value = r.value;
+      value.half_width = r.half_width;
+      if (auto bias = LostSamplesBias(used, lost, total_samples, events, value))
+        r.bias = std::move(bias->reason);
     }
     out.emplace(node, r);
   }

@@ -46,17 +46,17 @@ struct FrameRatio {
   // variance 1/numerator_samples + 1/denominator_samples); none without samples of both.
   std::optional<double> half_width;
   // Why the ratio may be off beyond its interval: samples the kernel lost, which may all have
-  // been one event's (as DerivedMetrics' LostSamplesBias says for a table's row).
+  // been one event's (LostSamplesBias, as for a table's row).
   std::string bias;
 };
 
 // The ratio of every node of the tree (the root included). A frame resting on fewer than
 // `min_samples` samples of either event is marked unreliable: its ratio is mostly noise. `lost`:
-// samples the kernel lost while recording (CallTreeBuilder::lost()).
-std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(const CallNode& root,
-                                                                   const RatioEvents& events,
-                                                                   uint64_t min_samples,
-                                                                   uint64_t lost = 0);
+// samples the kernel lost while recording (CallTreeBuilder::lost()); `events`, the profile's,
+// name them in the bias.
+std::unordered_map<const CallNode*, FrameRatio> ComputeFrameRatios(
+    const CallNode& root, const RatioEvents& ratio, const std::vector<EventDesc>& events,
+    uint64_t min_samples, uint64_t lost = 0);
 
 // Samples (not periods) of `event` through every node: the sum of self_samples over its subtree.
 std::unordered_map<const CallNode*, uint64_t> TotalSamples(const CallNode& root, size_t event);

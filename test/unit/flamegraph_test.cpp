@@ -111,7 +111,7 @@ class RatioTreeTest : public ::testing::Test {
 TEST_F(RatioTreeTest, IpcOfEveryFrameFromTheSamplesThroughIt) {
   auto events = FindRatioEvents(builder.events(), FrameRatioKind::kIpc);
   ASSERT_TRUE(events.ok());
-  auto ratios = ComputeFrameRatios(builder.root(), *events, 5);
+  auto ratios = ComputeFrameRatios(builder.root(), *events, builder.events(), 5);
   const CallNode* main_node = Find({"f1"});
   const CallNode* work = Find({"f1", "f2"});
   const CallNode* hot = Find({"f1", "f2", "f3"});
@@ -130,7 +130,7 @@ TEST_F(RatioTreeTest, IpcOfEveryFrameFromTheSamplesThroughIt) {
   EXPECT_DOUBLE_EQ(ratios[cold].value, 0.5);
   auto cpi_events = FindRatioEvents(builder.events(), FrameRatioKind::kCpi);
   ASSERT_TRUE(cpi_events.ok());
-  auto cpi = ComputeFrameRatios(builder.root(), *cpi_events, 5);
+  auto cpi = ComputeFrameRatios(builder.root(), *cpi_events, builder.events(), 5);
   EXPECT_DOUBLE_EQ(cpi[hot].value, 0.5);
 }
 
@@ -141,8 +141,8 @@ TEST_F(RatioTreeTest, PageDataIsPreorderWithAStringTableAndTheRatioColumns) {
   input.root = &builder.root();
   input.event = 0;
   input.event_name = "cycles";
-  ColorFramesByRatio(input, ComputeFrameRatios(builder.root(), *events, 5), FrameRatioKind::kIpc,
-                     "instructions", "cycles", 5);
+  ColorFramesByRatio(input, ComputeFrameRatios(builder.root(), *events, builder.events(), 5),
+                     FrameRatioKind::kIpc, "instructions", "cycles", 5);
   auto data = nlohmann::json::parse(FlameGraphJson(input));
   // Preorder, children by name: all, f1, f2, f3, f4.
   std::vector<std::string> names;
@@ -194,7 +194,7 @@ TEST(FrameRatioTest, StallShareOfEachFrame) {
   for (int i = 0; i < 20; ++i) builder.OnSample(At(0, 1000, {0x300, 0x101}));  // f1 -> f3
   auto events = FindRatioEvents(builder.events(), FrameRatioKind::kStall);
   ASSERT_TRUE(events.ok()) << events.error().message();
-  auto ratios = ComputeFrameRatios(builder.root(), *events, 1);
+  auto ratios = ComputeFrameRatios(builder.root(), *events, builder.events(), 1);
   const CallNode& f1 = *builder.root().children[0];
   ASSERT_EQ(f1.name, "f1");
   ASSERT_EQ(f1.children.size(), 2u);
