@@ -327,13 +327,15 @@ class DiffCommand : public Subcommand {
       VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
       RenderDiffText(*diff, *verdict, inputs, report_options_, out);
     }
-    if (inputs.gate_withheld) {
+    // "new profile b.tprof is incomplete (reason) and 1 more": the inputs read only in part.
+    const auto incomplete = [&inputs] {
       const IncompleteInput& first = inputs.incomplete.front();
-      std::cerr << "tprof diff: the gate did not judge: " << first.side << " profile " << first.file
-                << " is incomplete (" << first.reason << ")"
-                << (inputs.incomplete.size() > 1
-                        ? " and " + std::to_string(inputs.incomplete.size() - 1) + " more"
-                        : "")
+      const size_t more = inputs.incomplete.size() - 1;
+      return first.side + " profile " + first.file + " is incomplete (" + first.reason + ")" +
+             (more ? " and " + std::to_string(more) + " more" : "");
+    };
+    if (inputs.gate_withheld) {
+      std::cerr << "tprof diff: the gate did not judge: " << incomplete()
                 << "; --allow-incomplete judges it anyway\n";
       return kExitIncomplete;
     }
@@ -343,13 +345,7 @@ class DiffCommand : public Subcommand {
     // Without a gate, a diff over an input read in part ends as report does over one: the
     // numbers are printed, and the status says they are not the whole input's.
     if (thresholds_.empty() && !inputs.incomplete.empty()) {
-      const IncompleteInput& first = inputs.incomplete.front();
-      std::cerr << "tprof diff: " << first.side << " profile " << first.file << " is incomplete ("
-                << first.reason << ")"
-                << (inputs.incomplete.size() > 1
-                        ? " and " + std::to_string(inputs.incomplete.size() - 1) + " more"
-                        : "")
-                << "; the diff covers what could be read\n";
+      std::cerr << "tprof diff: " << incomplete() << "; the diff covers what could be read\n";
       return kExitIncomplete;
     }
     return kExitOk;
