@@ -270,11 +270,8 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
   const double step = data["scale"]["step"].get<double>();
   EXPECT_NE(data["scale"]["title"].get<std::string>().find("faults_per_ms"), std::string::npos);
   const auto& columns = data["columnNames"];
-  const auto column = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
-  };
-  const size_t fault_samples = column("page-faults samples"),
-               clock_samples = column("task-clock samples");
+  const size_t fault_samples = FlamePageColumn(data, "page-faults samples"),
+               clock_samples = FlamePageColumn(data, "task-clock samples");
   ASSERT_LT(fault_samples, columns.size()) << columns.dump();
   ASSERT_LT(clock_samples, columns.size()) << columns.dump();
   std::map<std::string, int> coloured;
@@ -429,26 +426,24 @@ TEST(MetricOracle, WindowsSpanningCallsAreNamed) {
 // the group's 250 us windows that start and end in it step over those calls without a sample in
 // them, and credit their faults to it; most of its windows lie inside one call, so their ends do
 // not show it (alone, [g] read 1.87 +-0.12 faults/ms against a truth of 0, unflagged). `record
-// {..}:S` samples every fault on its own too by default, and the two methods' disagreement names
-// the value. Fails if the default recording shows the function's rate confidently wrong.
+// {..}:S` samples the faults on their own too by default, and the two methods' disagreement
+// names the value. Fails if the default recording shows the function's rate confidently wrong.
 TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  struct Shown {
-    std::optional<double> value, low, high;
-    bool low_confidence = false;
-    std::string bias;
+  struct Recorded {
+    double truth = 0;           // the work function's faults per ms, as the workload counted them
+    Measured grouped, sampled;  // its values by the group's windows and by the samples
+    bool has_sampled = false;
   };
-  // The work function's value by `source` in a recording made with `extra` arguments, and the
-  // truth (its faults per ms, as the workload counted them around its calls).
-  auto measure = [&](const std::vector<std::string>& extra, const std::string& source,
-                     double* truth) -> std::optional<Shown> {
+  // A recording made with `extra` arguments, reported once.
+  auto record = [&](const std::vector<std::string>& extra) -> std::optional<Recorded> {
     const std::string profile = dir.path() + "/step.tprof";
-    std::vector<std::string> record = {kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S"};
-    record.insert(record.end(), extra.begin(), extra.end());
+    std::vector<std::string> args = {kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S"};
+    args.insert(args.end(), extra.begin(), extra.end());
     for (const std::string a : {"-o", profile.c_str(), "--", STEP_OVER_BINARY, "2", "2000"})
-      record.push_back(a);
-    auto recorded = RunCommand(record);
+      args.push_back(a);
+    auto recorded = RunCommand(args);
     EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
     long work_faults = -1, touch_faults = -1;
     double work_ns = 0, touch_ns = 0;
@@ -461,58 +456,46 @@ TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
     }
     // The design: the touching function's faults are its own (4 a call), the work's none.
     EXPECT_GT(touch_faults, 1000) << recorded.out;
-    *truth = static_cast<double>(work_faults) / work_ns * 1e6;
+    Recorded r;
+    r.truth = static_cast<double>(work_faults) / work_ns * 1e6;
     auto report = RunCommand(
         {kTprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
     EXPECT_EQ(report.exit_code, 0) << report.err;
     const nlohmann::json j = nlohmann::json::parse(report.out);
-    int column = -1;
-    for (size_t c = 0; c < j["metrics"].size(); ++c)
-      if (j["metrics"][c]["name"] == "faults_per_ms" && j["metrics"][c]["source"] == source)
-        column = static_cast<int>(c);
-    if (column < 0) return std::nullopt;
+    const int grouped = FaultsPerMsColumn(j, "group deltas"),
+              sampled = FaultsPerMsColumn(j, "sampled periods");
+    if (grouped < 0) {
+      ADD_FAILURE() << "no faults_per_ms from group deltas";
+      return std::nullopt;
+    }
     for (const auto& row : j["rows"]) {
       if (row["keys"]["sym"] != "step_over_work") continue;
-      const auto& v = row["metrics"][column];
-      Shown shown;
-      if (!v["value"].is_null()) shown.value = v["value"].get<double>();
-      if (!v["ci95"].is_null()) {
-        shown.low = v["ci95"][0].get<double>();
-        shown.high = v["ci95"][1].get<double>();
-      }
-      shown.low_confidence = v["low_confidence"].get<bool>();
-      if (v.contains("bias") && !v["bias"].is_null()) shown.bias = v["bias"]["reason"];
-      return shown;
+      r.grouped = ValueOf(row["metrics"][grouped]);
+      r.has_sampled = sampled >= 0;
+      if (r.has_sampled) r.sampled = ValueOf(row["metrics"][sampled]);
+      return r;
     }
     ADD_FAILURE() << "no row for step_over_work";
     return std::nullopt;
   };
-  auto describe = [](const Shown& s, double truth) {
-    char text[200];
-    std::snprintf(text, sizeof text, "truth %.3f/ms, shown %.3f [%.3f, %.3f]%s", truth,
-                  s.value.value_or(NAN), s.low.value_or(NAN), s.high.value_or(NAN),
-                  s.low_confidence ? " ~" : "");
-    return std::string(text) + (s.bias.empty() ? "" : ", reason: " + s.bias);
-  };
-  double truth = 0;
-  auto grouped = measure({}, "group deltas", &truth);
-  ASSERT_TRUE(grouped.has_value());
-  ASSERT_TRUE(grouped->value && grouped->low && grouped->high) << describe(*grouped, truth);
-  const bool holds = *grouped->low <= truth && truth <= *grouped->high;
-  std::printf("[g] with the faults sampled too: %s\n", describe(*grouped, truth).c_str());
-  EXPECT_TRUE(holds || !grouped->bias.empty() || grouped->low_confidence)
-      << "a confident wrong value: " << describe(*grouped, truth);
-  // The faults sampled on their own (every fault) are in the same recording.
-  double sampled_truth = 0;
-  auto sampled = measure({}, "sampled periods", &sampled_truth);
-  ASSERT_TRUE(sampled.has_value()) << "no faults_per_ms from the faults sampled on their own";
-  std::printf("[s] in the same kind of recording: %s\n", describe(*sampled, sampled_truth).c_str());
+  const std::string f = "step_over_work";
+  auto both = record({});
+  ASSERT_TRUE(both.has_value());
+  const Measured& g = both->grouped;
+  ASSERT_TRUE(g.value && g.low && g.high) << Shown(f, g, both->truth);
+  const bool holds = *g.low <= both->truth && both->truth <= *g.high;
+  std::printf("[g] with the faults sampled too: %s\n", Shown(f, g, both->truth).c_str());
+  EXPECT_TRUE(holds || !g.bias.empty() || g.low_confidence)
+      << "a confident wrong value: " << Shown(f, g, both->truth);
+  // The faults sampled on their own are in the same recording.
+  ASSERT_TRUE(both->has_sampled) << "no faults_per_ms from the faults sampled on their own";
+  std::printf("[s] in the same recording: %s\n", Shown(f, both->sampled, both->truth).c_str());
   // What the window method alone shows, printed (its own detectors see only the stepped-over
   // calls that a sample happened to land in).
-  double alone_truth = 0;
-  auto alone = measure({"--no-member-samples"}, "group deltas", &alone_truth);
+  auto alone = record({"--no-member-samples"});
   ASSERT_TRUE(alone.has_value());
-  std::printf("[g] alone (--no-member-samples): %s\n", describe(*alone, alone_truth).c_str());
+  std::printf("[g] alone (--no-member-samples): %s\n",
+              Shown(f, alone->grouped, alone->truth).c_str());
 }
 
 // A ring buffer of one page beside every fault sampled, a 20 kHz clock and 2 KiB stack copies
@@ -542,11 +525,8 @@ TEST(MetricOracle, LostSamplesMarkTheFramesTheyMayMove) {
   ASSERT_TRUE(data.is_object());
   ASSERT_TRUE(data.contains("reasons")) << "no frame says samples were lost (" << lost << ")";
   const auto& columns = data["columnNames"];
-  const auto column = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
-  };
-  const size_t fault_samples = column("page-faults samples"),
-               clock_samples = column("task-clock samples");
+  const size_t fault_samples = FlamePageColumn(data, "page-faults samples"),
+               clock_samples = FlamePageColumn(data, "task-clock samples");
   ASSERT_LT(fault_samples, columns.size()) << columns.dump();
   // The root's samples per event: the share lost samples may have been of each.
   const double faults_kept = data["columns"][fault_samples][0].get<double>(),

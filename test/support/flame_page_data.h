@@ -21,4 +21,12 @@ inline nlohmann::json FlamePageData(const std::string& html_path) {
                                false);
 }
 
+// The index of the detail column called `name` (data["columnNames"]); their count when none is.
+inline size_t FlamePageColumn(const nlohmann::json& data, const std::string& name) {
+  const nlohmann::json& columns = data["columnNames"];
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (columns[i] == name) return i;
+  return columns.size();
+}
+
 }  // namespace tprof

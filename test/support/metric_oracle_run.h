@@ -62,6 +62,28 @@ struct Measured {
   std::string bias;  // the reason report gives for a biased value, "" for none
 };
 
+// The column of faults_per_ms from `source` ("group deltas", "sampled periods") in a report's
+// JSON; -1 when it has none.
+inline int FaultsPerMsColumn(const nlohmann::json& report, const std::string& source) {
+  for (size_t c = 0; c < report["metrics"].size(); ++c)
+    if (report["metrics"][c]["name"] == "faults_per_ms" && report["metrics"][c]["source"] == source)
+      return static_cast<int>(c);
+  return -1;
+}
+
+// A row's value of a metric column, as report --json gives it (share and fault_period aside).
+inline Measured ValueOf(const nlohmann::json& v) {
+  Measured m;
+  if (!v["value"].is_null()) m.value = v["value"].get<double>();
+  if (!v["ci95"].is_null()) {
+    m.low = v["ci95"][0].get<double>();
+    m.high = v["ci95"][1].get<double>();
+  }
+  m.low_confidence = v["low_confidence"].get<bool>();
+  if (v.contains("bias") && !v["bias"].is_null()) m.bias = v["bias"]["reason"];
+  return m;
+}
+
 struct Run {
   std::map<std::string, double> truth;  // faults per ms of task-clock, counted by the workload
   std::map<std::string, Measured> measured;
@@ -190,10 +212,7 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
   EXPECT_EQ(report.exit_code, 0) << method.name << ": " << report.err;
   if (report.exit_code != 0) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(report.out);
-  int column = -1;
-  for (size_t c = 0; c < j["metrics"].size(); ++c)
-    if (j["metrics"][c]["name"] == "faults_per_ms" && j["metrics"][c]["source"] == method.source)
-      column = static_cast<int>(c);
+  const int column = FaultsPerMsColumn(j, method.source);
   EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
                        << j["metrics"].dump();
   if (column < 0) return std::nullopt;
@@ -206,15 +225,7 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
     for (const std::string& f : functions)
       if (full.find("::" + f + "(") != std::string::npos) sym = f;
     if (sym.empty()) continue;
-    Measured m;
-    const auto& v = row["metrics"][column];
-    if (!v["value"].is_null()) m.value = v["value"].get<double>();
-    if (!v["ci95"].is_null()) {
-      m.low = v["ci95"][0].get<double>();
-      m.high = v["ci95"][1].get<double>();
-    }
-    m.low_confidence = v["low_confidence"].get<bool>();
-    if (v.contains("bias") && !v["bias"].is_null()) m.bias = v["bias"]["reason"];
+    Measured m = ValueOf(row["metrics"][column]);
     for (const auto& e : row["events"])
       if (e["event"] == 0) m.share = e["self_percent"].get<double>();
     if (m.share == 0)  // a row that only appears on callchains has no entry of its own
