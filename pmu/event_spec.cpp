@@ -10,7 +10,6 @@
 
 #include "core/base/shared_library.h"
 #include "core/model/event_selection.h"
-#include "core/model/event_unit.h"
 
 namespace tprof {
 namespace {
@@ -335,17 +334,9 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
   size_t hardware = 0;
   for (const EventGroup& g : groups)
     for (const EventSpec& e : g.events) hardware += e.is_hardware() ? 1 : 0;
-  std::vector<std::string> one_period, over_budget, one_mode_clock;
+  std::vector<std::string> one_period, over_budget;
   for (const EventGroup& g : groups) {
     if (!g.leader_sampling || g.events.size() < 2) continue;
-    // Report does not hold the group of a clock sampled in one mode against sampled values
-    // (IsClockSampledInOneMode), so sampling its members would cost without checking anything.
-    const EventSpec& leader = g.events[0];
-    if (IsClockSampledInOneMode(leader.type, leader.config, leader.exclude_user,
-                                leader.exclude_kernel)) {
-      one_mode_clock.push_back(leader.name);
-      continue;
-    }
     for (size_t i = 1; i < g.events.size(); ++i) {
       const EventSpec& member = g.events[i];
       if (sampled_alone(member.name)) continue;
@@ -376,11 +367,6 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
                          unchecked +
                          " (add each beside the group with a period of its own, as "
                          "PMU/TERMS,period=P,name=NAME/, or record with -F)");
-  if (!one_mode_clock.empty())
-    plan.notes.push_back("the members of groups led by " + EventNameList(one_mode_clock) +
-                         " are not also sampled on their own: a clock sampled in one mode drops "
-                         "the samples that fire in the other while its count keeps that time" +
-                         unchecked + " (lead with the clock in both modes to have them)");
   if (!over_budget.empty())
     plan.notes.push_back(
         "not also sampled on their own: " + EventNameList(over_budget) +

@@ -239,15 +239,19 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
           "kernel.perf_event_paranoid=1'; without --off-cpu tprof records on-CPU time in user "
           "space");
     if (message.find("permission denied") != std::string::npos) {
-      std::string fell_back;
+      std::vector<std::string> names;
       for (EventGroup& group : groups_)
         for (EventSpec& spec : group.events)
           if (!spec.exclude_kernel && !spec.exclude_user &&
               spec.name.find(':') == std::string::npos && spec.name != "context-switches") {
             spec.exclude_kernel = spec.exclude_hv = true;
             spec.name += ":u";
-            fell_back += (fell_back.empty() ? "" : ", ") + spec.name;
+            // A member also sampled on its own is one event to the user: named once.
+            if (std::find(names.begin(), names.end(), spec.name) == names.end())
+              names.push_back(spec.name);
           }
+      std::string fell_back;
+      for (const std::string& name : names) fell_back += (fell_back.empty() ? "" : ", ") + name;
       if (!fell_back.empty()) {
         notes_.push_back("this user may not sample the kernel (" + ParanoidSetting() +
                          "): sampling user space only (" + fell_back +

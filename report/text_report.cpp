@@ -351,8 +351,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
     out << line([&](size_t i) { return columns[i].cells[r]; }) << '\n';
   if (beyond_limit) out << "# ... " << beyond_limit << " more (--limit)\n";
   if (!bias_lines.empty()) {
-    out << "#\n# ! the window method misses these values' true counts by more than their "
-           "interval, for the reason given (the value may lie outside its interval):\n";
+    out << "#\n# ! these values may lie outside their intervals, for the reason given:\n";
     for (const std::string& l : bias_lines) out << l << '\n';
   }
   if (rows.empty())

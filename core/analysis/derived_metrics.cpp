@@ -186,21 +186,25 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     auto r = add(f, "user");
     if (!r.ok()) return r.error();
   }
-  // Sampled periods of a clock sampled in one mode measure another time than its group reads
-  // (IsClockSampledInOneMode): such a column is not held against the group's.
-  const auto one_mode_clock = [&](const MetricColumn& column) {
-    return std::any_of(column.events.begin(), column.events.end(), [&](size_t e) {
-      const EventDesc& event = table.events[e];
-      return IsClockSampledInOneMode(event.type, event.config, event.exclude_user,
-                                     event.exclude_kernel);
-    });
-  };
+  // Sampled periods of a clock sampled in one mode measure less time than its group reads
+  // (IsClockSampledInOneMode): Evaluate allows for that when it holds the two against each other.
+  plan.one_mode_clock_slot_.assign(plan.columns_.size(), -1);
+  for (size_t c = 0; c < plan.columns_.size(); ++c) {
+    if (plan.columns_[c].source != MetricSource::kSampledPeriods) continue;
+    const std::vector<size_t>& events = plan.columns_[c].events;
+    for (size_t slot = 0; slot < events.size(); ++slot) {
+      const EventDesc& event = table.events[events[slot]];
+      if (IsClockSampledInOneMode(event.type, event.config, event.exclude_user,
+                                  event.exclude_kernel))
+        plan.one_mode_clock_slot_[c] = static_cast<int>(slot);
+    }
+  }
   plan.other_method_.assign(plan.columns_.size(), -1);
   for (size_t g = 0; g < plan.columns_.size(); ++g) {
     if (plan.columns_[g].source != MetricSource::kGroupDeltas) continue;
     for (size_t c = 0; c < plan.columns_.size(); ++c)
       if (plan.columns_[c].source == MetricSource::kSampledPeriods &&
-          !one_mode_clock(plan.columns_[c]) && plan.columns_[c].name == plan.columns_[g].name &&
+          plan.columns_[c].name == plan.columns_[g].name &&
           plan.columns_[c].formula == plan.columns_[g].formula) {
         plan.other_method_[g] = static_cast<int>(c);
         plan.other_method_[c] = static_cast<int>(g);
@@ -422,19 +426,62 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
   if (value.bias || inclusive || other_column < 0 || !value.value || !value.half_width)
     return value;
   const MetricValue other = EvaluateOwn(static_cast<size_t>(other_column), table, row, inclusive);
-  if (!other.value || !other.half_width ||
-      (*value.value - *value.half_width <= *other.value + *other.half_width &&
-       *value.value + *value.half_width >= *other.value - *other.half_width))
-    return value;
+  if (!other.value || !other.half_width) return value;
   const bool grouped = columns_[column].source == MetricSource::kGroupDeltas;
-  char text[160];
+  const MetricValue& by_windows = grouped ? value : other;
+  const MetricValue& by_samples = grouped ? other : value;
+  const size_t sampled_column = static_cast<size_t>(grouped ? other_column : column);
+  double low = *by_samples.value - *by_samples.half_width,
+         high = *by_samples.value + *by_samples.half_width;
+  // A clock sampled in one mode leaves the time in the other out of its samples (its count, which
+  // the windows read, keeps it), by any share: the sampled value with all of that time counted
+  // lies anywhere between it and its limit as the clock's count grows without bound.
+  const int clock_slot = one_mode_clock_slot_[sampled_column];
+  std::string clock_name;
+  const char* left_out = "kernel";
+  std::optional<double> limit;
+  if (clock_slot >= 0) {
+    const MetricColumn& c = columns_[sampled_column];
+    const EventDesc& clock = table.events[c.events[static_cast<size_t>(clock_slot)]];
+    clock_name = clock.name;
+    if (clock.exclude_user) left_out = "user space";
+    std::vector<double> counts;
+    for (size_t e : c.events) counts.push_back(static_cast<double>(row.self_period[e]));
+    counts[static_cast<size_t>(clock_slot)] =
+        std::max(counts[static_cast<size_t>(clock_slot)], 1.0) * 1e9;
+    limit = Compute(sampled_column, counts, {}, kNormal975).value;
+  }
+  const double windows_low = *by_windows.value - *by_windows.half_width,
+               windows_high = *by_windows.value + *by_windows.half_width;
+  const auto overlaps = [&](double a, double b) { return windows_low <= b && windows_high >= a; };
+  if (overlaps(low, high)) return value;
+  char text[200];
+  if (limit && overlaps(std::min(low, *limit), std::max(high, *limit))) {
+    // Apart only in the direction the clock's left-out time moves the sampled value: the
+    // sampled value is the one that is off.
+    if (grouped) return value;
+    std::snprintf(text, sizeof text,
+                  "clock in one mode: %s's samples leave out the time this function spends in "
+                  "the %s, which its count keeps: the group's windows give %.4g \u00b1%.3g [g], "
+                  "and this value reads %s",
+                  clock_name.c_str(), left_out, *by_windows.value, *by_windows.half_width,
+                  *limit < *by_samples.value ? "high" : "low");
+    value.bias = WindowBias{WindowBiasKind::kClockInOneMode,
+                            std::string(text) +
+                                "; record the clock in both modes (as root, or "
+                                "with perf_event_paranoid at 1 or below)"};
+    return value;
+  }
   std::snprintf(text, sizeof text, "methods disagree: %s give %.4g \u00b1%.3g %s",
                 grouped ? "sampled on their own the events" : "the group's windows", *other.value,
                 *other.half_width, grouped ? "[s]" : "[g]");
   value.bias = WindowBias{
       WindowBiasKind::kMethodsDisagree,
       std::string(text) +
-          ", beyond both intervals, so one of the two is off: the windows [g] may span other "
+          (clock_slot >= 0 ? ", beyond both intervals and beyond what the time " + clock_name +
+                                 "'s samples leave out can explain"
+                           : std::string(", beyond both intervals")) +
+          ", so one of the two is off: the windows [g] may span other "
           "functions' calls (short calls stepped over without a sample, a loop in step with the "
           "sampling period); the clock's samples [s] may fall in step with a loop of short calls"};
   return value;

@@ -136,6 +136,9 @@ class DerivedMetrics {
   // Per column: the column of the same formula by the other method (group deltas for sampled
   // periods and the reverse), which Evaluate holds the value against; -1 when there is none.
   std::vector<int> other_method_;
+  // Per column: for sampled periods, the slot among its events of a clock sampled in one mode
+  // (IsClockSampledInOneMode); -1 when none.
+  std::vector<int> one_mode_clock_slot_;
 };
 
 // Samples the kernel lost (a full ring buffer) were some event's, which is not known: if all

@@ -20,6 +20,8 @@ const char* WindowBiasKindName(WindowBiasKind kind) {
       return "methods disagree";
     case WindowBiasKind::kSamplesLost:
       return "samples lost";
+    case WindowBiasKind::kClockInOneMode:
+      return "clock in one mode";
   }
   return "?";
 }

@@ -29,9 +29,20 @@ namespace tprof {
 
 // kMethodsDisagree: the value against the same formula from the events sampled on their own;
 // kSamplesLost: a sampled-periods value when the kernel lost samples (a full ring buffer) that
-// may have been any of its events' (DerivedMetrics finds both; nothing here does).
-enum class WindowBiasKind { kCallEdges, kCallMiddles, kSpansCalls, kMethodsDisagree, kSamplesLost };
-// "call edges", "call middles", "spans calls", "methods disagree", "samples lost"
+// may have been any of its events' (DerivedMetrics finds both; nothing here does);
+// kClockInOneMode: a sampled-periods value whose clock is sampled in one mode (task-clock:u),
+// found beyond the group's value in the direction the time the clock's samples leave out
+// moves it (DerivedMetrics).
+enum class WindowBiasKind {
+  kCallEdges,
+  kCallMiddles,
+  kSpansCalls,
+  kMethodsDisagree,
+  kSamplesLost,
+  kClockInOneMode
+};
+// "call edges", "call middles", "spans calls", "methods disagree", "samples lost", "clock in one
+// mode"
 const char* WindowBiasKindName(WindowBiasKind kind);
 
 struct WindowBias {

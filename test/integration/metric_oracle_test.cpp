@@ -353,15 +353,6 @@ TEST(MetricOracle, ShortCallsPerMethod) {
 // reason, and compute (which never faults) is never shown with a confident non-zero rate
 // without one. The even spread, calls of some 7 windows, is the control: no reason, and the
 // truth inside each interval. On the build before the detectors every value came out unflagged.
-std::string Shown(const std::string& f, const Measured& m, double truth) {
-  char text[400];
-  std::snprintf(text, sizeof text, "%s: truth %.3f/ms, measured %.3f/ms [%.3f, %.3f]%s%s",
-                f.c_str(), truth, m.value.value_or(NAN), m.low.value_or(NAN), m.high.value_or(NAN),
-                m.low_confidence ? " low-confidence" : "",
-                m.bias.empty() ? ", no reason" : (", reason: " + m.bias).c_str());
-  return text;
-}
-
 void ExpectMissesCarryAReason(const std::string& cell, const Run& run) {
   for (const std::string& f : kFunctions) {
     const Measured& m = run.measured.at(f);
@@ -431,52 +422,10 @@ TEST(MetricOracle, WindowsSpanningCallsAreNamed) {
 TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  struct Recorded {
-    double truth = 0;           // the work function's faults per ms, as the workload counted them
-    Measured grouped, sampled;  // its values by the group's windows and by the samples
-    bool has_sampled = false;
-  };
-  // A recording made with `extra` arguments, reported once.
-  auto record = [&](const std::vector<std::string>& extra) -> std::optional<Recorded> {
-    const std::string profile = dir.path() + "/step.tprof";
-    std::vector<std::string> args = {kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    for (const std::string a : {"-o", profile.c_str(), "--", STEP_OVER_BINARY, "2", "2000"})
-      args.push_back(a);
-    auto recorded = RunCommand(args);
-    EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
-    long work_faults = -1, touch_faults = -1;
-    double work_ns = 0, touch_ns = 0;
-    if (std::sscanf(recorded.out.c_str(),
-                    "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf", &work_faults,
-                    &work_ns, &touch_faults, &touch_ns) != 4 ||
-        work_ns <= 0) {
-      ADD_FAILURE() << "the workload's counts: " << recorded.out;
-      return std::nullopt;
-    }
-    // The design: the touching function's faults are its own (4 a call), the work's none.
-    EXPECT_GT(touch_faults, 1000) << recorded.out;
-    Recorded r;
-    r.truth = static_cast<double>(work_faults) / work_ns * 1e6;
-    auto report = RunCommand(
-        {kTprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
-    EXPECT_EQ(report.exit_code, 0) << report.err;
-    const nlohmann::json j = nlohmann::json::parse(report.out);
-    const int grouped = FaultsPerMsColumn(j, "group deltas"),
-              sampled = FaultsPerMsColumn(j, "sampled periods");
-    if (grouped < 0) {
-      ADD_FAILURE() << "no faults_per_ms from group deltas";
-      return std::nullopt;
-    }
-    for (const auto& row : j["rows"]) {
-      if (row["keys"]["sym"] != "step_over_work") continue;
-      r.grouped = ValueOf(row["metrics"][grouped]);
-      r.has_sampled = sampled >= 0;
-      if (r.has_sampled) r.sampled = ValueOf(row["metrics"][sampled]);
-      return r;
-    }
-    ADD_FAILURE() << "no row for step_over_work";
-    return std::nullopt;
+  const std::string profile = dir.path() + "/step.tprof";
+  auto record = [&](const std::vector<std::string>& extra) {
+    return RecordStepOver([](const std::vector<std::string>& args) { return RunCommand(args); },
+                          kTprof, STEP_OVER_BINARY, profile, extra);
   };
   const std::string f = "step_over_work";
   auto both = record({});

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -82,6 +83,75 @@ inline Measured ValueOf(const nlohmann::json& v) {
   m.low_confidence = v["low_confidence"].get<bool>();
   if (v.contains("bias") && !v["bias"].is_null()) m.bias = v["bias"]["reason"];
   return m;
+}
+
+// A value against the truth, for a test's messages.
+inline std::string Shown(const std::string& f, const Measured& m, double truth) {
+  char text[400];
+  std::snprintf(text, sizeof text, "%s: truth %.3f/ms, measured %.3f/ms [%.3f, %.3f]%s%s",
+                f.c_str(), truth, m.value.value_or(NAN), m.low.value_or(NAN), m.high.value_or(NAN),
+                m.low_confidence ? " low-confidence" : "",
+                m.bias.empty() ? ", no reason" : (", reason: " + m.bias).c_str());
+  return text;
+}
+
+// What one recording of step_over (STEP_OVER_BINARY 2 2000) measured of step_over_work, the
+// function that never faults: the truth from the workload's own counts, its faults_per_ms by the
+// group's windows and, where the faults were also sampled on their own, by the samples.
+struct StepOverRecorded {
+  double truth = 0;
+  Measured grouped, sampled;
+  bool has_sampled = false;
+};
+
+// Records `workload` with `tprof` (paths that whoever `run` runs as can reach) into `profile`,
+// `{task-clock,page-faults}:S` and `extra`, and reports it.
+inline std::optional<StepOverRecorded> RecordStepOver(
+    const std::function<testing::CommandResult(const std::vector<std::string>&)>& run,
+    const std::string& tprof, const std::string& workload, const std::string& profile,
+    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {tprof, "record", "-q", "-e", "{task-clock,page-faults}:S"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  for (const std::string& a : {std::string("-o"), profile, std::string("--"), workload,
+                               std::string("2"), std::string("2000")})
+    args.push_back(a);
+  auto recorded = run(args);
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+  long work_faults = -1, touch_faults = -1;
+  double work_ns = 0, touch_ns = 0;
+  if (std::sscanf(recorded.out.c_str(), "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf",
+                  &work_faults, &work_ns, &touch_faults, &touch_ns) != 4 ||
+      work_ns <= 0) {
+    ADD_FAILURE() << "the workload's counts: " << recorded.out;
+    return std::nullopt;
+  }
+  // The design: the touching function's faults are its own (4 a call), the work's none.
+  EXPECT_GT(touch_faults, 1000) << recorded.out;
+  StepOverRecorded r;
+  r.truth = static_cast<double>(work_faults) / work_ns * 1e6;
+  auto report =
+      run({tprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, false);
+  if (j.is_discarded()) {
+    ADD_FAILURE() << "report --json is not JSON: " << report.err;
+    return std::nullopt;
+  }
+  const int grouped = FaultsPerMsColumn(j, "group deltas"),
+            sampled = FaultsPerMsColumn(j, "sampled periods");
+  if (grouped < 0) {
+    ADD_FAILURE() << "no faults_per_ms from group deltas";
+    return std::nullopt;
+  }
+  for (const auto& row : j["rows"]) {
+    if (row["keys"]["sym"] != "step_over_work") continue;
+    r.grouped = ValueOf(row["metrics"][grouped]);
+    r.has_sampled = sampled >= 0;
+    if (r.has_sampled) r.sampled = ValueOf(row["metrics"][sampled]);
+    return r;
+  }
+  ADD_FAILURE() << "no row for step_over_work";
+  return std::nullopt;
 }
 
 struct Run {

@@ -951,5 +951,136 @@ TEST(ReportTableTest, DeferredCallchainsGiveTheTableOfWholeOnes) {
   EXPECT_EQ(table.short_stacks.by_module, whole.short_stacks.by_module);
 }
 
+namespace one_mode_clock {
+
+// One function's row from a group {clock, page-faults}:S read in windows, with page-faults also
+// sampled on its own: the group's windows read `window_ns` of the clock and `window_faults`;
+// the clock's samples (1 ms each) add up to `sampled_ns`, the faults sampled on their own (one
+// sample each) to `sampled_faults`.
+struct Recorded {
+  bool clock_user_only = true;
+  double window_ns = 0, window_faults = 0;
+  uint64_t sampled_ns = 0, sampled_faults = 0;
+};
+
+ReportTable TableOf(const Recorded& r) {
+  ReportTable table;
+  EventDesc clock;
+  clock.name = r.clock_user_only ? "task-clock:u" : "task-clock";
+  clock.type = PERF_TYPE_SOFTWARE;
+  clock.config = PERF_COUNT_SW_TASK_CLOCK;
+  clock.sample_type = PERF_SAMPLE_READ;
+  clock.group_leader = 0;
+  clock.group_members = {0, 1};
+  clock.exclude_kernel = r.clock_user_only;
+  EventDesc member;
+  member.name = "page-faults";
+  member.type = PERF_TYPE_SOFTWARE;
+  member.config = PERF_COUNT_SW_PAGE_FAULTS;
+  member.group_leader = 0;
+  EventDesc alone = member;
+  alone.group_leader = -1;
+  table.events = {clock, member, alone};
+  const uint64_t clock_samples = r.sampled_ns / 1000000;
+  // Other functions fault too (5,000 samples of one fault each), as the workloads' do.
+  table.total_period = {r.sampled_ns, 0, r.sampled_faults + 5000};
+  table.total_samples = {clock_samples, 0, r.sampled_faults + 5000};
+  ReadGroup group;
+  group.leader = 0;
+  group.members = {0, 1};
+  group.windows_credited = 1000;
+  table.groups = {group};
+  ReportRow row;
+  row.keys = {"f"};
+  row.self_period = {r.sampled_ns, 0, r.sampled_faults};
+  row.self_samples = {clock_samples, 0, r.sampled_faults};
+  row.total_period = row.self_period;
+  row.total_samples = row.self_samples;
+  // 1,000 windows, alike but for a little spread: the group's interval is a few per cent wide.
+  GroupCredit credit;
+  credit.windows_credited = 1000;
+  credit.deltas = {r.window_ns, r.window_faults};
+  const double ns = r.window_ns / 1000, faults = r.window_faults / 1000;
+  const double spread = 1.1;  // E[x^2] = spread * E[x]^2
+  credit.products = {1000 * ns * ns * spread, 1000 * ns * faults * spread,
+                     1000 * ns * faults * spread, 1000 * faults * faults * spread};
+  row.groups = {credit};
+  table.rows = {row};
+  return table;
+}
+
+struct Both {
+  MetricValue windows, samples;
+};
+
+Both FaultsPerMs(const ReportTable& table) {
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", table.events);
+  EXPECT_TRUE(metric.ok());
+  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
+  EXPECT_TRUE(plan.ok());
+  Both both;
+  for (size_t c = 0; c < plan->columns().size(); ++c) {
+    const MetricValue v = plan->Evaluate(c, table, table.rows[0]);
+    (plan->columns()[c].source == MetricSource::kGroupDeltas ? both.windows : both.samples) = v;
+  }
+  return both;
+}
+
+}  // namespace one_mode_clock
+
+// A user who is not root samples task-clock:u, whose samples leave out the kernel's time while
+// its count (which the group's windows read) keeps it. Numbers from the lab's step-over and
+// fault-heavy functions: a function that faults in the kernel for 40 % of its time reads 92
+// faults/ms from the windows (the truth) and 153 from the samples, which leave that time out:
+// the sampled value is the one off, and says so; the group's is not marked.
+TEST(ReportTableTest, AClockSampledInUserSpaceOnlyExplainsASampledRateThatReadsHigh) {
+  one_mode_clock::Recorded r;
+  r.window_ns = 1e9;
+  r.window_faults = 92000;
+  r.sampled_ns = 600000000;
+  r.sampled_faults = 92000;
+  auto both = one_mode_clock::FaultsPerMs(one_mode_clock::TableOf(r));
+  ASSERT_TRUE(both.windows.value && both.samples.value);
+  EXPECT_NEAR(*both.windows.value, 92, 0.1);
+  EXPECT_NEAR(*both.samples.value, 153.3, 0.1);
+  EXPECT_FALSE(both.windows.bias) << both.windows.bias->reason;
+  ASSERT_TRUE(both.samples.bias);
+  EXPECT_EQ(both.samples.bias->kind, WindowBiasKind::kClockInOneMode);
+  EXPECT_NE(both.samples.bias->reason.find("task-clock:u"), std::string::npos);
+  EXPECT_NE(both.samples.bias->reason.find("reads high"), std::string::npos)
+      << both.samples.bias->reason;
+  // The same numbers with the clock sampled in both modes: nothing explains the gap, and both
+  // values say the methods disagree.
+  r.clock_user_only = false;
+  both = one_mode_clock::FaultsPerMs(one_mode_clock::TableOf(r));
+  ASSERT_TRUE(both.windows.bias && both.samples.bias);
+  EXPECT_EQ(both.windows.bias->kind, WindowBiasKind::kMethodsDisagree);
+  EXPECT_EQ(both.samples.bias->kind, WindowBiasKind::kMethodsDisagree);
+}
+
+// The lie a user who was not root saw: a function whose long calls step over another's short
+// faulting calls read 1.88 faults/ms from the windows, against a truth of 0; sampled on their
+// own the faults fell nowhere in it. Time the clock's samples leave out can only lower a sampled
+// rate per time, never raise it from 0 to 1.88: both values are marked, the reason says so.
+TEST(ReportTableTest, AClockSampledInUserSpaceOnlyDoesNotExcuseAWindowValueAboveTheSampledOne) {
+  one_mode_clock::Recorded r;
+  r.window_ns = 1e9;
+  r.window_faults = 1877;
+  r.sampled_ns = 1e9;
+  r.sampled_faults = 0;
+  auto both = one_mode_clock::FaultsPerMs(one_mode_clock::TableOf(r));
+  ASSERT_TRUE(both.windows.value && both.samples.value);
+  EXPECT_NEAR(*both.windows.value, 1.877, 0.001);
+  EXPECT_EQ(*both.samples.value, 0);
+  ASSERT_TRUE(both.windows.bias);
+  EXPECT_EQ(both.windows.bias->kind, WindowBiasKind::kMethodsDisagree);
+  EXPECT_NE(both.windows.bias->reason.find("beyond what the time task-clock:u's samples leave "
+                                           "out can explain"),
+            std::string::npos)
+      << both.windows.bias->reason;
+  ASSERT_TRUE(both.samples.bias);
+  EXPECT_EQ(both.samples.bias->kind, WindowBiasKind::kMethodsDisagree);
+}
+
 }  // namespace
 }  // namespace tprof
