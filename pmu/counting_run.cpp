@@ -26,12 +26,12 @@ Result<CountingRunResult> RunCounting(
     // result says so; an event already asked for in one mode is not changed.
     if (!opened.ok() && opened.error().message().find("permission denied") != std::string::npos) {
       std::vector<std::vector<CountedEvent>> user_only = groups;
-      std::string changed;
+      std::vector<std::string> changed;
       for (auto& group : user_only)
         for (CountedEvent& e : group)
-          if (!e.exclude_kernel && e.name.find(':') == std::string::npos) {
+          if (!e.exclude_kernel && MayFallBackToUserSpace(e.name)) {
             e.exclude_kernel = true;
-            changed += (changed.empty() ? "" : ", ") + e.name;
+            changed.push_back(e.name);
           }
       if (!changed.empty()) {
         auto retried =
@@ -39,10 +39,9 @@ Result<CountingRunResult> RunCounting(
         if (retried.ok()) {
           opened = std::move(retried);
           result.user_space_only = true;
-          result.notes.push_back(
-              "this user may not count the kernel (" + ParanoidSetting() +
-              "): counting user space only (" + changed +
-              "); what the kernel does on the command's behalf is not in the counts");
+          result.notes.push_back(UserSpaceOnlyNote(
+              "count", "counting", changed,
+              "what the kernel does on the command's behalf is not in the counts"));
         }
       }
     }

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -299,6 +300,21 @@ std::string ParanoidSetting() {
   std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
   in >> paranoid;
   return "kernel.perf_event_paranoid is " + paranoid;
+}
+
+bool MayFallBackToUserSpace(const std::string& name) {
+  return name.find(':') == std::string::npos && name != "context-switches";
+}
+
+std::string UserSpaceOnlyNote(const std::string& verb, const std::string& doing,
+                              const std::vector<std::string>& names, const std::string& left_out) {
+  std::vector<std::string> once;
+  for (const std::string& name : names)
+    if (std::find(once.begin(), once.end(), name) == once.end()) once.push_back(name);
+  std::string listed;
+  for (const std::string& name : once) listed += (listed.empty() ? "" : ", ") + name;
+  return "this user may not " + verb + " the kernel (" + ParanoidSetting() + "): " + doing +
+         " user space only (" + listed + "); " + left_out;
 }
 
 std::string ExplainOpenError(int error_number, const std::string& event_name,

@@ -112,6 +112,17 @@ Result<PerfEventFd> OpenPerfEvent(const PlannedEvent& event, int pid, int cpu, i
 // is not root may sample.
 std::string ParanoidSetting();
 
+// Where the kernel refuses an event for privilege (perf_event_paranoid 2), whether it may be
+// taken in user space only instead: not one the user asked for in a mode (":k" stays refused,
+// and is said so), and not context-switches, which is about the kernel.
+bool MayFallBackToUserSpace(const std::string& name);
+
+// The one line saying the kernel is left out, for record ("sample", "sampling") and counting
+// ("count", "counting"): "this user may not VERB the kernel (SETTING): DOING user space only
+// (NAMES); LEFT_OUT". A name given twice (a member also sampled on its own) is named once.
+std::string UserSpaceOnlyNote(const std::string& verb, const std::string& doing,
+                              const std::vector<std::string>& names, const std::string& left_out);
+
 std::string ExplainOpenError(int error_number, const std::string& event_name,
                              const perf_event_attr* attr = nullptr);
 

@@ -242,21 +242,16 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
       std::vector<std::string> names;
       for (EventGroup& group : groups_)
         for (EventSpec& spec : group.events)
-          if (!spec.exclude_kernel && !spec.exclude_user &&
-              spec.name.find(':') == std::string::npos && spec.name != "context-switches") {
+          if (!spec.exclude_kernel && !spec.exclude_user && MayFallBackToUserSpace(spec.name)) {
             spec.exclude_kernel = spec.exclude_hv = true;
             spec.name += ":u";
-            // A member also sampled on its own is one event to the user: named once.
-            if (std::find(names.begin(), names.end(), spec.name) == names.end())
-              names.push_back(spec.name);
+            names.push_back(spec.name);
           }
-      std::string fell_back;
-      for (const std::string& name : names) fell_back += (fell_back.empty() ? "" : ", ") + name;
-      if (!fell_back.empty()) {
-        notes_.push_back("this user may not sample the kernel (" + ParanoidSetting() +
-                         "): sampling user space only (" + fell_back +
-                         "); kernel work is not seen, so neither credited to the functions that "
-                         "caused it nor shown as kernel rows");
+      if (!names.empty()) {
+        notes_.push_back(UserSpaceOnlyNote(
+            "sample", "sampling", names,
+            "kernel work is not seen, so neither credited to the functions that caused it nor "
+            "shown as kernel rows"));
         continue;
       }
     }
