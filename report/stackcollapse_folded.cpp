@@ -64,10 +64,18 @@ std::vector<std::string> StackcollapseNames(std::string_view symbol, std::string
   std::vector<std::string> names;
   if (symbol.starts_with("(")) return names;  // process names in some perf versions
 
-  size_t pos = 0;
-  while (true) {
-    size_t arrow = symbol.find("->", pos);
-    std::string f(symbol.substr(pos, arrow == std::string_view::npos ? arrow : arrow - pos));
+  // split /\->/: Perl's split drops the empty fields at the end ("Type::operator->" is one
+  // field, "->" none) and keeps the others ("->f" is "" and "f").
+  std::vector<std::string_view> fields;
+  for (size_t pos = 0;;) {
+    const size_t arrow = symbol.find("->", pos);
+    fields.push_back(symbol.substr(pos, arrow == std::string_view::npos ? arrow : arrow - pos));
+    if (arrow == std::string_view::npos) break;
+    pos = arrow + 2;
+  }
+  while (!fields.empty() && fields.back().empty() && !symbol.empty()) fields.pop_back();
+  for (std::string_view field : fields) {
+    std::string f(field);
     // No symbol printed ("7f1e2215d058  (/lib/libc-2.15.so)"): the script's frame pattern
     // /^\s*(\w+)\s*(.+) \((\S*)\)/ takes the space before the '(' for the name.
     if (symbol.empty()) f.assign(1, ' ');
@@ -82,15 +90,16 @@ std::vector<std::string> StackcollapseNames(std::string_view symbol, std::string
     // exactly "java": not under --pid or --tid ("java-?"), as stackcollapse-perf.pl tests
     // $pname eq "java" (its test results at commit 2b0ba56 show it).
     if (root == "java" && f.find('/') != std::string::npos && f.starts_with("L")) f.erase(0, 1);
-    if (!names.empty())
-      f += "_[i]";
-    else if (options.mark_kernel && IsKernelByName(module_path))
+    // The marks, each "unless $func =~ m/\_\[i\]/" (and [j]) as the script has them: a name
+    // that holds the mark already is not marked twice; _[k] has no such test.
+    if (!names.empty()) {
+      if (f.find("_[i]") == std::string::npos) f += "_[i]";
+    } else if (options.mark_kernel && IsKernelByName(module_path)) {
       f += "_[k]";
-    else if (options.mark_jit && IsPerfMap(module_path))
-      f += "_[j]";
+    } else if (options.mark_jit && IsPerfMap(module_path)) {
+      if (f.find("_[j]") == std::string::npos) f += "_[j]";
+    }
     names.push_back(std::move(f));
-    if (arrow == std::string_view::npos) break;
-    pos = arrow + 2;
   }
   return names;
 }

@@ -7,8 +7,10 @@
 #include "report/stackcollapse_folded.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "core/source/profile_source.h"
+#include "test/support/run_command.h"
 
 namespace tprof {
 namespace {
@@ -280,6 +282,47 @@ TEST(StackcollapseFolded, NamesOneFrame) {
   o.mark_kernel = true;
   EXPECT_EQ(StackcollapseNames("", "[kernel.kallsyms]", "ffff", "p", o),
             std::vector<std::string>{" _[k]"});
+}
+
+// Quirks of the script's splitting and marking, with stackcollapse-perf.pl itself as the oracle
+// (run from ../shared/reference, not copied): "Type::operator->+0x59" is one frame,
+// "Type::operator" (split drops the empty field at the end; tprof printed "Type::operator;_[i]"
+// on a real perf script text); "->" alone is no frame and "->lead" an empty one first; a name
+// that holds _[i] or _[j] already is not marked again.
+TEST(StackcollapseFolded, SplitsAndMarksAsTheScriptDoes) {
+  const std::string script = std::string(TPROF_REFERENCE_DIR) + "/flamegraph/stackcollapse-perf.pl";
+  ASSERT_EQ(::access(script.c_str(), R_OK), 0) << script << " (../shared beside the checkout)";
+  const std::string text =
+      "prog 100 [000] 1.000001: 1 cpu-clock: \n"
+      "\t          401000 Type::operator->+0x59 (/opt/app)\n"
+      "\t          401100 std::unique_ptr<T>::operator->() const+0x10 (/opt/app)\n"
+      "\t          401200 foo_[i]->bar_[i] (/opt/app)\n"
+      "\t          401300 ->lead (/opt/app)\n"
+      "\t          401400 -> (/opt/app)\n"
+      "\t          401500 a->->b->-> (/opt/app)\n"
+      "\t          401600 main (/opt/app)\n"
+      "\n"
+      "prog 100 [000] 1.000002: 1 cpu-clock: \n"
+      "\t    7f0000001000 jitted_[j] (/tmp/perf-100.map)\n"
+      "\t    7f0000002000 stub (/tmp/perf-100.map)\n"
+      "\t          401600 main (/opt/app)\n"
+      "\n";
+  char path[] = "/tmp/tprof-stackcollapse-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  for (const bool jit : {false, true}) {
+    std::vector<std::string> perl = {"/usr/bin/perl", script};
+    if (jit) perl.push_back("--jit");
+    perl.push_back(path);
+    const auto expected = testing::RunCommand(perl);
+    ASSERT_EQ(expected.exit_code, 0) << expected.err;
+    ASSERT_NE(expected.out.find(";Type::operator 1"), std::string::npos) << expected.out;
+    EXPECT_EQ(Collapse(text, Options(StackcollapseOptions::Root::kComm, false, jit)), expected.out)
+        << (jit ? "--jit" : "default");
+  }
+  ::unlink(path);
 }
 
 }  // namespace
