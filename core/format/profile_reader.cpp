@@ -241,6 +241,16 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     bool takes_deferred_callchains() const override { return inner.takes_deferred_callchains(); }
   } counting(visitor);
 
+  // The mapped file's pages already read are given back some megabytes at a time: a long
+  // recording's post-pass reads its file front to back, and otherwise held all of it resident
+  // by the end (30 s of recording: 18 MB of file pages at the peak; 8 minutes: 21 MB).
+  uint64_t released = 0;
+  const auto release_before = [&](uint64_t offset) {
+    constexpr uint64_t kStep = uint64_t{4} << 20;
+    if (!file_ || offset < released + kStep) return;
+    file_->Release(bytes_.data() + released, bytes_.data() + offset);
+    released = offset;
+  };
   Result<ChunkWalk> walk = ChunkWalk{};
   if (visiting == Visiting::kBesideDecoding && visitor.has_own_threads()) {
     // This thread verifies and inflates while another decodes the chunks before into the
@@ -253,6 +263,7 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
         [&](const ChunkHeader& header, uint64_t offset, std::string_view stored) -> Result<bool> {
           if (header.kind != format::ChunkKind::kRecords) return true;
           if (decoding.failed()) return false;
+          release_before(offset);
           auto raw = decompressor.DecompressInto(header, stored, decoding.Buffer());
           if (!raw.ok()) return raw.error();
           decoding.Decode(offset, header.record_count, raw.value());
@@ -269,9 +280,11 @@ Result<ReadSummary> ProfileReader::ReadRecords(RecordVisitor& visitor, Visiting 
     if (visiting == Visiting::kBesideDecoding) replay.emplace(counting);
     RecordVisitor& decoded_to = replay ? static_cast<RecordVisitor&>(*replay) : counting;
     walk = WalkChunks(
-        bytes_, [&](const ChunkHeader& header, uint64_t, std::string_view stored) -> Result<bool> {
+        bytes_,
+        [&](const ChunkHeader& header, uint64_t offset, std::string_view stored) -> Result<bool> {
           if (header.kind != format::ChunkKind::kRecords)
             return true;  // other kinds read elsewhere
+          release_before(offset);
           auto raw = decompressor.Decompress(header, stored);
           if (!raw.ok()) return raw.error();
           auto decoded = decoder.DecodeChunk(raw.value(), header.record_count, decoded_to);
