@@ -39,14 +39,16 @@ class SampleSelectingSource : public ForwardingSource {
     SampleSelectingVisitor selecting(visitor, selector_);  // each read starts the range afresh
     auto summary = inner().ReadRecords(selecting);
     kept_ = selecting.kept();
+    in_time_ = selecting.in_time();
     return summary;
   }
   // Of the last read.
   uint64_t samples_kept() const { return kept_; }
+  uint64_t samples_in_time() const { return in_time_; }
 
  private:
   SampleSelector selector_;
-  uint64_t kept_ = 0;
+  uint64_t kept_ = 0, in_time_ = 0;
 };
 
 class ReportCommand : public Subcommand {
@@ -89,8 +91,9 @@ class ReportCommand : public Subcommand {
         "Filters --comm, --pid, --tid, --dso, --symbol hide rows without changing shares (as "
         "perf's\n"
         "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
-        "after the profile start (the recording's start, else the first sample), and shares are\n"
-        "of what it keeps. Folded stacks, flame graphs and exports keep the samples --time,\n"
+        "after the profile start (the recording's start, else the first sample; A%-B% from A to\n"
+        "B percent of its length), and shares are of what it keeps; a range that holds no\n"
+        "sample exits 2. Folded stacks, flame graphs and exports keep the samples --time,\n"
         "--comm, --pid and --tid keep; --dso and --symbol choose table rows only.\n"
         "Kernel work: a sample taken in the kernel on a user thread's behalf (a page fault, a\n"
         "system call) counts for the user function that entered the kernel (the callchain's user\n"
@@ -222,7 +225,8 @@ class ReportCommand : public Subcommand {
                    "searched)");
     app.add_option("--time", time_,
                    "START,END: only samples from START to END seconds after the profile start "
-                   "(either may be empty)");
+                   "(+START,+END the same; either may be empty), or A%-B%: from A to B percent "
+                   "of the profile's length; a range without a sample exits 2");
     app.add_option("--callers", callers_,
                    "Show the callers of FUNC with their shares, from callchains (FUNC: full, "
                    "parameterless or unqualified name)");
@@ -235,19 +239,46 @@ class ReportCommand : public Subcommand {
 
   int Usage(const std::string& message) { return UsageError(name(), message); }
 
-  Result<SampleFilter> BuildFilter() {
+  // `metadata`: the profile's, whose length resolves a --time range in percents.
+  Result<SampleFilter> BuildFilter(const Metadata& metadata) {
     SampleFilter filter = filter_;
     filter.comms.insert(comms_.begin(), comms_.end());
     filter.pids.insert(pids_.begin(), pids_.end());
     filter.tids.insert(tids_.begin(), tids_.end());
     filter.dsos = dsos_;
     if (!time_.empty()) {
-      auto range = ParseTimeRange(time_);
-      if (!range.ok()) return range.error();
+      auto text = ParseTimeRange(time_);
+      if (!text.ok()) return text.error();
+      auto range = ResolveTimeRange(*text, metadata.duration_ns);
+      if (!range.ok()) return range.error().WithContext("--time " + time_);
       filter.time_start = range->first;
       filter.time_end = range->second;
+      time_seconds_ = DescribeSeconds(filter.time_start, filter.time_end);
     }
     return filter;
+  }
+
+  static std::string DescribeSeconds(std::optional<double> start, std::optional<double> end) {
+    char text[96];
+    if (end)
+      std::snprintf(text, sizeof text, "%.3f s to %.3f s after the profile start",
+                    start.value_or(0), *end);
+    else
+      std::snprintf(text, sizeof text, "%.3f s after the profile start to its end",
+                    start.value_or(0));
+    return text;
+  }
+
+  // A --time range that kept no sample: an answer over nothing would read as "nothing ran".
+  int EmptyTimeRange(uint64_t duration_ns) {
+    std::string message = "--time " + time_ + " (" + time_seconds_ + ") holds no sample";
+    if (duration_ns != 0) {
+      char length[64];
+      std::snprintf(length, sizeof length, "; the profile is %.3f s long",
+                    static_cast<double>(duration_ns) / 1e9);
+      message += length;
+    }
+    return Usage(message);
   }
 
   std::string FilterSummary() const {
@@ -265,7 +296,7 @@ class ReportCommand : public Subcommand {
     if (!filter_.symbol_pattern.empty())
       s << (s.tellp() > 0 ? " " : "") << "--symbol " << filter_.symbol_pattern;
     if (!time_.empty())
-      s << (s.tellp() > 0 ? " " : "") << "--time " << time_ << " (seconds after the profile start)";
+      s << (s.tellp() > 0 ? " " : "") << "--time " << time_ << " (" << time_seconds_ << ")";
     return s.str();
   }
 
@@ -274,7 +305,7 @@ class ReportCommand : public Subcommand {
                const OffCpuReasons* classified_off_cpu) {
     auto sort = ParseSortKeys(sort_);
     if (!sort.ok()) return Usage(sort.error().message());
-    auto filter = BuildFilter();
+    auto filter = BuildFilter(source.metadata());
     if (!filter.ok()) return Usage(filter.error().message());
     const uint64_t start = source.metadata().start_timestamp;
     if (!callers_.empty() || !callees_.empty()) {
@@ -308,6 +339,9 @@ class ReportCommand : public Subcommand {
       return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
     WarnIfAny(*summary);
     ReportTable table = (*builder)->Finish();
+    if (!time_.empty() && std::all_of(table.total_samples.begin(), table.total_samples.end(),
+                                      [](uint64_t n) { return n == 0; }))
+      return EmptyTimeRange(source.metadata().duration_ns);
     // Why threads were off the CPU is in the kernel frames that the table credits away: read
     // from the input as recorded.
     std::optional<OffCpuReasons> off_cpu;
@@ -442,7 +476,7 @@ class ReportCommand : public Subcommand {
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table;
     // they take the samples the time range and thread filters keep.
     if (*view != ReportView::kTable) {
-      auto filter = BuildFilter();
+      auto filter = BuildFilter(opened.source().metadata());
       if (!filter.ok()) return Usage(filter.error().message());
       if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
         return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
@@ -456,6 +490,7 @@ class ReportCommand : public Subcommand {
       const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
       SampleSelectingSource selected(opened.source(), std::move(selector).value());
       ProfileSource& source = filtered ? selected : opened.source();
+      selected_ = filtered ? &selected : nullptr;
       int status;
       if (*view == ReportView::kFlameGraph) {
         status = WriteFlameGraph(source, opened.resolver());
@@ -466,6 +501,9 @@ class ReportCommand : public Subcommand {
         };
         status = RunReportExports(exports_, input_, source, opened.resolver(), open_module);
       }
+      if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
+          selected.samples_in_time() == 0)
+        return EmptyTimeRange(opened.source().metadata().duration_ns);
       if (status == kExitOk && filtered && selected.samples_kept() == 0)
         Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
       return status;
@@ -533,9 +571,12 @@ class ReportCommand : public Subcommand {
       tree_root = &taken;
     }
     const CallNode& root = *tree_root;
-    if (root.total[event] == 0)
+    if (root.total[event] == 0) {
+      if (selected_ && !time_.empty() && selected_->samples_in_time() == 0)
+        return EmptyTimeRange(source.metadata().duration_ns);
       return ReportError(name(), input_ + ": no samples of " +
                                      (by_wall ? "on-CPU or off-CPU time" : events[event].name));
+    }
 
     FlameGraphInput input;
     input.root = &root;
@@ -613,6 +654,10 @@ class ReportCommand : public Subcommand {
   std::vector<uint32_t> tids_;
   std::vector<std::string> dsos_;
   std::string time_;
+  std::string time_seconds_;  // time_ resolved, for messages
+  // The filtered input of a flame graph or export, while it is written: whether its time range
+  // held a sample.
+  const SampleSelectingSource* selected_ = nullptr;
   SampleFilter filter_;
   std::string callers_;
   std::string callees_;

@@ -3,6 +3,8 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -57,24 +59,66 @@ Result<std::vector<SortKey>> ParseSortKeys(const std::string& text) {
   return keys;
 }
 
-Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
-    const std::string& text) {
-  size_t comma = text.find(',');
-  if (comma == std::string::npos)
-    return Error("--time wants START,END in seconds from the profile start, not '" + text + "'");
-  auto parse = [](const std::string& s) -> Result<std::optional<double>> {
+Result<TimeRangeText> ParseTimeRange(const std::string& text) {
+  const std::string forms =
+      "--time wants START,END in seconds from the profile's start (\"1.5,2\", \"+1.5,+2\", an end "
+      "left open: \"1.5,\") or percents of its length (\"10%-20%\"), not '" +
+      text + "'";
+  auto number = [](std::string s, const char* unit) -> Result<std::optional<double>> {
     if (s.empty()) return std::optional<double>();
+    if (s[0] == '+') s.erase(0, 1);
     char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (*end != '\0' || v < 0) return Error("bad time '" + s + "' (seconds, not negative)");
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+      return Error("bad time '" + s + "' (" + unit + ", not negative)");
     return std::optional<double>(v);
   };
-  auto start = parse(text.substr(0, comma));
-  if (!start.ok()) return start.error();
-  auto end = parse(text.substr(comma + 1));
-  if (!end.ok()) return end.error();
-  if (*start && *end && **end < **start) return Error("--time: END is before START");
-  return std::make_pair(*start, *end);
+  TimeRangeText range;
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) {
+    // "A%-B%": both ends, each with its '%'.
+    const size_t dash = text.find("%-");
+    if (dash == std::string::npos || text.empty() || text.back() != '%') return Error(forms);
+    auto start = number(text.substr(0, dash), "percent");
+    if (!start.ok()) return start.error();
+    auto end = number(text.substr(dash + 2, text.size() - dash - 3), "percent");
+    if (!end.ok()) return end.error();
+    if (!*start || !*end) return Error(forms);
+    if (**end > 100) return Error("--time " + text + ": a percent beyond 100");
+    range = {*start, *end, true};
+  } else {
+    auto start = number(text.substr(0, comma), "seconds");
+    if (!start.ok()) return start.error();
+    auto end = number(text.substr(comma + 1), "seconds");
+    if (!end.ok()) return end.error();
+    range = {*start, *end, false};
+  }
+  if (range.start && range.end && *range.end <= *range.start)
+    return Error("--time " + text + ": END is not after START");
+  return range;
+}
+
+Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange(
+    const TimeRangeText& range, uint64_t duration_ns) {
+  const double length = static_cast<double>(duration_ns) / 1e9;
+  std::optional<double> start = range.start, end = range.end;
+  if (range.percent) {
+    if (duration_ns == 0)
+      return Error(
+          "percents need the profile's length, which this input does not record; give seconds "
+          "from its start (START,END)");
+    start = *start / 100 * length;
+    end = *end / 100 * length;
+  }
+  if (duration_ns != 0 && start && *start >= length) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "starts at %.3f s, at or after the profile's end (%.3f s): no sample lies in "
+                  "it",
+                  *start, length);
+    return Error(text);
+  }
+  return std::make_pair(start, end);
 }
 
 bool ReportTable::IsSampled(size_t event) const {

@@ -53,9 +53,20 @@ struct SampleFilter {
   }
 };
 
-// Parses "START,END" (either may be empty) in seconds.
-Result<std::pair<std::optional<double>, std::optional<double>>> ParseTimeRange(
-    const std::string& text);
+// A --time range as the user gave it: seconds from the profile's start ("1.5,2.0", "+1.5,+2.0",
+// either end left open: "1.5,") or percents of the profile's length ("10%-20%", as perf reads it).
+struct TimeRangeText {
+  std::optional<double> start, end;  // seconds, or percents when `percent`
+  bool percent = false;
+};
+Result<TimeRangeText> ParseTimeRange(const std::string& text);
+
+// The range in seconds from the profile's start (SampleFilter's time_start and time_end), for a
+// profile `duration_ns` long (0: its length is not recorded, which percents need). A range that
+// starts at or after the profile's end holds no sample: an error that says so. (The errors
+// name neither the option nor the text: the caller does.)
+Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange(
+    const TimeRangeText& range, uint64_t duration_ns);
 
 // Credited group-read deltas of one row for one read group (see WindowAttributor).
 struct GroupCredit {
@@ -251,9 +262,9 @@ class SampleSelectingVisitor : public ForwardingVisitor {
   SampleSelectingVisitor(RecordVisitor& next, SampleSelector selector)
       : ForwardingVisitor(next), selector_(std::move(selector)) {}
   void OnSample(const Sample& sample) override {
-    if (!selector_.InTimeRange(sample) ||
-        !selector_.ThreadMatches(sample, space_.ThreadName(sample.pid, sample.tid)))
-      return;
+    if (!selector_.InTimeRange(sample)) return;
+    ++in_time_;
+    if (!selector_.ThreadMatches(sample, space_.ThreadName(sample.pid, sample.tid))) return;
     ++kept_;
     next().OnSample(sample);
   }
@@ -266,11 +277,12 @@ class SampleSelectingVisitor : public ForwardingVisitor {
     next().OnTask(r);
   }
   uint64_t kept() const { return kept_; }
+  uint64_t in_time() const { return in_time_; }  // whatever their thread
 
  private:
   SampleSelector selector_;
   AddressSpace space_;  // the threads' names
-  uint64_t kept_ = 0;
+  uint64_t kept_ = 0, in_time_ = 0;
 };
 
 // What each distinct stack of a report counts toward: its leaf's row for Self% and, for Total%,

@@ -98,6 +98,7 @@ class DemoReport : public ::testing::Test {
     auto reader = ProfileReader::OpenFile(*path_);
     ASSERT_TRUE(reader.ok());
     start_ = reader->metadata().start_timestamp;
+    duration_ns_ = reader->metadata().duration_ns;
   }
   static void TearDownTestSuite() {
     std::remove(path_->c_str());
@@ -106,11 +107,22 @@ class DemoReport : public ::testing::Test {
   }
   static std::string* path_;
   static RawSamples* raw_;
-  static uint64_t start_;
+  static uint64_t start_, duration_ns_;
+
+  // The raw samples from `from` to `to` seconds after the start, as --time keeps them.
+  static uint64_t SamplesBetween(double from, double to) {
+    uint64_t n = 0;
+    for (const Sample& s : raw_->samples) {
+      const double t = static_cast<double>(s.time - start_) / 1e9;
+      n += s.time >= start_ && t >= from && t < to;
+    }
+    return n;
+  }
 };
 std::string* DemoReport::path_;
 RawSamples* DemoReport::raw_;
 uint64_t DemoReport::start_;
+uint64_t DemoReport::duration_ns_;
 
 TEST_F(DemoReport, JsonTotalsEqualTheTableAndTheRawSamples) {
   nlohmann::json j = ReportJson({"-i", *path_});
@@ -262,6 +274,44 @@ TEST_F(DemoReport, TimeRangeCountsSecondsFromTheProfileStart) {
   EXPECT_EQ(first["events"][0]["samples"].get<uint64_t>(), early);
   nlohmann::json rest = ReportJson({"-i", *path_, "--time", "0.5,"});
   EXPECT_EQ(rest["events"][0]["samples"].get<uint64_t>(), raw_->samples.size() - early);
+}
+
+// perf's other forms: "+S,+E" is S,E; "A%-B%" is A to B percent of the recording's length (the
+// metadata's duration, read here from the file). Counted against the raw samples' times. A range
+// that holds no sample is a usage error that says so (status 2), in the table and the outputs of
+// whole stacks alike, never an empty success.
+TEST_F(DemoReport, TimeRangesInPercentsAndRelativeSecondsAndRangesWithoutSamples) {
+  ASSERT_GT(duration_ns_, 0u);
+  const double length = static_cast<double>(duration_ns_) / 1e9;
+  auto samples = [](const nlohmann::json& j) { return j["events"][0]["samples"].get<uint64_t>(); };
+  const uint64_t middle = SamplesBetween(0.25 * length, 0.75 * length);
+  ASSERT_GT(middle, 0u);
+  ASSERT_LT(middle, raw_->samples.size());
+  EXPECT_EQ(samples(ReportJson({"-i", *path_, "--time", "25%-75%"})), middle);
+  EXPECT_EQ(samples(ReportJson({"-i", *path_, "--time", "0%-25%"})) +
+                samples(ReportJson({"-i", *path_, "--time", "25%-75%"})) +
+                samples(ReportJson({"-i", *path_, "--time", "75%-100%"})),
+            SamplesBetween(0, length));
+  EXPECT_EQ(samples(ReportJson({"-i", *path_, "--time", "+0.05,+0.15"})),
+            SamplesBetween(0.05, 0.15));
+  // After the end, and a sliver (1 us at 2 kHz) that may or may not hold a sample: whichever the
+  // raw samples say.
+  for (const std::string range : {"5,6", "50%-50.0005%"}) {
+    const uint64_t expected = range == "5,6" ? 0 : SamplesBetween(0.5 * length, 0.500005 * length);
+    for (const char* view : {"--json", "--folded"}) {
+      auto r = RunCommand({kTprof, "report", "-i", *path_, "--time", range, view});
+      if (expected == 0) {
+        EXPECT_EQ(r.exit_code, 2) << range << " " << view << ": " << r.out;
+        EXPECT_NE(r.err.find("--time " + range), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      } else {
+        EXPECT_EQ(r.exit_code, 0) << range << " " << view << ": " << r.err;
+      }
+    }
+  }
+  // A range in percents has both ends.
+  auto bad = RunCommand({kTprof, "report", "-i", *path_, "--time", "10%-"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // The outputs of whole stacks (folded stacks here; flame graphs and exports read the same way)

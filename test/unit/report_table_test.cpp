@@ -89,14 +89,45 @@ TEST(ReportTableTest, SortKeysParseAndRejectUnknownNames) {
   EXPECT_FALSE(ParseSortKeys("").ok());
 }
 
-TEST(ReportTableTest, TimeRangesAreSecondsWithOpenEnds) {
+TEST(ReportTableTest, TimeRangesAreSecondsWithOpenEndsOrPercents) {
   auto r = ParseTimeRange("1.5,");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->first, 1.5);
-  EXPECT_FALSE(r->second.has_value());
+  EXPECT_EQ(r->start, 1.5);
+  EXPECT_FALSE(r->end.has_value());
+  EXPECT_FALSE(r->percent);
   EXPECT_FALSE(ParseTimeRange("3,2").ok());
+  EXPECT_FALSE(ParseTimeRange("3,3").ok());
   EXPECT_FALSE(ParseTimeRange("3").ok());
   EXPECT_FALSE(ParseTimeRange("x,2").ok());
+  EXPECT_FALSE(ParseTimeRange("-1,2").ok());
+  // "+S,+E" is S,E: seconds from the start, as perf writes a relative time.
+  auto plus = ParseTimeRange("+1.5,+2.0");
+  ASSERT_TRUE(plus.ok());
+  EXPECT_EQ(plus->start, 1.5);
+  EXPECT_EQ(plus->end, 2.0);
+  // Percents of the profile's length: both ends, each with its '%'.
+  auto percent = ParseTimeRange("10%-20%");
+  ASSERT_TRUE(percent.ok());
+  EXPECT_TRUE(percent->percent);
+  EXPECT_EQ(percent->start, 10);
+  EXPECT_EQ(percent->end, 20);
+  for (const char* bad : {"10%-", "-20%", "10-20%", "10%-20", "20%-10%", "0%-101%", "a%-b%"})
+    EXPECT_FALSE(ParseTimeRange(bad).ok()) << bad;
+  // Resolved against a 4 s profile: 10 %-20 % is 0.4 s to 0.8 s.
+  auto seconds = ResolveTimeRange(*percent, 4000000000);
+  ASSERT_TRUE(seconds.ok());
+  EXPECT_DOUBLE_EQ(*seconds->first, 0.4);
+  EXPECT_DOUBLE_EQ(*seconds->second, 0.8);
+  // Percents need the length; seconds do not.
+  EXPECT_FALSE(ResolveTimeRange(*percent, 0).ok());
+  EXPECT_TRUE(ResolveTimeRange(*plus, 0).ok());
+  // A range that starts at or after the end holds no sample, and says so.
+  auto five_to_six = ParseTimeRange("5,6");
+  ASSERT_TRUE(five_to_six.ok());
+  auto late = ResolveTimeRange(*five_to_six, 4000000000);
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message().find("after the profile's end (4.000 s)"), std::string::npos)
+      << late.error().message();
 }
 
 TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
