@@ -110,11 +110,10 @@ Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange
     start = *start / 100 * length;
     end = *end / 100 * length;
   }
-  if (duration_ns != 0 && start && *start >= length) {
+  if (duration_ns != 0 && start && *start > length) {  // the last sample may lie at the end
     char text[160];
     std::snprintf(text, sizeof text,
-                  "starts at %.3f s, at or after the profile's end (%.3f s): no sample lies in "
-                  "it",
+                  "starts at %.3f s, after the profile's end (%.3f s): no sample lies in it",
                   *start, length);
     return Error(text);
   }

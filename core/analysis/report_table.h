@@ -63,7 +63,7 @@ Result<TimeRangeText> ParseTimeRange(const std::string& text);
 
 // The range in seconds from the profile's start (SampleFilter's time_start and time_end), for a
 // profile `duration_ns` long (0: its length is not recorded, which percents need). A range that
-// starts at or after the profile's end holds no sample: an error that says so. (The errors
+// starts after the profile's end holds no sample: an error that says so. (The errors
 // name neither the option nor the text: the caller does.)
 Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange(
     const TimeRangeText& range, uint64_t duration_ns);

@@ -121,7 +121,7 @@ TEST(ReportTableTest, TimeRangesAreSecondsWithOpenEndsOrPercents) {
   // Percents need the length; seconds do not.
   EXPECT_FALSE(ResolveTimeRange(*percent, 0).ok());
   EXPECT_TRUE(ResolveTimeRange(*plus, 0).ok());
-  // A range that starts at or after the end holds no sample, and says so.
+  // A range that starts after the end holds no sample, and says so.
   auto five_to_six = ParseTimeRange("5,6");
   ASSERT_TRUE(five_to_six.ok());
   auto late = ResolveTimeRange(*five_to_six, 4000000000);
