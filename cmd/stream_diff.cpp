@@ -4,6 +4,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
+#include "core/analysis/report_table.h"
 #include "core/analysis/source_line_map.h"
 #include "core/analysis/stream_matcher.h"
 #include "core/base/visible_text.h"
@@ -20,7 +21,26 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
-  auto summary = source.ReadRecords(builder);
+  Result<SourceSummary> summary = SourceSummary{};
+  if (options.time.empty()) {
+    summary = source.ReadRecords(builder);
+  } else {
+    auto text = ParseTimeRange(options.time);
+    if (!text.ok()) return Error::BadRequest(text.error().message());
+    auto range = ResolveTimeRange(*text, source.metadata().duration_ns);
+    if (!range.ok())
+      return Error::BadRequest("--time " + options.time + ": " + range.error().message());
+    SampleFilter filter;
+    filter.time_start = range->first;
+    filter.time_end = range->second;
+    auto selector = SampleSelector::Create(filter, source.metadata().start_timestamp);
+    if (!selector.ok()) return Error::BadRequest(selector.error().message());
+    SampleSelectingVisitor selecting(builder, std::move(selector).value());
+    summary = source.ReadRecords(selecting);
+    // Streams of no sample would read as "nothing hot".
+    if (summary.ok() && selecting.in_time() == 0)
+      return Error::BadRequest("--time " + options.time + " holds no sample of " + path);
+  }
   if (!summary.ok()) return summary.error().WithContext(path);
   WarnAboutInput(command, path, summary->warning);
   if (complete && !summary->complete) *complete = false;

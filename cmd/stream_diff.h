@@ -17,6 +17,7 @@ struct StreamInputOptions {
   std::string symfs;
   std::vector<std::string> binaries;
   HotStreamOptions streams;
+  std::string time;  // --time as report takes it (ParseTimeRange); empty: the whole profile
 };
 
 // Reads a profile (any format ProfileSource knows) into its hot streams and blocks, naming

@@ -309,6 +309,12 @@ TEST_F(DemoReport, TimeRangesInPercentsAndRelativeSecondsAndRangesWithoutSamples
       }
     }
   }
+  // tprof stream takes the same ranges: its streams count the samples in the range.
+  auto stream = RunCommand({kTprof, "stream", *path_, "--time", "25%-75%", "--json"});
+  ASSERT_EQ(stream.exit_code, 0) << stream.err;
+  EXPECT_EQ(nlohmann::json::parse(stream.out)["samples"].get<uint64_t>(), middle);
+  auto stream_after = RunCommand({kTprof, "stream", *path_, "--time", "5,6"});
+  EXPECT_EQ(stream_after.exit_code, 2) << stream_after.err;
   // A range in percents has both ends.
   auto bad = RunCommand({kTprof, "report", "-i", *path_, "--time", "10%-"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
