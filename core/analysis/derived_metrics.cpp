@@ -455,21 +455,23 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
                windows_high = *by_windows.value + *by_windows.half_width;
   const auto overlaps = [&](double a, double b) { return windows_low <= b && windows_high >= a; };
   if (overlaps(low, high)) return value;
-  char text[200];
+  char text[160];
   if (limit && overlaps(std::min(low, *limit), std::max(high, *limit))) {
     // Apart only in the direction the clock's left-out time moves the sampled value: the
-    // sampled value is the one that is off.
+    // sampled value is the one that is off. (The clock's name may be long, a pmu/terms/ form:
+    // it is not put through the fixed buffer.)
     if (grouped) return value;
     std::snprintf(text, sizeof text,
-                  "clock in one mode: %s's samples leave out the time this function spends in "
-                  "the %s, which its count keeps: the group's windows give %.4g \u00b1%.3g [g], "
-                  "and this value reads %s",
-                  clock_name.c_str(), left_out, *by_windows.value, *by_windows.half_width,
+                  "which its count keeps: the group's windows give %.4g \u00b1%.3g [g], and this "
+                  "value reads %s",
+                  *by_windows.value, *by_windows.half_width,
                   *limit < *by_samples.value ? "high" : "low");
     value.bias = WindowBias{WindowBiasKind::kClockInOneMode,
-                            std::string(text) +
-                                "; record the clock in both modes (as root, or "
-                                "with perf_event_paranoid at 1 or below)"};
+                            "clock in one mode: " + clock_name +
+                                "'s samples leave out the time this function spends in the " +
+                                left_out + ", " + text +
+                                "; record the clock in both modes (as root, or with "
+                                "perf_event_paranoid at 1 or below)"};
     return value;
   }
   std::snprintf(text, sizeof text, "methods disagree: %s give %.4g \u00b1%.3g %s",

@@ -994,10 +994,11 @@ struct Recorded {
   uint64_t sampled_ns = 0, sampled_faults = 0;
 };
 
-ReportTable TableOf(const Recorded& r) {
+// `clock_name`: "" for task-clock (with :u when user-only).
+ReportTable TableOf(const Recorded& r, const std::string& clock_name = "") {
   ReportTable table;
   EventDesc clock;
-  clock.name = r.clock_user_only ? "task-clock:u" : "task-clock";
+  clock.name = !clock_name.empty() ? clock_name : r.clock_user_only ? "task-clock:u" : "task-clock";
   clock.type = PERF_TYPE_SOFTWARE;
   clock.config = PERF_COUNT_SW_TASK_CLOCK;
   clock.sample_type = PERF_SAMPLE_READ;
@@ -1075,6 +1076,15 @@ TEST(ReportTableTest, AClockSampledInUserSpaceOnlyExplainsASampledRateThatReadsH
   ASSERT_TRUE(both.samples.bias);
   EXPECT_EQ(both.samples.bias->kind, WindowBiasKind::kClockInOneMode);
   EXPECT_NE(both.samples.bias->reason.find("task-clock:u"), std::string::npos);
+  EXPECT_NE(both.samples.bias->reason.find("reads high"), std::string::npos)
+      << both.samples.bias->reason;
+  // A clock named at length (a PMU's own spelling) is named whole, and the reason still ends
+  // with the direction.
+  const std::string long_name = "a_pmu_with_a_long_name_as_some_have/task-clock/u";
+  both = one_mode_clock::FaultsPerMs(one_mode_clock::TableOf(r, long_name));
+  ASSERT_TRUE(both.samples.bias);
+  EXPECT_NE(both.samples.bias->reason.find(long_name + "'s samples"), std::string::npos)
+      << both.samples.bias->reason;
   EXPECT_NE(both.samples.bias->reason.find("reads high"), std::string::npos)
       << both.samples.bias->reason;
   // The same numbers with the clock sampled in both modes: nothing explains the gap, and both
