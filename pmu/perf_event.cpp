@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/model/event_selection.h"
 #include "core/model/kernel_entry_credit.h"
 
 namespace tprof {
@@ -311,10 +312,8 @@ std::string UserSpaceOnlyNote(const std::string& verb, const std::string& doing,
   std::vector<std::string> once;
   for (const std::string& name : names)
     if (std::find(once.begin(), once.end(), name) == once.end()) once.push_back(name);
-  std::string listed;
-  for (const std::string& name : once) listed += (listed.empty() ? "" : ", ") + name;
   return "this user may not " + verb + " the kernel (" + ParanoidSetting() + "): " + doing +
-         " user space only (" + listed + "); " + left_out;
+         " user space only (" + EventNameList(once) + "); " + left_out;
 }
 
 std::string ExplainOpenError(int error_number, const std::string& event_name,
