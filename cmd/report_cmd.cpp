@@ -247,10 +247,8 @@ class ReportCommand : public Subcommand {
     filter.tids.insert(tids_.begin(), tids_.end());
     filter.dsos = dsos_;
     if (!time_.empty()) {
-      auto text = ParseTimeRange(time_);
-      if (!text.ok()) return text.error();
-      auto range = ResolveTimeRange(*text, metadata.duration_ns);
-      if (!range.ok()) return range.error().WithContext("--time " + time_);
+      auto range = TimeRangeOption(time_, metadata.duration_ns);
+      if (!range.ok()) return range.error();
       filter.time_start = range->first;
       filter.time_end = range->second;
       time_seconds_ = DescribeSeconds(filter.time_start, filter.time_end);
@@ -490,10 +488,9 @@ class ReportCommand : public Subcommand {
       const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
       SampleSelectingSource selected(opened.source(), std::move(selector).value());
       ProfileSource& source = filtered ? selected : opened.source();
-      selected_ = filtered ? &selected : nullptr;
       int status;
       if (*view == ReportView::kFlameGraph) {
-        status = WriteFlameGraph(source, opened.resolver());
+        status = WriteFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
       } else {
         ModuleOpener open_module = [&opened](const std::string& module,
                                              const std::string& build_id) {
@@ -513,7 +510,9 @@ class ReportCommand : public Subcommand {
   }
 
  private:
-  int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver) {
+  // `selected`: the filtered input `source` reads through, null when nothing is filtered.
+  int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver,
+                      const SampleSelectingSource* selected) {
     const std::vector<EventDesc>& events = source.events();
     if (events.empty()) return ReportError(name(), input_ + ": the profile has no events");
     const std::map<std::string, FlameColor> colors = {{"name", FlameColor::kName},
@@ -572,7 +571,7 @@ class ReportCommand : public Subcommand {
     }
     const CallNode& root = *tree_root;
     if (root.total[event] == 0) {
-      if (selected_ && !time_.empty() && selected_->samples_in_time() == 0)
+      if (selected && !time_.empty() && selected->samples_in_time() == 0)
         return EmptyTimeRange(source.metadata().duration_ns);
       return ReportError(name(), input_ + ": no samples of " +
                                      (by_wall ? "on-CPU or off-CPU time" : events[event].name));
@@ -655,9 +654,6 @@ class ReportCommand : public Subcommand {
   std::vector<std::string> dsos_;
   std::string time_;
   std::string time_seconds_;  // time_ resolved, for messages
-  // The filtered input of a flame graph or export, while it is written: whether its time range
-  // held a sample.
-  const SampleSelectingSource* selected_ = nullptr;
   SampleFilter filter_;
   std::string callers_;
   std::string callees_;

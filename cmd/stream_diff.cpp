@@ -25,11 +25,8 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
   if (options.time.empty()) {
     summary = source.ReadRecords(builder);
   } else {
-    auto text = ParseTimeRange(options.time);
-    if (!text.ok()) return Error::BadRequest(text.error().message());
-    auto range = ResolveTimeRange(*text, source.metadata().duration_ns);
-    if (!range.ok())
-      return Error::BadRequest("--time " + options.time + ": " + range.error().message());
+    auto range = TimeRangeOption(options.time, source.metadata().duration_ns);
+    if (!range.ok()) return range.error();
     SampleFilter filter;
     filter.time_start = range->first;
     filter.time_end = range->second;

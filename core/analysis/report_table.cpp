@@ -120,6 +120,15 @@ Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange
   return std::make_pair(start, end);
 }
 
+Result<std::pair<std::optional<double>, std::optional<double>>> TimeRangeOption(
+    const std::string& text, uint64_t duration_ns) {
+  auto parsed = ParseTimeRange(text);
+  if (!parsed.ok()) return Error::BadRequest(parsed.error().message());
+  auto range = ResolveTimeRange(*parsed, duration_ns);
+  if (!range.ok()) return Error::BadRequest("--time " + text + ": " + range.error().message());
+  return range;
+}
+
 bool ReportTable::IsSampled(size_t event) const {
   const EventDesc& e = events[event];
   if (e.group_leader < 0 || e.group_leader == static_cast<int32_t>(event)) return true;

@@ -68,6 +68,11 @@ Result<TimeRangeText> ParseTimeRange(const std::string& text);
 Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange(
     const TimeRangeText& range, uint64_t duration_ns);
 
+// A --time option's text parsed and resolved, for every command that takes it: each error is a
+// bad request (the command line must change), one that resolving finds names the option.
+Result<std::pair<std::optional<double>, std::optional<double>>> TimeRangeOption(
+    const std::string& text, uint64_t duration_ns);
+
 // Credited group-read deltas of one row for one read group (see WindowAttributor).
 struct GroupCredit {
   std::vector<double> deltas;    // per member, leader first
