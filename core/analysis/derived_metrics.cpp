@@ -433,43 +433,67 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
   const size_t sampled_column = static_cast<size_t>(grouped ? other_column : column);
   double low = *by_samples.value - *by_samples.half_width,
          high = *by_samples.value + *by_samples.half_width;
-  // A clock sampled in one mode leaves the time in the other out of its samples (its count, which
-  // the windows read, keeps it), by any share: the sampled value with all of that time counted
-  // lies anywhere between it and its limit as the clock's count grows without bound.
+  // A clock sampled in one mode leaves the time in the other out of its samples, while its count,
+  // which the windows read, keeps it. How much, the group says when the clock leads it: a window
+  // between two samples of the row that were delivered spans the periods of those dropped
+  // between them, so the row's windows counted `stretch` times the time its delivered samples
+  // stand for. The sampled value with that time counted is what the left-out time explains.
+  // (Allowing any share let a window value far off stand: calls of 10 us read 98.7 ±1.3
+  // faults/ms from the windows against a truth of 195, beside 318 sampled.)
   const int clock_slot = one_mode_clock_slot_[sampled_column];
   std::string clock_name;
   const char* left_out = "kernel";
-  std::optional<double> limit;
+  std::optional<double> explained;
+  double stretch = 1;
   if (clock_slot >= 0) {
     const MetricColumn& c = columns_[sampled_column];
-    const EventDesc& clock = table.events[c.events[static_cast<size_t>(clock_slot)]];
+    const size_t clock_event = c.events[static_cast<size_t>(clock_slot)];
+    const EventDesc& clock = table.events[clock_event];
     clock_name = clock.name;
     if (clock.exclude_user) left_out = "user space";
+    const size_t group =
+        static_cast<size_t>(columns_[grouped ? column : static_cast<size_t>(other_column)].group);
+    const GroupCredit& credit = row.groups[group];
+    if (table.groups[group].leader == clock_event && table.total_samples[clock_event] > 0 &&
+        credit.windows_credited > 0 && !credit.deltas.empty()) {
+      const double mean_period = static_cast<double>(table.total_period[clock_event]) /
+                                 static_cast<double>(table.total_samples[clock_event]);
+      stretch = std::max(
+          1.0, credit.deltas[0] / (static_cast<double>(credit.windows_credited) * mean_period));
+    }
     std::vector<double> counts;
     for (size_t e : c.events) counts.push_back(static_cast<double>(row.self_period[e]));
-    counts[static_cast<size_t>(clock_slot)] =
-        std::max(counts[static_cast<size_t>(clock_slot)], 1.0) * 1e9;
-    limit = Compute(sampled_column, counts, {}, kNormal975).value;
+    counts[static_cast<size_t>(clock_slot)] *= stretch;
+    explained = Compute(sampled_column, counts, {}, kNormal975).value;
   }
   const double windows_low = *by_windows.value - *by_windows.half_width,
                windows_high = *by_windows.value + *by_windows.half_width;
   const auto overlaps = [&](double a, double b) { return windows_low <= b && windows_high >= a; };
   if (overlaps(low, high)) return value;
   char text[160];
-  if (limit && overlaps(std::min(low, *limit), std::max(high, *limit))) {
+  // The explained value is the sampled one rescaled, and as uncertain relatively.
+  const double explained_reach =
+      explained && *by_samples.value != 0
+          ? *by_samples.half_width * std::abs(*explained / *by_samples.value)
+          : *by_samples.half_width;
+  if (explained && overlaps(std::min(low, *explained - explained_reach),
+                            std::max(high, *explained + explained_reach))) {
     // Apart only in the direction the clock's left-out time moves the sampled value: the
     // sampled value is the one that is off. (The clock's name may be long, a pmu/terms/ form:
     // it is not put through the fixed buffer.)
     if (grouped) return value;
+    char stretch_text[32];
+    std::snprintf(stretch_text, sizeof stretch_text, "%.2fx", stretch);
     std::snprintf(text, sizeof text,
                   "which its count keeps: the group's windows give %.4g \u00b1%.3g [g], and this "
                   "value reads %s",
                   *by_windows.value, *by_windows.half_width,
-                  *limit < *by_samples.value ? "high" : "low");
+                  *explained < *by_samples.value ? "high" : "low");
     value.bias = WindowBias{WindowBiasKind::kClockInOneMode,
                             "clock in one mode: " + clock_name +
                                 "'s samples leave out the time this function spends in the " +
-                                left_out + ", " + text +
+                                left_out + " (its windows counted " + stretch_text +
+                                " the time its samples stand for), " + text +
                                 "; record the clock in both modes (as root, or with "
                                 "perf_event_paranoid at 1 or below)"};
     return value;
