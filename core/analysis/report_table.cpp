@@ -108,7 +108,9 @@ Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange
           "percents need the profile's length, which this input does not record; give seconds "
           "from its start (START,END)");
     start = *start / 100 * length;
-    end = *end / 100 * length;
+    // 100 % is the end itself, where a perf.data file's last sample lies (its length is from
+    // the first sample to the last): an end excluded there would drop that sample.
+    end = *end >= 100 ? std::nullopt : std::optional<double>(*end / 100 * length);
   }
   if (duration_ns != 0 && start && *start > length) {  // the last sample may lie at the end
     char text[160];

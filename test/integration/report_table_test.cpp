@@ -291,7 +291,7 @@ TEST_F(DemoReport, TimeRangesInPercentsAndRelativeSecondsAndRangesWithoutSamples
   EXPECT_EQ(samples(ReportJson({"-i", *path_, "--time", "0%-25%"})) +
                 samples(ReportJson({"-i", *path_, "--time", "25%-75%"})) +
                 samples(ReportJson({"-i", *path_, "--time", "75%-100%"})),
-            SamplesBetween(0, length));
+            raw_->samples.size());
   EXPECT_EQ(samples(ReportJson({"-i", *path_, "--time", "+0.05,+0.15"})),
             SamplesBetween(0.05, 0.15));
   // After the end, and a sliver (1 us at 2 kHz) that may or may not hold a sample: whichever the

@@ -118,6 +118,13 @@ TEST(ReportTableTest, TimeRangesAreSecondsWithOpenEndsOrPercents) {
   ASSERT_TRUE(seconds.ok());
   EXPECT_DOUBLE_EQ(*seconds->first, 0.4);
   EXPECT_DOUBLE_EQ(*seconds->second, 0.8);
+  // 100 % reaches the end itself (a perf.data file's last sample lies at its length).
+  auto to_end = ParseTimeRange("50%-100%");
+  ASSERT_TRUE(to_end.ok());
+  auto to_end_seconds = ResolveTimeRange(*to_end, 4000000000);
+  ASSERT_TRUE(to_end_seconds.ok());
+  EXPECT_DOUBLE_EQ(*to_end_seconds->first, 2.0);
+  EXPECT_FALSE(to_end_seconds->second.has_value());
   // Percents need the length; seconds do not.
   EXPECT_FALSE(ResolveTimeRange(*percent, 0).ok());
   EXPECT_TRUE(ResolveTimeRange(*plus, 0).ok());
