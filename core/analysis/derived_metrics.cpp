@@ -215,7 +215,8 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
 
 MetricValue ValueWithInterval(
     const std::function<std::optional<double>(const std::vector<double>&)>& evaluate,
-    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile) {
+    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile,
+    const std::vector<double>& bias_bounds) {
   MetricValue result;
   result.value = evaluate(counts);
   const size_t n = counts.size();
@@ -243,8 +244,11 @@ MetricValue ValueWithInterval(
     double variance = 0;
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j) variance += gradient[i] * covariance[i * n + j] * gradient[j];
-    if (defined && std::isfinite(variance))
-      result.half_width = quantile * std::sqrt(std::max(variance, 0.0));
+    double bias = 0;
+    for (size_t i = 0; i < n && i < bias_bounds.size(); ++i)
+      bias += std::abs(gradient[i]) * bias_bounds[i];
+    if (defined && std::isfinite(variance) && std::isfinite(bias))
+      result.half_width = quantile * std::sqrt(std::max(variance, 0.0)) + bias;
   }
   result.low_confidence =
       !result.value || !result.half_width ||
@@ -336,7 +340,8 @@ std::vector<double> WindowCovariance(const std::vector<double>& deltas,
 }
 
 MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& counts,
-                                    const std::vector<double>& covariance, double quantile) const {
+                                    const std::vector<double>& covariance, double quantile,
+                                    const std::vector<double>& bias_bounds) const {
   const Compiled& compiled = compiled_[column];
   auto evaluate = [&](const std::vector<double>& at) -> std::optional<double> {
     // The formula's non-constant variables, in order, are the events the column reads.
@@ -353,7 +358,7 @@ MetricValue DerivedMetrics::Compute(size_t column, const std::vector<double>& co
       return std::nullopt;
     });
   };
-  return ValueWithInterval(evaluate, counts, covariance, quantile);
+  return ValueWithInterval(evaluate, counts, covariance, quantile, bias_bounds);
 }
 
 std::optional<WindowBias> LostSamplesBias(const std::vector<size_t>& used, uint64_t lost,
@@ -402,12 +407,18 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
     return value;
   }
   const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];
-  for (size_t slot : c.member_slots) counts.push_back(credit.deltas[slot]);
+  std::vector<double> bounds;  // the members' edge bounds as counts over the credited windows
+  for (size_t slot : c.member_slots) {
+    counts.push_back(credit.deltas[slot]);
+    bounds.push_back(slot < credit.member_bound.size() && !credit.deltas.empty()
+                         ? credit.member_bound[slot] * credit.deltas[0]
+                         : 0.0);
+  }
   (void)table;
   MetricValue value = Compute(
       column, counts,
       WindowCovariance(credit.deltas, credit.products, credit.windows_credited, c.member_slots),
-      StudentT975(credit.windows_credited > 0 ? credit.windows_credited - 1 : 0));
+      StudentT975(credit.windows_credited > 0 ? credit.windows_credited - 1 : 0), bounds);
   for (size_t slot : c.member_slots)
     if (slot < credit.member_bias.size() && !credit.member_bias[slot].empty() && !value.bias)
       value.bias = credit.member_bias[slot].front();

@@ -66,8 +66,8 @@ struct MetricColumn {
 //    quantile for n - 1 degrees of freedom (few windows give a wide interval).
 //  - sampled periods: each event's count S from n samples is a Poisson count of samples times
 //    the period, variance S^2 / n, the events independent.
-// The interval covers sampling noise only: not skid, multiplexing, a PMU's errata, or the windows
-// discarded because they spanned two rows.
+// The interval covers sampling noise and, for group deltas, what the call edges were seen to hold
+// where too little to flag (GroupCredit::member_bound): not skid, multiplexing or a PMU's errata.
 struct MetricValue {
   std::optional<double> value;       // empty: n/a (a zero denominator)
   std::optional<double> half_width;  // empty: not estimable (fewer than 2 windows or 1 sample)
@@ -80,10 +80,13 @@ struct MetricValue {
 
 // The formula's value at `counts` with its interval, value ± quantile * standard error, given
 // the counts' covariance (`covariance`, counts.size() squared, row-major; empty when unknown).
-// `evaluate` computes the formula.
+// `evaluate` computes the formula. `bias_bounds` (per count, or empty) are how far each count
+// may be off beyond its noise, bounded but not estimated: the interval is widened by what they
+// can move the value (the gradient's size times the bound, summed).
 MetricValue ValueWithInterval(
     const std::function<std::optional<double>(const std::vector<double>&)>& evaluate,
-    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile);
+    const std::vector<double>& counts, const std::vector<double>& covariance, double quantile,
+    const std::vector<double>& bias_bounds = {});
 
 // Group deltas: the covariance of the sums over `windows` windows of the members at `slots`
 // (`deltas` and `products` as FunctionCounters has them): `windows` times the sample covariance
@@ -126,7 +129,8 @@ class DerivedMetrics {
     std::vector<std::pair<std::string, double>> constants;
   };
   MetricValue Compute(size_t column, const std::vector<double>& counts,
-                      const std::vector<double>& covariance, double quantile) const;
+                      const std::vector<double>& covariance, double quantile,
+                      const std::vector<double>& bias_bounds = {}) const;
   // Evaluate without the check against the other method.
   MetricValue EvaluateOwn(size_t column, const ReportTable& table, const ReportRow& row,
                           bool inclusive) const;

@@ -645,7 +645,7 @@ ReportTable ReportTableBuilder::Finish() {
     std::vector<std::string> member_names;
     for (uint32_t m : table_.groups[g].members)
       member_names.push_back(m < table_.events.size() ? table_.events[m].name : "?");
-    const WindowBiases biases = DetectWindowBias(a, member_names, &RowNameOfJoinedKey);
+    const WindowFindings findings = DetectWindowBias(a, member_names, &RowNameOfJoinedKey);
     for (const auto& [key, counters] : a.functions()) {
       auto it = key_of_joined.find(key);
       if (it == key_of_joined.end() || row_of_key_[it->second] < 0)
@@ -655,7 +655,10 @@ ReportTable ReportTableBuilder::Finish() {
       credit.products = counters.products;
       credit.windows_credited = counters.windows_credited;
       credit.windows_discarded = counters.windows_discarded;
-      if (auto b = biases.find(key); b != biases.end()) credit.member_bias = b->second;
+      if (auto b = findings.biases.find(key); b != findings.biases.end())
+        credit.member_bias = b->second;
+      if (auto b = findings.bounds.find(key); b != findings.bounds.end())
+        credit.member_bound = b->second;
     }
   }
   table_.start_timestamp = selector_.start_timestamp();

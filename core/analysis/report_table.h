@@ -82,6 +82,9 @@ struct GroupCredit {
   // Per member (leader first): what makes the credited windows miss this row's true counts
   // beyond their interval (DetectWindowBias); empty when nothing was found.
   std::vector<std::vector<WindowBias>> member_bias;
+  // Per member: how far its credited rate per unit of the leader may lie from the whole calls'
+  // for what the call edges hold, too little to flag (WindowBounds); empty when nothing was seen.
+  std::vector<double> member_bound;
 };
 
 // A leader-sampled group whose samples carry every member's running count.

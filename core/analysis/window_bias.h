@@ -62,8 +62,18 @@ std::optional<double> SpanShare(const SampleRuns& runs);
 // rates are per unit of the leader), the biases found. `member_names` name the members in the
 // reasons, `row_name` a function's key.
 using WindowBiases = std::map<std::string, std::vector<std::vector<WindowBias>>>;
-WindowBiases DetectWindowBias(const WindowAttributor& attributor,
-                              const std::vector<std::string>& member_names,
-                              std::string (*row_name)(const std::string& key));
+// Per function and member (leader first, always 0): how far, in the member's count per unit of
+// the leader, the credited rate may lie from the whole calls' because of what the call edges
+// hold, where that is too little to flag (at most the larger of the value's interval and 5 % of
+// the rates beside it) but was seen: the value's interval is widened by it (DerivedMetrics), so
+// that a value shown without a reason still covers what its calls' edges may hold.
+using WindowBounds = std::map<std::string, std::vector<double>>;
+struct WindowFindings {
+  WindowBiases biases;
+  WindowBounds bounds;
+};
+WindowFindings DetectWindowBias(const WindowAttributor& attributor,
+                                const std::vector<std::string>& member_names,
+                                std::string (*row_name)(const std::string& key));
 
 }  // namespace tprof

@@ -743,6 +743,24 @@ TEST(MetricIntervalTest, GroupIpcIsTheRatioEstimatorWithStudentsT) {
   EXPECT_TRUE(two.low_confidence);
 }
 
+// A bias bounded but not estimated (the call edges' WindowBounds) widens the interval by what it
+// can move the value: instructions per cycle at 300 / 200, instructions off by up to 10, the value
+// by up to 10 / 200 on top of the noise.
+TEST(MetricIntervalTest, ABoundedBiasWidensTheIntervalByWhatItCanMoveTheValue) {
+  const auto ipc = [](const std::vector<double>& c) -> std::optional<double> {
+    return c[1] / c[0];
+  };
+  const MetricValue noise = ValueWithInterval(ipc, {200, 300}, {0, 0, 0, 10000}, StudentT975(1));
+  const MetricValue bounded =
+      ValueWithInterval(ipc, {200, 300}, {0, 0, 0, 10000}, StudentT975(1), {0, 10});
+  EXPECT_DOUBLE_EQ(*bounded.value, *noise.value);
+  EXPECT_NEAR(*bounded.half_width - *noise.half_width, 10.0 / 200, 1e-6);
+  // A bound on the cycles moves it by 300 / 200^2 per cycle.
+  const MetricValue cycles =
+      ValueWithInterval(ipc, {200, 300}, {0, 0, 0, 10000}, StudentT975(1), {4, 0});
+  EXPECT_NEAR(*cycles.half_width - *noise.half_width, 4 * 300.0 / (200.0 * 200.0), 1e-6);
+}
+
 // {task-clock,page-faults}:S where f never faults in its windows: its fault rate is 0, and its
 // interval reaches the exact Poisson bound of no fault seen (3.689 faults over f's 9 ms), not
 // zero width: a rate from a handful of events is not a confident one (issue 57).

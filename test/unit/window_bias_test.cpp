@@ -23,7 +23,9 @@ class Sequence {
     attributor_.Add(s, function);
     ++n_;
   }
-  WindowBiases Detect() const { return DetectWindowBias(attributor_, {"clock", "faults"}, &Name); }
+  WindowBiases Detect() const {
+    return DetectWindowBias(attributor_, {"clock", "faults"}, &Name).biases;
+  }
   const WindowAttributor& attributor() const { return attributor_; }
 
  private:
@@ -57,6 +59,32 @@ TEST(WindowBiasTest, EventsAtACallsEntryFlagBothFunctionsOfTheEdge) {
       << found.at("f")[1].front().reason;
   EXPECT_TRUE(spread.Detect().empty());
   EXPECT_TRUE(found.count("f") && found.at("f")[0].empty()) << "the leader is never flagged";
+}
+
+// f's calls and g's, 10 windows each in turn; f's windows hold 20-22 events, g's 5-7 (a
+// quarter), and the window from g's call into f's holds 7 more than the mean of the two. Over
+// f's time that is 0.7 a window, at least 0.4 beyond the rates' intervals: beyond f's own
+// interval (some 0.09) but within 5 % of the larger rate of the two (1.05), so neither is flagged
+// and both intervals take it: 2-3 % of f's value, 7-12 % of g's (a function at a quarter of its
+// neighbour's rate read 3.5 % low with an interval of 2.5 % before, issue 57). The window from f
+// into g holds the mean.
+TEST(WindowBiasTest, EdgesTooSmallToFlagGoIntoTheInterval) {
+  Sequence s;
+  for (int call = 0; call < 40; ++call) {
+    for (int w = 0; w < 10; ++w) s.Add("f", w == 0 ? 20 + call % 2 : 20 + w % 3);
+    for (int w = 0; w < 10; ++w) s.Add("g", w == 0 ? 13 + call % 2 : 5 + w % 3);
+  }
+  const WindowFindings found = DetectWindowBias(s.attributor(), {"clock", "faults"}, &Name);
+  EXPECT_TRUE(found.biases.empty());
+  for (const std::string f : {"f", "g"}) {
+    ASSERT_TRUE(found.bounds.count(f)) << f;
+    ASSERT_EQ(found.bounds.at(f).size(), 2u);
+    EXPECT_EQ(found.bounds.at(f)[0], 0) << "the leader has no bound";
+    // 7 events more than the mean in each of 40 windows over the function's 400 windows of
+    // about 101 clock units, less the rates' intervals (what the edges surely hold beyond it).
+    EXPECT_GT(found.bounds.at(f)[1] * 101, 0.4) << f;
+    EXPECT_LE(found.bounds.at(f)[1] * 101, 0.7) << f;
+  }
 }
 
 // The windows between calls hold fewer events than either function's credited windows: the
