@@ -227,7 +227,9 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
           EXPECT_LE(std::abs(truth - *m.value), 3 * half)
               << cell.name << " " << method.name << " run " << r << ": a value shown without a "
               << "reason three times its interval from the truth: " << f << " truth " << truth
-              << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "]";
+              << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "], steal "
+              << run->steal_ns / 1e6 << " ms beside " << run->clock_counted_ns / 1e6
+              << " ms counted";
         }
         ++tally.confident;
         if (f == "compute" && gap.empty()) {
