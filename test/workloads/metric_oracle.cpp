@@ -22,13 +22,16 @@
 //   {"faults_heavy": {"calls": N, "designed-faults": N, "task-clock": NS, "page-faults": N,
 //                     "instructions": N or null}, ...}
 // and, when nested, "caller" with its own (self) counts, and "caller (inclusive)" with those of
-// its whole calls.
+// its whole calls; "steal-ns": how much more the rounds' task-clock counted than the thread's
+// CPU time (the host's steal, which the clock counts as the thread's and the scheduler does not,
+// to the nanosecond where the kernel accounts steal; 0 where it does not).
 // "instructions" (user and kernel, a counter of its own) is null where the machine has no PMU;
 // in the arm lab it is exact, and so is each function's faults per kilo-instruction.
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,6 +134,15 @@ int OpenInstructionCounter() {
   attr.type = PERF_TYPE_HARDWARE;
   attr.config = PERF_COUNT_HW_INSTRUCTIONS;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+}
+
+// The thread's CPU time as the scheduler accounts it: with paravirtual steal accounting
+// (CONFIG_PARAVIRT_TIME_ACCOUNTING) it leaves out the time the host took the vCPU away, which
+// task-clock counts as the thread's.
+uint64_t ThreadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ULL + static_cast<uint64_t>(now.tv_nsec);
 }
 
 uint64_t ReadCounter(int fd) {
@@ -272,6 +284,10 @@ int main(int argc, char** argv) {
   // round would change the loop's rhythm, which the arm lab's tests of short calls depend on.
   for (int i = 0; i < 256; ++i)
     if (!CallCounted(meters, nothing, region, Iterations{}, 0, reads)) return 1;
+  // The stolen time over the rounds: what task-clock counted beyond the thread's CPU time.
+  uint64_t rounds_clock0 = 0, rounds_clock1 = 0, unused = 0;
+  if (!ReadGroup(meters.group, &rounds_clock0, &unused)) return 1;
+  const uint64_t rounds_cpu0 = ThreadCpuNs();
   for (long r = 0; r < rounds; ++r) {
     if (r > 0) {
       // The next touches fault again: the pages are handed back.
@@ -298,6 +314,12 @@ int main(int argc, char** argv) {
       if (!CallCounted(meters, kFunctions[f], region, iterations, kPagesPerIteration[f], counts[f]))
         return 1;
   }
+
+  const uint64_t rounds_cpu1 = ThreadCpuNs();
+  if (!ReadGroup(meters.group, &rounds_clock1, &unused)) return 1;
+  const uint64_t rounds_clock = rounds_clock1 - rounds_clock0;
+  const uint64_t rounds_cpu = rounds_cpu1 - rounds_cpu0;
+  const uint64_t steal_ns = rounds_clock > rounds_cpu ? rounds_clock - rounds_cpu : 0;
 
   FILE* out = std::fopen(argv[3], "w");
   if (!out) {
@@ -349,6 +371,6 @@ int main(int argc, char** argv) {
     print("caller", self, false, false);
     print("caller (inclusive)", caller_inclusive, false, false);
   }
-  std::fprintf(out, "}\n");
+  std::fprintf(out, ", \"steal-ns\": %llu}\n", static_cast<unsigned long long>(steal_ns));
   return std::fclose(out) == 0 ? 0 : 1;
 }
