@@ -410,9 +410,8 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
   std::vector<double> bounds;  // the members' edge bounds as counts over the credited windows
   for (size_t slot : c.member_slots) {
     counts.push_back(credit.deltas[slot]);
-    bounds.push_back(slot < credit.member_bound.size() && !credit.deltas.empty()
-                         ? credit.member_bound[slot] * credit.deltas[0]
-                         : 0.0);
+    bounds.push_back(
+        slot < credit.member_bound.size() ? credit.member_bound[slot] * credit.deltas[0] : 0.0);
   }
   (void)table;
   MetricValue value = Compute(
