@@ -3,6 +3,7 @@
 // core/analysis/regression_gate, the rendering report/diff_report.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <iostream>
 #include <tuple>
 
@@ -56,6 +57,8 @@ class DiffCommand : public Subcommand {
             "B1,B2,B3)\n"
             "  tprof diff OLD NEW --flamegraph OUT.html [--flame-width old|new] [--event NAME] "
             "[--normalize ...]\n"
+            "  tprof diff PROFILE --old-time 0%-50% --new-time 50%-100%    (two ranges of one "
+            "run)\n"
             "Each side is one profile or several runs of the same thing (any format "
             "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
             "Functions are matched by name and\nmodule file name (--ignore-module: by name alone); "
@@ -90,6 +93,12 @@ class DiffCommand : public Subcommand {
     SetUsageLine(
         app,
         "tprof diff [OPTIONS] OLD NEW   or   tprof diff [OPTIONS] --old A1 A2.. --new B1 B2..");
+    app.add_option("--old-time", old_time_,
+                   "Read the old side's samples within this range only, in --time's forms "
+                   "(START,END seconds from the profile start, +START,+END, or A%-B%); with one "
+                   "PROFILE, both sides are it and both ranges are needed; a range without a "
+                   "sample exits 2");
+    app.add_option("--new-time", new_time_, "The new side's range, as --old-time");
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
     app.add_option("--new", new_files_, "Profiles of the new side (repeated runs)");
     app.add_option("--split", split_,
@@ -154,10 +163,19 @@ class DiffCommand : public Subcommand {
         return Usage("give OLD NEW or --old/--new, not both");
       old_files = SplitList(positional_[0]);
       new_files = SplitList(positional_[1]);
+    } else if (positional_.size() == 1 && (!old_time_.empty() || !new_time_.empty())) {
+      // Two ranges of one run: each side is the profile, read within its range.
+      if (!old_files.empty() || !new_files.empty())
+        return Usage("give one PROFILE or --old/--new, not both");
+      if (old_time_.empty() || new_time_.empty())
+        return Usage("one PROFILE compares two of its ranges: give --old-time and --new-time");
+      old_files = new_files = SplitList(positional_[0]);
     } else if (!positional_.empty()) {
-      return Usage("expected OLD NEW, got one profile");
+      return Usage("expected OLD NEW, got one profile (or PROFILE --old-time A --new-time B)");
     }
     if (old_files.empty() || new_files.empty()) return Usage("expected OLD NEW (or --old/--new)");
+    if (stream_ && (!old_time_.empty() || !new_time_.empty()))
+      return Usage("--old-time and --new-time compare functions or flame graphs, not --stream");
     if (stream_) return RunStreamDiff(old_files, new_files);
     if (!flamegraph_.empty()) return RunFlameGraph(old_files, new_files);
     return RunFunctionDiff(old_files, new_files);
@@ -196,6 +214,8 @@ class DiffCommand : public Subcommand {
     options.binaries = load_options_.binaries;
     options.icicle = icicle_;
     options.ignore_module = ignore_module_;
+    options.old_time = old_time_;
+    options.new_time = new_time_;
     // Kernel work as the table counts it: credited on every input or on none, so every input
     // is opened before any is read.
     DiffFlameGraphInputs inputs;
@@ -260,6 +280,10 @@ class DiffCommand : public Subcommand {
       for (const std::string& path : *files) {
         auto opened = ProfileToCompare::Open(path, load_options_);
         if (!opened.ok()) return ReportError(name(), opened.error());
+        if (side == &old_side)
+          opened->LimitToTime("--old-time", old_time_);
+        else
+          opened->LimitToTime("--new-time", new_time_);
         if (without_user_context.empty() && !opened->records_user_context())
           without_user_context = path;
         names.push_back({label, side, path});
@@ -281,6 +305,18 @@ class DiffCommand : public Subcommand {
       const Named& input = names[i];
       Result<LoadedFunctionProfile>& loaded = read[i];
       if (!loaded.ok()) return ReportError(name(), loaded.error());
+      // The output names each input with the range it was read in.
+      if (!loaded->seconds.empty()) {
+        std::vector<std::string>& files =
+            input.side == &old_side ? inputs.old_files : inputs.new_files;
+        const std::string range =
+            input.side == &old_side ? "--old-time " + old_time_ : "--new-time " + new_time_;
+        const size_t run = static_cast<size_t>(
+            std::count_if(names.begin(), names.begin() + static_cast<ptrdiff_t>(i),
+                          [&](const Named& n) { return n.side == input.side; }));
+        if (run < files.size())
+          files[run] = input.path + " (" + range + ": " + loaded->seconds + ")";
+      }
       WarnAboutInput(name(), input.path, loaded->warning);
       if (!loaded->incomplete.empty())
         inputs.incomplete.push_back({input.label, input.path, loaded->incomplete});
@@ -354,6 +390,7 @@ class DiffCommand : public Subcommand {
   int Usage(const std::string& message) { return UsageError(name(), message); }
 
   std::vector<std::string> positional_, old_files_, new_files_, thresholds_;
+  std::string old_time_, new_time_;  // --old-time, --new-time
   std::string normalize_ = "none";
   std::string flamegraph_;
   std::string flame_width_ = "new";

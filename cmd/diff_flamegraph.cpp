@@ -11,6 +11,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
+#include "cmd/time_range_read.h"
 #include "core/analysis/call_tree.h"
 #include "core/model/event_selection.h"
 #include "report/flamegraph_html.h"
@@ -27,17 +28,22 @@ struct SideTree {
   CallNode root;
 };
 
+// `time_option` and `time_range`: the side's --old-time or --new-time, and its range.
 Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::string& path,
-                          const DiffFlameGraphOptions& options) {
+                          const DiffFlameGraphOptions& options, const std::string& time_option,
+                          const std::string& time_range) {
   if (options.credit_kernel_to_user) opened->CreditKernelWorkToUser();
   ProfileSource& source = opened->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
   CallTreeOptions tree_options;
   tree_options.ignore_module = options.ignore_module;
   CallTreeBuilder builder(source.events(), opened->resolver(), tree_options);
-  auto summary = source.ReadRecords(builder);
-  if (!summary.ok()) return Error(path + ": " + summary.error().message());
-  WarnAboutInput("diff", path, summary->warning);
+  auto read = ReadTimeRange(source, builder, time_option, time_range, path);
+  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
+    return read.error().kind() == ErrorKind::kBadRequest
+               ? read.error()
+               : Error(path + ": " + read.error().message());
+  WarnAboutInput("diff", path, read->summary.warning);
   return SideTree{builder.events(), builder.TakeRoot()};
 }
 
@@ -53,6 +59,8 @@ std::optional<size_t> FindEqualName(const std::vector<EventDesc>& events, const 
 // --normalize event when there is one), with their mean.
 struct Side {
   std::vector<std::string> paths;
+  const char* time_option;                             // --old-time or --new-time
+  std::string time_range;                              // its range; empty: whole profiles
   std::vector<std::unique_ptr<OpenedProfile>> opened;  // each let go once read
   std::vector<EventDesc> events;                       // the first run's
   std::vector<CallNode> runs;
@@ -61,12 +69,15 @@ struct Side {
 }  // namespace
 
 int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs inputs) {
-  Side old_side{options.old_paths, std::move(inputs.old_side), {}, {}},
-      new_side{options.new_paths, std::move(inputs.new_side), {}, {}};
+  Side old_side{options.old_paths,          "--old-time", options.old_time,
+                std::move(inputs.old_side), {},           {}},
+      new_side{options.new_paths,          "--new-time", options.new_time,
+               std::move(inputs.new_side), {},           {}};
   // The first run of each side decides the events; later runs are loaded one at a time below.
   std::vector<SideTree> firsts;
   for (Side* side : {&old_side, &new_side}) {
-    auto first = LoadSide(std::move(side->opened.front()), side->paths.front(), options);
+    auto first = LoadSide(std::move(side->opened.front()), side->paths.front(), options,
+                          side->time_option, side->time_range);
     if (!first.ok()) return ReportError(kCommand, first.error());
     side->events = first->events;
     firsts.push_back(std::move(first).value());
@@ -125,7 +136,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
       if (r == 0) {
         loaded = std::move(*first);
       } else {
-        auto run = LoadSide(std::move(side->opened[r]), side->paths[r], options);
+        auto run = LoadSide(std::move(side->opened[r]), side->paths[r], options, side->time_option,
+                            side->time_range);
         if (!run.ok()) return ReportError(kCommand, run.error());
         loaded = std::move(run).value();
       }
@@ -174,14 +186,15 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
   input.value_name = event_name;
   input.title = "tprof differential flame graph";
   input.icicle = options.icicle;
-  auto side_label = [](const std::vector<std::string>& paths) {
-    return paths.size() == 1 ? paths.front()
-                             : paths.front() + " and " + std::to_string(paths.size() - 1) +
-                                   " more (" + std::to_string(paths.size()) + " runs, means)";
+  auto side_label = [](const std::vector<std::string>& paths, const std::string& range) {
+    return (paths.size() == 1 ? paths.front()
+                              : paths.front() + " and " + std::to_string(paths.size() - 1) +
+                                    " more (" + std::to_string(paths.size()) + " runs, means)") +
+           (range.empty() ? "" : " at " + range);
   };
-  input.subtitle = "old " + side_label(options.old_paths) + " | new " +
-                   side_label(options.new_paths) + " | widths from " + (width_new ? "new" : "old") +
-                   " | colour: delta as % of the old total";
+  input.subtitle = "old " + side_label(options.old_paths, options.old_time) + " | new " +
+                   side_label(options.new_paths, options.new_time) + " | widths from " +
+                   (width_new ? "new" : "old") + " | colour: delta as % of the old total";
   switch (options.normalize) {
     case Normalization::kNone:
       input.subtitle += " | not normalized";

@@ -32,6 +32,9 @@ struct DiffFlameGraphOptions {
   std::vector<std::string> binaries;
   bool icicle = false;
   bool ignore_module = false;  // frames paired by function name alone (--ignore-module)
+  // Each side read only within a time range (--old-time, --new-time: --time's forms); empty:
+  // the whole profile.
+  std::string old_time, new_time;
 };
 
 // The colour scale's limits, in points of the old total: the same in every graph.

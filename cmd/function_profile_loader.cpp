@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cmd/opened_profile.h"
+#include "cmd/time_range_read.h"
 
 namespace tprof {
 
@@ -27,9 +28,13 @@ Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& o
   if (options.credit_kernel_to_user) opened->CreditKernelWorkToUser();
   ProfileSource& source = opened->source();
   FunctionProfileBuilder builder(source.events(), opened->resolver(), options.inline_mode);
-  auto summary = source.ReadRecords(builder);
-  if (!summary.ok()) return summary.error().WithContext(path_);
+  auto read = ReadTimeRange(source, builder, time_option_, time_range_, path_);
+  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
+    return read.error().kind() == ErrorKind::kBadRequest ? read.error()
+                                                         : read.error().WithContext(path_);
+  const SourceSummary* summary = &read->summary;
   LoadedFunctionProfile loaded;
+  loaded.seconds = read->seconds;
   loaded.metadata = source.metadata();
   loaded.profile = builder.Finish();
   loaded.warning = summary->warning;

@@ -35,6 +35,8 @@ struct LoadedFunctionProfile {
   std::string incomplete;
   // Set when kernel work was credited (ProfileLoadOptions::credit_kernel_to_user).
   std::optional<KernelCreditStatistics> kernel_credit;
+  // The time range read (ProfileToCompare::LimitToTime) in seconds; empty: the whole profile.
+  std::string seconds;
 };
 
 // A profile opened, not yet read: a comparison opens every input first, to decide how to read
@@ -49,6 +51,12 @@ class ProfileToCompare {
   const std::string& path() const { return path_; }
   // Every event that samples records a callchain or the user pc (see RecordsUserContext).
   bool records_user_context() const;
+  // Load reads only the samples within `range` (--time's forms), given as `option`: a range
+  // that holds none of them is an error (two ranges of one run compared: tprof diff --old-time).
+  void LimitToTime(std::string option, std::string range) {
+    time_option_ = std::move(option);
+    time_range_ = std::move(range);
+  }
   // Reads the profile once, and closes it: a comparison of many runs holds one open at a time.
   Result<LoadedFunctionProfile> Load(const ProfileLoadOptions& options) &&;
 
@@ -56,6 +64,7 @@ class ProfileToCompare {
   ProfileToCompare(std::string path, std::unique_ptr<OpenedProfile> opened);
   std::string path_;
   std::unique_ptr<OpenedProfile> opened_;
+  std::string time_option_, time_range_;
 };
 
 // Reads every profile, several at once where the machine has the cores, each on a thread of its

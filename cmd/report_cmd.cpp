@@ -9,6 +9,7 @@
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
 #include "cmd/report_exports.h"
+#include "cmd/time_range_read.h"
 #include "core/analysis/call_relations.h"
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"
@@ -127,14 +128,15 @@ class ReportCommand : public Subcommand {
             "FILE"));
     app.add_option("--percent-limit", options_.percent_limit,
                    "Hide rows below this share (Self%, or Total% with --children) of every event");
-    app.add_option("--limit", options_.max_rows, "Show at most N rows")
-        ->check(CLI::Validator(
-            [](std::string& text) {
-              return text.empty() || text.find_first_not_of("0123456789") != std::string::npos
-                         ? std::string("a number of rows, 0 (no limit) or more")
-                         : std::string();
-            },
-            "N"));
+    limit_option_ =
+        app.add_option("--limit", options_.max_rows, "Show at most N rows")
+            ->check(CLI::Validator(
+                [](std::string& text) {
+                  return text.empty() || text.find_first_not_of("0123456789") != std::string::npos
+                             ? std::string("a number of rows, 0 (no limit) or more")
+                             : std::string();
+                },
+                "N"));
     app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
     app.add_option("--binary", binaries_,
                    "A local copy of a recorded binary (matched by build-id, else by name)");
@@ -227,6 +229,15 @@ class ReportCommand : public Subcommand {
                    "START,END: only samples from START to END seconds after the profile start "
                    "(+START,+END the same; either may be empty), or A%-B%: from A to B percent "
                    "of the profile's length; a range without a sample exits 2");
+    app.add_flag("--timeline", timeline_,
+                 "Show the profile over time: per interval (--interval), each event's samples, "
+                 "the metrics (IPC, --metric) with their 95 % intervals and the top functions "
+                 "(--limit, default 5), as perf stat -I prints counts; --json and --csv format "
+                 "it");
+    app.add_option("--interval", interval_ms_,
+                   "--timeline: the interval in milliseconds (default: about a tenth of the "
+                   "profile, 1, 2 or 5 times a power of ten)")
+        ->check(CLI::Range(0.001, 1e9));
     app.add_option("--callers", callers_,
                    "Show the callers of FUNC with their shares, from callchains (FUNC: full, "
                    "parameterless or unqualified name)");
@@ -254,17 +265,6 @@ class ReportCommand : public Subcommand {
       time_seconds_ = DescribeSeconds(filter.time_start, filter.time_end);
     }
     return filter;
-  }
-
-  static std::string DescribeSeconds(std::optional<double> start, std::optional<double> end) {
-    char text[96];
-    if (end)
-      std::snprintf(text, sizeof text, "%.3f s to %.3f s after the profile start",
-                    start.value_or(0), *end);
-    else
-      std::snprintf(text, sizeof text, "%.3f s after the profile start to its end",
-                    start.value_or(0));
-    return text;
   }
 
   // A --time range that kept no sample: an answer over nothing would read as "nothing ran".
@@ -416,7 +416,7 @@ class ReportCommand : public Subcommand {
   // What one run writes: each view writes alone (a flame graph page; the exports, which go
   // together in one pass, except --folded and --annotate; the table or --callers/--callees, which
   // --json and --csv format), so asking for two is a usage error, never a silently dropped output.
-  enum class ReportView { kTable, kFlameGraph, kExports };
+  enum class ReportView { kTable, kFlameGraph, kExports, kTimeline };
 
   Result<ReportView> ChosenView() const {
     std::vector<std::string> asked;
@@ -425,6 +425,7 @@ class ReportCommand : public Subcommand {
     if (!exports_.annotate.empty()) asked.push_back("--annotate");
     if (!exports_.pprof_path.empty()) asked.push_back("--pprof");
     if (!exports_.speedscope_path.empty()) asked.push_back("--speedscope");
+    if (timeline_) asked.push_back("--timeline");
     if (!callers_.empty()) asked.push_back("--callers");
     if (!callees_.empty()) asked.push_back("--callees");
     if (json_) asked.push_back("--json");
@@ -441,10 +442,16 @@ class ReportCommand : public Subcommand {
     }
     if (exports_.folded && !exports_.annotate.empty()) return conflict("--folded", "--annotate");
     if (exports_.requested()) {
-      for (const char* view : {"--callers", "--callees", "--json", "--csv"})
+      for (const char* view : {"--timeline", "--callers", "--callees", "--json", "--csv"})
         if (has(view)) return conflict(asked.front(), view);
       return ReportView::kExports;
     }
+    if (timeline_) {
+      for (const char* view : {"--callers", "--callees"})
+        if (has(view)) return conflict("--timeline", view);
+      return ReportView::kTimeline;
+    }
+    if (interval_ms_ > 0) return Error::BadRequest("--interval is --timeline's");
     return ReportView::kTable;
   }
 
@@ -471,6 +478,7 @@ class ReportCommand : public Subcommand {
       auto selected = SelectEvent(opened.source().events(), exports_.event);
       if (!selected.ok()) return ReportError(name(), selected.error().WithContext(input_));
     }
+    if (*view == ReportView::kTimeline) return RunTimeline(opened);
     // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table;
     // they take the samples the time range and thread filters keep.
     if (*view != ReportView::kTable) {
@@ -510,6 +518,59 @@ class ReportCommand : public Subcommand {
   }
 
  private:
+  // --timeline: the samples the time and thread filters keep, counted per interval.
+  int RunTimeline(OpenedProfile& opened) {
+    ProfileSource& source = opened.source();
+    if (source.events().empty()) return ReportError(name(), input_ + ": the profile has no events");
+    auto filter = BuildFilter(source.metadata());
+    if (!filter.ok()) return Usage(filter.error().message());
+    if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
+      return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
+                   " chooses rows of the table; --timeline shows every function (filter it by "
+                   "--comm, --pid, --tid or --time)");
+    size_t ranking = 0;
+    if (!exports_.event.empty()) ranking = SelectEvent(source.events(), exports_.event).value();
+    const uint64_t interval_ns = interval_ms_ > 0
+                                     ? static_cast<uint64_t>(interval_ms_ * 1e6)
+                                     : DefaultTimelineIntervalNs(source.metadata().duration_ns);
+    auto selector = SampleSelector::Create(*filter, source.metadata().start_timestamp);
+    if (!selector.ok()) return Usage(selector.error().message());
+    FunctionProfileBuilder builder(source.events(), opened.resolver(), InlineModeOf());
+    // The intervals count from the range's start when --time gives one.
+    const uint64_t range_start_ns =
+        filter->time_start ? static_cast<uint64_t>(*filter->time_start * 1e9) : 0;
+    builder.KeepTimeline(
+        source.metadata().start_timestamp ? source.metadata().start_timestamp + range_start_ns : 0,
+        interval_ns);
+    SampleSelectingVisitor selecting(builder, std::move(selector).value());
+    auto summary = source.ReadRecords(selecting);
+    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
+    if (!summary->complete && summary->samples == 0)
+      return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
+    WarnIfAny(*summary);
+    if (!time_.empty() && selecting.in_time() == 0)
+      return EmptyTimeRange(source.metadata().duration_ns);
+    if (selecting.kept() == 0) {
+      Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
+      return kExitUsage;
+    }
+    FunctionProfile profile = builder.Finish();
+    auto user_metrics = UserMetrics(profile.events);
+    if (!user_metrics.ok()) return Usage(user_metrics.error().message());
+    // Five functions an interval unless --limit says otherwise (0: every one).
+    const size_t top = limit_option_ && limit_option_->count() ? options_.max_rows : 5;
+    auto timeline = BuildTimeline(profile, ranking, top, *user_metrics);
+    if (!timeline.ok()) return ReportError(name(), timeline.error());
+    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
+    if (json_)
+      RenderTimelineJson(*timeline, out);
+    else if (csv_)
+      RenderTimelineCsv(*timeline, out);
+    else
+      RenderTimeline(*timeline, out);
+    return ExitStatusOf(*summary);
+  }
+
   // `selected`: the filtered input `source` reads through, null when nothing is filtered.
   int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver,
                       const SampleSelectingSource* selected) {
@@ -657,6 +718,9 @@ class ReportCommand : public Subcommand {
   SampleFilter filter_;
   std::string callers_;
   std::string callees_;
+  bool timeline_ = false;
+  CLI::Option* limit_option_ = nullptr;  // whether --limit was given
+  double interval_ms_ = 0;               // --timeline's; 0: DefaultTimelineIntervalNs
   bool json_ = false;
   bool csv_ = false;
   ReportExportOptions exports_;  // folded stacks, exports, annotate

@@ -4,6 +4,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/opened_profile.h"
+#include "cmd/time_range_read.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/source_line_map.h"
 #include "core/analysis/stream_matcher.h"
@@ -21,26 +22,12 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
-  Result<SourceSummary> summary = SourceSummary{};
-  if (options.time.empty()) {
-    summary = source.ReadRecords(builder);
-  } else {
-    auto range = TimeRangeOption(options.time, source.metadata().duration_ns);
-    if (!range.ok()) return range.error();
-    SampleFilter filter;
-    filter.time_start = range->first;
-    filter.time_end = range->second;
-    auto selector = SampleSelector::Create(filter, source.metadata().start_timestamp);
-    if (!selector.ok()) return Error::BadRequest(selector.error().message());
-    SampleSelectingVisitor selecting(builder, std::move(selector).value());
-    summary = source.ReadRecords(selecting);
-    // Streams of no sample would read as "nothing hot".
-    if (summary.ok() && selecting.in_time() == 0)
-      return Error::BadRequest("--time " + options.time + " holds no sample of " + path);
-  }
-  if (!summary.ok()) return summary.error().WithContext(path);
-  WarnAboutInput(command, path, summary->warning);
-  if (complete && !summary->complete) *complete = false;
+  auto read = ReadTimeRange(source, builder, "--time", options.time, path);
+  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
+    return read.error().kind() == ErrorKind::kBadRequest ? read.error()
+                                                         : read.error().WithContext(path);
+  WarnAboutInput(command, path, read->summary.warning);
+  if (complete && !read->summary.complete) *complete = false;
   auto profile = builder.Finish();
   if (!profile.ok()) return profile.error().WithContext(path);
   return profile;

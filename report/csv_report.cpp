@@ -90,6 +90,44 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
   }
 }
 
+void RenderTimelineCsv(const TimelineView& view, std::ostream& out) {
+  std::vector<std::string> header = {"start_s", "end_s",  "event",   "function", "module",
+                                     "command", "period", "samples", "percent"};
+  for (const std::string& name : view.metric_names) {
+    header.push_back(name);
+    header.push_back(name + ":ci95_low");
+    header.push_back(name + ":ci95_high");
+  }
+  WriteCsvLine(header, out);
+  const std::string& ranking = view.events[view.ranking_event].name;
+  for (const TimelinePoint& point : view.points) {
+    const std::string start = Number(static_cast<double>(point.start_ns) / 1e9),
+                      end = Number(static_cast<double>(point.end_ns) / 1e9);
+    for (size_t e = 0; e < view.events.size(); ++e) {
+      std::vector<std::string> f = {start,
+                                    end,
+                                    view.events[e].name,
+                                    "",
+                                    "",
+                                    "",
+                                    Number(static_cast<double>(point.period[e])),
+                                    Number(static_cast<double>(point.samples[e])),
+                                    point.period[e] ? "100" : "0"};
+      for (const MetricValue& v : point.metrics) {
+        f.push_back(v.value ? Number(*v.value) : "");
+        f.push_back(v.value && v.half_width ? Number(*v.value - *v.half_width) : "");
+        f.push_back(v.value && v.half_width ? Number(*v.value + *v.half_width) : "");
+      }
+      WriteCsvLine(f, out);
+    }
+    for (const TimelineFunction& function : point.top)
+      WriteCsvLine({start, end, ranking, function.function, function.module, function.command,
+                    Number(static_cast<double>(function.period)),
+                    Number(static_cast<double>(function.samples)), Number(function.percent)},
+                   out);
+  }
+}
+
 void RenderCallRelationsCsv(const CallRelations& relations, std::ostream& out) {
   WriteCsvLine({"relation", "event", "function", "module", "period", "samples", "percent"}, out);
   for (size_t e = 0; e < relations.events.size(); ++e) {

@@ -180,6 +180,48 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
   out << DumpVisibleJson(j, 1) << '\n';
 }
 
+void RenderTimelineJson(const TimelineView& view, std::ostream& out) {
+  nlohmann::json j;
+  j["schema"] = "tprof-report";
+  j["schema_version"] = kReportSchemaVersion;
+  j["view"] = "timeline";
+  j["interval_s"] = static_cast<double>(view.interval_ns) / 1e9;
+  j["ranking_event"] = view.events[view.ranking_event].name;
+  nlohmann::json events = nlohmann::json::array();
+  for (const EventDesc& e : view.events) events.push_back(e.name);
+  j["events"] = events;
+  nlohmann::json metrics = nlohmann::json::array();
+  for (size_t m = 0; m < view.metric_names.size(); ++m)
+    metrics.push_back({{"name", view.metric_names[m]},
+                       {"unit", view.metric_units[m]},
+                       {"source", "sampled periods"}});
+  j["metrics"] = metrics;
+  nlohmann::json intervals = nlohmann::json::array();
+  for (const TimelinePoint& point : view.points) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const TimelineFunction& f : point.top)
+      top.push_back({{"function", f.function},
+                     {"module", f.module},
+                     {"command", f.command},
+                     {"period", f.period},
+                     {"samples", f.samples},
+                     {"percent", f.percent}});
+    nlohmann::json values = nlohmann::json::array();
+    for (const MetricValue& v : point.metrics)
+      values.push_back(
+          {{"value", Value(v)}, {"ci95", Interval(v)}, {"low_confidence", v.low_confidence}});
+    intervals.push_back({{"start_s", static_cast<double>(point.start_ns) / 1e9},
+                         {"end_s", static_cast<double>(point.end_ns) / 1e9},
+                         {"period", point.period},
+                         {"samples", point.samples},
+                         {"metrics", values},
+                         {"functions", top}});
+  }
+  j["intervals"] = intervals;
+  j["samples_beyond"] = view.samples_beyond;
+  out << DumpVisibleJson(j, 2) << '\n';
+}
+
 void RenderCallRelationsJson(const CallRelations& relations, std::ostream& out) {
   nlohmann::json j;
   j["schema"] = "tprof-report";

@@ -5,11 +5,13 @@
 #include <ostream>
 
 #include "core/analysis/call_relations.h"
+#include "core/analysis/timeline.h"
 #include "report/report_table_view.h"
 
 namespace tprof {
 
 void RenderReportJson(const ReportTableView& view, std::ostream& out);
 void RenderCallRelationsJson(const CallRelations& relations, std::ostream& out);
+void RenderTimelineJson(const TimelineView& view, std::ostream& out);
 
 }  // namespace tprof

@@ -359,6 +359,31 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
                                         : "# no rows: nothing matched the filters\n");
 }
 
+void RenderTimeline(const TimelineView& view, std::ostream& out) {
+  const std::string& ranking = view.events[view.ranking_event].name;
+  out << "# Timeline: every " << Printf("%.3f", static_cast<double>(view.interval_ns) / 1e9)
+      << " s from the profile start; functions by " << ranking << " (self % of the interval)";
+  if (!view.metric_names.empty())
+    out << "; metrics from the events' sampled periods in the interval, \u00b1 their 95 % "
+           "interval (~ uncertain)";
+  out << "\n";
+  for (const TimelinePoint& point : view.points) {
+    out << Printf("%8.3f-%-8.3f s", static_cast<double>(point.start_ns) / 1e9,
+                  static_cast<double>(point.end_ns) / 1e9);
+    for (size_t e = 0; e < view.events.size(); ++e)
+      out << "  " << view.events[e].name << " " << point.samples[e] << " samples";
+    for (size_t m = 0; m < view.metric_names.size(); ++m)
+      out << "  " << view.metric_names[m] << " " << FormatMetric(point.metrics[m]);
+    out << "\n";
+    if (point.top.empty()) out << "      (no " << ranking << " sample)\n";
+    for (const TimelineFunction& f : point.top)
+      out << Printf("    %6.2f%%  ", f.percent) << f.function << "  [" << f.command << "]\n";
+  }
+  if (view.samples_beyond)
+    out << "# " << view.samples_beyond << " samples lie past the last interval kept ("
+        << kMaxTimelineIntervals << "): left out\n";
+}
+
 void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,
                          std::ostream& out) {
   out << "# tprof report: callers and callees of '" << relations.wanted << "'\n";

@@ -5,6 +5,7 @@
 
 #include "core/analysis/call_relations.h"
 #include "core/analysis/function_profile.h"
+#include "core/analysis/timeline.h"
 #include "core/model/profile.h"
 #include "report/report_table_view.h"
 
@@ -21,6 +22,10 @@ void RenderFunctionTable(const Metadata& metadata, const FunctionProfile& profil
 // The `tprof report` table: one row per sort key value, per sampled event Self% (and Total%
 // with --children) and sample counts, group-read deltas, derived metrics, and a legend.
 void RenderReportTable(const ReportTableView& view, std::ostream& out);
+
+// `tprof report --timeline`: one block per interval, its samples, metric values and top
+// functions.
+void RenderTimeline(const TimelineView& view, std::ostream& out);
 
 // `tprof report --callers/--callees FUNC`.
 void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,

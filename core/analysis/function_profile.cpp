@@ -22,6 +22,19 @@ void FunctionProfileBuilder::OnSample(const Sample& sample) {
   counts_[it->second * profile_.events.size() + sample.event].Add(sample.period);
   profile_.total_period[sample.event] += sample.period;
   profile_.total_samples[sample.event] += 1;
+  if (profile_.timeline_interval_ns) CountInTimeline(sample, it->second);
+}
+
+void FunctionProfileBuilder::CountInTimeline(const Sample& sample, size_t row) {
+  if (timeline_start_ == 0) timeline_start_ = sample.time;  // a start the profile did not record
+  const uint64_t since = sample.time > timeline_start_ ? sample.time - timeline_start_ : 0;
+  const uint64_t interval = since / profile_.timeline_interval_ns;
+  if (interval >= kMaxTimelineIntervals) {
+    ++profile_.samples_beyond_timeline;
+    return;
+  }
+  if (interval >= interval_counts_.size()) interval_counts_.resize(interval + 1);
+  interval_counts_[interval][row * profile_.events.size() + sample.event].Add(sample.period);
 }
 
 size_t FunctionProfileBuilder::RowOf(const Sample& sample) {
@@ -93,12 +106,44 @@ FunctionProfile FunctionProfileBuilder::Finish() {
     }
   }
   counts_.clear();
-  std::stable_sort(profile_.rows.begin(), profile_.rows.end(),
-                   [](const FunctionRow& a, const FunctionRow& b) {
-                     if (a.self_period.empty()) return false;
-                     return a.self_period[0] > b.self_period[0];
-                   });
+  std::vector<size_t> order(profile_.rows.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [this](size_t a, size_t b) {
+    const FunctionRow &x = profile_.rows[a], &y = profile_.rows[b];
+    if (x.self_period.empty()) return false;
+    return x.self_period[0] > y.self_period[0];
+  });
+  std::vector<FunctionRow> sorted;
+  sorted.reserve(order.size());
+  std::vector<size_t> sorted_index(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    sorted_index[order[i]] = i;
+    sorted.push_back(std::move(profile_.rows[order[i]]));
+  }
+  profile_.rows = std::move(sorted);
   row_index_.clear();
+  for (size_t i = 0; i < interval_counts_.size(); ++i) {
+    TimelineInterval interval;
+    interval.start_ns = i * profile_.timeline_interval_ns;
+    interval.end_ns = interval.start_ns + profile_.timeline_interval_ns;
+    interval.total_period.assign(events, 0);
+    interval.total_samples.assign(events, 0);
+    std::map<size_t, TimelineInterval::Row> rows;
+    for (const auto& [key, counts] : interval_counts_[i]) {
+      const size_t row = sorted_index[key / events], event = key % events;
+      TimelineInterval::Row& r = rows[row];
+      r.row = row;
+      r.period.resize(events);
+      r.samples.resize(events);
+      r.period[event] += counts.period;
+      r.samples[event] += counts.samples;
+      interval.total_period[event] += counts.period;
+      interval.total_samples[event] += counts.samples;
+    }
+    for (auto& [row, counts] : rows) interval.rows.push_back(std::move(counts));
+    profile_.timeline.push_back(std::move(interval));
+  }
+  interval_counts_.clear();
   return std::move(profile_);
 }
 

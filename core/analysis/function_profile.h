@@ -26,6 +26,20 @@ struct FunctionRow {
   std::vector<uint64_t> self_samples;  // per event
 };
 
+// One interval of a timeline (FunctionProfileBuilder::KeepTimeline): what its samples counted,
+// in all and per function.
+struct TimelineInterval {
+  uint64_t start_ns = 0, end_ns = 0;    // from the profile's start
+  std::vector<uint64_t> total_period;   // per event
+  std::vector<uint64_t> total_samples;  // per event
+  struct Row {
+    size_t row = 0;                 // into FunctionProfile::rows
+    std::vector<uint64_t> period;   // per event
+    std::vector<uint64_t> samples;  // per event
+  };
+  std::vector<Row> rows;  // the functions with a sample in the interval, by row
+};
+
 struct FunctionProfile {
   std::vector<EventDesc> events;
   std::vector<FunctionRow> rows;  // sorted by self period of the first event, descending
@@ -33,7 +47,17 @@ struct FunctionProfile {
   std::vector<uint64_t> total_samples;
   uint64_t lost = 0;
   InlineMode inline_mode = InlineMode::kInnermost;  // what a row's function is
+  // Kept only when asked for: every interval from the profile's start to its last sample, those
+  // without a sample included (a pause is part of the story). A sample before the start counts
+  // in the first interval.
+  std::vector<TimelineInterval> timeline;
+  uint64_t timeline_interval_ns = 0;
+  uint64_t samples_beyond_timeline = 0;  // past kMaxTimelineIntervals intervals: left out
 };
+
+// The most intervals a timeline keeps: a sample with a time stamp far past the others (a damaged
+// record) must not make a timeline of billions.
+inline constexpr size_t kMaxTimelineIntervals = 100000;
 
 class FunctionProfileBuilder : public ProcessTrackingVisitor {
  public:
@@ -46,7 +70,18 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
 
   FunctionProfile Finish();
 
+  // Also counts each interval of `interval_ns` from `start_timestamp` (the profile's start on the
+  // samples' clock) on its own: FunctionProfile::timeline.
+  void KeepTimeline(uint64_t start_timestamp, uint64_t interval_ns) {
+    timeline_start_ = start_timestamp;
+    profile_.timeline_interval_ns = interval_ns;
+  }
+
  private:
+  void CountInTimeline(const Sample& sample, size_t row);
+  uint64_t timeline_start_ = 0;
+  // Per interval: row * events + event -> its counts there.
+  std::vector<absl::flat_hash_map<size_t, SampleCounts>> interval_counts_;
   void OnThreadsChanged() override {  // names may have changed
     command_of_thread_.clear();
     row_of_sample_.clear();

@@ -61,7 +61,7 @@ Result<std::vector<SortKey>> ParseSortKeys(const std::string& text) {
 
 Result<TimeRangeText> ParseTimeRange(const std::string& text) {
   const std::string forms =
-      "--time wants START,END in seconds from the profile's start (\"1.5,2\", \"+1.5,+2\", an end "
+      "wants START,END in seconds from the profile's start (\"1.5,2\", \"+1.5,+2\", an end "
       "left open: \"1.5,\") or percents of its length (\"10%-20%\"), not '" +
       text + "'";
   auto number = [](std::string s, const char* unit) -> Result<std::optional<double>> {
@@ -70,7 +70,7 @@ Result<TimeRangeText> ParseTimeRange(const std::string& text) {
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     if (s.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
-      return Error("bad time '" + s + "' (" + unit + ", not negative)");
+      return Error("wants a time in " + std::string(unit) + ", not negative, not '" + s + "'");
     return std::optional<double>(v);
   };
   TimeRangeText range;
@@ -84,7 +84,7 @@ Result<TimeRangeText> ParseTimeRange(const std::string& text) {
     auto end = number(text.substr(dash + 2, text.size() - dash - 3), "percent");
     if (!end.ok()) return end.error();
     if (!*start || !*end) return Error(forms);
-    if (**end > 100) return Error("--time " + text + ": a percent beyond 100");
+    if (**end > 100) return Error(text + ": a percent beyond 100");
     range = {*start, *end, true};
   } else {
     auto start = number(text.substr(0, comma), "seconds");
@@ -94,7 +94,7 @@ Result<TimeRangeText> ParseTimeRange(const std::string& text) {
     range = {*start, *end, false};
   }
   if (range.start && range.end && *range.end <= *range.start)
-    return Error("--time " + text + ": END is not after START");
+    return Error(text + ": END is not after START");
   return range;
 }
 
@@ -125,7 +125,7 @@ Result<std::pair<std::optional<double>, std::optional<double>>> ResolveTimeRange
 Result<std::pair<std::optional<double>, std::optional<double>>> TimeRangeOption(
     const std::string& text, uint64_t duration_ns) {
   auto parsed = ParseTimeRange(text);
-  if (!parsed.ok()) return Error::BadRequest(parsed.error().message());
+  if (!parsed.ok()) return Error::BadRequest("--time " + parsed.error().message());
   auto range = ResolveTimeRange(*parsed, duration_ns);
   if (!range.ok()) return Error::BadRequest("--time " + text + ": " + range.error().message());
   return range;

@@ -59,6 +59,7 @@ struct TimeRangeText {
   std::optional<double> start, end;  // seconds, or percents when `percent`
   bool percent = false;
 };
+// Errors do not name the option: the caller puts it before them ("--time wants START,END...").
 Result<TimeRangeText> ParseTimeRange(const std::string& text);
 
 // The range in seconds from the profile's start (SampleFilter's time_start and time_end), for a

@@ -320,6 +320,167 @@ TEST_F(DemoReport, TimeRangesInPercentsAndRelativeSecondsAndRangesWithoutSamples
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+// Two ranges of one recording compared (tprof diff PROFILE --old-time A --new-time B): each side
+// is what `report --time` keeps for its range, function by function to the ns of cpu-clock, and
+// the deltas are new - old; the demo's main thread runs compute_kernel first and branchy_loop
+// last, so the first half holds more of the one and the second more of the other. The
+// differential flame graph of the same ranges changes by as much in all. A range without a
+// sample, half a pair of ranges, or ranges with --stream: a usage error (status 2), one line.
+TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
+  auto by_function = [](const nlohmann::json& report) {
+    std::map<std::string, double> periods;
+    for (const auto& row : report["rows"])
+      periods[row["keys"]["sym"].get<std::string>()] +=
+          row["events"][0]["self_period"].get<double>();
+    return periods;
+  };
+  const nlohmann::json first =
+      ReportJson({"-i", *path_, "--time", "0%-50%", "--sort", "sym", "--limit", "0"});
+  const nlohmann::json second =
+      ReportJson({"-i", *path_, "--time", "50%-100%", "--sort", "sym", "--limit", "0"});
+  const std::map<std::string, double> old_side = by_function(first), new_side = by_function(second);
+  auto diff = RunCommand({kTprof, "diff", *path_, "--old-time", "0%-50%", "--new-time", "50%-100%",
+                          "--json", "--limit", "0", "--no-inline"});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  const nlohmann::json d = nlohmann::json::parse(diff.out, nullptr, false);
+  ASSERT_FALSE(d.is_discarded()) << diff.out;
+  EXPECT_NE(d["old"]["files"][0].get<std::string>().find("--old-time 0%-50%"), std::string::npos)
+      << d["old"].dump();
+  EXPECT_NE(d["new"]["files"][0].get<std::string>().find("--new-time 50%-100%"), std::string::npos)
+      << d["new"].dump();
+  ASSERT_EQ(d["events"].size(), 1u);
+  const nlohmann::json& event = d["events"][0];
+  EXPECT_EQ(event["old_total"].get<double>(), first["events"][0]["period"].get<double>());
+  EXPECT_EQ(event["new_total"].get<double>(), second["events"][0]["period"].get<double>());
+  std::map<std::string, double> old_in_diff, new_in_diff;
+  for (const auto& f : event["functions"]) {
+    const std::string name = f["function"];
+    old_in_diff[name] += f["old"].get<double>();
+    new_in_diff[name] += f["new"].get<double>();
+    EXPECT_EQ(f["delta"].get<double>(), f["new"].get<double>() - f["old"].get<double>()) << name;
+  }
+  const auto without_zeros = [](std::map<std::string, double> m) {
+    std::erase_if(m, [](const auto& kv) { return kv.second == 0; });
+    return m;
+  };
+  EXPECT_EQ(without_zeros(old_in_diff), old_side);
+  EXPECT_EQ(without_zeros(new_in_diff), new_side);
+  const auto share = [](const std::map<std::string, double>& side, const std::string& function) {
+    double period = 0;  // "(anonymous namespace)::compute_kernel(double)"
+    for (const auto& [name, value] : side)
+      if (name.find("::" + function + "(") != std::string::npos) period += value;
+    return period;
+  };
+  EXPECT_GT(share(old_side, "compute_kernel"), share(new_side, "compute_kernel"));
+  EXPECT_LT(share(old_side, "branchy_loop"), share(new_side, "branchy_loop"));
+
+  const std::string html = TempPath("rt", "ranges.html");
+  auto page = RunCommand({kTprof, "diff", *path_, "--old-time", "0%-50%", "--new-time", "50%-100%",
+                          "--flamegraph", html});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  const std::string text = testing::ReadWholeFile(html);
+  EXPECT_NE(text.find("at 0%-50%"), std::string::npos);
+  EXPECT_NE(text.find("at 50%-100%"), std::string::npos);
+  std::remove(html.c_str());
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{*path_, "--old-time", "5,6", "--new-time", "0%-50%"},
+        std::vector<std::string>{*path_, "--old-time", "0%-50%", "--new-time", "5,6",
+                                 "--flamegraph", html},
+        std::vector<std::string>{*path_, "--old-time", "0%-50%"},
+        std::vector<std::string>{*path_, "--old-time", "0%-50%", "--new-time", "10%-"},
+        std::vector<std::string>{*path_, *path_, "--stream", "--old-time", "0%-50%"}}) {
+    std::vector<std::string> argv = {kTprof, "diff"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[2] << " " << args[3] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  auto empty =
+      RunCommand({kTprof, "diff", *path_, "--old-time", "5,6", "--new-time", "0%-50%", "--json"});
+  EXPECT_NE(empty.err.find("--old-time 5,6"), std::string::npos) << empty.err;
+  EXPECT_TRUE(empty.out.empty()) << empty.out;
+  // Inside the profile but without a sample: a sliver of 1 ns at its end.
+  auto sliver = RunCommand(
+      {kTprof, "diff", *path_, "--old-time", "0%-50%", "--new-time", "99.9999999%-100%", "--json"});
+  if (sliver.exit_code == 2) {
+    EXPECT_NE(sliver.err.find("holds no sample"), std::string::npos) << sliver.err;
+  }
+}
+
+// report --timeline: every interval's samples are the raw samples in it (to the sample), its
+// functions add up to its total, and a --metric formula is evaluated on each interval's counts;
+// the demo's main thread runs compute_kernel before branchy_loop, and the timeline shows it.
+// CSV holds the same intervals; --interval without --timeline, --timeline beside --callers and a
+// range without a sample are usage errors.
+TEST_F(DemoReport, TimelineIntervalsHoldTheRawSamplesOfTheirTime) {
+  const nlohmann::json j = ReportJson({"-i", *path_, "--timeline", "--interval", "50", "--limit",
+                                       "0", "--metric", "ms = cpu-clock / 1000000"});
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["view"], "timeline");
+  EXPECT_DOUBLE_EQ(j["interval_s"].get<double>(), 0.05);
+  ASSERT_FALSE(j["intervals"].empty());
+  ASSERT_EQ(j["metrics"].size(), 1u);
+  EXPECT_EQ(j["metrics"][0]["name"], "ms");
+  uint64_t before_start = 0;  // counted in the first interval
+  for (const Sample& sample : raw_->samples) before_start += sample.time < start_;
+  uint64_t all = 0;
+  double compute_at = 0, compute_n = 0, branchy_at = 0, branchy_n = 0;
+  for (size_t i = 0; i < j["intervals"].size(); ++i) {
+    const nlohmann::json& interval = j["intervals"][i];
+    const double start = interval["start_s"], end = interval["end_s"];
+    EXPECT_NEAR(start, 0.05 * static_cast<double>(i), 1e-9);
+    const uint64_t samples = interval["samples"][0];
+    EXPECT_EQ(samples, SamplesBetween(start, end) + (i == 0 ? before_start : 0)) << start;
+    all += samples;
+    uint64_t function_samples = 0, function_period = 0;
+    for (const auto& f : interval["functions"]) {
+      function_samples += f["samples"].get<uint64_t>();
+      function_period += f["period"].get<uint64_t>();
+      const double n = f["samples"].get<double>();
+      const std::string function = f["function"];
+      if (function.find("::compute_kernel(") != std::string::npos)
+        compute_at += n * static_cast<double>(i), compute_n += n;
+      if (function.find("::branchy_loop(") != std::string::npos)
+        branchy_at += n * static_cast<double>(i), branchy_n += n;
+    }
+    EXPECT_EQ(function_samples, samples) << start;
+    EXPECT_EQ(function_period, interval["period"][0].get<uint64_t>()) << start;
+    const nlohmann::json& ms = interval["metrics"][0];
+    if (samples > 0) {
+      EXPECT_DOUBLE_EQ(ms["value"].get<double>(), interval["period"][0].get<double>() / 1e6);
+      EXPECT_TRUE(ms["ci95"].is_array()) << ms.dump();
+    }
+  }
+  EXPECT_EQ(all, raw_->samples.size());
+  ASSERT_GT(compute_n, 0);
+  ASSERT_GT(branchy_n, 0);
+  EXPECT_LT(compute_at / compute_n, branchy_at / branchy_n);
+
+  auto csv = RunCommand({kTprof, "report", "-i", *path_, "--timeline", "--interval", "50",
+                         "--limit", "0", "--csv", "--no-inline"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  size_t expected_lines = 1;  // the header
+  for (const auto& interval : j["intervals"]) expected_lines += 1 + interval["functions"].size();
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.out.begin(), csv.out.end(), '\n')), expected_lines);
+  auto text = RunCommand({kTprof, "report", "-i", *path_, "--timeline", "--no-inline"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("# Timeline"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("compute_kernel"), std::string::npos) << text.out;
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--interval", "50"},
+        std::vector<std::string>{"--timeline", "--callers", "compute_kernel"},
+        std::vector<std::string>{"--timeline", "--time", "5,6"},
+        std::vector<std::string>{"--timeline", "--interval", "0"}}) {
+    std::vector<std::string> argv = {kTprof, "report", "-i", *path_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 // The outputs of whole stacks (folded stacks here; flame graphs and exports read the same way)
 // take the table's sample filters: the time range and the thread filters keep the samples the
 // raw records say. Row filters (--dso, --symbol) choose table rows: a usage error there. A

@@ -1,0 +1,60 @@
+#include "cmd/time_range_read.h"
+
+#include <cstdio>
+
+#include "core/analysis/report_table.h"
+
+namespace tprof {
+
+std::string DescribeSeconds(std::optional<double> start, std::optional<double> end) {
+  char text[96];
+  if (end)
+    std::snprintf(text, sizeof text, "%.3f s to %.3f s after the profile start", start.value_or(0),
+                  *end);
+  else
+    std::snprintf(text, sizeof text, "%.3f s after the profile start to its end",
+                  start.value_or(0));
+  return text;
+}
+
+Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visitor,
+                                    const std::string& option, const std::string& range,
+                                    const std::string& path) {
+  TimeRangeRead read;
+  if (range.empty()) {
+    auto summary = source.ReadRecords(visitor);
+    if (!summary.ok()) return summary.error();
+    read.summary = std::move(summary).value();
+    return read;
+  }
+  const uint64_t duration_ns = source.metadata().duration_ns;
+  auto parsed = ParseTimeRange(range);
+  if (!parsed.ok()) return Error::BadRequest(option + " " + parsed.error().message());
+  auto seconds = ResolveTimeRange(*parsed, duration_ns);
+  if (!seconds.ok())
+    return Error::BadRequest(option + " " + range + ": " + seconds.error().message());
+  SampleFilter filter;
+  filter.time_start = seconds->first;
+  filter.time_end = seconds->second;
+  read.seconds = DescribeSeconds(filter.time_start, filter.time_end);
+  auto selector = SampleSelector::Create(filter, source.metadata().start_timestamp);
+  if (!selector.ok()) return Error::BadRequest(selector.error().message());
+  SampleSelectingVisitor selecting(visitor, std::move(selector).value());
+  auto summary = source.ReadRecords(selecting);
+  if (!summary.ok()) return summary.error();
+  if (selecting.in_time() == 0) {
+    std::string message =
+        option + " " + range + " (" + read.seconds + ") holds no sample of " + path;
+    if (duration_ns != 0) {
+      char length[64];
+      std::snprintf(length, sizeof length, "; the profile is %.3f s long",
+                    static_cast<double>(duration_ns) / 1e9);
+      message += length;
+    }
+    return Error::BadRequest(message);
+  }
+  read.summary = std::move(summary).value();
+  return read;
+}
+
+}  // namespace tprof

@@ -1,0 +1,32 @@
+// Reading one profile's samples within a --time range, for the commands that take one (stream,
+// stream diff, and diff's --old-time/--new-time): the range resolved against the profile's
+// length, and a range that holds no sample refused rather than read as "nothing ran".
+#pragma once
+
+#include <string>
+
+#include "core/base/error.h"
+#include "core/model/profile.h"
+#include "core/source/profile_source.h"
+
+namespace tprof {
+
+struct TimeRangeRead {
+  SourceSummary summary;
+  // The range in seconds from the profile's start, as the output names it ("0.000 s to 0.125 s
+  // after the profile start"); empty when every sample was read.
+  std::string seconds;
+};
+
+// Reads `source` into `visitor`, only the samples within `range` (--time's forms: "S,E",
+// "+S,+E", "A%-B%"; empty: every sample). `option` names the option the range came from and
+// `path` the input, for the errors: a range that is malformed, starts past the profile's end or
+// holds no sample is a bad request.
+Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visitor,
+                                    const std::string& option, const std::string& range,
+                                    const std::string& path);
+
+// "1.500 s to 2.000 s after the profile start", or "... to its end" when `end` is open.
+std::string DescribeSeconds(std::optional<double> start, std::optional<double> end);
+
+}  // namespace tprof

@@ -1,0 +1,49 @@
+// A profile over time: per interval, what each event counted, its top functions and the derived
+// metrics (IPC, --metric formulas) with their intervals, as `perf stat -I` prints counts per
+// interval. Read from FunctionProfile::timeline; metrics from the events' sampled periods in the
+// interval (a group's windows are a whole-run estimate: not per interval).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/derived_metrics.h"
+#include "core/analysis/function_profile.h"
+#include "core/base/error.h"
+
+namespace tprof {
+
+struct TimelineFunction {
+  std::string function, module, command;
+  uint64_t period = 0, samples = 0;  // of the ranking event, in the interval
+  double percent = 0;                // of the interval's total of that event
+};
+
+struct TimelinePoint {
+  uint64_t start_ns = 0, end_ns = 0;      // from the profile's start
+  std::vector<uint64_t> period, samples;  // per event
+  std::vector<TimelineFunction> top;      // by the ranking event's period, largest first
+  std::vector<MetricValue> metrics;       // per TimelineView::metric_names
+};
+
+struct TimelineView {
+  std::vector<EventDesc> events;
+  size_t ranking_event = 0;  // what orders each interval's functions
+  uint64_t interval_ns = 0;
+  std::vector<std::string> metric_names;  // sampled-periods formulas the events allow
+  std::vector<std::string> metric_units;
+  std::vector<TimelinePoint> points;
+  uint64_t samples_beyond = 0;  // past the last interval kept (FunctionProfile)
+};
+
+// `top`: functions kept per interval (0: all). `user_metrics`: --metric formulas
+// (ParseUserMetric), evaluated beside the generic ones (IPC, CPI) the events allow.
+Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t ranking_event, size_t top,
+                                   const std::vector<MetricFormula>& user_metrics);
+
+// An interval for a profile `duration_ns` long that gives about ten of them: 1, 2 or 5 times a
+// power of ten milliseconds, at least 1 ms (100 ms when the length is not known).
+uint64_t DefaultTimelineIntervalNs(uint64_t duration_ns);
+
+}  // namespace tprof
