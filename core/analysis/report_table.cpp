@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/analysis/derived_metrics.h"
 #include "core/base/file_paths.h"
 
 namespace tprof {
@@ -468,6 +469,20 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
     attributors_.push_back(std::make_unique<WindowAttributor>(table_.events[e].group_members.size(),
                                                               table_.events[e].hf_sample_period));
   }
+  // A group member's event sampled on its own (record samples each member beside the group)
+  // shows, by its samples' rows, work that a window credited to another row stepped over.
+  interloper_slots_.assign(table_.events.size(), {});
+  for (size_t e = 0; e < table_.events.size(); ++e) {
+    if (group_of_leader_[e] >= 0 || !table_.IsSampled(e)) continue;
+    const std::string name = FormulaEventName(table_.events[e].name);
+    for (size_t g = 0; g < table_.groups.size(); ++g)
+      for (size_t m = 0; m < table_.groups[g].members.size(); ++m) {
+        const uint32_t member = table_.groups[g].members[m];
+        if (member != e && member < table_.events.size() &&
+            FormulaEventName(table_.events[member].name) == name)
+          interloper_slots_[e].push_back({g, m});
+      }
+  }
   // Read groups credit each sample's window to its row as it comes; without them the rows of
   // the stacks are only needed at Finish. The stack-row thread may fall far behind: early in a
   // profile most stacks are new and it is the slower of the two, later few are and it idles,
@@ -559,6 +574,9 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
     if (group_of_leader_[e] >= 0)
       attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
           sample, rows_.keys()[rows_.LeafKey(sample)].joined);
+    for (const auto& [g, member] : interloper_slots_[e])
+      attributors_[g]->AddInterloper(sample, rows_.keys()[rows_.LeafKey(sample)].joined, member,
+                                     sample.period);
     return;
   }
   auto [stack, first] = hinted ? tally_.Add(sample, key)
@@ -567,6 +585,9 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);
+  for (const auto& [g, member] : interloper_slots_[e])
+    attributors_[g]->AddInterloper(sample, rows_.keys()[rows_.stacks()[stack].leaf].joined, member,
+                                   sample.period);
 }
 
 // A lost record stands for samples that never arrived: a group's next window would span them

@@ -437,6 +437,8 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   std::vector<int64_t> row_of_key_;   // -1: no row yet
   std::vector<int> group_of_leader_;  // per event: index into table_.groups
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
+  // Per event sampled on its own: the (group, member slot) pairs whose member it is, by name.
+  std::vector<std::vector<std::pair<size_t, size_t>>> interloper_slots_;
 };
 
 }  // namespace tprof

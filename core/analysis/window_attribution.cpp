@@ -51,6 +51,13 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
       add_window(f.deltas, f.products);
       ++f.windows_credited;
       ++credited_;
+      for (const Previous::Interloper& other : before.interlopers) {
+        if (other.function == function) continue;
+        if (f.stepped_events.empty()) f.stepped_events.assign(members_, 0);
+        f.stepped_events[other.member] += static_cast<double>(other.events);
+        ++f.stepped_samples;
+        ++f.stepped_over[other.function];
+      }
     } else {
       if (whole) {
         EdgeWindows& edge = edges_[{before.function, function}];
@@ -68,6 +75,19 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
     before.function_before.clear();
   before.function = function;
   before.interrupted = false;
+  before.interlopers.clear();
+}
+
+void WindowAttributor::AddInterloper(const Sample& sample, const std::string& function,
+                                     size_t member, uint64_t events) {
+  if (member >= members_) return;
+  // The window open on the thread is its last leader sample's, on that sample's CPU: an
+  // interloper on another CPU means the thread migrated, and that window is discarded anyway.
+  auto cpu = last_cpu_.find(sample.tid);
+  if (cpu == last_cpu_.end() || cpu->second != sample.cpu) return;
+  auto open = previous_.find(SeriesKey{sample.tid, sample.cpu});
+  if (open == previous_.end()) return;
+  open->second.interlopers.push_back({member, function, events});
 }
 
 void WindowAttributor::Interrupt() {

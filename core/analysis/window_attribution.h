@@ -29,6 +29,12 @@ struct FunctionCounters {
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this function but started elsewhere
   uint64_t samples = 0;
+  // Per member: the events that samples of that member taken on its own (AddInterloper) place in
+  // other functions, inside this function's credited windows: work those windows stepped over
+  // and credited here, seen directly (empty until one is seen).
+  std::vector<double> stepped_events;
+  uint64_t stepped_samples = 0;                  // how many such samples, all members
+  std::map<std::string, uint64_t> stepped_over;  // their functions, with how many
 };
 
 // The windows between two functions, pooled per (start, end) pair: those discarded only because
@@ -73,6 +79,13 @@ class WindowAttributor {
   // `function` names where the sample's ip falls. Samples must come in time order per thread.
   void Add(const Sample& sample, const std::string& function);
 
+  // A sample of `member`'s event taken on its own (the recorder samples a group's members
+  // beside it), standing for `events` events in `function`: where it lies inside a window that
+  // is then credited to another function, that window stepped over `function`'s work
+  // (FunctionCounters::stepped_events). Samples must come in time order per thread.
+  void AddInterloper(const Sample& sample, const std::string& function, size_t member,
+                     uint64_t events);
+
   // The group's leader was throttled or unthrottled. Before Linux 6.16 throttling stops only the
   // leader while the members go on counting, so a window spanning it has member deltas from a
   // longer stretch than its leader's: the next window of every counter instance is discarded
@@ -100,6 +113,12 @@ class WindowAttributor {
     std::string function;
     std::string function_before;  // the sample's before it, when that window was whole
     bool interrupted = false;
+    struct Interloper {
+      size_t member;
+      std::string function;
+      uint64_t events;
+    };
+    std::vector<Interloper> interlopers;  // in the window this sample opened, so far
   };
   struct SeriesKey {
     uint32_t tid, cpu;

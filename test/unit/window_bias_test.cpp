@@ -23,6 +23,14 @@ class Sequence {
     attributor_.Add(s, function);
     ++n_;
   }
+  // A sample of the member taken on its own, in `function`, standing for `events` events,
+  // between this window's start and its end.
+  void Interloper(const std::string& function, uint64_t events) {
+    Sample s;
+    s.tid = 1;
+    s.cpu = 0;
+    attributor_.AddInterloper(s, function, 1, events);
+  }
   WindowBiases Detect() const {
     return DetectWindowBias(attributor_, {"clock", "faults"}, &Name).biases;
   }
@@ -39,6 +47,36 @@ bool Flagged(const WindowBiases& found, const std::string& function, WindowBiasK
   for (const WindowBias& b : it->second[1])
     if (b.kind == kind) return true;
   return false;
+}
+
+// A function that makes no events, whose windows step over another's short calls without a
+// sample of the clock landing in them: its windows count the other's events, and nothing in
+// the windows' ends shows it. The events' own samples (taken beside the group) place some of
+// those events in the other function, inside the windows credited here: flagged, with them
+// named. The same samples in the function's own rows flag nothing, and too few to move the value
+// beyond its interval only widen it.
+TEST(WindowBiasTest, MemberSamplesInOtherFunctionsInsideCreditedWindowsFlagSpans) {
+  Sequence stepped, own, few;
+  stepped.Add("work", 0);
+  own.Add("work", 0);
+  few.Add("work", 0);
+  for (int w = 0; w < 400; ++w) {
+    if (w % 20 == 0) stepped.Interloper("touch", 40);  // one sample in ten calls of touch
+    stepped.Add("work", w % 2 ? 4 : 0);                // a touch call every other window
+    if (w % 20 == 0) own.Interloper("work", 40);
+    own.Add("work", w % 2 ? 4 : 0);
+    if (w == 100) few.Interloper("touch", 1);
+    few.Add("work", w % 2 ? 4 : 0);
+  }
+  const WindowBiases found = stepped.Detect();
+  ASSERT_TRUE(Flagged(found, "work", WindowBiasKind::kSpansCalls));
+  EXPECT_NE(found.at("work")[1].front().reason.find("(touch)"), std::string::npos)
+      << found.at("work")[1].front().reason;
+  EXPECT_TRUE(own.Detect().empty());
+  const WindowFindings small = DetectWindowBias(few.attributor(), {"clock", "faults"}, &Name);
+  EXPECT_TRUE(small.biases.empty());
+  ASSERT_TRUE(small.bounds.count("work"));
+  EXPECT_GT(small.bounds.at("work")[1], 0);
 }
 
 // Calls of 10 windows each, f then g in turn. Spread: every window of f holds 4 events, of g 1,
