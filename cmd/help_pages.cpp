@@ -62,7 +62,8 @@ std::string ManPage(const CommandHelp& command, const std::vector<CommandHelp>& 
   out += ".TH " + Upper(page) + " 1 \"\" \"tprof " + std::string(kVersion) + "\" \"tprof\"\n";
   out += ".SH NAME\n" + RoffEscape(page + " - " + command.summary);
   out += ".SH SYNOPSIS\n.B " + RoffEscape(command.name.empty() ? "tprof" : "tprof " + command.name);
-  out += ".SH DESCRIPTION\n.nf\n" + RoffEscape(command.app->help()) + ".fi\n";
+  out += ".SH DESCRIPTION\n.nf\n" +
+         RoffEscape(command.text.empty() ? command.app->help() : command.text) + ".fi\n";
   out += ".SH SEE ALSO\n";
   std::string see;
   for (const CommandHelp& other : all)

@@ -13,9 +13,11 @@ struct CommandHelp {
   std::string name;     // "record"; empty for tprof itself
   std::string summary;  // one line
   const CLI::App* app = nullptr;
+  std::string text;  // the help as printed, when not the app's own (tprof's: a screen)
 };
 
-// A man(7) page: NAME, SYNOPSIS, DESCRIPTION (the --help text, verbatim), SEE ALSO.
+// A man(7) page: NAME, SYNOPSIS, DESCRIPTION (the --help text, verbatim: `text`, else the app's
+// help), SEE ALSO.
 std::string ManPage(const CommandHelp& command, const std::vector<CommandHelp>& all);
 
 // A bash completion script: subcommands, each one's options, event names after -e/--event and

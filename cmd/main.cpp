@@ -58,6 +58,38 @@ constexpr CommandEntry kCommands[] = {
     {tprof::MakeListCommand, "."},
 };
 
+// What `tprof`, `tprof --help` and `tprof help` print: a screen (CLI11's own help of the whole
+// program lists every command's full description, 176 lines). Each command's options and
+// examples are its own help: tprof help CMD, or CMD --help.
+std::string ShortHelp(const std::vector<std::pair<CLI::App*, tprof::Subcommand*>>& commands) {
+  std::string text =
+      "tprof: a hardware-counter-aware CPU profiler\n"
+      "\n"
+      "Usage: tprof COMMAND [OPTIONS] [ARGS]\n"
+      "       tprof help COMMAND   (or tprof COMMAND --help): its options and examples\n"
+      "\n"
+      "Commands:\n";
+  for (const auto& [sub, command] : commands) {
+    std::string name = command->name();
+    name.resize(std::max<size_t>(name.size(), 9), ' ');
+    text += "  " + name + command->summary() + "\n";
+  }
+  text +=
+      "  help     Show help for a command: tprof help CMD (--man: as a man page)\n"
+      "\n"
+      "Examples:\n"
+      "  tprof record -g -o prof.tprof -- ./prog args    sample ./prog and its threads, with "
+      "stacks\n"
+      "  tprof report -i prof.tprof                      functions by share, metrics with their "
+      "intervals\n"
+      "  tprof report -i prof.tprof --flamegraph f.html  an interactive flame graph\n"
+      "  tprof diff old.tprof new.tprof --fail-if 'func(*) > +5%'   what changed; a gate for CI\n"
+      "\n"
+      "Options: -h,--help (this), --version\n"
+      "\n";
+  return text + kExitCodesHelp + "\n";
+}
+
 // The exit status once what was written on standard output has all been written: a report cut
 // short by a full disk must not end in success.
 int EndOfOutput(int status) {
@@ -164,6 +196,10 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    if (app.get_subcommands().empty()) {  // tprof --help; a command's --help is its own
+      std::cout << ShortHelp(subcommands);
+      return kExitOk;
+    }
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
@@ -175,9 +211,10 @@ int Main(int argc, char** argv) {
   }
 
   if (help->parsed()) {
-    std::vector<CommandHelp> pages{{"", "a hardware-counter-aware CPU profiler", &app}};
+    std::vector<CommandHelp> pages{
+        {"", "a hardware-counter-aware CPU profiler", &app, ShortHelp(subcommands)}};
     for (auto& [sub, command] : subcommands)
-      pages.push_back({command->name(), command->summary(), sub});
+      pages.push_back({command->name(), command->summary(), sub, ""});
     if (!completion_shell.empty()) {
       std::vector<std::string> cpus;
       for (const MetricTable& t : BuiltinMetricTables()) cpus.push_back(t.name);
@@ -193,7 +230,7 @@ int Main(int argc, char** argv) {
       return UsageError("help", "unknown command '" + help_topic + "'");
     }
     if (help_topic.empty()) {
-      std::cout << app.help();
+      std::cout << ShortHelp(subcommands);
       return kExitOk;
     }
     for (auto& [sub, command] : subcommands)
@@ -205,7 +242,7 @@ int Main(int argc, char** argv) {
   }
   for (auto& [sub, command] : subcommands)
     if (sub->parsed()) return command->Run();
-  std::cout << app.help();
+  std::cout << ShortHelp(subcommands);
   return kExitUsage;
 }
 

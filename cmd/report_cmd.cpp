@@ -449,6 +449,9 @@ class ReportCommand : public Subcommand {
     if (timeline_) {
       for (const char* view : {"--callers", "--callees"})
         if (has(view)) return conflict("--timeline", view);
+      if (children_)
+        return Error::BadRequest(
+            "--children is the table's; --timeline shows each interval's functions by self");
       return ReportView::kTimeline;
     }
     if (interval_ms_ > 0) return Error::BadRequest("--interval is --timeline's");
@@ -561,6 +564,14 @@ class ReportCommand : public Subcommand {
     const size_t top = limit_option_ && limit_option_->count() ? options_.max_rows : 5;
     auto timeline = BuildTimeline(profile, ranking, top, *user_metrics);
     if (!timeline.ok()) return ReportError(name(), timeline.error());
+    // The intervals counted from the range's start, named in seconds from the profile's, the
+    // last one ending where the range does.
+    for (TimelinePoint& point : timeline->points) {
+      point.start_ns += range_start_ns;
+      point.end_ns += range_start_ns;
+      if (filter->time_end)
+        point.end_ns = std::min(point.end_ns, static_cast<uint64_t>(*filter->time_end * 1e9));
+    }
     VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
     if (json_)
       RenderTimelineJson(*timeline, out);

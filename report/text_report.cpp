@@ -362,7 +362,8 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
 void RenderTimeline(const TimelineView& view, std::ostream& out) {
   const std::string& ranking = view.events[view.ranking_event].name;
   out << "# Timeline: every " << Printf("%.3f", static_cast<double>(view.interval_ns) / 1e9)
-      << " s from the profile start; functions by " << ranking << " (self % of the interval)";
+      << " s (times in seconds from the profile start); functions by " << ranking
+      << " (self % of the interval)";
   if (!view.metric_names.empty())
     out << "; metrics from the events' sampled periods in the interval, \u00b1 their 95 % "
            "interval (~ uncertain)";

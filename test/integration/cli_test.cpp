@@ -20,12 +20,26 @@ namespace {
 
 using testing::RunCommand;
 
+// tprof's own help fits a screen (40 lines): every command with one line, examples, the exit
+// statuses; the same from `tprof help` and from `tprof` alone (which is a usage error, status 2).
+// A command's help is whole: its options.
 TEST(CliTest, HelpListsEverySubcommandAndTheExitCodes) {
   auto r = RunCommand({kTprof, "--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* c : {"record", "report", "diff", "stream", "topdown", "help"})
-    EXPECT_NE(r.out.find(c), std::string::npos) << c;
+  for (const char* c : {"record", "report", "import", "diff", "stream", "topdown", "list", "help"})
+    EXPECT_NE(r.out.find(std::string("\n  ") + c), std::string::npos) << c << "\n" << r.out;
   EXPECT_NE(r.out.find("Exit status"), std::string::npos);
+  EXPECT_NE(r.out.find("\nExamples:\n  tprof record"), std::string::npos) << r.out;
+  EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), 40) << r.out;
+  auto topic = RunCommand({kTprof, "help"});
+  EXPECT_EQ(topic.exit_code, 0);
+  EXPECT_EQ(topic.out, r.out);
+  auto bare = RunCommand({kTprof});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_EQ(bare.out, r.out);
+  auto report = RunCommand({kTprof, "report", "--help"});
+  EXPECT_EQ(report.exit_code, 0);
+  EXPECT_NE(report.out.find("--timeline"), std::string::npos);
 }
 
 // Man pages and bash completion come from the options --help shows: every long option of every

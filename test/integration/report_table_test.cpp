@@ -393,7 +393,7 @@ TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
     std::vector<std::string> argv = {kTprof, "diff"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = RunCommand(argv);
-    EXPECT_EQ(r.exit_code, 2) << args[2] << " " << args[3] << ": " << r.err;
+    EXPECT_EQ(r.exit_code, 2) << args[1] << " " << args[2] << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   auto empty =
@@ -457,6 +457,21 @@ TEST_F(DemoReport, TimelineIntervalsHoldTheRawSamplesOfTheirTime) {
   ASSERT_GT(branchy_n, 0);
   EXPECT_LT(compute_at / compute_n, branchy_at / branchy_n);
 
+  // Within --time, the intervals start at the range's start and are named in seconds from the
+  // profile's; the last ends with the range.
+  const nlohmann::json ranged = ReportJson(
+      {"-i", *path_, "--timeline", "--interval", "30", "--time", "0.05,0.2", "--limit", "0"});
+  ASSERT_FALSE(ranged["intervals"].empty());
+  EXPECT_DOUBLE_EQ(ranged["intervals"][0]["start_s"].get<double>(), 0.05);
+  uint64_t in_range = 0;
+  for (const auto& interval : ranged["intervals"]) {
+    EXPECT_LE(interval["end_s"].get<double>(), 0.2 + 1e-9);
+    EXPECT_EQ(interval["samples"][0].get<uint64_t>(),
+              SamplesBetween(interval["start_s"].get<double>(), interval["end_s"].get<double>()));
+    in_range += interval["samples"][0].get<uint64_t>();
+  }
+  EXPECT_EQ(in_range, SamplesBetween(0.05, 0.2));
+
   auto csv = RunCommand({kTprof, "report", "-i", *path_, "--timeline", "--interval", "50",
                          "--limit", "0", "--csv", "--no-inline"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
@@ -472,7 +487,8 @@ TEST_F(DemoReport, TimelineIntervalsHoldTheRawSamplesOfTheirTime) {
        {std::vector<std::string>{"--interval", "50"},
         std::vector<std::string>{"--timeline", "--callers", "compute_kernel"},
         std::vector<std::string>{"--timeline", "--time", "5,6"},
-        std::vector<std::string>{"--timeline", "--interval", "0"}}) {
+        std::vector<std::string>{"--timeline", "--interval", "0"},
+        std::vector<std::string>{"--timeline", "--children"}}) {
     std::vector<std::string> argv = {kTprof, "report", "-i", *path_};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = RunCommand(argv);
