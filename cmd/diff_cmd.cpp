@@ -271,13 +271,15 @@ class DiffCommand : public Subcommand {
       const char* label;  // "old" or "new"
       std::vector<FunctionTotals>* side;
       std::string path;
+      size_t run = 0;  // its place among its side's files
     };
     std::vector<Named> names;
     std::vector<ProfileToCompare> inputs_to_read;
     std::string without_user_context;
     for (auto [files, label, side] :
          {std::tuple{&old_files, "old", &old_side}, std::tuple{&new_files, "new", &new_side}})
-      for (const std::string& path : *files) {
+      for (size_t run = 0; run < files->size(); ++run) {
+        const std::string& path = (*files)[run];
         auto opened = ProfileToCompare::Open(path, load_options_);
         if (!opened.ok()) return ReportError(name(), opened.error());
         if (side == &old_side)
@@ -286,7 +288,7 @@ class DiffCommand : public Subcommand {
           opened->LimitToTime("--new-time", new_time_);
         if (without_user_context.empty() && !opened->records_user_context())
           without_user_context = path;
-        names.push_back({label, side, path});
+        names.push_back({label, side, path, run});
         inputs_to_read.push_back(std::move(opened).value());
       }
     load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
@@ -311,11 +313,8 @@ class DiffCommand : public Subcommand {
             input.side == &old_side ? inputs.old_files : inputs.new_files;
         const std::string range =
             input.side == &old_side ? "--old-time " + old_time_ : "--new-time " + new_time_;
-        const size_t run = static_cast<size_t>(
-            std::count_if(names.begin(), names.begin() + static_cast<ptrdiff_t>(i),
-                          [&](const Named& n) { return n.side == input.side; }));
-        if (run < files.size())
-          files[run] = input.path + " (" + range + ": " + loaded->seconds + ")";
+        if (input.run < files.size())
+          files[input.run] = input.path + " (" + range + ": " + loaded->seconds + ")";
       }
       WarnAboutInput(name(), input.path, loaded->warning);
       if (!loaded->incomplete.empty())

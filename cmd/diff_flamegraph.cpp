@@ -39,10 +39,7 @@ Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::stri
   tree_options.ignore_module = options.ignore_module;
   CallTreeBuilder builder(source.events(), opened->resolver(), tree_options);
   auto read = ReadTimeRange(source, builder, time_option, time_range, path);
-  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
-    return read.error().kind() == ErrorKind::kBadRequest
-               ? read.error()
-               : Error(path + ": " + read.error().message());
+  if (!read.ok()) return read.error();
   WarnAboutInput("diff", path, read->summary.warning);
   return SideTree{builder.events(), builder.TakeRoot()};
 }

@@ -29,9 +29,7 @@ Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& o
   ProfileSource& source = opened->source();
   FunctionProfileBuilder builder(source.events(), opened->resolver(), options.inline_mode);
   auto read = ReadTimeRange(source, builder, time_option_, time_range_, path_);
-  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
-    return read.error().kind() == ErrorKind::kBadRequest ? read.error()
-                                                         : read.error().WithContext(path_);
+  if (!read.ok()) return read.error();
   const SourceSummary* summary = &read->summary;
   LoadedFunctionProfile loaded;
   loaded.seconds = read->seconds;

@@ -23,9 +23,7 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
   auto read = ReadTimeRange(source, builder, "--time", options.time, path);
-  if (!read.ok())  // a range the profile cannot give is the command line's, not the file's
-    return read.error().kind() == ErrorKind::kBadRequest ? read.error()
-                                                         : read.error().WithContext(path);
+  if (!read.ok()) return read.error();
   WarnAboutInput(command, path, read->summary.warning);
   if (complete && !read->summary.complete) *complete = false;
   auto profile = builder.Finish();

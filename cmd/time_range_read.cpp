@@ -23,7 +23,7 @@ Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visito
   TimeRangeRead read;
   if (range.empty()) {
     auto summary = source.ReadRecords(visitor);
-    if (!summary.ok()) return summary.error();
+    if (!summary.ok()) return summary.error().WithContext(path);
     read.summary = std::move(summary).value();
     return read;
   }
@@ -41,7 +41,13 @@ Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visito
   if (!selector.ok()) return Error::BadRequest(selector.error().message());
   SampleSelectingVisitor selecting(visitor, std::move(selector).value());
   auto summary = source.ReadRecords(selecting);
-  if (!summary.ok()) return summary.error();
+  if (!summary.ok()) return summary.error().WithContext(path);
+  // A file cut short may hold the range's samples in the part that could not be read: that is
+  // the input's fault, not the range's.
+  if (selecting.in_time() == 0 && !summary->complete)
+    return Error(path + ": no sample of " + option + " " + range + " (" + read.seconds +
+                 ") could be read: the file is incomplete" +
+                 (summary->warning.empty() ? std::string() : " (" + summary->warning + ")"));
   if (selecting.in_time() == 0) {
     std::string message =
         option + " " + range + " (" + read.seconds + ") holds no sample of " + path;

@@ -21,7 +21,8 @@ struct TimeRangeRead {
 // Reads `source` into `visitor`, only the samples within `range` (--time's forms: "S,E",
 // "+S,+E", "A%-B%"; empty: every sample). `option` names the option the range came from and
 // `path` the input, for the errors: a range that is malformed, starts past the profile's end or
-// holds no sample is a bad request.
+// holds no sample is a bad request; the input's own errors (and a file cut short before any of
+// the range's samples) name `path`, and callers return every error as it is.
 Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visitor,
                                     const std::string& option, const std::string& range,
                                     const std::string& path);

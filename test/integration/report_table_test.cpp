@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -406,6 +407,22 @@ TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
   if (sliver.exit_code == 2) {
     EXPECT_NE(sliver.err.find("holds no sample"), std::string::npos) << sliver.err;
   }
+  // The recording cut in half (its samples are in one chunk, now cut: none can be read): a range
+  // of it is the file's fault, not the command line's: status 1, naming the file and the range,
+  // never "holds no sample" (status 2, as if the range were wrong).
+  const std::string whole = testing::ReadWholeFile(*path_);
+  const std::string half = ::testing::TempDir() + "/demo_half.tprof";
+  {
+    std::ofstream out(half, std::ios::binary);
+    out.write(whole.data(), static_cast<std::streamsize>(whole.size() / 2));
+  }
+  auto cut = RunCommand({kTprof, "diff", half, "--old-time", "0,0.01", "--new-time", "0.01,"});
+  EXPECT_EQ(cut.exit_code, 1) << cut.err;
+  EXPECT_NE(cut.err.find(half + ": no sample of --old-time 0,0.01"), std::string::npos) << cut.err;
+  EXPECT_NE(cut.err.find("the file is incomplete"), std::string::npos) << cut.err;
+  EXPECT_EQ(cut.err.find("holds no sample"), std::string::npos) << cut.err;
+  EXPECT_TRUE(cut.out.empty()) << cut.out;
+  std::remove(half.c_str());
 }
 
 // report --timeline: every interval's samples are the raw samples in it (to the sample), its
