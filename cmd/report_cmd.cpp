@@ -634,6 +634,8 @@ class ReportCommand : public Subcommand {
     WarnAboutInput(name(), input_, summary->warning);
     // The tree stays in the builder, which takes it apart fastest (in the order it made it),
     // unless wall time adds an event to it.
+    // Before the tree may leave the builder: the frames are its nodes.
+    const FrameClockRhythm rhythm = by_metric ? tree.ClockRhythmOfFrames() : FrameClockRhythm{};
     CallNode taken;
     const CallNode* tree_root = &tree.root();
     if (by_wall) {
@@ -679,8 +681,8 @@ class ReportCommand : public Subcommand {
       if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
       std::vector<std::string> names;
       for (size_t e : plan->column().events) names.push_back(events[e].name);
-      ColorFramesByMetric(input, plan->Compute(root, min_samples_, tree.lost()), plan->column(),
-                          names, min_samples_);
+      ColorFramesByMetric(input, plan->Compute(root, min_samples_, tree.lost(), &rhythm),
+                          plan->column(), names, min_samples_);
     }
     if (ratio) {
       const std::string& num = events[ratio->numerator].name;

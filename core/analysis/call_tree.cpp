@@ -265,7 +265,8 @@ CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& r
     : events_(std::move(events)),
       options_(options),
       tally_(events_.size()),
-      paths_(events_.size(), resolver, options) {
+      paths_(events_.size(), resolver, options),
+      rhythm_(events_) {
   // The path thread falls far behind early in a profile, when most stacks are new, and idles
   // later: it is given room for tens of thousands of first samples (as the report table's
   // stack-row thread is) rather than stalling the tally. Measured on 1M samples: 16 or 64
@@ -324,6 +325,7 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
   if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
+  rhythm_.Add(sample, stack.id);
 }
 
 const CallNode& CallTreeBuilder::root() {
@@ -360,6 +362,78 @@ const CallNode& CallTreeBuilder::root() {
   add_children(&root);
   samples_in_tree_ = samples_;
   return root;
+}
+
+const ClockRhythmFinding* FrameClockRhythm::FindingOf(size_t event) const {
+  for (const ClockRhythmFinding& f : findings)
+    if (f.event == event) return &f;
+  return nullptr;
+}
+
+const ClockRhythmCount* FrameClockRhythm::CountOf(const CallNode* node, size_t event) const {
+  auto it = counts.find(node);
+  if (it == counts.end()) return nullptr;
+  for (const ClockRhythmCount& c : it->second)
+    if (c.event == event) return &c;
+  return nullptr;
+}
+
+FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
+  const CallNode& root_node = root();
+  const std::vector<CallNode*>& leaf_of_stack = paths_.leaf_of_stack();
+  FrameClockRhythm out;
+  // A leaf frame is its function on its path: an inlined helper's frame under one caller is not
+  // its frame under another, which is what a loop through three callers of it repeats.
+  ClockRhythm::Result found = rhythm_.Find(
+      [&](uint32_t stack) { return reinterpret_cast<uintptr_t>(leaf_of_stack[stack]); });
+  out.findings = found.findings;
+  if (found.findings.empty()) return out;
+  // Each frame's parent and depth: the frames a sample counts toward are its leaf's ancestors,
+  // and where the loop steps from one stack to another it leaves those below their lowest
+  // common one.
+  absl::flat_hash_map<const CallNode*, std::pair<const CallNode*, uint32_t>> up;
+  up[&root_node] = {nullptr, 0};
+  for (const auto& child : root_node.children) up[child.get()] = {&root_node, 1};
+  for (const CallNode* node : paths_.made())  // a parent before its children
+    for (const auto& child : node->children) up[child.get()] = {node, up[node].second + 1};
+  const auto count_of = [&](const CallNode* node, uint32_t event) -> ClockRhythmCount& {
+    std::vector<ClockRhythmCount>& counts = out.counts[node];
+    for (ClockRhythmCount& c : counts)
+      if (c.event == event) return c;
+    counts.push_back({});
+    counts.back().event = event;
+    return counts.back();
+  };
+  for (size_t f = 0; f < found.findings.size(); ++f) {
+    const uint32_t event = found.findings[f].event;
+    for (const auto& [stack, counts] : found.stacks[f]) {
+      const auto [seen, in_step] = counts;
+      const CallNode* leaf = leaf_of_stack[stack];
+      ClockRhythmCount& self = count_of(leaf, event);
+      self.self_seen += seen;
+      self.self_in_step += in_step;
+      for (const CallNode* node = leaf; node; node = up[node].first) {
+        ClockRhythmCount& c = count_of(node, event);
+        c.total_seen += seen;
+        c.total_in_step += in_step;
+      }
+    }
+    for (const auto& [step, times] : found.steps[f]) {
+      const CallNode* from = leaf_of_stack[step.first];
+      const CallNode* to = leaf_of_stack[step.second];
+      if (from != to) count_of(from, event).self_exits += times;
+      while (from != to) {
+        // The deeper of the two climbs first; the frames `from` passes are left.
+        if (up[from].second >= up[to].second) {
+          count_of(from, event).total_exits += times;
+          from = up[from].first;
+        } else {
+          to = up[to].first;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 CallNode CallTreeBuilder::TakeRoot() {

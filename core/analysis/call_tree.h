@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "core/analysis/clock_rhythm.h"
 #include "core/analysis/function_attribution.h"
 #include "core/base/shared_string.h"
 #include "core/model/address_space.h"
@@ -219,6 +220,15 @@ class CallPathBuilder : public ProcessTrackingVisitor {
 // Samples are tallied per distinct stack (StackTally) and each stack's path is built once, by a
 // CallPathBuilder on a thread of its own; the nodes' counts are filled in from the tallies when
 // the tree is asked for.
+// For a timer clock whose samples fell in step with a loop on some thread (ClockRhythm): the
+// findings, and per frame its counts as a Total% row's (its samples are those through it).
+struct FrameClockRhythm {
+  std::vector<ClockRhythmFinding> findings;
+  absl::flat_hash_map<const CallNode*, std::vector<ClockRhythmCount>> counts;
+  const ClockRhythmFinding* FindingOf(size_t event) const;
+  const ClockRhythmCount* CountOf(const CallNode* node, size_t event) const;
+};
+
 class CallTreeBuilder : public ProcessTrackingVisitor {
  public:
   CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
@@ -244,6 +254,9 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   const std::vector<EventDesc>& events() const { return events_; }
   // Samples the kernel lost while recording (PERF_RECORD_LOST and LOST_SAMPLES), of any event.
   uint64_t lost() const { return lost_; }
+  // Where a timer clock's samples fell in step with a loop (ClockRhythm), per frame of the tree
+  // (root() first); the leaf frames, each a function on its path, are what repeats.
+  FrameClockRhythm ClockRhythmOfFrames();
 
  private:
   uint64_t lost_ = 0;
@@ -267,6 +280,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   Sample completed_;  // a new stack's sample with its callchain completed, for paths_ in line
   uint64_t samples_ = 0;
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
+  ClockRhythm rhythm_;
 };
 
 // Appends to every node of the tree an event whose values are the sum of events `a` and `b`

@@ -386,6 +386,35 @@ std::optional<WindowBias> LostSamplesBias(const std::vector<size_t>& used, uint6
                     std::string(text) + "; record with a larger -m or a lower rate"};
 }
 
+std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
+                                                          const std::vector<double>& counts,
+                                                          const MetricValue& value,
+                                                          const std::vector<ClockRhythmSlot>& slots,
+                                                          const std::vector<EventDesc>& events,
+                                                          bool inclusive) const {
+  if (!value.value) return std::nullopt;
+  const MetricColumn& c = columns_[column];
+  for (size_t slot = 0; slot < slots.size() && slot < c.events.size(); ++slot) {
+    const auto& [finding, count] = slots[slot];
+    if (!finding || !count) continue;
+    const std::optional<double> reach = ClockRhythmReach(*finding, *count, inclusive);
+    if (!reach) continue;
+    // How far the count's reach moves the value (none for a count of no events over any time).
+    double moved = 0;
+    for (double scale : {1 - *reach, 1 + *reach}) {
+      std::vector<double> scaled = counts;
+      scaled[slot] *= scale;
+      const std::optional<double> v = Compute(column, scaled, {}, kNormal975).value;
+      moved = v ? std::max(moved, std::abs(*v - *value.value)) : INFINITY;
+    }
+    if (moved == 0 || (value.half_width && moved <= *value.half_width)) continue;
+    return WindowBias{
+        WindowBiasKind::kClockInStep,
+        ClockRhythmReason(*finding, *count, inclusive, *reach, events[c.events[slot]].name)};
+  }
+  return std::nullopt;
+}
+
 MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
                                         const ReportRow& row, bool inclusive) const {
   const MetricColumn& c = columns_[column];
@@ -404,6 +433,13 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
     MetricValue value =
         Compute(column, counts, PoissonCovariance(counts, samples, mean_periods), kNormal975);
     value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
+    if (!value.bias) {
+      std::vector<ClockRhythmSlot> slots;
+      for (size_t e : c.events)
+        slots.push_back({table.ClockRhythmOf(static_cast<uint32_t>(e)),
+                         row.ClockRhythmOf(static_cast<uint32_t>(e))});
+      value.bias = ClockRhythmBias(column, counts, value, slots, table.events, inclusive);
+    }
     return value;
   }
   const GroupCredit& credit = row.groups[static_cast<size_t>(c.group)];

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/clock_rhythm.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/window_bias.h"
 #include "core/base/error.h"
@@ -122,6 +123,17 @@ class DerivedMetrics {
   // columns()[column].events, the period and the number of samples.
   MetricValue EvaluateSampled(size_t column, const std::vector<uint64_t>& periods,
                               const std::vector<uint64_t>& samples) const;
+  // A sampled-periods value at `counts` (per event of the column) whose events include a timer
+  // clock in step with a loop where its samples lie (ClockRhythm): per event, the finding and
+  // the row's or frame's counts (null where none). The reason it may lie off beyond its
+  // interval, where the share of the clock's count that may be off (ClockRhythmReach) moves it
+  // further than the interval reaches; empty otherwise. `inclusive`: Total% counts.
+  using ClockRhythmSlot = std::pair<const ClockRhythmFinding*, const ClockRhythmCount*>;
+  std::optional<WindowBias> ClockRhythmBias(size_t column, const std::vector<double>& counts,
+                                            const MetricValue& value,
+                                            const std::vector<ClockRhythmSlot>& slots,
+                                            const std::vector<EventDesc>& events,
+                                            bool inclusive) const;
 
  private:
   struct Compiled {

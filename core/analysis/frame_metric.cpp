@@ -37,7 +37,8 @@ Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
 }
 
 std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
-    const CallNode& root, uint64_t min_samples, uint64_t lost) const {
+    const CallNode& root, uint64_t min_samples, uint64_t lost,
+    const FrameClockRhythm* rhythm) const {
   const MetricColumn& c = column();
   std::vector<std::unordered_map<const CallNode*, uint64_t>> samples;
   for (size_t e : c.events) samples.push_back(TotalSamples(root, e));
@@ -61,6 +62,13 @@ std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
     }
     m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
     m.value.bias = LostSamplesBias(c.events, lost, total_samples, events_, m.value);
+    if (!m.value.bias && rhythm && !rhythm->findings.empty()) {
+      std::vector<DerivedMetrics::ClockRhythmSlot> slots;
+      for (size_t e : c.events) slots.push_back({rhythm->FindingOf(e), rhythm->CountOf(node, e)});
+      const std::vector<double> counts(m.periods.begin(), m.periods.end());
+      m.value.bias =
+          metrics_.ClockRhythmBias(column_, counts, m.value, slots, events_, /*inclusive=*/true);
+    }
     m.reliable &= m.value.value.has_value();
     out.emplace(node, std::move(m));
   }

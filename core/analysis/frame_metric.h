@@ -38,9 +38,11 @@ class FrameMetricEvaluator {
   const MetricColumn& column() const { return metrics_.columns()[column_]; }
   // `lost`: samples the kernel lost while recording (CallTreeBuilder::lost()), which may move a
   // frame's value beyond its interval: the value's bias then says so.
-  std::unordered_map<const CallNode*, FrameMetric> Compute(const CallNode& root,
-                                                           uint64_t min_samples,
-                                                           uint64_t lost = 0) const;
+  // `rhythm` (CallTreeBuilder::ClockRhythmOfFrames, or null): where a timer clock's samples fell
+  // in step with a loop, a frame whose value that may move beyond its interval says so.
+  std::unordered_map<const CallNode*, FrameMetric> Compute(
+      const CallNode& root, uint64_t min_samples, uint64_t lost = 0,
+      const FrameClockRhythm* rhythm = nullptr) const;
 
  private:
   FrameMetricEvaluator(DerivedMetrics metrics, size_t column, std::vector<EventDesc> events)

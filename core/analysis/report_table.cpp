@@ -451,7 +451,10 @@ void StackRowResolver::OnSamplesAhead(std::span<const Sample> samples) {
 ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResolver& resolver,
                                        std::vector<SortKey> sort, SampleSelector selector,
                                        InlineMode inline_mode)
-    : selector_(selector), tally_(events.size()), rows_(resolver, sort, selector, inline_mode) {
+    : selector_(selector),
+      tally_(events.size()),
+      rows_(resolver, sort, selector, inline_mode),
+      rhythm_(events) {
   table_.events = std::move(events);
   table_.sort = std::move(sort);
   table_.inline_mode = inline_mode;
@@ -569,6 +572,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   const Thread& thread = ThreadOf(sample);
   if (!thread.matches) {
     ++table_.samples_filtered;
+    rhythm_.Break(sample);
     // Windows are credited by row over every sample in the time range, filtered or not: a
     // filtered-out sample between two samples of one row still ends a window.
     if (group_of_leader_[e] >= 0)
@@ -582,6 +586,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   auto [stack, first] = hinted ? tally_.Add(sample, key)
                                : tally_.Add(sample, thread.part, space().GenerationOf(sample.pid));
   if (first) OnSampleWithChainFor(ToRows(), sample, completed_);
+  rhythm_.Add(sample, stack);
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);
@@ -601,6 +606,58 @@ void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
   if (r.throttled && r.event < table_.throttles.size()) ++table_.throttles[r.event];
   if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)
     attributors_[static_cast<size_t>(group_of_leader_[r.event])]->Interrupt();
+}
+
+template <typename Visit>
+void ReportTableBuilder::ForEachTotalKey(const StackRowResolver::StackKeys& stack, Visit visit) {
+  for (uint32_t k = stack.first.begin; k < stack.first.end; ++k) visit(rows_.first_keys()[k]);
+  const StackRowResolver::KeyRange& callers = rows_.callers()[stack.callers];
+  for (uint32_t k = callers.begin; k < callers.end; ++k) visit(rows_.caller_keys()[k]);
+}
+
+void ReportTableBuilder::CountClockRhythm() {
+  const std::vector<StackRowResolver::StackKeys>& stacks = rows_.stacks();
+  ClockRhythm::Result found = rhythm_.Find([&](uint32_t stack) { return stacks[stack].leaf; });
+  table_.clock_rhythms = found.findings;
+  const auto count_of = [&](uint32_t key, uint32_t event) -> ClockRhythmCount& {
+    ReportRow& row = RowOf(key);
+    for (ClockRhythmCount& c : row.clock_rhythm)
+      if (c.event == event) return c;
+    row.clock_rhythm.push_back({});
+    row.clock_rhythm.back().event = event;
+    return row.clock_rhythm.back();
+  };
+  for (size_t f = 0; f < found.findings.size(); ++f) {
+    const uint32_t event = found.findings[f].event;
+    for (const auto& [s, counts] : found.stacks[f]) {
+      const StackRowResolver::StackKeys& stack = stacks[s];
+      const auto [seen, in_step] = counts;
+      if (stack.leaf_matches) {
+        ClockRhythmCount& c = count_of(stack.leaf, event);
+        c.self_seen += seen;
+        c.self_in_step += in_step;
+      }
+      ForEachTotalKey(stack, [&](uint32_t key) {
+        ClockRhythmCount& c = count_of(key, event);
+        c.total_seen += seen;
+        c.total_in_step += in_step;
+      });
+    }
+    // Where the loop leaves a row: the rows of one sample that the next one's lacks.
+    std::vector<uint32_t> to_rows;
+    for (const auto& [step, times] : found.steps[f]) {
+      const StackRowResolver::StackKeys& from = stacks[step.first];
+      const StackRowResolver::StackKeys& to = stacks[step.second];
+      if (from.leaf_matches && (!to.leaf_matches || from.leaf != to.leaf))
+        count_of(from.leaf, event).self_exits += times;
+      to_rows.clear();
+      ForEachTotalKey(to, [&](uint32_t key) { to_rows.push_back(key); });
+      ForEachTotalKey(from, [&](uint32_t key) {
+        if (std::find(to_rows.begin(), to_rows.end(), key) == to_rows.end())
+          count_of(key, event).total_exits += times;
+      });
+    }
+  }
 }
 
 ReportTable ReportTableBuilder::Finish() {
@@ -651,6 +708,7 @@ ReportTable ReportTableBuilder::Finish() {
       for (uint32_t k = callers_of[c].begin; k < callers_of[c].end; ++k)
         add_total(caller_keys[k], e, counts.period, counts.samples);
     }
+  CountClockRhythm();
   std::unordered_map<std::string, uint32_t> key_of_joined;
   if (!table_.groups.empty())
     for (uint32_t k = 0; k < rows_.keys().size(); ++k)

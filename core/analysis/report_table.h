@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/analysis/clock_rhythm.h"
 #include "core/analysis/function_attribution.h"
 #include "core/analysis/short_stack_census.h"
 #include "core/analysis/window_attribution.h"
@@ -107,6 +108,15 @@ struct ReportRow {
   std::vector<uint64_t> total_period;  // per event: samples with the row anywhere in the chain
   std::vector<uint64_t> total_samples;
   std::vector<GroupCredit> groups;  // parallel to ReportTable::groups
+  // Per timer clock whose samples fell in step with a loop on some thread (ClockRhythm): how
+  // many of this row's samples were looked at, and how many came from such threads. Empty for
+  // most rows.
+  std::vector<ClockRhythmCount> clock_rhythm;
+  const ClockRhythmCount* ClockRhythmOf(uint32_t event) const {
+    for (const ClockRhythmCount& c : clock_rhythm)
+      if (c.event == event) return &c;
+    return nullptr;
+  }
 };
 
 struct ReportTable {
@@ -118,6 +128,13 @@ struct ReportTable {
   std::vector<uint64_t> total_period;
   std::vector<uint64_t> total_samples;
   std::vector<ReadGroup> groups;
+  // Timer clocks whose samples fell in step with a loop on some thread (ClockRhythm).
+  std::vector<ClockRhythmFinding> clock_rhythms;
+  const ClockRhythmFinding* ClockRhythmOf(uint32_t event) const {
+    for (const ClockRhythmFinding& f : clock_rhythms)
+      if (f.event == event) return &f;
+    return nullptr;
+  }
   uint64_t lost = 0;
   // Per event, the times the kernel throttled its sampling (PERF_RECORD_THROTTLE): until the
   // next tick each time, the event counted on unsampled, so its samples miss those events.
@@ -419,6 +436,11 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   };
   const Thread& ThreadOf(const Sample& sample);
   ReportRow& RowOf(uint32_t key);
+  // The rows' ClockRhythmCounts and the table's findings, once every stack's rows are known.
+  void CountClockRhythm();
+  // Calls visit(key) for each row a stack's samples count toward in Total%.
+  template <typename Visit>
+  void ForEachTotalKey(const StackRowResolver::StackKeys& stack, Visit visit);
   // Where records for rows_ go: its thread, or rows_ itself when in line.
   RecordVisitor& ToRows() {
     return rows_thread_ ? static_cast<RecordVisitor&>(*rows_thread_) : rows_;
@@ -439,6 +461,7 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   std::vector<std::unique_ptr<WindowAttributor>> attributors_;  // per read group
   // Per event sampled on its own: the (group, member slot) pairs whose member it is, by name.
   std::vector<std::vector<std::pair<size_t, size_t>>> interloper_slots_;
+  ClockRhythm rhythm_;
 };
 
 }  // namespace tprof

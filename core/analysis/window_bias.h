@@ -32,17 +32,19 @@ namespace tprof {
 // may have been any of its events' (DerivedMetrics finds both; nothing here does);
 // kClockInOneMode: a sampled-periods value whose clock is sampled in one mode (task-clock:u),
 // found beyond the group's value in the direction the time the clock's samples leave out
-// moves it (DerivedMetrics).
+// moves it (DerivedMetrics); kClockInStep: a sampled-periods value read from a timer clock whose
+// samples, on the threads this row's come from, repeat with a loop of a few periods (ClockRhythm).
 enum class WindowBiasKind {
   kCallEdges,
   kCallMiddles,
   kSpansCalls,
   kMethodsDisagree,
   kSamplesLost,
-  kClockInOneMode
+  kClockInOneMode,
+  kClockInStep
 };
 // "call edges", "call middles", "spans calls", "methods disagree", "samples lost", "clock in one
-// mode"
+// mode", "clock in step"
 const char* WindowBiasKindName(WindowBiasKind kind);
 
 struct WindowBias {

@@ -1,0 +1,271 @@
+// ClockRhythm on constructed runs of a timer clock's samples, and through the report table to a
+// sampled rate's reason: a loop of a few sampling periods is named, long calls, a shuffled order
+// and broken runs are not, and a row the loop never leaves (main) or a value the clock cannot
+// move (no faults) is not flagged. The sequences are written out by hand; which lag they repeat
+// at is read off them.
+#include "core/analysis/clock_rhythm.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+
+#include <random>
+#include <vector>
+
+#include "core/analysis/call_tree.h"
+#include "core/analysis/derived_metrics.h"
+#include "core/analysis/frame_metric.h"
+#include "core/analysis/report_table.h"
+
+namespace tprof {
+namespace {
+
+constexpr uint64_t kPeriod = 50000;  // ns: a 20 kHz clock
+
+EventDesc TaskClock() {
+  EventDesc e;
+  e.name = "task-clock";
+  e.type = PERF_TYPE_SOFTWARE;
+  e.config = PERF_COUNT_SW_TASK_CLOCK;
+  e.use_frequency = true;
+  e.period_or_frequency = 20000;
+  return e;
+}
+
+EventDesc PageFaults() {
+  EventDesc e;
+  e.name = "page-faults";
+  e.type = PERF_TYPE_SOFTWARE;
+  e.config = PERF_COUNT_SW_PAGE_FAULTS;
+  e.period_or_frequency = 1;
+  return e;
+}
+
+Sample ClockSample(uint64_t time, uint32_t tid = 7) {
+  Sample s;
+  s.event = 0;
+  s.period = kPeriod;
+  s.time = time;
+  s.pid = 7;
+  s.tid = tid;
+  return s;
+}
+
+// Runs `rows` (one per sample, a period apart) through a detector whose stacks are the rows.
+ClockRhythm::Result Detect(const std::vector<uint32_t>& rows, uint64_t gap_every = 0) {
+  ClockRhythm rhythm({TaskClock()});
+  uint64_t time = 1000000;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    time += gap_every && i % gap_every == 0 ? 10 * kPeriod : kPeriod;
+    rhythm.Add(ClockSample(time), rows[i]);
+  }
+  return rhythm.Find([](uint32_t stack) { return stack; });
+}
+
+// Stretches of `lengths[i]` samples in row i, in turn, `rounds` times.
+std::vector<uint32_t> Loop(const std::vector<uint32_t>& lengths, int rounds) {
+  std::vector<uint32_t> rows;
+  for (int r = 0; r < rounds; ++r)
+    for (uint32_t f = 0; f < lengths.size(); ++f) rows.insert(rows.end(), lengths[f], f);
+  return rows;
+}
+
+TEST(ClockRhythmTest, ALoopOfAFewPeriodsIsFoundAtItsLength) {
+  // Three functions of 2, 3 and 4 samples in turn: the same row 9 apart every time, 1 apart 6
+  // times in 9.
+  const auto found = Detect(Loop({2, 3, 4}, 200));
+  ASSERT_EQ(found.findings.size(), 1u);
+  const ClockRhythmFinding& f = found.findings[0];
+  EXPECT_EQ(f.lag, 9u);
+  EXPECT_DOUBLE_EQ(f.same_at_lag, 1.0);
+  EXPECT_NEAR(f.same_next, 6.0 / 9, 0.01);
+  EXPECT_EQ(f.period_ns, kPeriod);
+  EXPECT_EQ(f.threads, 1u);
+  EXPECT_EQ(f.samples_in_step, 1800u);
+  EXPECT_EQ(f.samples_seen, 1800u);
+  // Each stretch ends in a step to the next row: 200 steps out of each.
+  uint64_t steps_out_of_0 = 0;
+  for (const auto& [step, times] : found.steps[0])
+    if (step.first == 0) steps_out_of_0 += times;
+  EXPECT_EQ(steps_out_of_0, 200u);
+}
+
+TEST(ClockRhythmTest, LongCallsAShuffledOrderAndBrokenRunsAreNotALoop) {
+  // Calls of 40 samples in turn: the row stays from one sample to the next (117 in 120), and
+  // no lag repeats it more often.
+  EXPECT_TRUE(Detect(Loop({40, 40, 40}, 20)).findings.empty());
+  // The same short calls in a shuffled order: no lag repeats the row.
+  std::mt19937 random(5);
+  std::vector<uint32_t> shuffled;
+  for (int r = 0; r < 300; ++r) {
+    std::vector<uint32_t> order = {0, 1, 2};
+    std::shuffle(order.begin(), order.end(), random);
+    for (uint32_t f : order) shuffled.insert(shuffled.end(), 2 + f, f);
+  }
+  EXPECT_TRUE(Detect(shuffled).findings.empty());
+  // The loop, but the thread switched out every 5 samples: no two samples 9 apart in one run.
+  EXPECT_TRUE(Detect(Loop({2, 3, 4}, 200), 5).findings.empty());
+  // Too few samples to say.
+  EXPECT_TRUE(Detect(Loop({2, 3, 4}, 20)).findings.empty());
+}
+
+TEST(ClockRhythmTest, OnlyTimerClocksAreWatched) {
+  EventDesc cycles;
+  cycles.name = "cycles";
+  cycles.type = PERF_TYPE_HARDWARE;
+  cycles.config = PERF_COUNT_HW_CPU_CYCLES;
+  cycles.period_or_frequency = 4000;
+  EventDesc cpu_clock = TaskClock();
+  cpu_clock.config = PERF_COUNT_SW_CPU_CLOCK;
+  ClockRhythm rhythm({cycles, TaskClock(), PageFaults(), cpu_clock});
+  EXPECT_FALSE(rhythm.Watches(0));
+  EXPECT_TRUE(rhythm.Watches(1));
+  EXPECT_FALSE(rhythm.Watches(2));
+  EXPECT_TRUE(rhythm.Watches(3));
+}
+
+// Addresses 0x1000.. are f, 0x2000.. g, 0x3000.. main (f and g's caller).
+class LoopResolver : public FrameResolver {
+ public:
+  ResolvedFrame Resolve(const Mapping*, uint64_t address) override {
+    ResolvedFrame r;
+    r.module = "/bin/prog";
+    r.function = address < 0x2000 ? "f" : address < 0x3000 ? "g" : "main";
+    r.frames.push_back({r.function, "", "prog.c", 1, 0, false});
+    r.resolved = true;
+    return r;
+  }
+};
+
+struct Rates {
+  MetricValue f, g, main;
+};
+
+// task-clock at 20 kHz and every page fault, over a loop of f (`f_samples` clock samples, one
+// fault each) then g (`g_samples`, no fault), both called from main; the faults/ms per function
+// with --children.
+Rates FaultsPerMs(uint32_t f_samples, uint32_t g_samples, int rounds) {
+  LoopResolver resolver;
+  const std::vector<EventDesc> events = {TaskClock(), PageFaults()};
+  auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+  EXPECT_TRUE(builder.ok());
+  uint64_t time = 1000000;
+  // The addresses vary within a function, as a sampled loop's do: rows, not stacks, repeat.
+  uint64_t offset = 0;
+  const auto add = [&](uint64_t base, bool fault) {
+    Sample s = ClockSample(time);
+    s.ip = base + (offset++ % 64);
+    s.callchain = {kContextUser, s.ip, 0x3010};
+    (*builder)->OnSample(s);
+    if (fault) {
+      Sample p = s;
+      p.event = 1;
+      p.period = 1;
+      (*builder)->OnSample(p);
+    }
+    time += kPeriod;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    for (uint32_t i = 0; i < f_samples; ++i) add(0x1000, true);
+    for (uint32_t i = 0; i < g_samples; ++i) add(0x2000, false);
+  }
+  ReportTable table = (*builder)->Finish();
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
+  EXPECT_TRUE(metric.ok());
+  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
+  EXPECT_TRUE(plan.ok());
+  size_t column = 0;
+  for (size_t c = 0; c < plan->columns().size(); ++c)
+    if (plan->columns()[c].name == "faults_per_ms") column = c;
+  Rates rates;
+  for (const ReportRow& row : table.rows) {
+    const MetricValue v = plan->Evaluate(column, table, row, /*inclusive=*/true);
+    if (row.keys[0] == "f") rates.f = v;
+    if (row.keys[0] == "g") rates.g = v;
+    if (row.keys[0] == "main") rates.main = v;
+  }
+  return rates;
+}
+
+TEST(ClockRhythmTest, ARateOfAFunctionInALoopOfAFewPeriodsSaysTheClockMayBeInStep) {
+  // f 2 samples, g 1, 1,000 rounds: f's rate 1 fault per 50 us sample, 20 faults/ms, its
+  // interval (Poisson, 2,000 samples) some ±6 %; the loop leaves f after 2 samples, so its
+  // count may be off by a quarter sample in 2 (12.5 %), beyond that.
+  Rates rates = FaultsPerMs(2, 1, 1000);
+  ASSERT_TRUE(rates.f.value);
+  EXPECT_DOUBLE_EQ(*rates.f.value, 20.0);
+  ASSERT_TRUE(rates.f.bias);
+  EXPECT_EQ(rates.f.bias->kind, WindowBiasKind::kClockInStep);
+  EXPECT_NE(rates.f.bias->reason.find("repeat every 3 samples"), std::string::npos)
+      << rates.f.bias->reason;
+  EXPECT_NE(rates.f.bias->reason.find("a loop of about 150 us"), std::string::npos)
+      << rates.f.bias->reason;
+  EXPECT_NE(rates.f.bias->reason.find("may then be 12 % off"), std::string::npos)
+      << rates.f.bias->reason;
+  // g never faults: 0 over any time, which no clock error moves.
+  ASSERT_TRUE(rates.g.value);
+  EXPECT_EQ(*rates.g.value, 0.0);
+  EXPECT_FALSE(rates.g.bias) << rates.g.bias->reason;
+  // main holds the whole loop: where in it the samples land does not change its share.
+  ASSERT_TRUE(rates.main.value);
+  EXPECT_NEAR(*rates.main.value, 2.0 / 3 * 20, 1e-9);
+  EXPECT_FALSE(rates.main.bias) << rates.main.bias->reason;
+}
+
+TEST(ClockRhythmTest, ARateOfLongCallsInALoopIsNotFlagged) {
+  // f 40 samples, g 40: the row stays from one sample to the next 78 times in 80, and no lag
+  // repeats it more often.
+  Rates rates = FaultsPerMs(40, 40, 50);
+  ASSERT_TRUE(rates.f.value);
+  EXPECT_FALSE(rates.f.bias) << rates.f.bias->reason;
+}
+
+// The flame graph's frames coloured by the rate: the same loop (f 2 samples, g 1, under main),
+// frames rather than rows; f's frame says the clock may be in step, main's and g's do not.
+TEST(ClockRhythmTest, AFlameGraphFrameInALoopOfAFewPeriodsSaysTheClockMayBeInStep) {
+  LoopResolver resolver;
+  const std::vector<EventDesc> events = {TaskClock(), PageFaults()};
+  CallTreeBuilder tree(events, resolver, {});
+  uint64_t time = 1000000, offset = 0;
+  for (int r = 0; r < 1000; ++r)
+    for (uint64_t base : {0x1000, 0x1000, 0x2000}) {
+      Sample s = ClockSample(time);
+      s.ip = base + (offset++ % 64);
+      s.callchain = {kContextUser, s.ip, 0x3010};
+      tree.OnSample(s);
+      if (base == 0x1000) {
+        s.event = 1;
+        s.period = 1;
+        tree.OnSample(s);
+      }
+      time += kPeriod;
+    }
+  const FrameClockRhythm rhythm = tree.ClockRhythmOfFrames();
+  ASSERT_EQ(rhythm.findings.size(), 1u);
+  EXPECT_EQ(rhythm.findings[0].lag, 3u);
+  const CallNode& root = tree.root();
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
+  ASSERT_TRUE(metric.ok());
+  auto plan = FrameMetricEvaluator::Plan(root, events, "faults_per_ms", {}, {*metric});
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  const auto frames = plan->Compute(root, 1, 0, &rhythm);
+  const CallNode* main = root.Find("main", "/bin/prog", FrameKind::kUser);
+  ASSERT_NE(main, nullptr);
+  const CallNode* f = main->Find("f", "/bin/prog", FrameKind::kUser);
+  const CallNode* g = main->Find("g", "/bin/prog", FrameKind::kUser);
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(g, nullptr);
+  const MetricValue& f_rate = frames.at(f).value;
+  ASSERT_TRUE(f_rate.value);
+  EXPECT_DOUBLE_EQ(*f_rate.value, 20.0);
+  ASSERT_TRUE(f_rate.bias);
+  EXPECT_EQ(f_rate.bias->kind, WindowBiasKind::kClockInStep);
+  EXPECT_NE(f_rate.bias->reason.find("repeat every 3 samples"), std::string::npos)
+      << f_rate.bias->reason;
+  EXPECT_FALSE(frames.at(g).value.bias) << frames.at(g).value.bias->reason;
+  EXPECT_FALSE(frames.at(main).value.bias) << frames.at(main).value.bias->reason;
+  // Without the rhythm, no reason.
+  EXPECT_FALSE(plan->Compute(root, 1, 0).at(f).value.bias);
+}
+
+}  // namespace
+}  // namespace tprof
