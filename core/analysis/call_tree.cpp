@@ -325,7 +325,10 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
   if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
-  rhythm_.Add(sample, stack.id);
+  if (rhythm_.Watches(sample.event))
+    rhythm_.Add(sample, stack.id);
+  else if (rhythm_.watches_any())
+    rhythm_.AddOther(sample, stack.id);
 }
 
 const CallNode& CallTreeBuilder::root() {
@@ -407,15 +410,18 @@ FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
   for (size_t f = 0; f < found.findings.size(); ++f) {
     const uint32_t event = found.findings[f].event;
     for (const auto& [stack, counts] : found.stacks[f]) {
-      const auto [seen, in_step] = counts;
       const CallNode* leaf = leaf_of_stack[stack];
       ClockRhythmCount& self = count_of(leaf, event);
-      self.self_seen += seen;
-      self.self_in_step += in_step;
+      self.self_seen += counts.seen;
+      self.self_in_step += counts.in_step;
+      self.self_pairs += counts.pairs;
+      self.self_stepped += counts.stepped;
+      self.self_spanned += counts.spanned;
+      self.self_again += counts.again;
       for (const CallNode* node = leaf; node; node = up[node].first) {
         ClockRhythmCount& c = count_of(node, event);
-        c.total_seen += seen;
-        c.total_in_step += in_step;
+        c.total_seen += counts.seen;
+        c.total_in_step += counts.in_step;
       }
     }
     for (const auto& [step, times] : found.steps[f]) {

@@ -37,6 +37,17 @@ struct ClockRhythmFinding {
   uint64_t threads = 0;          // threads in step
   uint64_t samples_in_step = 0;  // their samples looked at
   uint64_t samples_seen = 0;     // every sample of the event looked at
+  // Two samples in a row in one row with another event's sample between them in another row,
+  // on rows whose periods with others' work in them end in the row again far more or less often
+  // than its share of the samples (the clock keeps to a loop's phase): the clock stepped over
+  // that work (calls shorter than its period) and credited the period to the row at both ends.
+  // How many such pairs, of how many in one row, and the other event seen most (-1: none).
+  uint64_t pairs_stepped = 0, pairs_same = 0;
+  int32_t stepped_by = -1;
+  // On the rows so found: periods with other rows' work in them, and how many ended in the row
+  // again (where the clock's phase is free, about the row's share of the samples).
+  uint64_t periods_spanned = 0, periods_again = 0;
+  bool in_step() const { return lag > 0; }
 };
 
 // Per sample a row may be credited with: how many of the event's samples that were looked at it
@@ -50,6 +61,13 @@ struct ClockRhythmCount {
   // leaves it. A row that holds the whole loop (main, its caller) is never left, and its shares
   // do not depend on where in the loop the samples land.
   uint64_t self_exits = 0, total_exits = 0;
+  // The row's own samples (its leaf's) that followed one in the row with another event's sample
+  // in another row between them (ClockRhythmFinding::pairs_stepped), and all that followed one
+  // in the row.
+  uint64_t self_stepped = 0, self_pairs = 0;
+  // The row's own samples whose period ran another row's work, and of those the ones whose next
+  // sample landed in the row again.
+  uint64_t self_spanned = 0, self_again = 0;
 };
 
 // A row is said to be in step when at least this share of its looked-at samples are, and the
@@ -69,11 +87,20 @@ class ClockRhythm {
   // A sample of a watched event the table does not count (its thread filtered out): the
   // thread's run is broken there.
   void Break(const Sample& sample);
+  // A sample of another event, tallied as `stack`: what lies between the clock's samples.
+  void AddOther(const Sample& sample, uint32_t stack);
+  bool watches_any() const { return watches_any_; }
 
+  struct StackCounts {
+    uint64_t seen = 0, in_step = 0;   // samples looked at, and of threads in step
+    uint64_t pairs = 0, stepped = 0;  // following one on the same row; with another row between
+    uint64_t spanned = 0, again = 0;  // followed by a period with another row's work; in the row
+  };
   struct Result {
-    std::vector<ClockRhythmFinding> findings;  // events with a thread in step
-    // Per event found (parallel to findings): per stack, samples looked at and in step.
-    std::vector<absl::flat_hash_map<uint32_t, std::pair<uint64_t, uint64_t>>> stacks;
+    // Events with a thread in step, or with pairs of samples that stepped over another row.
+    std::vector<ClockRhythmFinding> findings;
+    // Per event found (parallel to findings): per stack, its counts.
+    std::vector<absl::flat_hash_map<uint32_t, StackCounts>> stacks;
     // Per event found: consecutive samples in step on two different stacks, (from, to), with
     // how often.
     std::vector<absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint64_t>> steps;
@@ -91,11 +118,22 @@ class ClockRhythm {
     uint64_t last_time = 0;
     bool started = false;
     std::vector<uint32_t> stacks;  // kBreak where the run is broken
+    std::vector<uint64_t> times;   // per entry of `stacks` (0 for a break)
+    // Other events' samples on the thread: what lies between two of the clock's samples is found
+    // by time, as the input may give one event's samples ahead of another's.
+    struct Other {
+      uint64_t time;
+      uint32_t stack, event;
+    };
+    std::vector<Other> others;
   };
+  void Push(Run& run, uint32_t entry, uint64_t time);
   Result FindWith(const std::function<uint64_t(uint32_t)>& row_of_stack) const;
   Run& RunOf(const Sample& sample);
 
   std::vector<bool> watched_;
+  std::vector<uint32_t> watched_events_;
+  bool watches_any_ = false;
   std::vector<uint64_t> periods_;  // per event: its period in ns when known from the attribute
   size_t max_samples_;
   size_t kept_ = 0;
@@ -114,6 +152,13 @@ inline constexpr double kStretchEdgeShare = 0.25;
 // it, against its samples in step. `inclusive`: the row's Total% samples.
 std::optional<double> ClockRhythmReach(const ClockRhythmFinding& finding,
                                        const ClockRhythmCount& count, bool inclusive);
+// The share of its count that the clock's samples in a row may be off by for the periods that
+// stepped over other rows' work (ClockRhythmFinding::pairs_stepped): each such period may be
+// theirs. Empty when none stepped. From the row's own samples, for Total% too: a caller's
+// periods hold its callees' work by right.
+std::optional<double> ClockSteppingReach(const ClockRhythmCount& count);
+std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
+                                double reach, const std::vector<EventDesc>& events);
 // The reason, in the recording's numbers, for a value that `reach` moves beyond its interval.
 std::string ClockRhythmReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                               bool inclusive, double reach, const std::string& event_name);

@@ -397,20 +397,25 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
   for (size_t slot = 0; slot < slots.size() && slot < c.events.size(); ++slot) {
     const auto& [finding, count] = slots[slot];
     if (!finding || !count) continue;
-    const std::optional<double> reach = ClockRhythmReach(*finding, *count, inclusive);
-    if (!reach) continue;
-    // How far the count's reach moves the value (none for a count of no events over any time).
-    double moved = 0;
-    for (double scale : {1 - *reach, 1 + *reach}) {
-      std::vector<double> scaled = counts;
-      scaled[slot] *= scale;
-      const std::optional<double> v = Compute(column, scaled, {}, kNormal975).value;
-      moved = v ? std::max(moved, std::abs(*v - *value.value)) : INFINITY;
-    }
-    if (moved == 0 || (value.half_width && moved <= *value.half_width)) continue;
-    return WindowBias{
-        WindowBiasKind::kClockInStep,
-        ClockRhythmReason(*finding, *count, inclusive, *reach, events[c.events[slot]].name)};
+    // Whether the count's being off by `reach` of it moves the value beyond its interval (not at
+    // all for a count of no events over any time).
+    const auto moves = [&](double reach) {
+      double moved = 0;
+      for (double scale : {1 - reach, 1 + reach}) {
+        std::vector<double> scaled = counts;
+        scaled[slot] *= scale;
+        const std::optional<double> v = Compute(column, scaled, {}, kNormal975).value;
+        moved = v ? std::max(moved, std::abs(*v - *value.value)) : INFINITY;
+      }
+      return moved > 0 && (!value.half_width || moved > *value.half_width);
+    };
+    if (const auto reach = ClockSteppingReach(*count); reach && moves(*reach))
+      return WindowBias{WindowBiasKind::kClockStepsOver,
+                        ClockSteppingReason(*finding, *count, *reach, events)};
+    if (const auto reach = ClockRhythmReach(*finding, *count, inclusive); reach && moves(*reach))
+      return WindowBias{
+          WindowBiasKind::kClockInStep,
+          ClockRhythmReason(*finding, *count, inclusive, *reach, events[c.events[slot]].name)};
   }
   return std::nullopt;
 }

@@ -586,7 +586,10 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   auto [stack, first] = hinted ? tally_.Add(sample, key)
                                : tally_.Add(sample, thread.part, space().GenerationOf(sample.pid));
   if (first) OnSampleWithChainFor(ToRows(), sample, completed_);
-  rhythm_.Add(sample, stack);
+  if (rhythm_.Watches(e))
+    rhythm_.Add(sample, stack);
+  else if (rhythm_.watches_any())
+    rhythm_.AddOther(sample, stack);
   if (group_of_leader_[e] >= 0)  // rows_ is in line
     attributors_[static_cast<size_t>(group_of_leader_[e])]->Add(
         sample, rows_.keys()[rows_.stacks()[stack].leaf].joined);
@@ -631,16 +634,19 @@ void ReportTableBuilder::CountClockRhythm() {
     const uint32_t event = found.findings[f].event;
     for (const auto& [s, counts] : found.stacks[f]) {
       const StackRowResolver::StackKeys& stack = stacks[s];
-      const auto [seen, in_step] = counts;
       if (stack.leaf_matches) {
         ClockRhythmCount& c = count_of(stack.leaf, event);
-        c.self_seen += seen;
-        c.self_in_step += in_step;
+        c.self_seen += counts.seen;
+        c.self_in_step += counts.in_step;
+        c.self_pairs += counts.pairs;
+        c.self_stepped += counts.stepped;
+        c.self_spanned += counts.spanned;
+        c.self_again += counts.again;
       }
       ForEachTotalKey(stack, [&](uint32_t key) {
         ClockRhythmCount& c = count_of(key, event);
-        c.total_seen += seen;
-        c.total_in_step += in_step;
+        c.total_seen += counts.seen;
+        c.total_in_step += counts.in_step;
       });
     }
     // Where the loop leaves a row: the rows of one sample that the next one's lacks.

@@ -24,6 +24,8 @@ const char* WindowBiasKindName(WindowBiasKind kind) {
       return "clock in one mode";
     case WindowBiasKind::kClockInStep:
       return "clock in step";
+    case WindowBiasKind::kClockStepsOver:
+      return "clock steps over calls";
   }
   return "?";
 }

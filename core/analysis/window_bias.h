@@ -33,7 +33,9 @@ namespace tprof {
 // kClockInOneMode: a sampled-periods value whose clock is sampled in one mode (task-clock:u),
 // found beyond the group's value in the direction the time the clock's samples leave out
 // moves it (DerivedMetrics); kClockInStep: a sampled-periods value read from a timer clock whose
-// samples, on the threads this row's come from, repeat with a loop of a few periods (ClockRhythm).
+// samples, on the threads this row's come from, repeat with a loop of a few periods (ClockRhythm);
+// kClockStepsOver: one whose clock's periods in the row spanned other functions' work, seen in
+// another event's samples between two of the row's (ClockRhythm).
 enum class WindowBiasKind {
   kCallEdges,
   kCallMiddles,
@@ -41,10 +43,11 @@ enum class WindowBiasKind {
   kMethodsDisagree,
   kSamplesLost,
   kClockInOneMode,
-  kClockInStep
+  kClockInStep,
+  kClockStepsOver
 };
 // "call edges", "call middles", "spans calls", "methods disagree", "samples lost", "clock in one
-// mode", "clock in step"
+// mode", "clock in step", "clock steps over calls"
 const char* WindowBiasKindName(WindowBiasKind kind);
 
 struct WindowBias {

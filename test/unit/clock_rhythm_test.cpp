@@ -219,6 +219,91 @@ TEST(ClockRhythmTest, ARateOfLongCallsInALoopIsNotFlagged) {
   EXPECT_FALSE(rates.f.bias) << rates.f.bias->reason;
 }
 
+// Calls shorter than the clock's period, f g h called in turn, faulting at every call (page-faults
+// sampled at each fault, delivered after the clock's samples, as per-CPU buffers may give them:
+// found by time). Locked: the clock's samples keep to one function for 4 samples at a time,
+// though the faults show all three running in every period: 3 of 4 periods from f end in f
+// again, against f's third of the samples. Free: the samples land in f or g at random, f 90 % of
+// the time, and 90 % of f's periods end in f again, its share. The thread is switched out every
+// 48 samples (4 rounds of f, g, h), which breaks the run.
+struct SteppedRates {
+  MetricValue f;
+  std::string table_text;
+};
+
+SteppedRates FaultsPerMsOfF(bool locked) {
+  LoopResolver resolver;
+  const std::vector<EventDesc> events = {TaskClock(), PageFaults()};
+  auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
+  EXPECT_TRUE(builder.ok());
+  std::mt19937 random(11);
+  std::vector<Sample> faults;
+  uint64_t time = 1000000;
+  for (int i = 0; i < 2880; ++i) {
+    time += i % 48 == 0 ? 20 * kPeriod : kPeriod;
+    const uint64_t base = locked ? std::vector<uint64_t>{0x1000, 0x2000, 0x3000}[(i / 4) % 3]
+                          : random() % 10 < 9 ? 0x1000
+                                              : 0x2000;
+    Sample clock = ClockSample(time);
+    clock.ip = base + static_cast<uint64_t>(i % 64);
+    clock.callchain = {kContextUser, clock.ip};
+    (*builder)->OnSample(clock);
+    // Every function runs (and faults) in every period.
+    for (uint64_t f : {0x1008, 0x2008, 0x3008}) {
+      if (!locked && f == 0x3008) continue;
+      Sample fault = clock;
+      fault.event = 1;
+      fault.period = 1;
+      fault.time = time + (f - 0x1000) / 0x1000 * 10000 + 5000;
+      fault.ip = f;
+      fault.callchain = {kContextUser, f};
+      faults.push_back(fault);
+    }
+  }
+  for (const Sample& fault : faults) (*builder)->OnSample(fault);
+  ReportTable table = (*builder)->Finish();
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
+  EXPECT_TRUE(metric.ok());
+  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
+  EXPECT_TRUE(plan.ok());
+  size_t column = 0;
+  for (size_t c = 0; c < plan->columns().size(); ++c)
+    if (plan->columns()[c].name == "faults_per_ms") column = c;
+  SteppedRates rates;
+  for (const ReportRow& row : table.rows)
+    if (row.keys[0] == "f") rates.f = plan->Evaluate(column, table, row);
+  return rates;
+}
+
+TEST(ClockRhythmTest, AClockKeptToTheLoopsPhaseOverShortCallsIsNamed) {
+  const MetricValue locked = FaultsPerMsOfF(true).f;
+  ASSERT_TRUE(locked.value);
+  // f's 960 samples stand for 48 ms; its 2,880 faults came one a period: 60 faults/ms, where
+  // its true share of the time is unknown to the samples.
+  EXPECT_DOUBLE_EQ(*locked.value, 60.0);
+  ASSERT_TRUE(locked.bias);
+  EXPECT_EQ(locked.bias->kind, WindowBiasKind::kClockStepsOver);
+  // 60 runs of 48 samples, f's 16 in each in 4 stretches of 4, each followed by g: 3 of each
+  // stretch's 4 periods end in f again, 720 of 960, each with g's and h's faults in it.
+  EXPECT_NE(locked.bias->reason.find("of this row's 960 samples of task-clock, 720 followed one"),
+            std::string::npos)
+      << locked.bias->reason;
+  EXPECT_NE(locked.bias->reason.find("a sample of page-faults in another function"),
+            std::string::npos)
+      << locked.bias->reason;
+  EXPECT_NE(locked.bias->reason.find("75 % of this row's periods with another function's work "
+                                     "in them ended in it again, where a free phase gives its "
+                                     "share of the samples, 33 %"),
+            std::string::npos)
+      << locked.bias->reason;
+  EXPECT_NE(locked.bias->reason.find("may be off by them, 75 %"), std::string::npos)
+      << locked.bias->reason;
+  // A free phase: as many of f's periods end in f again as its share says; nothing to name.
+  const MetricValue free = FaultsPerMsOfF(false).f;
+  ASSERT_TRUE(free.value);
+  EXPECT_FALSE(free.bias) << free.bias->reason;
+}
+
 // The flame graph's frames coloured by the rate: the same loop (f 2 samples, g 1, under main),
 // frames rather than rows; f's frame says the clock may be in step, main's and g's do not.
 TEST(ClockRhythmTest, AFlameGraphFrameInALoopOfAFewPeriodsSaysTheClockMayBeInStep) {
