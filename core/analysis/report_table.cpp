@@ -632,7 +632,9 @@ void ReportTableBuilder::CountClockRhythm() {
   };
   for (size_t f = 0; f < found.findings.size(); ++f) {
     const uint32_t event = found.findings[f].event;
-    for (const auto& [s, counts] : found.stacks[f]) {
+    for (const auto& stack_counts : found.stacks[f]) {
+      const uint32_t s = stack_counts.first;
+      const ClockRhythm::StackCounts& counts = stack_counts.second;
       const StackRowResolver::StackKeys& stack = stacks[s];
       if (stack.leaf_matches) {
         ClockRhythmCount& c = count_of(stack.leaf, event);
@@ -651,7 +653,9 @@ void ReportTableBuilder::CountClockRhythm() {
     }
     // Where the loop leaves a row: the rows of one sample that the next one's lacks.
     std::vector<uint32_t> to_rows;
-    for (const auto& [step, times] : found.steps[f]) {
+    for (const auto& step_times : found.steps[f]) {
+      const auto& step = step_times.first;
+      const uint64_t times = step_times.second;
       const StackRowResolver::StackKeys& from = stacks[step.first];
       const StackRowResolver::StackKeys& to = stacks[step.second];
       if (from.leaf_matches && (!to.leaf_matches || from.leaf != to.leaf))
