@@ -368,17 +368,12 @@ const CallNode& CallTreeBuilder::root() {
 }
 
 const ClockRhythmFinding* FrameClockRhythm::FindingOf(size_t event) const {
-  for (const ClockRhythmFinding& f : findings)
-    if (f.event == event) return &f;
-  return nullptr;
+  return OfEvent(findings, event);
 }
 
 const ClockRhythmCount* FrameClockRhythm::CountOf(const CallNode* node, size_t event) const {
   auto it = counts.find(node);
-  if (it == counts.end()) return nullptr;
-  for (const ClockRhythmCount& c : it->second)
-    if (c.event == event) return &c;
-  return nullptr;
+  return it == counts.end() ? nullptr : OfEvent(it->second, event);
 }
 
 FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
@@ -400,29 +395,15 @@ FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
   for (const CallNode* node : paths_.made())  // a parent before its children
     for (const auto& child : node->children) up[child.get()] = {node, up[node].second + 1};
   const auto count_of = [&](const CallNode* node, uint32_t event) -> ClockRhythmCount& {
-    std::vector<ClockRhythmCount>& counts = out.counts[node];
-    for (ClockRhythmCount& c : counts)
-      if (c.event == event) return c;
-    counts.push_back({});
-    counts.back().event = event;
-    return counts.back();
+    return CountOfEvent(out.counts[node], event);
   };
   for (size_t f = 0; f < found.findings.size(); ++f) {
     const uint32_t event = found.findings[f].event;
     for (const auto& [stack, counts] : found.stacks[f]) {
       const CallNode* leaf = leaf_of_stack[stack];
-      ClockRhythmCount& self = count_of(leaf, event);
-      self.self_seen += counts.seen;
-      self.self_in_step += counts.in_step;
-      self.self_pairs += counts.pairs;
-      self.self_stepped += counts.stepped;
-      self.self_spanned += counts.spanned;
-      self.self_again += counts.again;
-      for (const CallNode* node = leaf; node; node = up[node].first) {
-        ClockRhythmCount& c = count_of(node, event);
-        c.total_seen += counts.seen;
-        c.total_in_step += counts.in_step;
-      }
+      count_of(leaf, event).AddSelf(counts);
+      for (const CallNode* node = leaf; node; node = up[node].first)
+        count_of(node, event).AddTotal(counts);
     }
     for (const auto& [step, times] : found.steps[f]) {
       const CallNode* from = leaf_of_stack[step.first];

@@ -43,6 +43,12 @@ ClockRhythm::ClockRhythm(const std::vector<EventDesc>& events, size_t max_sample
     : max_samples_(max_samples) {
   watched_.assign(events.size(), false);
   periods_.assign(events.size(), 0);
+  // A value read from the clock's samples needs another event's beside them (a rate per time):
+  // with the clock alone there is nothing to flag, and its samples are not kept.
+  size_t sampled = 0;
+  for (size_t e = 0; e < events.size(); ++e)
+    sampled += events[e].group_leader < 0 || events[e].group_leader == static_cast<int32_t>(e);
+  if (sampled < 2) return;
   for (size_t e = 0; e < events.size(); ++e) {
     const EventDesc& event = events[e];
     // A read-only member takes no samples; a group's leader does.
@@ -179,24 +185,15 @@ ClockRhythm::Result ClockRhythm::FindWith(
       stepped_pairs += spanned && rows[i] == rows[i - 1] && locked(rows[i]);
     if (stepped_pairs > 0) {
       const size_t f = finding_for(event);
-      result.findings[f].pairs_stepped += stepped_pairs;
       for (const auto& [i, spanned] : pairs_from) {
         if (spanned && locked(rows[i - 1])) {
           StackCounts& from = result.stacks[f][run.stacks[i - 1]];
           ++from.spanned;
           from.again += rows[i] == rows[i - 1];
         }
-        if (rows[i] != rows[i - 1]) continue;
-        ++result.findings[f].pairs_same;
-        StackCounts& c = result.stacks[f][run.stacks[i]];
-        ++c.pairs;
-        c.stepped += spanned && locked(rows[i]);
+        if (rows[i] == rows[i - 1] && spanned && locked(rows[i]))
+          ++result.stacks[f][run.stacks[i]].stepped;
       }
-      for (const auto& [row, p] : row_periods)
-        if (p.spanned > 0 && locked(row)) {
-          result.findings[f].periods_spanned += p.spanned;
-          result.findings[f].periods_again += p.again;
-        }
     }
 
     uint64_t pairs[kMaxLag + 1] = {}, same[kMaxLag + 1] = {};

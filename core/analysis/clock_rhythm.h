@@ -37,17 +37,19 @@ struct ClockRhythmFinding {
   uint64_t threads = 0;          // threads in step
   uint64_t samples_in_step = 0;  // their samples looked at
   uint64_t samples_seen = 0;     // every sample of the event looked at
-  // Two samples in a row in one row with another event's sample between them in another row,
-  // on rows whose periods with others' work in them end in the row again far more or less often
-  // than its share of the samples (the clock keeps to a loop's phase): the clock stepped over
-  // that work (calls shorter than its period) and credited the period to the row at both ends.
-  // How many such pairs, of how many in one row, and the other event seen most (-1: none).
-  uint64_t pairs_stepped = 0, pairs_same = 0;
+  // Where two samples in a row in one row had another event's sample between them in another
+  // row, on rows whose periods with others' work in them end in the row again far more or less
+  // often than its share of the samples (the clock keeps to a loop's phase, and stepped over
+  // that work): the other event seen most there (-1: none).
   int32_t stepped_by = -1;
-  // On the rows so found: periods with other rows' work in them, and how many ended in the row
-  // again (where the clock's phase is free, about the row's share of the samples).
-  uint64_t periods_spanned = 0, periods_again = 0;
   bool in_step() const { return lag > 0; }
+};
+
+// One stack's samples of a timer clock, as ClockRhythm counted them.
+struct ClockRhythmStackCounts {
+  uint64_t seen = 0, in_step = 0;   // samples looked at, and of threads in step
+  uint64_t stepped = 0;             // following one on the same row with another row between
+  uint64_t spanned = 0, again = 0;  // followed by a period with another row's work; in the row
 };
 
 // Per sample a row may be credited with: how many of the event's samples that were looked at it
@@ -62,13 +64,41 @@ struct ClockRhythmCount {
   // do not depend on where in the loop the samples land.
   uint64_t self_exits = 0, total_exits = 0;
   // The row's own samples (its leaf's) that followed one in the row with another event's sample
-  // in another row between them (ClockRhythmFinding::pairs_stepped), and all that followed one
-  // in the row.
-  uint64_t self_stepped = 0, self_pairs = 0;
+  // in another row between them, where the clock keeps to a loop's phase (ClockRhythmFinding).
+  uint64_t self_stepped = 0;
   // The row's own samples whose period ran another row's work, and of those the ones whose next
   // sample landed in the row again.
   uint64_t self_spanned = 0, self_again = 0;
+
+  // A stack's counts, for a row it is the leaf of, or one on its chain.
+  void AddSelf(const ClockRhythmStackCounts& stack) {
+    self_seen += stack.seen;
+    self_in_step += stack.in_step;
+    self_stepped += stack.stepped;
+    self_spanned += stack.spanned;
+    self_again += stack.again;
+  }
+  void AddTotal(const ClockRhythmStackCounts& stack) {
+    total_seen += stack.seen;
+    total_in_step += stack.in_step;
+  }
 };
+
+// The entry of `event` among a row's or frame's findings or counts: null when it has none.
+template <typename PerEvent>
+const PerEvent* OfEvent(const std::vector<PerEvent>& entries, size_t event) {
+  for (const PerEvent& entry : entries)
+    if (entry.event == event) return &entry;
+  return nullptr;
+}
+// The same, made when missing.
+inline ClockRhythmCount& CountOfEvent(std::vector<ClockRhythmCount>& counts, uint32_t event) {
+  for (ClockRhythmCount& c : counts)
+    if (c.event == event) return c;
+  counts.push_back({});
+  counts.back().event = event;
+  return counts.back();
+}
 
 // A row is said to be in step when at least this share of its looked-at samples are, and the
 // loop leaves it at least once in two rounds.
@@ -77,8 +107,8 @@ inline constexpr double kMinInStepShare = 0.5;
 class ClockRhythm {
  public:
   // Watches the timer clocks among `events` (software cpu-clock and task-clock that take
-  // samples); looks at the first `max_samples` of their samples in all (the order of samples
-  // decides, and a million of them tell it as well as all).
+  // samples) where another event takes samples too; looks at the first `max_samples` of their
+  // samples in all (the order of samples decides, and a million of them tell it as well as all).
   explicit ClockRhythm(const std::vector<EventDesc>& events, size_t max_samples = 1 << 20);
 
   bool Watches(uint32_t event) const { return event < watched_.size() && watched_[event]; }
@@ -91,11 +121,7 @@ class ClockRhythm {
   void AddOther(const Sample& sample, uint32_t stack);
   bool watches_any() const { return watches_any_; }
 
-  struct StackCounts {
-    uint64_t seen = 0, in_step = 0;   // samples looked at, and of threads in step
-    uint64_t pairs = 0, stepped = 0;  // following one on the same row; with another row between
-    uint64_t spanned = 0, again = 0;  // followed by a period with another row's work; in the row
-  };
+  using StackCounts = ClockRhythmStackCounts;
   struct Result {
     // Events with a thread in step, or with pairs of samples that stepped over another row.
     std::vector<ClockRhythmFinding> findings;
@@ -153,7 +179,7 @@ inline constexpr double kStretchEdgeShare = 0.25;
 std::optional<double> ClockRhythmReach(const ClockRhythmFinding& finding,
                                        const ClockRhythmCount& count, bool inclusive);
 // The share of its count that the clock's samples in a row may be off by for the periods that
-// stepped over other rows' work (ClockRhythmFinding::pairs_stepped): each such period may be
+// stepped over other rows' work (ClockRhythmCount::self_stepped): each such period may be
 // theirs. Empty when none stepped. From the row's own samples, for Total% too: a caller's
 // periods hold its callees' work by right.
 std::optional<double> ClockSteppingReach(const ClockRhythmCount& count);

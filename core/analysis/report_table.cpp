@@ -623,12 +623,7 @@ void ReportTableBuilder::CountClockRhythm() {
   ClockRhythm::Result found = rhythm_.Find([&](uint32_t stack) { return stacks[stack].leaf; });
   table_.clock_rhythms = found.findings;
   const auto count_of = [&](uint32_t key, uint32_t event) -> ClockRhythmCount& {
-    ReportRow& row = RowOf(key);
-    for (ClockRhythmCount& c : row.clock_rhythm)
-      if (c.event == event) return c;
-    row.clock_rhythm.push_back({});
-    row.clock_rhythm.back().event = event;
-    return row.clock_rhythm.back();
+    return CountOfEvent(RowOf(key).clock_rhythm, event);
   };
   for (size_t f = 0; f < found.findings.size(); ++f) {
     const uint32_t event = found.findings[f].event;
@@ -636,20 +631,8 @@ void ReportTableBuilder::CountClockRhythm() {
       const uint32_t s = stack_counts.first;
       const ClockRhythm::StackCounts& counts = stack_counts.second;
       const StackRowResolver::StackKeys& stack = stacks[s];
-      if (stack.leaf_matches) {
-        ClockRhythmCount& c = count_of(stack.leaf, event);
-        c.self_seen += counts.seen;
-        c.self_in_step += counts.in_step;
-        c.self_pairs += counts.pairs;
-        c.self_stepped += counts.stepped;
-        c.self_spanned += counts.spanned;
-        c.self_again += counts.again;
-      }
-      ForEachTotalKey(stack, [&](uint32_t key) {
-        ClockRhythmCount& c = count_of(key, event);
-        c.total_seen += counts.seen;
-        c.total_in_step += counts.in_step;
-      });
+      if (stack.leaf_matches) count_of(stack.leaf, event).AddSelf(counts);
+      ForEachTotalKey(stack, [&](uint32_t key) { count_of(key, event).AddTotal(counts); });
     }
     // Where the loop leaves a row: the rows of one sample that the next one's lacks.
     std::vector<uint32_t> to_rows;

@@ -113,9 +113,7 @@ struct ReportRow {
   // most rows.
   std::vector<ClockRhythmCount> clock_rhythm;
   const ClockRhythmCount* ClockRhythmOf(uint32_t event) const {
-    for (const ClockRhythmCount& c : clock_rhythm)
-      if (c.event == event) return &c;
-    return nullptr;
+    return OfEvent(clock_rhythm, event);
   }
 };
 
@@ -131,9 +129,7 @@ struct ReportTable {
   // Timer clocks whose samples fell in step with a loop on some thread (ClockRhythm).
   std::vector<ClockRhythmFinding> clock_rhythms;
   const ClockRhythmFinding* ClockRhythmOf(uint32_t event) const {
-    for (const ClockRhythmFinding& f : clock_rhythms)
-      if (f.event == event) return &f;
-    return nullptr;
+    return OfEvent(clock_rhythms, event);
   }
   uint64_t lost = 0;
   // Per event, the times the kernel throttled its sampling (PERF_RECORD_THROTTLE): until the

@@ -52,7 +52,7 @@ Sample ClockSample(uint64_t time, uint32_t tid = 7) {
 
 // Runs `rows` (one per sample, a period apart) through a detector whose stacks are the rows.
 ClockRhythm::Result Detect(const std::vector<uint32_t>& rows, uint64_t gap_every = 0) {
-  ClockRhythm rhythm({TaskClock()});
+  ClockRhythm rhythm({TaskClock(), PageFaults()});
   uint64_t time = 1000000;
   for (size_t i = 0; i < rows.size(); ++i) {
     time += gap_every && i % gap_every == 0 ? 10 * kPeriod : kPeriod;
@@ -108,7 +108,7 @@ TEST(ClockRhythmTest, LongCallsAShuffledOrderAndBrokenRunsAreNotALoop) {
   EXPECT_TRUE(Detect(Loop({2, 3, 4}, 20)).findings.empty());
 }
 
-TEST(ClockRhythmTest, OnlyTimerClocksAreWatched) {
+TEST(ClockRhythmTest, OnlyTimerClocksBesideAnotherSampledEventAreWatched) {
   EventDesc cycles;
   cycles.name = "cycles";
   cycles.type = PERF_TYPE_HARDWARE;
@@ -121,6 +121,10 @@ TEST(ClockRhythmTest, OnlyTimerClocksAreWatched) {
   EXPECT_TRUE(rhythm.Watches(1));
   EXPECT_FALSE(rhythm.Watches(2));
   EXPECT_TRUE(rhythm.Watches(3));
+  // The clock alone: no value reads it beside another event's count, nothing to watch.
+  ClockRhythm alone({TaskClock()});
+  EXPECT_FALSE(alone.Watches(0));
+  EXPECT_FALSE(alone.watches_any());
 }
 
 // Addresses 0x1000.. are f, 0x2000.. g, 0x3000.. main (f and g's caller).
@@ -139,6 +143,22 @@ class LoopResolver : public FrameResolver {
 struct Rates {
   MetricValue f, g, main;
 };
+
+// faults_per_ms = page-faults / task-clock * 1000000 of the row named `function` (an empty
+// value when there is none).
+MetricValue FaultsPerMsOfRow(const ReportTable& table, const std::string& function,
+                             bool inclusive) {
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", table.events);
+  EXPECT_TRUE(metric.ok());
+  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
+  EXPECT_TRUE(plan.ok());
+  size_t column = 0;
+  for (size_t c = 0; c < plan->columns().size(); ++c)
+    if (plan->columns()[c].name == "faults_per_ms") column = c;
+  for (const ReportRow& row : table.rows)
+    if (row.keys[0] == function) return plan->Evaluate(column, table, row, inclusive);
+  return {};
+}
 
 // task-clock at 20 kHz and every page fault, over a loop of f (`f_samples` clock samples, one
 // fault each) then g (`g_samples`, no fault), both called from main; the faults/ms per function
@@ -168,22 +188,10 @@ Rates FaultsPerMs(uint32_t f_samples, uint32_t g_samples, int rounds) {
     for (uint32_t i = 0; i < f_samples; ++i) add(0x1000, true);
     for (uint32_t i = 0; i < g_samples; ++i) add(0x2000, false);
   }
-  ReportTable table = (*builder)->Finish();
-  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
-  EXPECT_TRUE(metric.ok());
-  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
-  EXPECT_TRUE(plan.ok());
-  size_t column = 0;
-  for (size_t c = 0; c < plan->columns().size(); ++c)
-    if (plan->columns()[c].name == "faults_per_ms") column = c;
-  Rates rates;
-  for (const ReportRow& row : table.rows) {
-    const MetricValue v = plan->Evaluate(column, table, row, /*inclusive=*/true);
-    if (row.keys[0] == "f") rates.f = v;
-    if (row.keys[0] == "g") rates.g = v;
-    if (row.keys[0] == "main") rates.main = v;
-  }
-  return rates;
+  const ReportTable table = (*builder)->Finish();
+  return {FaultsPerMsOfRow(table, "f", /*inclusive=*/true),
+          FaultsPerMsOfRow(table, "g", /*inclusive=*/true),
+          FaultsPerMsOfRow(table, "main", /*inclusive=*/true)};
 }
 
 TEST(ClockRhythmTest, ARateOfAFunctionInALoopOfAFewPeriodsSaysTheClockMayBeInStep) {
@@ -226,12 +234,7 @@ TEST(ClockRhythmTest, ARateOfLongCallsInALoopIsNotFlagged) {
 // again, against f's third of the samples. Free: the samples land in f or g at random, f 90 % of
 // the time, and 90 % of f's periods end in f again, its share. The thread is switched out every
 // 48 samples (4 rounds of f, g, h), which breaks the run.
-struct SteppedRates {
-  MetricValue f;
-  std::string table_text;
-};
-
-SteppedRates FaultsPerMsOfF(bool locked) {
+MetricValue FaultsPerMsOfF(bool locked) {
   LoopResolver resolver;
   const std::vector<EventDesc> events = {TaskClock(), PageFaults()};
   auto builder = ReportTableBuilder::Create(events, resolver, {SortKey::kSymbol}, {}, 0);
@@ -261,22 +264,11 @@ SteppedRates FaultsPerMsOfF(bool locked) {
     }
   }
   for (const Sample& fault : faults) (*builder)->OnSample(fault);
-  ReportTable table = (*builder)->Finish();
-  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
-  EXPECT_TRUE(metric.ok());
-  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
-  EXPECT_TRUE(plan.ok());
-  size_t column = 0;
-  for (size_t c = 0; c < plan->columns().size(); ++c)
-    if (plan->columns()[c].name == "faults_per_ms") column = c;
-  SteppedRates rates;
-  for (const ReportRow& row : table.rows)
-    if (row.keys[0] == "f") rates.f = plan->Evaluate(column, table, row);
-  return rates;
+  return FaultsPerMsOfRow((*builder)->Finish(), "f", /*inclusive=*/false);
 }
 
 TEST(ClockRhythmTest, AClockKeptToTheLoopsPhaseOverShortCallsIsNamed) {
-  const MetricValue locked = FaultsPerMsOfF(true).f;
+  const MetricValue locked = FaultsPerMsOfF(true);
   ASSERT_TRUE(locked.value);
   // f's 960 samples stand for 48 ms; its 2,880 faults came one a period: 60 faults/ms, where
   // its true share of the time is unknown to the samples.
@@ -299,7 +291,7 @@ TEST(ClockRhythmTest, AClockKeptToTheLoopsPhaseOverShortCallsIsNamed) {
   EXPECT_NE(locked.bias->reason.find("may be off by them, 75 %"), std::string::npos)
       << locked.bias->reason;
   // A free phase: as many of f's periods end in f again as its share says; nothing to name.
-  const MetricValue free = FaultsPerMsOfF(false).f;
+  const MetricValue free = FaultsPerMsOfF(false);
   ASSERT_TRUE(free.value);
   EXPECT_FALSE(free.bias) << free.bias->reason;
 }
