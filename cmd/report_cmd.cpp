@@ -675,9 +675,10 @@ class ReportCommand : public Subcommand {
       auto user_metrics = UserMetrics(events);
       if (!user_metrics.ok()) return Usage(user_metrics.error().message());
       auto recorded = MatchRecordedMetricTable(events, meta.cpu, BuiltinMetricTables());
-      auto plan = FrameMetricEvaluator::Plan(
-          root, events, color_name.substr(7),
-          recorded ? recorded->formulas : std::vector<MetricFormula>{}, *user_metrics);
+      auto plan =
+          FrameMetricEvaluator::Plan(root, events, color_name.substr(7),
+                                     recorded ? recorded->formulas : std::vector<MetricFormula>{},
+                                     *user_metrics, &tree.clock_left_out());
       if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
       std::vector<std::string> names;
       for (size_t e : plan->column().events) names.push_back(events[e].name);

@@ -10,6 +10,7 @@
 
 #include "core/base/shared_library.h"
 #include "core/model/event_selection.h"
+#include "core/model/event_unit.h"
 
 namespace tprof {
 namespace {
@@ -308,6 +309,21 @@ Result<EventSpec> ParseOne(const std::string& text, bool* leader_sampling_out) {
 
 bool EventSpec::is_hardware() const {
   return type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
+}
+
+bool ReadOneModeClocks(std::vector<EventGroup>* groups) {
+  if (groups->size() < 2) return false;
+  bool changed = false;
+  for (EventGroup& g : *groups) {
+    if (g.is_group() || g.events.size() != 1) continue;
+    const EventSpec& spec = g.events[0];
+    if (!IsClockSampledInOneMode(spec.type, spec.config, spec.exclude_user, spec.exclude_kernel))
+      continue;
+    g.explicit_braces = true;
+    g.leader_sampling = true;
+    changed = true;
+  }
+  return changed;
 }
 
 MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all,

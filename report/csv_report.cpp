@@ -97,6 +97,7 @@ void RenderTimelineCsv(const TimelineView& view, std::ostream& out) {
     header.push_back(name);
     header.push_back(name + ":ci95_low");
     header.push_back(name + ":ci95_high");
+    header.push_back(name + ":bias");
   }
   WriteCsvLine(header, out);
   const std::string& ranking = view.events[view.ranking_event].name;
@@ -117,6 +118,7 @@ void RenderTimelineCsv(const TimelineView& view, std::ostream& out) {
         f.push_back(v.value ? Number(*v.value) : "");
         f.push_back(v.value && v.half_width ? Number(*v.value - *v.half_width) : "");
         f.push_back(v.value && v.half_width ? Number(*v.value + *v.half_width) : "");
+        f.push_back(v.bias ? v.bias->reason : "");
       }
       WriteCsvLine(f, out);
     }

@@ -207,9 +207,14 @@ void RenderTimelineJson(const TimelineView& view, std::ostream& out) {
                      {"samples", f.samples},
                      {"percent", f.percent}});
     nlohmann::json values = nlohmann::json::array();
-    for (const MetricValue& v : point.metrics)
-      values.push_back(
-          {{"value", Value(v)}, {"ci95", Interval(v)}, {"low_confidence", v.low_confidence}});
+    for (const MetricValue& v : point.metrics) {
+      nlohmann::json bias = nullptr;
+      if (v.bias) bias = {{"kind", WindowBiasKindName(v.bias->kind)}, {"reason", v.bias->reason}};
+      values.push_back({{"value", Value(v)},
+                        {"ci95", Interval(v)},
+                        {"low_confidence", v.low_confidence},
+                        {"bias", bias}});
+    }
     intervals.push_back({{"start_s", static_cast<double>(point.start_ns) / 1e9},
                          {"end_s", static_cast<double>(point.end_ns) / 1e9},
                          {"period", point.period},

@@ -181,6 +181,18 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
         << table.total_period[e] << '\n';
   }
   for (const ReadGroup& g : table.groups) {
+    if (g.members.size() == 1) {
+      // A clock sampled in one mode that reads itself (record adds the read): what its samples
+      // leave out, which metrics that read kernel work allow for.
+      const uint32_t clock = g.members[0];
+      if (g.read_totals.empty() || g.read_totals[0] == 0) continue;
+      const double read = static_cast<double>(g.read_totals[0]),
+                   left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
+      out << "# " << table.events[clock].name << ": its samples leave out "
+          << Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read)
+          << " of the time its reads counted (the time in the mode it does not sample)\n";
+      continue;
+    }
     out << "# group {";
     for (size_t i = 0; i < g.members.size(); ++i)
       out << (i ? "," : "") << table.events[g.members[i]].name;
@@ -228,7 +240,8 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
   if (grouped)
     out << "# [g] metrics come from group deltas: the counts of the windows between two samples "
            "that start and end in the row\n";
-  if (!table.groups.empty())
+  if (std::any_of(table.groups.begin(), table.groups.end(),
+                  [](const ReadGroup& g) { return g.members.size() > 1; }))
     out << "# D:EVENT is an event's count over the row's credited windows; Win the credited "
            "windows; Disc% the row's windows discarded (started in another row)\n";
   if (!view.metrics->columns().empty() || !table.groups.empty())
@@ -260,6 +273,7 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   }
   for (size_t g = 0; g < table.groups.size(); ++g) {
     const ReadGroup& group = table.groups[g];
+    if (group.members.size() == 1) continue;  // a clock reading itself: no window columns
     for (size_t i = 1; i < group.members.size(); ++i) {
       Column c{"", "D:" + table.events[group.members[i]].name, false, {}};
       for (const ReportRow* row : rows) {
@@ -368,9 +382,15 @@ void RenderTimeline(const TimelineView& view, std::ostream& out) {
     out << "; metrics from the events' sampled periods in the interval, \u00b1 their 95 % "
            "interval (~ uncertain)";
   out << "\n";
+  std::vector<std::string> bias_lines;  // "! INTERVAL METRIC: reason", under the intervals
   for (const TimelinePoint& point : view.points) {
-    out << Printf("%8.3f-%-8.3f s", static_cast<double>(point.start_ns) / 1e9,
-                  static_cast<double>(point.end_ns) / 1e9);
+    const std::string interval = Printf("%8.3f-%-8.3f s", static_cast<double>(point.start_ns) / 1e9,
+                                        static_cast<double>(point.end_ns) / 1e9);
+    out << interval;
+    for (size_t m = 0; m < view.metric_names.size(); ++m)
+      if (point.metrics[m].bias)
+        bias_lines.push_back("# ! " + interval + ", " + view.metric_names[m] + ": " +
+                             point.metrics[m].bias->reason);
     for (size_t e = 0; e < view.events.size(); ++e)
       out << "  " << view.events[e].name << " " << point.samples[e] << " samples";
     for (size_t m = 0; m < view.metric_names.size(); ++m)
@@ -379,6 +399,10 @@ void RenderTimeline(const TimelineView& view, std::ostream& out) {
     if (point.top.empty()) out << "      (no " << ranking << " sample)\n";
     for (const TimelineFunction& f : point.top)
       out << Printf("    %6.2f%%  ", f.percent) << f.function << "  [" << f.command << "]\n";
+  }
+  if (!bias_lines.empty()) {
+    out << "# ! these values may lie outside their intervals, for the reason given:\n";
+    for (const std::string& l : bias_lines) out << l << '\n';
   }
   if (view.samples_beyond)
     out << "# " << view.samples_beyond << " samples lie past the last interval kept ("

@@ -266,7 +266,8 @@ CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& r
       options_(options),
       tally_(events_.size()),
       paths_(events_.size(), resolver, options),
-      rhythm_(events_) {
+      rhythm_(events_),
+      left_out_(events_) {
   // The path thread falls far behind early in a profile, when most stacks are new, and idles
   // later: it is given room for tens of thousands of first samples (as the report table's
   // stack-row thread is) rather than stalling the tally. Measured on 1M samples: 16 or 64
@@ -324,6 +325,7 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          ? tally_.Add(sample, key)
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
+  if (left_out_.any()) left_out_.Add(sample);
   if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
   if (rhythm_.Watches(sample.event))
     rhythm_.Add(sample, stack.id);

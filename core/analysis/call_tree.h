@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "core/analysis/clock_left_out.h"
 #include "core/analysis/clock_rhythm.h"
 #include "core/analysis/function_attribution.h"
 #include "core/base/shared_string.h"
@@ -257,6 +258,8 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   // Where a timer clock's samples fell in step with a loop (ClockRhythm), per frame of the tree
   // (root() first); the leaf frames, each a function on its path, are what repeats.
   FrameClockRhythm ClockRhythmOfFrames();
+  // A clock sampled in one mode that reads itself, per event: the time its samples left out.
+  const ClockLeftOutTime& clock_left_out() const { return left_out_; }
 
  private:
   uint64_t lost_ = 0;
@@ -281,6 +284,7 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   uint64_t samples_ = 0;
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
   ClockRhythm rhythm_;
+  ClockLeftOutTime left_out_;
 };
 
 // Appends to every node of the tree an event whose values are the sum of events `a` and `b`

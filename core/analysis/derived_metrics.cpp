@@ -36,6 +36,16 @@ std::string FormulaEventName(const std::string& recorded) {
       name.find('=') == std::string::npos) {
     size_t close = name.find('/', slash + 1);
     name = name.substr(slash + 1, close - slash - 1);
+  } else if (const size_t last = name.rfind('/');
+             slash != std::string::npos && slash > 0 && last > slash &&
+             name.find_first_not_of("ukhpPGHSDWe", last + 1) == std::string::npos) {
+    // "page-faults/period=1/", "cycles/period=1000/u": an event with perf's sampling terms. A
+    // PMU's own encoding ("cpu/event=0x3c,umask=0/") names no event, and stays as it is.
+    const std::string terms = "," + name.substr(slash + 1, last - slash - 1);
+    bool encoding = false;
+    for (const char* term : {",event=", ",config=", ",config1=", ",config2=", ",umask="})
+      encoding |= terms.find(term) != std::string::npos;
+    if (!encoding) name.resize(slash);
   }
   size_t colon = name.find(':');
   // Modifiers are lower-case letters after the last ':' ("cycles:upp"); vendor names such as
@@ -118,6 +128,26 @@ const char* MetricSourceName(MetricSource source) {
   return source == MetricSource::kSampledPeriods ? "sampled periods" : "group deltas";
 }
 
+namespace {
+
+// Work a clock sampled in one mode leaves out of its samples: what the kernel handles (faults,
+// switches, migrations, tracepoints), whatever the event's own modifiers, and any event counted
+// in the mode the clock's samples leave out.
+bool CountsWorkInLeftOutMode(const EventDesc& event, const EventDesc& clock) {
+  if (event.type == PERF_TYPE_TRACEPOINT) return true;
+  if (event.type == PERF_TYPE_SOFTWARE)
+    return event.config == PERF_COUNT_SW_PAGE_FAULTS ||
+           event.config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+           event.config == PERF_COUNT_SW_CPU_MIGRATIONS ||
+           event.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+           event.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ ||
+           event.config == PERF_COUNT_SW_ALIGNMENT_FAULTS ||
+           event.config == PERF_COUNT_SW_EMULATION_FAULTS;
+  return clock.exclude_kernel ? !event.exclude_kernel : !event.exclude_user;
+}
+
+}  // namespace
+
 Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
                                             const std::vector<MetricFormula>& extra,
                                             const std::string& origin,
@@ -198,6 +228,28 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
                                   event.exclude_kernel))
         plan.one_mode_clock_slot_[c] = static_cast<int>(slot);
     }
+  }
+  plan.one_mode_clock_.resize(plan.columns_.size());
+  for (size_t c = 0; c < plan.columns_.size(); ++c) {
+    if (plan.one_mode_clock_slot_[c] < 0) continue;
+    const std::vector<size_t>& events = plan.columns_[c].events;
+    OneModeClock& clock = plan.one_mode_clock_[c];
+    clock.event = events[static_cast<size_t>(plan.one_mode_clock_slot_[c])];
+    const EventDesc& desc = table.events[clock.event];
+    clock.name = desc.name;
+    if (desc.exclude_user) clock.left_out = "user space";
+    if (table.total_samples[clock.event])
+      clock.mean_period = static_cast<double>(table.total_period[clock.event]) /
+                          static_cast<double>(table.total_samples[clock.event]);
+    for (size_t g = 0; g < table.groups.size(); ++g)
+      if (table.groups[g].leader == clock.event && !table.groups[g].read_totals.empty()) {
+        clock.group = static_cast<int>(g);
+        clock.left_out_time =
+            std::max(0.0, static_cast<double>(table.groups[g].read_totals[0]) -
+                              static_cast<double>(table.total_period[clock.event]));
+      }
+    for (size_t e : events)
+      if (e != clock.event) clock.other_mode_work |= CountsWorkInLeftOutMode(table.events[e], desc);
   }
   plan.other_method_.assign(plan.columns_.size(), -1);
   for (size_t g = 0; g < plan.columns_.size(); ++g) {
@@ -420,6 +472,101 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
   return std::nullopt;
 }
 
+std::optional<WindowBias> DerivedMetrics::OneModeClockBias(
+    size_t column, const std::vector<double>& counts, const MetricValue& value,
+    const ReportRow* row, bool inclusive, std::optional<double> left_out_here) const {
+  const int slot = one_mode_clock_slot_[column];
+  if (slot < 0 || !value.value || !one_mode_clock_[column].other_mode_work) return std::nullopt;
+  const OneModeClock& clock = one_mode_clock_[column];
+  const size_t s = static_cast<size_t>(slot);
+  const std::string head = "clock in one mode: " + clock.name +
+                           "'s samples leave out the time spent in the " + clock.left_out +
+                           " on this code's behalf";
+  const std::string advice =
+      "; record the clock in both modes (as root, or with perf_event_paranoid at 1 or below)";
+  char text[320];
+  if (left_out_here) {
+    std::vector<double> with_time = counts;
+    with_time[s] += *left_out_here;
+    const std::optional<double> counted = Compute(column, with_time, {}, kNormal975).value;
+    if (!counted || std::abs(*counted - *value.value) <= value.half_width.value_or(0))
+      return std::nullopt;
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: %.4g ms here; with that time counted this "
+                  "value is %.4g, so it reads %s",
+                  *left_out_here / 1e6, *counted, *counted < *value.value ? "high" : "low");
+    return WindowBias{WindowBiasKind::kClockInOneMode, head + text + advice};
+  }
+  if (clock.group < 0) {
+    // Not read: how much was left out is unknown, only which way it moves the value.
+    std::vector<double> doubled = counts;
+    doubled[s] *= 2;
+    const std::optional<double> moved = Compute(column, doubled, {}, kNormal975).value;
+    if (moved && *moved == *value.value) return std::nullopt;  // a count of no events
+    return WindowBias{WindowBiasKind::kClockInOneMode,
+                      head +
+                          ", which this recording did not read (tprof record reads such a clock "
+                          "beside other events), so this value may read " +
+                          (moved && *moved > *value.value ? "low" : "high") + advice};
+  }
+  // The row's own windows: a window between two of its samples that were delivered spans the
+  // periods of those dropped between them, so its reads counted `stretch` times the time its
+  // samples stand for. (Total% of a caller, a frame or an interval has no windows of its own.)
+  // The windows across its call edges hold more: at most all of their left-out time was the
+  // row's (a function whose faults come at its entry leaves its kernel time in the window from
+  // the caller's last sample to its own first).
+  std::optional<double> stretch;
+  double edge_left_out = 0;
+  uint64_t windows = 0;
+  if (row && (!inclusive || row->total_period[clock.event] == row->self_period[clock.event]) &&
+      clock.mean_period > 0) {
+    const GroupCredit& credit = row->groups[static_cast<size_t>(clock.group)];
+    windows = credit.windows_credited;
+    if (windows >= 2 && !credit.deltas.empty()) {
+      stretch =
+          std::max(1.0, credit.deltas[0] / (static_cast<double>(windows) * clock.mean_period));
+      edge_left_out =
+          std::max(0.0, credit.edge_leader_delta -
+                            static_cast<double>(credit.edge_windows) * clock.mean_period);
+    }
+  }
+  std::vector<double> with_time = counts, with_edges = counts;
+  if (stretch) {
+    with_time[s] *= *stretch;
+    with_edges[s] = with_time[s] + edge_left_out;
+  } else {
+    with_time[s] += clock.left_out_time;  // all the run left out: a bound
+    with_edges = with_time;
+  }
+  const std::optional<double> explained = Compute(column, with_time, {}, kNormal975).value;
+  const std::optional<double> at_most = Compute(column, with_edges, {}, kNormal975).value;
+  if (!explained || !at_most) return std::nullopt;
+  const double reach = value.half_width.value_or(0);
+  if (std::abs(*explained - *value.value) <= reach && std::abs(*at_most - *value.value) <= reach)
+    return std::nullopt;
+  const char* direction = *at_most < *value.value ? "high" : "low";
+  // The range where the edges' time could move the value at all (half a per cent), else the one
+  // value the row's own windows give.
+  if (stretch && std::abs(*at_most - *explained) > 0.005 * std::abs(*explained))
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: over %llu windows here %.2fx the time its "
+                  "samples stand for, and %.3g ms more across its call edges; with that time "
+                  "counted this value is %.4g to %.4g, so it reads %s",
+                  static_cast<unsigned long long>(windows), *stretch, edge_left_out / 1e6,
+                  std::min(*explained, *at_most), std::max(*explained, *at_most), direction);
+  else if (stretch)
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: over %llu windows here %.2fx the time its "
+                  "samples stand for; with that time counted this value is %.4g, so it reads %s",
+                  static_cast<unsigned long long>(windows), *stretch, *explained, direction);
+  else
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: %.4g ms over the run, how much of it here "
+                  "unknown; with all of it counted this value would be %.4g, so it may read %s",
+                  clock.left_out_time / 1e6, *explained, direction);
+  return WindowBias{WindowBiasKind::kClockInOneMode, head + text + advice};
+}
+
 MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
                                         const ReportRow& row, bool inclusive) const {
   const MetricColumn& c = columns_[column];
@@ -438,6 +585,9 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
     MetricValue value =
         Compute(column, counts, PoissonCovariance(counts, samples, mean_periods), kNormal975);
     value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
+    // (Where the same formula has group deltas, Evaluate holds the two against each other.)
+    if (!value.bias && (other_method_[column] < 0 || inclusive))
+      value.bias = OneModeClockBias(column, counts, value, &row, inclusive);
     if (!value.bias) {
       std::vector<ClockRhythmSlot> slots;
       for (size_t e : c.events)
@@ -581,6 +731,7 @@ MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& tabl
     }
     MetricValue value = Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
     value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
+    if (!value.bias) value.bias = OneModeClockBias(column, counts, value, nullptr, true);
     return value;
   }
   // Every row's credited windows together.

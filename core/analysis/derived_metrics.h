@@ -134,6 +134,19 @@ class DerivedMetrics {
                                             const std::vector<ClockRhythmSlot>& slots,
                                             const std::vector<EventDesc>& events,
                                             bool inclusive) const;
+  // A sampled-periods value whose clock is sampled in one mode (task-clock:u, what a user who is
+  // not root records) and whose formula reads work done in the other mode (page faults, context
+  // switches: the kernel handles them): the clock's samples leave that time out. Where the clock
+  // leads a read group (record adds one), its reads count the time: over `row`'s windows they
+  // give the row's share; for a frame, an interval, a Total% row or a row without windows
+  // (`row` null or no windows), the time the run's samples left out, all of which may be this
+  // one's, bounds it. `left_out_here`: the time its reads counted beyond the samples of
+  // `counts` where that is known (a timeline's interval). The reason, where counting that time
+  // moves the value beyond its interval, or where the clock was not read at all.
+  std::optional<WindowBias> OneModeClockBias(
+      size_t column, const std::vector<double>& counts, const MetricValue& value,
+      const ReportRow* row, bool inclusive,
+      std::optional<double> left_out_here = std::nullopt) const;
 
  private:
   struct Compiled {
@@ -155,6 +168,17 @@ class DerivedMetrics {
   // Per column: for sampled periods, the slot among its events of a clock sampled in one mode
   // (IsClockSampledInOneMode); -1 when none.
   std::vector<int> one_mode_clock_slot_;
+  // Per column with such a clock: what OneModeClockBias reads of it.
+  struct OneModeClock {
+    size_t event = 0;
+    std::string name;
+    const char* left_out = "kernel";  // the mode its samples leave out
+    double mean_period = 0;           // of its samples
+    int group = -1;                   // the read group it leads; -1 when it is not read
+    double left_out_time = 0;         // the run's: its reads' total less its samples' periods
+    bool other_mode_work = false;     // the formula reads work done in the left-out mode
+  };
+  std::vector<OneModeClock> one_mode_clock_;
 };
 
 // Samples the kernel lost (a full ring buffer) were some event's, which is not known: if all

@@ -6,13 +6,25 @@ namespace tprof {
 
 Result<FrameMetricEvaluator> FrameMetricEvaluator::Plan(
     const CallNode& root, const std::vector<EventDesc>& events, const std::string& name,
-    const std::vector<MetricFormula>& table_formulas, const std::vector<MetricFormula>& user) {
+    const std::vector<MetricFormula>& table_formulas, const std::vector<MetricFormula>& user,
+    const ClockLeftOutTime* clock_left_out) {
   // A table without rows whose totals are the tree's: what DerivedMetrics plans columns from.
   ReportTable totals;
   totals.events = events;
   totals.total_period.assign(root.total.begin(), root.total.end());
-  for (size_t e = 0; e < events.size(); ++e)
+  for (size_t e = 0; e < events.size(); ++e) {
     totals.total_samples.push_back(TotalSamples(root, e)[&root]);
+    // A clock that reads itself is a group of one whose reads total its periods and the time
+    // its samples left out.
+    if (clock_left_out && clock_left_out->reads_itself(e) && e < totals.total_period.size()) {
+      ReadGroup clock;
+      clock.leader = static_cast<uint32_t>(e);
+      clock.members = {static_cast<uint32_t>(e)};
+      clock.read_totals = {totals.total_period[e] +
+                           static_cast<uint64_t>(clock_left_out->totals()[e])};
+      totals.groups.push_back(std::move(clock));
+    }
+  }
   auto metrics = DerivedMetrics::Plan(totals, table_formulas, "table", user);
   if (!metrics.ok()) return metrics.error();
   std::string known;
@@ -62,6 +74,10 @@ std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
     }
     m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
     m.value.bias = LostSamplesBias(c.events, lost, total_samples, events_, m.value);
+    if (!m.value.bias)
+      m.value.bias = metrics_.OneModeClockBias(
+          column_, std::vector<double>(m.periods.begin(), m.periods.end()), m.value, nullptr,
+          /*inclusive=*/true);
     if (!m.value.bias && rhythm && !rhythm->findings.empty()) {
       std::vector<DerivedMetrics::ClockRhythmSlot> slots;
       for (size_t e : c.events) slots.push_back({rhythm->FindingOf(e), rhythm->CountOf(node, e)});

@@ -29,11 +29,14 @@ class FrameMetricEvaluator {
   // The metric `name` among the generic formulas, `table_formulas` and `user` ones, over events
   // sampled on their own in the tree. The error says why it cannot be drawn: no such metric
   // (naming those there are), or its events are read in a group rather than sampled.
+  // `clock_left_out` (CallTreeBuilder::clock_left_out, or null): what a clock sampled in one mode
+  // that reads itself left out of its samples, which bounds how far a frame's value may be off.
   static Result<FrameMetricEvaluator> Plan(const CallNode& root,
                                            const std::vector<EventDesc>& events,
                                            const std::string& name,
                                            const std::vector<MetricFormula>& table_formulas,
-                                           const std::vector<MetricFormula>& user);
+                                           const std::vector<MetricFormula>& user,
+                                           const ClockLeftOutTime* clock_left_out = nullptr);
 
   const MetricColumn& column() const { return metrics_.columns()[column_]; }
   // `lost`: samples the kernel lost while recording (CallTreeBuilder::lost()), which may move a

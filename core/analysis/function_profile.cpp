@@ -6,7 +6,7 @@ namespace tprof {
 
 FunctionProfileBuilder::FunctionProfileBuilder(std::vector<EventDesc> events,
                                                FrameResolver& resolver, InlineMode inline_mode)
-    : resolver_(resolver), attribution_(inline_mode) {
+    : left_out_(events), resolver_(resolver), attribution_(inline_mode) {
   profile_.events = std::move(events);
   profile_.inline_mode = inline_mode;
   profile_.total_period.assign(profile_.events.size(), 0);
@@ -35,6 +35,13 @@ void FunctionProfileBuilder::CountInTimeline(const Sample& sample, size_t row) {
   }
   if (interval >= interval_counts_.size()) interval_counts_.resize(interval + 1);
   interval_counts_[interval][row * profile_.events.size() + sample.event].Add(sample.period);
+  // The periods dropped since the thread's last sample count where this one falls (a period is
+  // short against an interval).
+  if (const double left_out = left_out_.Add(sample); left_out > 0) {
+    if (interval_left_out_.size() <= interval) interval_left_out_.resize(interval + 1);
+    interval_left_out_[interval].resize(profile_.events.size());
+    interval_left_out_[interval][sample.event] += left_out;
+  }
 }
 
 size_t FunctionProfileBuilder::RowOf(const Sample& sample) {
@@ -141,9 +148,18 @@ FunctionProfile FunctionProfileBuilder::Finish() {
       interval.total_samples[event] += counts.samples;
     }
     for (auto& [row, counts] : rows) interval.rows.push_back(std::move(counts));
+    if (left_out_.any()) {
+      interval.left_out.assign(events, -1);
+      for (size_t e = 0; e < events; ++e)
+        if (left_out_.reads_itself(e))
+          interval.left_out[e] = i < interval_left_out_.size() && e < interval_left_out_[i].size()
+                                     ? interval_left_out_[i][e]
+                                     : 0.0;
+    }
     profile_.timeline.push_back(std::move(interval));
   }
   interval_counts_.clear();
+  interval_left_out_.clear();
   return std::move(profile_);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/analysis/clock_left_out.h"
 #include "core/analysis/function_attribution.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
@@ -38,6 +39,10 @@ struct TimelineInterval {
     std::vector<uint64_t> samples;  // per event
   };
   std::vector<Row> rows;  // the functions with a sample in the interval, by row
+  // Per event, for a clock sampled in one mode that reads itself (record's ReadOneModeClocks):
+  // the time its reads counted in the interval beyond its samples' periods, which its samples
+  // left out; -1 for the other events; empty when no event does.
+  std::vector<double> left_out;
 };
 
 struct FunctionProfile {
@@ -82,6 +87,9 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   uint64_t timeline_start_ = 0;
   // Per interval: row * events + event -> its counts there.
   std::vector<absl::flat_hash_map<size_t, SampleCounts>> interval_counts_;
+  // Clocks that read themselves; per interval, per event, the time left out of their samples.
+  ClockLeftOutTime left_out_;
+  std::vector<std::vector<double>> interval_left_out_;
   void OnThreadsChanged() override {  // names may have changed
     command_of_thread_.clear();
     row_of_sample_.clear();

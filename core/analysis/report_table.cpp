@@ -27,7 +27,7 @@ constexpr struct {
 bool IsReadGroupLeader(const std::vector<EventDesc>& events, size_t e) {
   const EventDesc& event = events[e];
   return (event.sample_type & PERF_SAMPLE_READ) && (event.read_format & PERF_FORMAT_GROUP) &&
-         event.group_members.size() > 1 &&
+         !event.group_members.empty() &&
          (event.group_leader < 0 || event.group_leader == static_cast<int32_t>(e));
 }
 
@@ -731,6 +731,16 @@ ReportTable ReportTableBuilder::Finish() {
         credit.member_bias = b->second;
       if (auto b = findings.bounds.find(key); b != findings.bounds.end())
         credit.member_bound = b->second;
+    }
+    for (const auto& [ends, windows] : a.edges()) {
+      if (ends.first == ends.second || windows.deltas.empty()) continue;
+      for (const std::string* end : {&ends.first, &ends.second}) {
+        auto it = key_of_joined.find(*end);
+        if (it == key_of_joined.end() || row_of_key_[it->second] < 0) continue;
+        GroupCredit& credit = table_.rows[static_cast<size_t>(row_of_key_[it->second])].groups[g];
+        credit.edge_leader_delta += windows.deltas[0];
+        credit.edge_windows += windows.windows;
+      }
     }
   }
   table_.start_timestamp = selector_.start_timestamp();

@@ -81,6 +81,10 @@ struct GroupCredit {
   std::vector<double> products;  // members x members: sums of delta_i * delta_j per window
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this row but started elsewhere
+  // The leader's count over the whole windows with one end in this row and the other in
+  // another, and how many: what happened across the row's call edges, some of it the row's.
+  double edge_leader_delta = 0;
+  uint64_t edge_windows = 0;
   // Per member (leader first): what makes the credited windows miss this row's true counts
   // beyond their interval (DetectWindowBias); empty when nothing was found.
   std::vector<std::vector<WindowBias>> member_bias;

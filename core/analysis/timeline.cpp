@@ -71,7 +71,15 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
         periods.push_back(point.period[e]);
         samples.push_back(point.samples[e]);
       }
-      point.metrics.push_back(plan->EvaluateSampled(c, periods, samples));
+      MetricValue value = plan->EvaluateSampled(c, periods, samples);
+      // A clock that reads itself says what this interval's samples left out.
+      std::optional<double> left_out;
+      for (size_t e : plan->columns()[c].events)
+        if (e < interval.left_out.size() && interval.left_out[e] >= 0)
+          left_out = interval.left_out[e];
+      value.bias = plan->OneModeClockBias(c, std::vector<double>(periods.begin(), periods.end()),
+                                          value, nullptr, /*inclusive=*/true, left_out);
+      point.metrics.push_back(std::move(value));
     }
     view.points.push_back(std::move(point));
   }

@@ -1164,6 +1164,96 @@ TEST(ArmLabHf, ShortCallsPerMethod) {
   EXPECT_GT(*alternating["faults_heavy"].measured, *alternating["faults_light"].measured);
 }
 
+// A clock sampled in user space only beside every page fault (checks.sh: user_clock), per
+// function of metric_oracle: faults per ms of the CPU time the workload counted around its calls
+// (user and kernel), against report's faults_per_ms and the reason it gives.
+struct UserClockRate {
+  double truth = 0;
+  std::optional<double> value;
+  double half_width = 0;
+  std::string reason;
+};
+
+std::map<std::string, UserClockRate> UserClockRates(const std::string& boot) {
+  std::map<std::string, UserClockRate> rates;
+  Check recorded = Ran(boot, "user_clock");
+  EXPECT_EQ(recorded.status, 0) << recorded.Describe();
+  const json truth = json::parse(Slurp(recorded.dir / "truth.json"), nullptr, false);
+  EXPECT_FALSE(truth.is_discarded()) << recorded.Describe();
+  json report = JsonOf(boot, "user_clock_report");
+  if (truth.is_discarded() || report.is_null()) return rates;
+  const size_t column = MetricIndex(report, "faults_per_ms");
+  for (const char* f : kOracleFunctions)
+    rates[f].truth =
+        truth[f]["designed-faults"].get<double>() / truth[f]["task-clock"].get<double>() * 1e6;
+  for (const json& row : report["rows"]) {
+    const std::string sym = row["keys"]["sym"];
+    for (const char* f : kOracleFunctions)
+      if (sym.find(std::string("::") + f + "(") != std::string::npos) {
+        const json& metric = row["metrics"][column];
+        if (metric["value"].is_number()) rates[f].value = metric["value"].get<double>();
+        if (metric["ci95"].is_array() && metric["ci95"][0].is_number())
+          rates[f].half_width =
+              (metric["ci95"][1].get<double>() - metric["ci95"][0].get<double>()) / 2;
+        if (metric["bias"].is_object()) rates[f].reason = metric["bias"]["reason"];
+      }
+  }
+  for (const char* f : kOracleFunctions) {
+    const UserClockRate& r = rates[f];
+    Print(boot + " user-only clock, " + f + ": truth " + std::to_string(r.truth) + ", measured " +
+          std::to_string(r.value.value_or(NAN)) + " +-" + std::to_string(r.half_width) +
+          (r.reason.empty() ? "" : ", " + r.reason));
+  }
+  return rates;
+}
+
+// Linux 6.1 cannot read a clock in inherited events: record says what it gives up (the time the
+// clock's samples leave out), and report says, on each faulting function, that the time was not
+// read, rather than printing its rate as measured. compute never faults: 0, nothing to say.
+TEST(ArmLabN1, AUserOnlyClockThisKernelCannotReadSaysSo) {
+  Check recorded = Ran("n1", "user_clock");
+  EXPECT_NE(recorded.err.find("cannot read a clock in inherited events"), std::string::npos)
+      << recorded.err;
+  auto rates = UserClockRates("n1");
+  for (const char* f : {"faults_heavy", "faults_light"})
+    EXPECT_NE(rates[f].reason.find("did not read"), std::string::npos) << f;
+  EXPECT_EQ(rates["compute"].value.value_or(-1), 0);
+  EXPECT_EQ(rates["compute"].reason, "");
+}
+
+// Linux 6.12 reads it: faults_heavy, a fifth of whose time here is the kernel's, says its rate
+// reads high, with the value the time the clock's reads counted gives (a range where its call
+// edges left time out too), and that value holds the truth within its own noise (the sampled
+// value's, relatively). faults_light's few faults (a sixth of heavy's rate, an interval of some
+// ±17 %) may leave its value inside its interval, unflagged: then the interval holds the truth.
+TEST(ArmLabHf, AUserOnlyClockReadsItselfAndSaysWhatItsSamplesLeaveOut) {
+  Check recorded = Ran("hf", "user_clock");
+  EXPECT_EQ(recorded.err.find("cannot read a clock"), std::string::npos) << recorded.err;
+  auto rates = UserClockRates("hf");
+  EXPECT_NE(rates["faults_heavy"].reason.find("clock in one mode"), std::string::npos)
+      << rates["faults_heavy"].reason;
+  for (const char* f : {"faults_heavy", "faults_light"}) {
+    const UserClockRate& r = rates[f];
+    ASSERT_TRUE(r.value) << f;
+    if (r.reason.empty()) {
+      EXPECT_NEAR(*r.value, r.truth, r.half_width) << f << ": unflagged, outside its interval";
+      continue;
+    }
+    EXPECT_NE(r.reason.find("clock in one mode"), std::string::npos) << f << ": " << r.reason;
+    const size_t at = r.reason.find("this value is ");
+    ASSERT_NE(at, std::string::npos) << f << ": " << r.reason;
+    double a = 0, b = 0;
+    const int read = std::sscanf(r.reason.c_str() + at, "this value is %lf to %lf", &a, &b);
+    ASSERT_GE(read, 1) << r.reason;
+    if (read == 1) b = a;
+    const double noise = r.half_width / *r.value;
+    EXPECT_GE(r.truth, std::min(a, b) * (1 - noise)) << f << ": " << r.reason;
+    EXPECT_LE(r.truth, std::max(a, b) * (1 + noise)) << f << ": " << r.reason;
+  }
+  EXPECT_EQ(rates["compute"].value.value_or(-1), 0);
+  EXPECT_EQ(rates["compute"].reason, "");
+}
+
 // The profiles come back to the host: an x86-64 tprof reads arm64 recordings, symbols embedded.
 TEST(ArmLabHost, TheHostReadsTheArm64ProfileAsTheGuestDid) {
   const fs::path profile = Results() / "n1/period_record/p.tprof";

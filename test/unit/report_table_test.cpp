@@ -142,6 +142,12 @@ TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
   EXPECT_EQ(FormulaEventName("cpu_core/instructions/"), "instructions");
   EXPECT_EQ(FormulaEventName("branch-instructions:pp"), "branches");
   EXPECT_EQ(FormulaEventName("INST_RETIRED:ANY_P"), "INST_RETIRED:ANY_P");
+  // perf's sampling terms after an event (perf record -e 'page-faults/period=1/') are not part
+  // of its name; a PMU's encoding names no event and stays whole.
+  EXPECT_EQ(FormulaEventName("page-faults/period=1/"), "page-faults");
+  EXPECT_EQ(FormulaEventName("cycles/period=100000,call-graph=fp/u"), "cycles");
+  EXPECT_EQ(FormulaEventName("cpu/event=0x3c,umask=0x0/"), "cpu/event=0x3c,umask=0x0/");
+  EXPECT_EQ(FormulaEventName("software/config=2,period=1/"), "software/config=2,period=1/");
 }
 
 // cycles and instructions sampled on their own: f gets 20 cycles samples of period 1000 and

@@ -1,0 +1,33 @@
+#include "core/analysis/clock_left_out.h"
+
+#include <linux/perf_event.h>
+
+#include "core/model/event_unit.h"
+
+namespace tprof {
+
+ClockLeftOutTime::ClockLeftOutTime(const std::vector<EventDesc>& events)
+    : totals_(events.size(), 0) {
+  for (size_t e = 0; e < events.size(); ++e) {
+    const EventDesc& d = events[e];
+    const bool reads = (d.sample_type & PERF_SAMPLE_READ) && d.group_members.size() == 1 &&
+                       d.group_members[0] == e &&
+                       IsClockSampledInOneMode(d.type, d.config, d.exclude_user, d.exclude_kernel);
+    reads_itself_.push_back(reads);
+    any_ |= reads;
+  }
+}
+
+double ClockLeftOutTime::Add(const Sample& sample) {
+  if (!reads_itself(sample.event) || sample.counter_values.size() != 1) return 0;
+  const uint64_t read = sample.counter_values[0];
+  auto [last, first] = last_read_.try_emplace({sample.event, sample.tid, sample.cpu}, read);
+  double left_out = 0;
+  if (!first && read >= last->second + sample.period)
+    left_out = static_cast<double>(read - last->second - sample.period);
+  last->second = read;
+  totals_[sample.event] += left_out;
+  return left_out;
+}
+
+}  // namespace tprof

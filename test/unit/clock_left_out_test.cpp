@@ -1,0 +1,233 @@
+// A clock sampled in one mode (task-clock:u, what a user who is not root records) whose samples
+// leave out the time spent in the kernel: record has it read itself (ReadOneModeClocks), the reads
+// say how much was left out (ClockLeftOutTime), and a rate per time over work the kernel does
+// (faults per ms) says it reads high, with the value that time gives (OneModeClockBias). The
+// numbers are worked by hand: a function sampled for 50 ms with 5,000 faults (100 faults/ms)
+// whose windows read 1.6 times the time its samples stand for is 62.5 faults/ms with that time.
+#include "core/analysis/clock_left_out.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+
+#include <string>
+#include <vector>
+
+#include "core/analysis/derived_metrics.h"
+#include "core/analysis/report_table.h"
+#include "pmu/event_spec.h"
+
+namespace tprof {
+namespace {
+
+constexpr uint64_t kPeriod = 50000;  // ns: a 20 kHz clock
+
+EventDesc UserClock(bool reads_itself) {
+  EventDesc e;
+  e.name = "task-clock:u";
+  e.type = PERF_TYPE_SOFTWARE;
+  e.config = PERF_COUNT_SW_TASK_CLOCK;
+  e.exclude_kernel = true;
+  e.period_or_frequency = kPeriod;
+  if (reads_itself) {
+    e.sample_type = PERF_SAMPLE_READ;
+    e.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+    e.group_leader = 0;
+    e.group_members = {0};
+  }
+  return e;
+}
+
+EventDesc Other(const std::string& name, uint32_t type, uint64_t config) {
+  EventDesc e;
+  e.name = name;
+  e.type = type;
+  e.config = config;
+  e.exclude_kernel = name.ends_with(":u");
+  return e;
+}
+
+Sample ClockSample(uint32_t tid, uint32_t cpu, uint64_t read) {
+  Sample s;
+  s.tid = tid;
+  s.cpu = cpu;
+  s.event = 0;
+  s.period = kPeriod;
+  s.counter_values = {read};
+  return s;
+}
+
+TEST(ClockLeftOutTime, ReadsBeyondEachPeriodAreWhatTheDroppedSamplesStoodFor) {
+  ClockLeftOutTime left_out({UserClock(true), Other("page-faults", PERF_TYPE_SOFTWARE, 2)});
+  EXPECT_TRUE(left_out.any());
+  EXPECT_TRUE(left_out.reads_itself(0));
+  EXPECT_FALSE(left_out.reads_itself(1));
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 50000)), 0);     // the thread's first: nothing before
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 100000)), 0);    // one period on
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 250000)), 1e5);  // two periods dropped between
+  EXPECT_EQ(left_out.Add(ClockSample(2, 0, 200000)), 0);    // another thread's first
+  EXPECT_EQ(left_out.Add(ClockSample(1, 1, 400000)), 0);    // the thread on another CPU: a new run
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 30000)), 0);     // a read that went backwards
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 130000)), 50000);
+  Sample fault;
+  fault.event = 1;
+  fault.period = 1;
+  EXPECT_EQ(left_out.Add(fault), 0);
+  EXPECT_EQ(left_out.totals(), (std::vector<double>{150000, 0}));
+  // A clock that samples both modes drops nothing, and is not watched.
+  EventDesc both = UserClock(true);
+  both.exclude_kernel = false;
+  EXPECT_FALSE(ClockLeftOutTime({both}).any());
+}
+
+// One row `f` sampled for 50 ms (1,000 clock samples) with `faults` faults; its 900 windows read
+// `stretch` times their periods, and its 100 windows across call edges `edge_ms` more.
+ReportTable TableOf(std::vector<EventDesc> events, uint64_t faults, double stretch, double edge_ms,
+                    double run_left_out_ms) {
+  ReportTable table;
+  table.events = std::move(events);
+  table.sort = {SortKey::kSymbol};
+  table.total_period = {1000 * kPeriod, faults};
+  table.total_samples = {1000, faults};
+  ReportRow row;
+  row.keys = {"f"};
+  row.self_period = table.total_period;
+  row.self_samples = table.total_samples;
+  row.total_period = row.self_period;
+  row.total_samples = row.self_samples;
+  if (!table.events[0].group_members.empty()) {
+    ReadGroup group;
+    group.leader = 0;
+    group.members = {0};
+    group.windows_credited = 900;
+    group.read_totals = {1000 * kPeriod + static_cast<uint64_t>(run_left_out_ms * 1e6)};
+    table.groups = {group};
+    GroupCredit credit;
+    credit.windows_credited = 900;
+    credit.deltas = {900.0 * kPeriod * stretch};
+    credit.products = {900.0 * kPeriod * kPeriod * stretch * stretch};
+    credit.edge_windows = 100;
+    credit.edge_leader_delta = 100.0 * kPeriod + edge_ms * 1e6;
+    row.groups = {credit};
+  }
+  table.rows = {row};
+  return table;
+}
+
+MetricValue Evaluate(const ReportTable& table, const std::string& formula,
+                     DerivedMetrics* plan_out = nullptr) {
+  auto metric = ParseUserMetric(formula, table.events);
+  EXPECT_TRUE(metric.ok()) << metric.error().message();
+  auto plan = DerivedMetrics::Plan(table, {}, "", {*metric});
+  EXPECT_TRUE(plan.ok());
+  for (size_t c = 0; c < plan->columns().size(); ++c)
+    if (plan->columns()[c].name == metric->name &&
+        plan->columns()[c].source == MetricSource::kSampledPeriods) {
+      MetricValue v = plan->Evaluate(c, table, table.rows[0]);
+      if (plan_out) *plan_out = *plan;
+      return v;
+    }
+  ADD_FAILURE() << "no sampled column for " << formula;
+  return {};
+}
+
+const char* kFaultsPerMs = "faults_per_ms = page-faults / task-clock * 1000000";
+
+TEST(OneModeClockBias, ARateOverKernelWorkReadsHighByWhatTheClocksReadsCounted) {
+  const std::vector<EventDesc> events = {UserClock(true),
+                                         Other("page-faults", PERF_TYPE_SOFTWARE, 2)};
+  // Windows alone: 50 ms sampled, 80 ms read.
+  MetricValue v = Evaluate(TableOf(events, 5000, 1.6, 0, 40), kFaultsPerMs);
+  ASSERT_TRUE(v.value && v.bias);
+  EXPECT_NEAR(*v.value, 100, 1e-9);
+  EXPECT_EQ(v.bias->kind, WindowBiasKind::kClockInOneMode);
+  EXPECT_NE(v.bias->reason.find("over 900 windows here 1.60x"), std::string::npos)
+      << v.bias->reason;
+  EXPECT_NE(v.bias->reason.find("this value is 62.5, so it reads high"), std::string::npos)
+      << v.bias->reason;
+  // 10 ms more left out across its call edges, some of which may be its own: 5,000 / 90 ms.
+  v = Evaluate(TableOf(events, 5000, 1.6, 10, 40), kFaultsPerMs);
+  ASSERT_TRUE(v.bias);
+  EXPECT_NE(v.bias->reason.find("this value is 55.56 to 62.5, so it reads high"), std::string::npos)
+      << v.bias->reason;
+  // Nothing left out: nothing to say.
+  v = Evaluate(TableOf(events, 5000, 1.0, 0, 0), kFaultsPerMs);
+  EXPECT_FALSE(v.bias) << v.bias->reason;
+  // No faults here (other functions had them): no time moves 0.
+  ReportTable none = TableOf(events, 0, 1.6, 10, 40);
+  none.total_period[1] = none.total_samples[1] = 100;
+  v = Evaluate(none, kFaultsPerMs);
+  EXPECT_FALSE(v.bias) << v.bias->reason;
+  // A rate over user-space work the clock does sample: user instructions per user ns.
+  const std::vector<EventDesc> user_work = {
+      UserClock(true), Other("instructions:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS)};
+  v = Evaluate(TableOf(user_work, 5000, 1.6, 10, 40), "ipns = instructions / task-clock");
+  EXPECT_FALSE(v.bias) << v.bias->reason;
+}
+
+TEST(OneModeClockBias, WithoutWindowsTheRunsLeftOutTimeBoundsIt) {
+  const std::vector<EventDesc> events = {UserClock(true),
+                                         Other("page-faults", PERF_TYPE_SOFTWARE, 2)};
+  ReportTable table = TableOf(events, 5000, 1.6, 0, 50);
+  table.rows[0].groups[0] = GroupCredit{};  // calls too short for a window of their own
+  MetricValue v = Evaluate(table, kFaultsPerMs);
+  ASSERT_TRUE(v.bias);
+  EXPECT_NE(v.bias->reason.find("50 ms over the run, how much of it here unknown; with all of it "
+                                "counted this value would be 50, so it may read high"),
+            std::string::npos)
+      << v.bias->reason;
+  // A tenth of a millisecond over the run cannot move it beyond its interval.
+  table = TableOf(events, 5000, 1.6, 0, 0.1);
+  table.rows[0].groups[0] = GroupCredit{};
+  v = Evaluate(table, kFaultsPerMs);
+  EXPECT_FALSE(v.bias) << v.bias->reason;
+}
+
+TEST(OneModeClockBias, AClockNotReadSaysSoAndAnIntervalUsesItsOwnReads) {
+  const std::vector<EventDesc> events = {UserClock(false),
+                                         Other("page-faults", PERF_TYPE_SOFTWARE, 2)};
+  DerivedMetrics plan;
+  MetricValue v = Evaluate(TableOf(events, 5000, 1.6, 0, 40), kFaultsPerMs, &plan);
+  ASSERT_TRUE(v.bias);
+  EXPECT_EQ(v.bias->kind, WindowBiasKind::kClockInOneMode);
+  EXPECT_NE(v.bias->reason.find("did not read"), std::string::npos) << v.bias->reason;
+  EXPECT_NE(v.bias->reason.find("may read high"), std::string::npos) << v.bias->reason;
+  // A timeline's interval knows what its own samples left out: 30 ms beside 50 ms sampled.
+  size_t column = plan.columns().size();
+  for (size_t c = 0; c < plan.columns().size(); ++c)
+    if (plan.columns()[c].name == "faults_per_ms") column = c;
+  ASSERT_LT(column, plan.columns().size());
+  std::vector<uint64_t> periods, samples;
+  for (size_t e : plan.columns()[column].events) {
+    periods.push_back(e == 0 ? 50000000 : 5000);
+    samples.push_back(e == 0 ? 1000 : 5000);
+  }
+  const std::vector<double> counts(periods.begin(), periods.end());
+  const MetricValue interval = plan.EvaluateSampled(column, periods, samples);
+  ASSERT_TRUE(interval.value);
+  EXPECT_NEAR(*interval.value, 100, 1e-9);
+  auto bias = plan.OneModeClockBias(column, counts, interval, nullptr, true, 30e6);
+  ASSERT_TRUE(bias);
+  EXPECT_NE(bias->reason.find("30 ms here; with that time counted this value is 62.5, so it "
+                              "reads high"),
+            std::string::npos)
+      << bias->reason;
+  EXPECT_FALSE(plan.OneModeClockBias(column, counts, interval, nullptr, true, 0.0));
+}
+
+TEST(ReadOneModeClocks, AUserClockBesideOtherEventsReadsItself) {
+  auto groups = ParseEventList("task-clock:u,page-faults");
+  ASSERT_TRUE(groups.ok());
+  EXPECT_TRUE(ReadOneModeClocks(&*groups));
+  EXPECT_TRUE((*groups)[0].is_group() && (*groups)[0].leader_sampling);
+  EXPECT_FALSE((*groups)[1].is_group());
+  // Alone, both modes, or already in a group: left as it is.
+  for (const char* list : {"task-clock:u", "task-clock,page-faults", "{task-clock:u,page-faults}:S",
+                           "cycles:u,page-faults"}) {
+    auto given = ParseEventList(list);
+    ASSERT_TRUE(given.ok()) << list;
+    EXPECT_FALSE(ReadOneModeClocks(&*given)) << list;
+  }
+}
+
+}  // namespace
+}  // namespace tprof
