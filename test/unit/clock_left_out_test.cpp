@@ -17,6 +17,7 @@
 #include "pmu/event_spec.h"
 
 namespace tprof {
+namespace clock_left_out_test {
 namespace {
 
 constexpr uint64_t kPeriod = 50000;  // ns: a 20 kHz clock
@@ -230,4 +231,5 @@ TEST(ReadOneModeClocks, AUserClockBesideOtherEventsReadsItself) {
 }
 
 }  // namespace
+}  // namespace clock_left_out_test
 }  // namespace tprof
