@@ -477,6 +477,7 @@ TEST(MetricOracle, AUserOnlyClockSaysWhatItsSamplesLeaveOut) {
                            "task-clock:u,software/config=2,period=1,name=page-faults/"},
                           "sampled periods",
                           {}};
+  bool lost = false;
   for (const std::string placement : {"spread", "entry", "exit"}) {
     auto run = Measure(user_clock, dir.path(), OracleWorkload{60, "40", placement, "random"});
     ASSERT_TRUE(run.has_value()) << placement;
@@ -486,6 +487,12 @@ TEST(MetricOracle, AUserOnlyClockSaysWhatItsSamplesLeaveOut) {
       const double truth = run->truth.at(f);
       std::printf("%s %s\n", placement.c_str(), Shown(f, m, truth).c_str());
       ASSERT_TRUE(m.value && m.low && m.high) << placement << ": " << Shown(f, m, truth);
+      if (m.bias.starts_with("samples lost")) {
+        // The kernel's ring buffer overflowed (the sanitizers slow the recorder): the value says
+        // so, which comes first; the clock's left-out time cannot be judged here.
+        lost = true;
+        continue;
+      }
       if (f == "faults_light" && m.bias.empty()) {
         EXPECT_TRUE(*m.low <= truth && truth <= *m.high)
             << placement << ": unflagged, outside its interval: " << Shown(f, m, truth);
@@ -503,8 +510,10 @@ TEST(MetricOracle, AUserOnlyClockSaysWhatItsSamplesLeaveOut) {
     }
     const Measured& compute = run->measured.at("compute");
     EXPECT_EQ(compute.value.value_or(-1), 0) << Shown("compute", compute, 0);
-    EXPECT_TRUE(compute.bias.empty()) << Shown("compute", compute, 0);
+    EXPECT_TRUE(compute.bias.empty() || compute.bias.starts_with("samples lost"))
+        << Shown("compute", compute, 0);
   }
+  if (lost) GTEST_SKIP() << "the kernel lost samples in some recordings: not judged there";
 }
 
 // The same clock recorded by perf, which does not read it: the faulting functions' values say
@@ -530,9 +539,14 @@ TEST(MetricOracle, AUserOnlyClockPerfDidNotReadSaysSo) {
       if (row["keys"]["sym"].get<std::string>().find("::" + f + "(") != std::string::npos)
         measured[f] = ValueOf(row["metrics"][column]);
   ASSERT_EQ(measured.size(), 3u) << report.out.substr(0, 2000);
-  for (const std::string f : {"faults_heavy", "faults_light"})
+  // (Where perf's ring buffer overflowed, that reason comes first.)
+  for (const std::string f : {"faults_heavy", "faults_light"}) {
+    if (measured[f].bias.starts_with("samples lost")) continue;
     EXPECT_NE(measured[f].bias.find("did not read"), std::string::npos) << Shown(f, measured[f], 0);
-  EXPECT_TRUE(measured["compute"].bias.empty()) << Shown("compute", measured["compute"], 0);
+  }
+  EXPECT_TRUE(measured["compute"].bias.empty() ||
+              measured["compute"].bias.starts_with("samples lost"))
+      << Shown("compute", measured["compute"], 0);
 }
 
 // A ring buffer of one page beside every fault sampled, a 20 kHz clock and 2 KiB stack copies
