@@ -194,7 +194,8 @@ class ReportCommand : public Subcommand {
                  "Add Total%: the share of samples with the row anywhere on the callchain, and "
                  "order by it");
     app.add_flag("-v,--verbose", verbose_,
-                 "Every note on its own line (each module without a usable file, not a summary)");
+                 "Every note on its own line (each module without a usable file, not a summary), "
+                 "and the table's full header: every note and what each column means");
     app.add_flag("--latency", latency_,
                  "The latency view (perf's --latency): each on-CPU sample weighted by 1 / (threads "
                  "of its process running at that moment), so that rows add up to wall time and a "
@@ -374,6 +375,7 @@ class ReportCommand : public Subcommand {
     view.kernel_credit = summary->kernel_credit;
     view.kernel_rows = kernel_rows_;
     view.latency = latency_;
+    view.full_header = verbose_;
     view.off_cpu = off_cpu ? &*off_cpu : classified_off_cpu;
     VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
     if (json_)

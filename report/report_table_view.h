@@ -42,6 +42,9 @@ struct ReportTableView {
   const OffCpuReasons* off_cpu = nullptr;
   // The latency view: on-CPU samples weighted by 1 / (threads of their process running then).
   bool latency = false;
+  // Every note of the header on its own line, and what each column means (report -v); else the
+  // compact header: what was recorded and the notes that change how to read the table.
+  bool full_header = false;
 };
 
 // One line on the off-CPU time and its reasons; empty without an off-cpu event.

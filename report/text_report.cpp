@@ -16,7 +16,8 @@ namespace {
 
 // "# host: name, arch, cpu, kernel release" with only what the profile knows: perf script text
 // and folded stacks carry none of it, and then there is no line.
-void WriteHostLine(const Metadata& metadata, std::ostream& out) {
+// "vm, x86_64, Intel(R) Xeon(R) Processor, kernel 6.18.44"; empty when the profile says none.
+std::string HostText(const Metadata& metadata) {
   std::string line;
   auto add = [&line](const std::string& part) {
     if (!part.empty()) line += (line.empty() ? "" : ", ") + part;
@@ -25,7 +26,11 @@ void WriteHostLine(const Metadata& metadata, std::ostream& out) {
   add(metadata.architecture);
   add(metadata.cpu.model_name.empty() ? metadata.cpu.vendor : metadata.cpu.model_name);
   if (!metadata.kernel_release.empty()) add("kernel " + metadata.kernel_release);
-  if (!line.empty()) out << "# host: " << line << '\n';
+  return line;
+}
+
+void WriteHostLine(const Metadata& metadata, std::ostream& out) {
+  if (const std::string host = HostText(metadata); !host.empty()) out << "# host: " << host << '\n';
 }
 
 }  // namespace
@@ -142,7 +147,126 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
     out << "# unwinding: " << line << '\n';
 }
 
-void WriteHeader(const ReportTableView& view, std::ostream& out) {
+// The notes of the default header that change how to read the table, one line each: what a
+// user would otherwise take for a whole profile, a whole stack or a measured value.
+std::vector<std::string> ReadingNotes(const ReportTableView& view) {
+  const ReportTable& table = *view.table;
+  std::vector<std::string> notes;
+  if (table.lost) notes.push_back("lost samples: " + std::to_string(table.lost));
+  for (size_t e = 0; e < table.throttles.size(); ++e)
+    if (table.throttles[e])
+      notes.push_back("throttled: the kernel stopped sampling " + table.events[e].name + " " +
+                      std::to_string(table.throttles[e]) + " times, each until its next tick");
+  if (!view.filter_summary.empty())
+    notes.push_back("filters: " + view.filter_summary + " (shares stay relative to every sample" +
+                    (view.filter.time_start || view.filter.time_end ? " in the time range" : "") +
+                    ")");
+  if (!view.stack_hint.empty()) notes.push_back("note: " + view.stack_hint);
+  // Stacks that may be cut short, in one line (-v says where and why).
+  const UnwindStatistics& u = view.unwinding;
+  const uint64_t stacks = u.samples + u.chain_repair.samples,
+                 short_stacks = u.incomplete() + u.chain_repair.kept();
+  if (short_stacks)
+    notes.push_back(
+        Printf("unwinding: %llu of %llu stacks (%.1f%%) may miss callers (-v: where "
+               "and why)",
+               static_cast<unsigned long long>(short_stacks),
+               static_cast<unsigned long long>(stacks), Percent(short_stacks, stacks)));
+  // Kernel work where it moves a share by a point or more (or kernel rows were asked for).
+  if (view.kernel_rows || (view.kernel_credit && Percent(view.kernel_credit->kernel_samples,
+                                                         view.kernel_credit->samples) >= 1.0))
+    if (const std::string kernel = KernelWorkLine(view); !kernel.empty()) notes.push_back(kernel);
+  if (const std::string off_cpu = OffCpuLine(view); !off_cpu.empty()) notes.push_back(off_cpu);
+  if (view.latency)
+    notes.push_back(
+        "latency view: on-CPU samples weighted by 1 / (threads of their process "
+        "running then): on-CPU columns are wall time");
+  for (const ReadGroup& g : table.groups) {
+    if (g.members.size() == 1) {
+      const uint32_t clock = g.members[0];
+      if (g.read_totals.empty() || g.read_totals[0] == 0) continue;
+      const double read = static_cast<double>(g.read_totals[0]),
+                   left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
+      notes.push_back(table.events[clock].name + ": its samples leave out " +
+                      Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +
+                      " of the time its reads counted");
+      continue;
+    }
+    std::string names;
+    for (uint32_t m : g.members) names += (names.empty() ? "" : ",") + table.events[m].name;
+    std::string note =
+        Printf("group {%s}: %.1f%% of its windows discarded (they started in another row)",
+               names.c_str(), g.discarded_percent);
+    if (g.short_window)
+      note += Printf("; windows: the short periods of %llu events only",
+                     static_cast<unsigned long long>(g.short_window));
+    notes.push_back(note);
+  }
+  return notes;
+}
+
+// The default header: what was recorded, how long and where; the events and what a row is; the
+// metrics, with how to read their values; and only the notes that change how to read this table,
+// at most kReadingNoteLines of them; -v gives every line and what each column means
+// (WriteFullHeader).
+constexpr size_t kReadingNoteLines = 5;
+
+void WriteCompactHeader(const ReportTableView& view, std::ostream& out) {
+  const Metadata& metadata = *view.metadata;
+  const ReportTable& table = *view.table;
+  std::vector<std::string> lines;
+  std::string what = view.input;
+  if (!metadata.command_line.empty()) {
+    what += ":";
+    for (const std::string& arg : metadata.command_line) what += " " + arg;
+  }
+  std::string about;
+  if (metadata.duration_ns)
+    about = Printf("%.3f s", static_cast<double>(metadata.duration_ns) / 1e9);
+  if (const std::string host = HostText(metadata); !host.empty())
+    about += (about.empty() ? "on " : " on ") + host;
+  lines.push_back(what + (about.empty() ? "" : " (" + about + ")"));
+  std::string events;
+  for (size_t e = 0; e < table.events.size(); ++e) {
+    if (!table.IsSampled(e)) continue;
+    events += (events.empty() ? "" : ", ") + table.events[e].name + " " +
+              std::to_string(table.total_samples[e]) + " samples";
+  }
+  std::string sort;
+  for (size_t i = 0; i < table.sort.size(); ++i) {
+    if (i) sort += ',';
+    sort += SortKeyName(table.sort[i]);
+  }
+  lines.push_back(events + "; rows by " + sort + ", " +
+                  (table.inline_mode == InlineMode::kInnermost ? "inlined functions their own rows"
+                                                               : "out-of-line functions"));
+  if (!view.metrics->columns().empty()) {
+    std::string metrics;
+    for (size_t c = 0; c < view.metrics->columns().size(); ++c) {
+      const MetricColumn& m = view.metrics->columns()[c];
+      std::string formula = m.formula;
+      for (size_t at; (at = formula.find("\\-")) != std::string::npos;) formula.erase(at, 1);
+      if (!metrics.empty()) metrics += "; ";
+      metrics += MetricTitle(m) + " = " + formula + ": " +
+                 FormatMetric(view.metrics->EvaluateTotal(c, table)) + " overall";
+    }
+    lines.push_back(
+        "metrics ([s] from sampled periods, [g] from group windows; \u00b1 95% "
+        "interval, ~ low confidence, ! may lie outside it, why under the table): " +
+        metrics);
+  }
+  std::vector<std::string> notes = ReadingNotes(view);
+  if (notes.size() > kReadingNoteLines) {
+    const size_t more = notes.size() - (kReadingNoteLines - 1);
+    notes.resize(kReadingNoteLines - 1);
+    notes.push_back(std::to_string(more) + " more notes: -v shows them");
+  }
+  lines.insert(lines.end(), notes.begin(), notes.end());
+  for (const std::string& line : lines) out << "# " << line << '\n';
+  out << "#\n";
+}
+
+void WriteFullHeader(const ReportTableView& view, std::ostream& out) {
   const Metadata& metadata = *view.metadata;
   const ReportTable& table = *view.table;
   out << "# tprof report of " << view.input << '\n';
@@ -253,7 +377,10 @@ void WriteHeader(const ReportTableView& view, std::ostream& out) {
 
 void RenderReportTable(const ReportTableView& view, std::ostream& out) {
   const ReportTable& table = *view.table;
-  WriteHeader(view, out);
+  if (view.full_header)
+    WriteFullHeader(view, out);
+  else
+    WriteCompactHeader(view, out);
   size_t beyond_limit = 0;
   std::vector<const ReportRow*> rows = VisibleRows(view, &beyond_limit);
   std::vector<Column> columns;

@@ -354,12 +354,12 @@ TEST(CliTest, RecordToStandardOutputFeedsReport) {
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   EXPECT_EQ(bytes.find("the-program-speaks"), std::string::npos);
   // The same bytes as a file and through a pipe give the same report.
-  auto from_file = RunCommand({kTprof, "report", "-i", captured, "--sort", "comm"});
+  auto from_file = RunCommand({kTprof, "report", "-v", "-i", captured, "--sort", "comm"});
   ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
   EXPECT_NE(from_file.out.find("task-clock"), std::string::npos) << from_file.out;
   EXPECT_NE(from_file.out.find("sh"), std::string::npos) << from_file.out;
   auto piped = RunCommand(
-      {"/bin/sh", "-c", "'" + kTprof + "' report -i - --sort comm < '" + captured + "'"});
+      {"/bin/sh", "-c", "'" + kTprof + "' report -v -i - --sort comm < '" + captured + "'"});
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   auto body = [](const std::string& report) { return report.substr(report.find("# event:")); };
   EXPECT_EQ(body(piped.out), body(from_file.out));

@@ -326,7 +326,7 @@ TEST_F(DwarfImport, StaticCProgramGivenByBinaryAfterItMoved) {
   ASSERT_EQ(faults.exit_code, 0) << faults.err;
   ExpectSplitFaults(ParseFolded(faults.out), pages_);
 
-  CommandResult children = Tprof({"report", "-i", data, "--binary", moved, "--children"});
+  CommandResult children = Tprof({"report", "-v", "-i", data, "--binary", moved, "--children"});
   ASSERT_EQ(children.exit_code, 0) << children.err;
   EXPECT_GT(TotalPercent(children.out, "main"), 95.0) << children.out;
   EXPECT_GT(TotalPercent(children.out, "_start"), 95.0);
@@ -337,7 +337,7 @@ TEST_F(DwarfImport, StaticCProgramGivenByBinaryAfterItMoved) {
       << children.out;
 
   // Without the binary: every sample counted under "no binary", naming the recorded file.
-  CommandResult missing = Tprof({"report", "-i", data, "--children"});
+  CommandResult missing = Tprof({"report", "-v", "-i", data, "--children"});
   ASSERT_EQ(missing.exit_code, 0) << missing.err;
   UnwoundLine line = ParseUnwound(missing.err);
   ASSERT_TRUE(line.found) << missing.err;
@@ -369,7 +369,7 @@ TEST_F(DwarfImport, PieCProgramAgreesWithPerf) {
   const std::map<std::string, double> by_perf = PerfTotalPercents(perf.out, "cpu-clock");
   ASSERT_TRUE(by_perf.count("main") && by_perf.count("heavy") && by_perf.count("light"))
       << perf.out;
-  CommandResult children = Tprof({"report", "-i", data, "--children"});
+  CommandResult children = Tprof({"report", "-v", "-i", data, "--children"});
   ASSERT_EQ(children.exit_code, 0) << children.err;
   EXPECT_GE(TotalPercent(children.out, "main"), by_perf.at("main") - 0.2) << children.out;
   const double heavy = TotalPercent(children.out, "heavy");
@@ -406,7 +406,8 @@ TEST_F(DwarfImport, CppInlinedCallersStaticAndPie) {
                Bare(user[n - 3]) == "work::Run" && Bare(user[n - 4]) == "main" && HasLibcStart(f);
       };
       EXPECT_GT(stacks.Share(complete), 0.9) << folded.out.substr(0, 2000);
-      CommandResult children = Tprof({"report", "-i", input, "--binary", moved, "--children"});
+      CommandResult children =
+          Tprof({"report", "-v", "-i", input, "--binary", moved, "--children"});
       EXPECT_GT(TotalPercent(children.out, "main"), 95.0) << children.out;
     }
   }
@@ -429,7 +430,7 @@ TEST_F(DwarfImport, AnotherBuildAtTheRecordedPathIsABuildIdMismatch) {
   std::string binary = Build("split.c", "split", /*is_static=*/false);
   std::string data = Record(binary);
   Build("split.c", "split", /*is_static=*/false, {"-DVARIANT=2"});
-  CommandResult r = Tprof({"report", "-i", data});
+  CommandResult r = Tprof({"report", "-v", "-i", data});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   UnwoundLine line = ParseUnwound(r.err);
   ASSERT_TRUE(line.found) << r.err;
@@ -442,7 +443,7 @@ TEST_F(DwarfImport, ShortStackCopiesAreCounted) {
   std::string binary = Build("split.c", "split", /*is_static=*/true);
   // 64 bytes hold spin's frame but not heavy's or light's (their locals alone take 64 and 128).
   std::string data = Record(binary, "dwarf,64");
-  CommandResult r = Tprof({"report", "-i", data, "--children"});
+  CommandResult r = Tprof({"report", "-v", "-i", data, "--children"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   UnwoundLine line = ParseUnwound(r.err);
   ASSERT_TRUE(line.found) << r.err;
@@ -566,8 +567,8 @@ TEST_F(DwarfImport, EntryCodeWithoutCfiEndsCompleteStacks) {
 // hotspot's recording from another machine (an AMD Threadripper, Arch Linux): none of its
 // binaries are here, so none of its 34 stack copies can be walked, and the report says why.
 TEST(DwarfImportTestdata, HotspotRecordingWithoutBinariesSaysNoBinary) {
-  CommandResult r =
-      RunCommand({kTprof, "report", "-i", kTestdata + "/perf/hotspot-perf.data.PerfFormatLost"});
+  CommandResult r = RunCommand(
+      {kTprof, "report", "-v", "-i", kTestdata + "/perf/hotspot-perf.data.PerfFormatLost"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   UnwoundLine line = ParseUnwound(r.err);
   ASSERT_TRUE(line.found) << r.err;

@@ -149,7 +149,7 @@ class OffCpuTest : public ::testing::Test {
       const testing::StealMeter steal;
       auto recorded = RunCommand(record);
       EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
-      auto table = RunCommand({kTprof, "report", "-i", r.profile, "--limit", "1"});
+      auto table = RunCommand({kTprof, "report", "-i", r.profile, "--limit", "1", "-v"});
       EXPECT_EQ(table.exit_code, 0) << table.err;
       r.table = table.out;
       r.on_ns = EventTotal(r.table, "task-clock");

@@ -102,7 +102,7 @@ TEST(RecordDwarfTest, CompleteStacksWithoutFramePointers) {
   EXPECT_NE(::access((dwarf + ".stacks").c_str(), F_OK), 0) << "the stack copies are dropped";
   // The recording keeps how its stacks were walked: report tells the same lines record did, and
   // JSON the counts, as for a perf.data file unwound on reading.
-  auto told = RunCommand({kTprof, "report", "-i", dwarf, "--limit", "1"});
+  auto told = RunCommand({kTprof, "report", "-v", "-i", dwarf, "--limit", "1"});
   ASSERT_EQ(told.exit_code, 0) << told.err;
   const std::string recorded_line = ": unwinding: ";
   const size_t at = r.err.find(recorded_line);

@@ -197,7 +197,7 @@ TEST(RecordEngineTest, SigkillLeavesAPartialFileThatReportReads) {
   const std::string partial = path + ".stacks.partial";
   EXPECT_NE(::access((path + ".stacks").c_str(), F_OK), 0);
   ASSERT_EQ(::access(partial.c_str(), F_OK), 0);
-  auto report = RunCommand({kTprof, "report", "-i", partial});
+  auto report = RunCommand({kTprof, "report", "-v", "-i", partial});
   EXPECT_EQ(report.exit_code, 4) << "an incomplete input: " << report.err;
   EXPECT_NE(report.out.find("# event:"), std::string::npos) << "its samples are shown";
   EXPECT_NE(report.err.find("incomplete"), std::string::npos) << report.err;

@@ -42,7 +42,7 @@ struct EventTotal {
   uint64_t period = 0;
 };
 std::map<std::string, EventTotal> ReportTotals(const std::string& input) {
-  auto r = RunCommand({kTprof, "report", "-i", input});
+  auto r = RunCommand({kTprof, "report", "-i", input, "-v"});  // the full header's event lines
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, EventTotal> totals;
   std::regex event(R"(^# event: (\S+), (\d+) samples, total period (\d+)$)");

@@ -97,7 +97,7 @@ TEST_F(Unprivileged, DefaultsRecordAndReportAtEveryParanoidLevel) {
                           std::to_string(recorded.exit_code) +
                           (fell_back ? ", user space only" : "");
     if (recorded.exit_code == 0) {
-      auto report = AsNobody({tprof_, "report", "-i", profile});
+      auto report = AsNobody({tprof_, "report", "-i", profile, "-v"});
       EXPECT_EQ(report.exit_code, 0) << level << ": " << report.err;
       EXPECT_NE(report.out.find("# event: task-clock"), std::string::npos) << report.out;
       EXPECT_NE(report.out.find("sh"), std::string::npos) << report.out;

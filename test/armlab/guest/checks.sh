@@ -263,7 +263,7 @@ case $job in
     check burst_report tprof report -i ../burst/p.tprof --json
     check burst_jitter tprof record -M ipc --burst 100000,10000,8 -o p.tprof -- "$fp" $rounds
     check burst_jitter_report tprof report -i ../burst_jitter/p.tprof --json
-    check burst_text tprof report -i ../burst/p.tprof
+    check burst_text tprof report -v -i ../burst/p.tprof
     # Faults per kilo-instruction of metric_oracle's long calls, as n1's faults_per_ki, in short
     # windows.
     check faults_per_ki tprof record -e '{cycles,instructions,page-faults}:S' \
