@@ -147,6 +147,19 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
     out << "# unwinding: " << line << '\n';
 }
 
+// A clock sampled in one mode that reads itself (a group of one; record adds the read): what its
+// samples leave out, which metrics over kernel work allow for. Empty when it read nothing.
+std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group) {
+  if (group.members.size() != 1 || group.read_totals.empty() || group.read_totals[0] == 0)
+    return "";
+  const uint32_t clock = group.members[0];
+  const double read = static_cast<double>(group.read_totals[0]),
+               left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
+  return table.events[clock].name + ": its samples leave out " +
+         Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +
+         " of the time its reads counted (the time in the mode it does not sample)";
+}
+
 // The notes of the default header that change how to read the table, one line each: what a
 // user would otherwise take for a whole profile, a whole stack or a measured value.
 std::vector<std::string> ReadingNotes(const ReportTableView& view) {
@@ -183,13 +196,7 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
         "running then): on-CPU columns are wall time");
   for (const ReadGroup& g : table.groups) {
     if (g.members.size() == 1) {
-      const uint32_t clock = g.members[0];
-      if (g.read_totals.empty() || g.read_totals[0] == 0) continue;
-      const double read = static_cast<double>(g.read_totals[0]),
-                   left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
-      notes.push_back(table.events[clock].name + ": its samples leave out " +
-                      Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +
-                      " of the time its reads counted");
+      if (const std::string line = ClockLeftOutLine(table, g); !line.empty()) notes.push_back(line);
       continue;
     }
     std::string names;
@@ -306,15 +313,8 @@ void WriteFullHeader(const ReportTableView& view, std::ostream& out) {
   }
   for (const ReadGroup& g : table.groups) {
     if (g.members.size() == 1) {
-      // A clock sampled in one mode that reads itself (record adds the read): what its samples
-      // leave out, which metrics that read kernel work allow for.
-      const uint32_t clock = g.members[0];
-      if (g.read_totals.empty() || g.read_totals[0] == 0) continue;
-      const double read = static_cast<double>(g.read_totals[0]),
-                   left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
-      out << "# " << table.events[clock].name << ": its samples leave out "
-          << Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read)
-          << " of the time its reads counted (the time in the mode it does not sample)\n";
+      if (const std::string line = ClockLeftOutLine(table, g); !line.empty())
+        out << "# " << line << '\n';
       continue;
     }
     out << "# group {";
