@@ -161,7 +161,8 @@ std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group) {
 }
 
 // The notes of the default header that change how to read the table, one line each: what a
-// user would otherwise take for a whole profile, a whole stack or a measured value.
+// user would otherwise take for a whole profile, a whole stack or a measured value. Most telling
+// first: samples missing, what the rows hold, stacks, kernel work, a clock's or a group's reads.
 std::vector<std::string> ReadingNotes(const ReportTableView& view) {
   const ReportTable& table = *view.table;
   std::vector<std::string> notes;
@@ -174,6 +175,11 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
     notes.push_back("filters: " + view.filter_summary + " (shares stay relative to every sample" +
                     (view.filter.time_start || view.filter.time_end ? " in the time range" : "") +
                     ")");
+  if (view.latency)
+    notes.push_back(
+        "latency view: on-CPU samples weighted by 1 / (threads of their process "
+        "running then): on-CPU columns are wall time");
+  if (const std::string off_cpu = OffCpuLine(view); !off_cpu.empty()) notes.push_back(off_cpu);
   if (!view.stack_hint.empty()) notes.push_back("note: " + view.stack_hint);
   // Stacks that may be cut short, in one line (-v says where and why).
   const UnwindStatistics& u = view.unwinding;
@@ -189,11 +195,6 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
   if (view.kernel_rows || (view.kernel_credit && Percent(view.kernel_credit->kernel_samples,
                                                          view.kernel_credit->samples) >= 1.0))
     if (const std::string kernel = KernelWorkLine(view); !kernel.empty()) notes.push_back(kernel);
-  if (const std::string off_cpu = OffCpuLine(view); !off_cpu.empty()) notes.push_back(off_cpu);
-  if (view.latency)
-    notes.push_back(
-        "latency view: on-CPU samples weighted by 1 / (threads of their process "
-        "running then): on-CPU columns are wall time");
   for (const ReadGroup& g : table.groups) {
     if (g.members.size() == 1) {
       if (const std::string line = ClockLeftOutLine(table, g); !line.empty()) notes.push_back(line);
@@ -214,9 +215,9 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
 
 // The default header: what was recorded, how long and where; the events and what a row is; the
 // metrics, with how to read their values; and only the notes that change how to read this table,
-// at most kReadingNoteLines of them; -v gives every line and what each column means
-// (WriteFullHeader).
-constexpr size_t kReadingNoteLines = 5;
+// kCompactHeaderLines lines in all (the notes beyond are counted); -v gives every line and what
+// each column means (WriteFullHeader).
+constexpr size_t kCompactHeaderLines = 5;
 
 void WriteCompactHeader(const ReportTableView& view, std::ostream& out) {
   const Metadata& metadata = *view.metadata;
@@ -263,9 +264,10 @@ void WriteCompactHeader(const ReportTableView& view, std::ostream& out) {
         metrics);
   }
   std::vector<std::string> notes = ReadingNotes(view);
-  if (notes.size() > kReadingNoteLines) {
-    const size_t more = notes.size() - (kReadingNoteLines - 1);
-    notes.resize(kReadingNoteLines - 1);
+  const size_t room = kCompactHeaderLines - lines.size();  // at least 2: lines holds 2 or 3
+  if (notes.size() > room) {
+    const size_t more = notes.size() - (room - 1);
+    notes.resize(room - 1);
     notes.push_back(std::to_string(more) + " more notes: -v shows them");
   }
   lines.insert(lines.end(), notes.begin(), notes.end());

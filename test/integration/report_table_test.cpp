@@ -847,6 +847,32 @@ TEST(HardwareReport, ThrottleIpcPerModuleMatchesPerfScript) {
 
 // hotspot PerfFormatLost: {cycles,instructions}:S, both counts in every sample. Per-module IPC
 // from the credited windows, against the same windows worked out by hand over the raw samples.
+// The default header fits five comment lines before the table, however much there is to say:
+// perf's DWARF recording of a {cycles,instructions}:S group from another machine has metrics,
+// stacks that could not be unwound here, kernel work and a group's discarded windows. The notes
+// beyond the room are counted, and -v shows each of them.
+TEST(HardwareReport, TheDefaultHeaderIsFiveLinesAndVerboseHasEveryNote) {
+  const std::string file = kPerfDir + "hotspot-perf.data.PerfFormatLost";
+  auto compact = RunCommand({kTprof, "report", "-i", file, "--sort", "dso"});
+  ASSERT_EQ(compact.exit_code, 0) << compact.err;
+  std::vector<std::string> header;
+  std::istringstream in(compact.out);
+  for (std::string line; std::getline(in, line) && line != "#";) header.push_back(line);
+  ASSERT_LE(header.size(), 5u) << compact.out;
+  for (const std::string& line : header) EXPECT_TRUE(line.starts_with("# ")) << line;
+  EXPECT_NE(header[0].find("hotspot-perf.data.PerfFormatLost: /usr/bin/perf record"),
+            std::string::npos)
+      << header[0];
+  EXPECT_NE(header[1].find("cycles 34 samples; rows by dso"), std::string::npos) << header[1];
+  EXPECT_NE(header.back().find("2 more notes: -v shows them"), std::string::npos) << compact.out;
+  auto full = RunCommand({kTprof, "report", "-i", file, "--sort", "dso", "-v"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  for (const char* note :
+       {"# unwinding: ", "# kernel work: 31 of 34 samples",
+        "# group {cycles,instructions}: ", "# Self%: ", "# \u00b1 is a value's 95% interval"})
+    EXPECT_NE(full.out.find(note), std::string::npos) << note << "\n" << full.out.substr(0, 3000);
+}
+
 // A profile from another machine: its modules are missing here. One summary line with the count
 // and the first names, each on its own line with -v; either way every module is accounted for.
 TEST(HardwareReport, MissingModulesAreOneSummaryLineUnlessVerbose) {
