@@ -167,10 +167,14 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
   const ReportTable& table = *view.table;
   std::vector<std::string> notes;
   if (table.lost) notes.push_back("lost samples: " + std::to_string(table.lost));
+  std::string throttled;  // one line for every event the kernel throttled
   for (size_t e = 0; e < table.throttles.size(); ++e)
     if (table.throttles[e])
-      notes.push_back("throttled: the kernel stopped sampling " + table.events[e].name + " " +
-                      std::to_string(table.throttles[e]) + " times, each until its next tick");
+      throttled += (throttled.empty() ? "" : ", ") + table.events[e].name + " " +
+                   std::to_string(table.throttles[e]) + " times";
+  if (!throttled.empty())
+    notes.push_back("throttled: the kernel stopped sampling " + throttled +
+                    ", each until its next tick");
   if (!view.filter_summary.empty())
     notes.push_back("filters: " + view.filter_summary + " (shares stay relative to every sample" +
                     (view.filter.time_start || view.filter.time_end ? " in the time range" : "") +

@@ -402,13 +402,22 @@ TEST(ThrottledRecording, TheReportSaysWhichEventsTheKernelThrottled) {
     if (j["throttles"][e].get<uint64_t>())
       tprof_throttles[j["events"][e]["name"]] = j["throttles"][e].get<uint64_t>();
   EXPECT_EQ(tprof_throttles, perf_throttles);
-  auto table = RunCommand({kTprof, "report", "-i", input});
+  // The full header (-v) a line per event; the compact one every event in one line.
+  auto table = RunCommand({kTprof, "report", "-i", input, "-v"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   for (const auto& [event, n] : perf_throttles)
     EXPECT_NE(table.out.find("# throttled: the kernel stopped sampling " + event + " " +
                              std::to_string(n) + " times"),
               std::string::npos)
         << table.out.substr(0, 2000);
+  auto compact = RunCommand({kTprof, "report", "-i", input});
+  ASSERT_EQ(compact.exit_code, 0) << compact.err;
+  const size_t line = compact.out.find("# throttled: the kernel stopped sampling ");
+  ASSERT_NE(line, std::string::npos) << compact.out.substr(0, 2000);
+  const std::string throttled = compact.out.substr(line, compact.out.find('\n', line) - line);
+  for (const auto& [event, n] : perf_throttles)
+    EXPECT_NE(throttled.find(event + " " + std::to_string(n) + " times"), std::string::npos)
+        << throttled;
 }
 
 // The autofdo sample: the recorded path (.bin.gen on the build machine) differs from the file
