@@ -58,7 +58,7 @@ class RecordCommand : public Subcommand {
         "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
         "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
         "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
-        "(each member also sampled on its own, as -F says; not with -c or --burst, nor with\n"
+        "(each member also sampled on its own at -F's rate, whatever -c or --burst sets, unless\n"
         "--no-member-samples).");
     // One value an -e: a list of values would take the "--" after it, and the command's own
     // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
@@ -363,7 +363,7 @@ class RecordCommand : public Subcommand {
       s.burst_jitter_bits = static_cast<uint32_t>(jitter);
     }
     if (!no_member_samples_) {
-      MemberSampling members = PlanMemberSampling(options.groups, period_ != 0, !burst_.empty());
+      MemberSampling members = PlanMemberSampling(options.groups);
       for (EventGroup& lone : members.added) options.groups.push_back(std::move(lone));
       planning_notes_ = std::move(members.notes);
     }

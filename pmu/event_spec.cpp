@@ -326,20 +326,8 @@ bool ReadOneModeClocks(std::vector<EventGroup>* groups) {
   return changed;
 }
 
-MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all,
-                                  bool burst) {
+MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups) {
   MemberSampling plan;
-  if (burst) {
-    for (const EventGroup& g : groups)
-      if (g.leader_sampling && g.events.size() > 1) {
-        plan.notes.push_back(
-            "the members of leader-sampled groups are not also sampled on their own: --burst's "
-            "windows would apply to them too, which a software event cannot take; report cannot "
-            "check the group's per-function values against a second method");
-        break;
-      }
-    return plan;
-  }
   auto sampled_alone = [&](const std::string& name) {
     for (const EventGroup& g : groups)
       if (!g.is_group() && g.events.size() == 1 && g.events[0].name == name) return true;
@@ -350,16 +338,12 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
   size_t hardware = 0;
   for (const EventGroup& g : groups)
     for (const EventSpec& e : g.events) hardware += e.is_hardware() ? 1 : 0;
-  std::vector<std::string> one_period, over_budget;
+  std::vector<std::string> over_budget;
   for (const EventGroup& g : groups) {
     if (!g.leader_sampling || g.events.size() < 2) continue;
     for (size_t i = 1; i < g.events.size(); ++i) {
       const EventSpec& member = g.events[i];
       if (sampled_alone(member.name)) continue;
-      if (one_period_for_all) {
-        one_period.push_back(member.name);
-        continue;
-      }
       if (member.is_hardware()) {
         if (hardware + 1 > kMemberSamplingCounterBudget) {
           over_budget.push_back(member.name);
@@ -368,26 +352,20 @@ MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool on
         ++hardware;
       }
       EventSpec alone = member;
-      alone.period = 0;  // as -F says
+      alone.period = 0;  // at -F's rate (second_method)
       EventGroup lone;
       lone.events.push_back(std::move(alone));
+      lone.second_method = true;
       plan.added.push_back(std::move(lone));
     }
   }
-  const std::string unchecked =
-      "; report cannot check the group's per-function values of them against a second method";
-  if (!one_period.empty())
-    plan.notes.push_back("not also sampled on their own: " + EventNameList(one_period) +
-                         " (-c sets one period for every event, and the leader's is no period "
-                         "for them)" +
-                         unchecked +
-                         " (add each beside the group with a period of its own, as "
-                         "PMU/TERMS,period=P,name=NAME/, or record with -F)");
   if (!over_budget.empty())
-    plan.notes.push_back(
-        "not also sampled on their own: " + EventNameList(over_budget) +
-        " (the recording would use " + std::to_string(hardware + over_budget.size()) +
-        " hardware counters, and a PMU short of them multiplexes the group)" + unchecked);
+    plan.notes.push_back("not also sampled on their own: " + EventNameList(over_budget) +
+                         " (the recording would use " +
+                         std::to_string(hardware + over_budget.size()) +
+                         " hardware counters, and a PMU short of them multiplexes the group); "
+                         "report cannot check the group's per-function values of them against "
+                         "a second method");
   return plan;
 }
 

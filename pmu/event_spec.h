@@ -35,6 +35,9 @@ struct EventGroup {
   bool leader_sampling = false;   // :S
   bool is_group() const { return events.size() > 1 || explicit_braces; }
   bool explicit_braces = false;
+  // A leader-sampled group's member sampled on its own as the second method (PlanMemberSampling):
+  // at -F's rate whatever the other events' period, and outside --burst's windows.
+  bool second_method = false;
 };
 
 // Parses one event (no groups).
@@ -46,22 +49,21 @@ Result<std::vector<EventGroup>> ParseEventList(const std::string& text);
 // method, whose biases (windows stepping over short calls, a loop in step with the period) only
 // a second method can expose: the same events sampled on their own. Plans each non-leader member
 // of every {..}:S group as a lone sampled event too, unless it already is one, as record -M and
-// record {..}:S do by default. A member is sampled as -F says: the kernel adapts its period to
-// the rate, so a fault-heavy function is not slowed by a sample per fault (which had raised a
-// memset's share of the time from 4.7 % to 12.6 %). Left out, each with a note: every member
-// when -c sets one period for all events, which is no period for a member (and every fault
-// sampled would slow the program); a hardware member when the recording would then use more
-// than kMemberSamplingCounterBudget hardware counters, since a PMU short of counters
-// multiplexes and the group is then counted only part of the time.
+// record {..}:S do by default. A member is sampled at -F's rate (second_method), whatever period
+// -c or --burst gives the events named: the kernel adapts its period to the rate, so a
+// fault-heavy function is not slowed by a sample per fault (which had raised a memset's share of
+// the time from 4.7 % to 12.6 %), and the group's windows, whatever their length against a loop's
+// round, have a check. (Left out under -c, as they once were, the windows of a loop sampled
+// once a round gave every function the round's rate with nothing to say so.) Left out, with a
+// note: a hardware member when the recording would then use more than
+// kMemberSamplingCounterBudget hardware counters, since a PMU short of counters multiplexes and
+// the group is then counted only part of the time.
 inline constexpr size_t kMemberSamplingCounterBudget = 4;
 struct MemberSampling {
   std::vector<EventGroup> added;   // lone events to sample beside the groups
   std::vector<std::string> notes;  // one line each: members left out and why
 };
-// `burst`: --burst's windows (hf_sample_period, or its fallback's period) apply to every sampled
-// event, and a software event cannot take them (EOPNOTSUPP): no member is added, with a note.
-MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups, bool one_period_for_all,
-                                  bool burst = false);
+MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups);
 
 // A clock sampled in one mode on its own (task-clock:u, what a user who is not root records)
 // leaves the time spent in the other mode out of its samples, while its count keeps it. Beside

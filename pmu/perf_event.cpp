@@ -62,7 +62,7 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       if (samples) {
         if (spec.period) {
           attr.sample_period = spec.period;
-        } else if (options.use_frequency) {
+        } else if (options.use_frequency || group.second_method) {
           attr.freq = 1;
           attr.sample_freq = options.frequency;
         } else {
@@ -136,7 +136,7 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
       attr.watermark = 1;
 
       PlannedEvent p;
-      if (options.burst_long && samples) {
+      if (options.burst_long && samples && !group.second_method) {
         // The long period between windows; the window itself is the short period.
         attr.freq = 0;
         attr.sample_period = options.burst_long;

@@ -244,5 +244,34 @@ TEST(BurstEncodingTest, PlanPutsTheWindowOnSamplingLeadersOnly) {
   EXPECT_EQ(planned[1].hf_sample_period, 0u);
 }
 
+// A member sampled on its own beside a burst group (the second method report checks the group's
+// windows against) keeps -F's rate and takes no window: a software event refuses the burst
+// fields, and the fallback's short period would sample it every 50,000 faults.
+TEST(BurstEncodingTest, AMemberSampledOnItsOwnKeepsItsOwnRate) {
+  std::vector<EventGroup> groups = ParseEventList("{cpu-clock,page-faults}:S").value();
+  for (EventGroup& lone : PlanMemberSampling(groups).added) groups.push_back(lone);
+  ASSERT_EQ(groups.size(), 2u);
+  SamplingOptions kernel;
+  kernel.burst_long = 1000000;
+  kernel.burst_short = 50000;
+  auto planned = PlanEvents(groups, kernel);
+  ASSERT_EQ(planned.size(), 3u);
+  EXPECT_EQ(planned[0].hf_sample_period, 50000u);
+  EXPECT_EQ(planned[2].desc.name, "page-faults");
+  EXPECT_EQ(planned[2].hf_sample_period, 0u);
+  EXPECT_TRUE(planned[2].attr.freq);
+  EXPECT_EQ(planned[2].attr.sample_freq, 4000u);
+  // The kernel without hf_sample_period: every sampled event at the short period, but this one.
+  SamplingOptions fallback;
+  fallback.use_frequency = false;
+  fallback.period = 50000;
+  planned = PlanEvents(groups, fallback);
+  ASSERT_EQ(planned.size(), 3u);
+  EXPECT_EQ(planned[0].attr.sample_period, 50000u);
+  EXPECT_FALSE(planned[0].attr.freq);
+  EXPECT_TRUE(planned[2].attr.freq);
+  EXPECT_EQ(planned[2].attr.sample_freq, 4000u);
+}
+
 }  // namespace
 }  // namespace tprof

@@ -14,9 +14,10 @@
 //   - no confident value whose truth lies outside three times its interval, and at most one a
 //     cell and method outside twice (the host's noise);
 //   - compute, which never faults, never has a confident non-zero rate;
-//   - among confident values, the truth inside the 95 % interval in at least 85 % of the pairs
-//     of a cell and method (honest intervals miss 85 % of 60 with probability under 0.5 %; 90 %
-//     would flake one cell in a few runs of 60 cells);
+//   - among confident values, the truth inside the 95 % interval in at least 90 % of the pairs
+//     of a cell and method, as the issue asks (intervals of exactly 95 % would miss that in one
+//     cell of some twenty; the ones shown are wider than that: over six CI runs, no cell and method
+//     held to it covered less than 97 %);
 //   - calls of at least 20 windows: some method gives every function a confident value within
 //     5 % of the truth (its median over the runs), events at entry and exit included.
 // Cells and methods known to give confident wrong values are listed by KnownGap, printed, not
@@ -151,21 +152,18 @@ bool InStep(const Cell& cell, const Method& method, double round_ns) {
 // all, so those cells stay a known gap).
 // The windows of a group sampled once a round are in step with the loop too: each window is a
 // whole round, begun and ended in the same function, and nothing in the windows of one method
-// tells it from a long call (window_bias.h); recording the events on their own beside the group
-// is what flags it ("methods disagree"), not a method alone.
-// The same at calls of 10 us: a 250 us window spans some six rounds, and now and then the
-// rounds lock to it (the sampling's cost keeps them there): then every window of one function
-// starts and ends in it with whole rounds between, and nothing is discarded (seen in 1 of 20
-// runs: compute, which never faults, 99 +-0.5 faults/ms with no reason).
+// tells it from a long call (window_bias.h); the members sampled on their own beside the group
+// are what flag it ("windows span calls", "methods disagree"), not a method alone. So too at
+// calls of 10 us, where a 250 us window spans some six rounds and now and then locks to them,
+// and burst's 50 us windows span about one round of three 15 us calls. These were known gaps
+// while record sampled no member under -c or --burst (burst on 10 us calls: 40 of 40 values
+// confident and wrong, faults_light 97.6 +-6.8 against 76.9); since it does, all 240 of their
+// values in a run of the four cells were flagged, and the cells are held to the promise.
 // Any other cell whose round this machine happens to run in step with a group's windows (InStep)
 // is the aliased cell's case by accident, and is said so too: which cells those are depends on
 // the machine's speed, so the test measures it rather than naming cells.
 std::string KnownGap(const Cell& cell, const Method& method, double round_ns) {
   const bool sampled = method.source == "sampled periods";
-  if (cell.aliased && !sampled)
-    return "windows of one round each, in step with the loop: no method alone can tell";
-  if (cell.iterations == "0.4" && !sampled)
-    return "windows of some six rounds of 10 us calls can lock to the loop";
   // `clock steps over calls` flags most of these values, not all (one run of the matrix: exit_10us
   // and spread_10us kept confident values 12-18 % off).
   if (sampled && (cell.aliased || cell.iterations == "0.4"))
@@ -336,7 +334,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
                             << " confident values twice their interval from the truth"
                             << far_report;
     if (tally.confident >= 10) {
-      EXPECT_GE(coverage, 85.0) << cell.name << " " << method.name << ": " << tally.covered
+      EXPECT_GE(coverage, 90.0) << cell.name << " " << method.name << ": " << tally.covered
                                 << " of " << tally.confident
                                 << " values shown without a reason cover the truth";
     }

@@ -137,13 +137,14 @@ TEST(MetricOracle, EachMethodMatchesTheTruthPerFunction) {
 }
 
 // The 95 % intervals cover the truth: over 20 recordings per method, the truth lies inside the
-// interval for at least 85 % of the (function, run) pairs with a nonzero truth: 34 of 40, which
-// honest 95 % intervals miss with probability 0.3 % (90 %, 36 of 40, would flake 5 % of runs).
+// interval for at least 90 % of the (function, run) pairs with a nonzero truth, 36 of 40, as the
+// issue asks. (Intervals of exactly 95 % would miss that in 5 % of runs; the ones shown are
+// wider: over six CI runs of each method, Release and ASan, the least was 39 of 40.)
 // One method's coverage (a test per method, so that each stays within its time limit under the
 // sanitizers). The same figures under the sanitizers: CI's ASan+UBSan build (clang's) always ran
 // them, 6-10 s a method.
 constexpr int kCoverageRecordings = 20;
-constexpr double kCoverageFloor = 0.85;
+constexpr double kCoverageFloor = 0.90;
 
 void CheckCoverage(const Method& method) {
   ScratchDir dir;

@@ -151,39 +151,30 @@ std::vector<std::string> NamesAndPeriods(const MemberSampling& plan) {
   return out;
 }
 
-TEST(MemberSampling, MembersAsFSaysAndNoneUnderOnePeriod) {
+TEST(MemberSampling, MembersAtFsRateWhateverThePeriod) {
   auto groups = ParseEventList("{task-clock,page-faults,context-switches}:S");
   ASSERT_TRUE(groups.ok());
-  MemberSampling plan = PlanMemberSampling(*groups, false);
+  MemberSampling plan = PlanMemberSampling(*groups);
   EXPECT_EQ(NamesAndPeriods(plan),
             (std::vector<std::string>{"page-faults@0", "context-switches@0"}));
   EXPECT_TRUE(plan.notes.empty());
-  // -c sets one period for all, no period for a member: every member is left out, with a note.
+  for (const EventGroup& lone : plan.added) EXPECT_TRUE(lone.second_method);
   auto hardware = ParseEventList("{cycles,instructions}:S");
   ASSERT_TRUE(hardware.ok());
-  EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*hardware, false)),
+  EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*hardware)),
             (std::vector<std::string>{"instructions@0"}));
-  MemberSampling fixed = PlanMemberSampling(*hardware, true);
-  EXPECT_TRUE(fixed.added.empty());
-  ASSERT_EQ(fixed.notes.size(), 1u);
-  EXPECT_NE(fixed.notes[0].find("instructions"), std::string::npos) << fixed.notes[0];
-  MemberSampling software_fixed = PlanMemberSampling(*groups, true);
-  EXPECT_TRUE(software_fixed.added.empty());
-  ASSERT_EQ(software_fixed.notes.size(), 1u);
-  EXPECT_NE(software_fixed.notes[0].find("page-faults, context-switches"), std::string::npos)
-      << software_fixed.notes[0];
-  // --burst's windows would apply to the members too, which software events cannot take.
-  MemberSampling burst = PlanMemberSampling(*groups, false, true);
-  EXPECT_TRUE(burst.added.empty());
-  ASSERT_EQ(burst.notes.size(), 1u);
-  EXPECT_NE(burst.notes[0].find("--burst"), std::string::npos) << burst.notes[0];
+  // A period term on a member is the group's business (the member is read, not sampled): the
+  // lone copy keeps -F's rate.
+  auto with_term = ParseEventList("{task-clock,software/config=2,period=7,name=pf/}:S");
+  ASSERT_TRUE(with_term.ok());
+  EXPECT_EQ(NamesAndPeriods(PlanMemberSampling(*with_term)), (std::vector<std::string>{"pf@0"}));
 }
 
 TEST(MemberSampling, NothingTwiceNothingForGroupsThatReadOnlyAndNoteWhatIsLeftOut) {
   // Already sampled on its own; a group without :S samples every member itself.
   auto given = ParseEventList("{task-clock,page-faults}:S,page-faults,{cpu-clock,minor-faults}");
   ASSERT_TRUE(given.ok());
-  MemberSampling plan = PlanMemberSampling(*given, false);
+  MemberSampling plan = PlanMemberSampling(*given);
   EXPECT_TRUE(plan.added.empty());
   EXPECT_TRUE(plan.notes.empty());
   // A clock sampled in one mode (what a user who is not root records): its members are sampled
@@ -191,21 +182,21 @@ TEST(MemberSampling, NothingTwiceNothingForGroupsThatReadOnlyAndNoteWhatIsLeftOu
   // samples leave out.
   auto user_clock = ParseEventList("{task-clock:u,page-faults:u}:S");
   ASSERT_TRUE(user_clock.ok());
-  MemberSampling user_only = PlanMemberSampling(*user_clock, false);
+  MemberSampling user_only = PlanMemberSampling(*user_clock);
   EXPECT_EQ(NamesAndPeriods(user_only), (std::vector<std::string>{"page-faults:u@0"}));
   EXPECT_TRUE(user_only.notes.empty());
   // Five hardware events, three more to sample: past the counter budget (4), each left out is
   // named, and what fits is kept.
   auto many = ParseEventList("{cycles,instructions,branches,branch-misses,cache-misses}:S");
   ASSERT_TRUE(many.ok());
-  MemberSampling budget = PlanMemberSampling(*many, false);
+  MemberSampling budget = PlanMemberSampling(*many);
   EXPECT_TRUE(budget.added.empty());
   ASSERT_EQ(budget.notes.size(), 1u);
   for (const char* name : {"instructions", "branches", "branch-misses", "cache-misses"})
     EXPECT_NE(budget.notes[0].find(name), std::string::npos) << budget.notes[0];
   auto three = ParseEventList("{cycles,instructions,branches}:S");
   ASSERT_TRUE(three.ok());
-  MemberSampling fits = PlanMemberSampling(*three, false);
+  MemberSampling fits = PlanMemberSampling(*three);
   EXPECT_EQ(NamesAndPeriods(fits), (std::vector<std::string>{"instructions@0"}));
   ASSERT_EQ(fits.notes.size(), 1u);
   EXPECT_NE(fits.notes[0].find("branches"), std::string::npos) << fits.notes[0];
