@@ -91,6 +91,26 @@ machine() {
   uname -r >"$out/kernel"
 }
 
+# The lab's cells of the metric matrix (test/integration/metric_matrix_test.cpp): faults per
+# kilo-instruction of metric_oracle, exact here, by one method over matrix_recordings recordings,
+# each report kept (the three functions' rows) and the recording dropped, so that the results
+# stay small for the serial console. The host's ArmLabHf.MetricMatrix judges them.
+#   matrix_cell PLACEMENT ROUNDS ITERATIONS RECORD_ARGS...
+matrix_recordings=20
+matrix_cell() {
+  placement=$1 matrix_rounds=$2 iterations=$3
+  shift 3
+  r=1
+  while [ $r -le $matrix_recordings ]; do
+    tprof record -q "$@" -o p.tprof -- /lab/bin/metric_oracle "$matrix_rounds" "$iterations" \
+      "truth_$r.json" "$placement" turns >/dev/null 2>>record_err || echo "record $r failed"
+    tprof report -i p.tprof --json --no-inline --sort sym --limit 6 --metric "$short_metric" \
+      >"report_$r.json" 2>>report_err || echo "report $r failed"
+    rm -f p.tprof
+    r=$((r + 1))
+  done
+}
+
 # A command that attaches to a running lab_loop: starts it, runs COMMAND with PID replaced by
 # its pid, and waits for it.
 with_running_loop() {
@@ -288,6 +308,15 @@ case $job in
       /lab/bin/metric_oracle 2 300 truth.json
     check user_clock_report tprof report -i ../user_clock/p.tprof --json --no-inline --sort sym \
       --metric "$user_clock_metric"
+    # The matrix's lab cells: the kernel's burst windows (20,003 cycles after each 40,009) over
+    # calls of 300 iterations (tens of ms) and of one (~160,000 cycles, some eight windows), the
+    # faults spread, at entry and at exit.
+    for placement in spread entry exit; do
+      check matrix_burst_${placement}_long matrix_cell $placement 2 300 -e "$short_group" \
+        --burst $group_period,$short_window
+      check matrix_burst_${placement}_short matrix_cell $placement 60 1 -e "$short_group" \
+        --burst $group_period,$short_window
+    done
     ;;
   nopmu)
     check default_record tprof record -o p.tprof -- "$fp" 200
