@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -212,7 +213,12 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
   workload.rounds = std::max(2L, std::lround(kRecordingNs / round_ns));
   const std::string period = std::to_string(std::lround(round_ns));
   bool some_method_within_5 = false;
+  std::string unjudged;  // methods the host left too few recordings to judge
   std::string within_5_report;
+  // Per function that faults: how many confident values the methods gave it, together; a cell
+  // where some function has none from any method is listed as such (the issue's "every cell
+  // where no method gives a confident value").
+  std::map<std::string, int> confident_anywhere;
   for (const Method& base : MatrixMethods()) {
     Method method = base;
     if (cell.aliased) {
@@ -303,6 +309,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
                                  << " without a reason";
         }
         const double error = ErrorPercent(*m.value, truth);
+        if (truth > 0) ++confident_anywhere[f];
         if (truth > 0) tally.errors.push_back(std::abs(error));
         tally.confident_errors[f].push_back(error);
       }
@@ -342,6 +349,10 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
     // 5 %: this method measures the cell.
     bool within = tally.set_aside < kRecordings / 2;
     std::string why;
+    if (!within) {
+      unjudged += (unjudged.empty() ? "" : ", ") + base.name;
+      why = " " + std::to_string(tally.set_aside) + " recordings set aside;";
+    }
     for (const auto& [f, unconfident] : tally.unconfident)
       if (unconfident > kRecordings / 4) {
         within = false;
@@ -365,11 +376,28 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
   }
   // 20 windows a call at 4 kHz: 5 ms.
   const double call_ns = round_ns / 3;
+  // Judged when some method measures it or every method was judged: a host that stole from most
+  // of one method's recordings cannot show that no method measures the cell (a CI run beside a
+  // parallel build set aside 16 of 20 of the one that measures faults at entry).
   if (call_ns >= 20 * 250e3 && !cell.aliased) {
-    EXPECT_TRUE(some_method_within_5) << cell.name << ": no method measures it" << within_5_report;
+    if (some_method_within_5 || unjudged.empty()) {
+      EXPECT_TRUE(some_method_within_5)
+          << cell.name << ": no method measures it" << within_5_report;
+    } else {
+      std::printf(
+          "matrix| %s: not judged whether some method measures it: the host stole from "
+          "most recordings of %s\n",
+          cell.name.c_str(), unjudged.c_str());
+    }
   }
   std::printf("matrix| %s: calls of %.0f us;%s\n", cell.name.c_str(), call_ns / 1e3,
               within_5_report.c_str());
+  std::string unmeasured;
+  for (const std::string& f : {std::string("faults_heavy"), std::string("faults_light")})
+    if (confident_anywhere[f] == 0) unmeasured += (unmeasured.empty() ? "" : ", ") + f;
+  if (!unmeasured.empty())
+    std::printf("matrix| %s | no method gives a confident value to: %s\n", cell.name.c_str(),
+                unmeasured.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Cells, MetricMatrix, ::testing::ValuesIn(Cells()),
