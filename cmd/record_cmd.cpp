@@ -284,6 +284,11 @@ class RecordCommand : public Subcommand {
     if (period_) {
       s.use_frequency = false;
       s.period = period_;
+      // The group members sampled on their own as a second method (PlanMemberSampling) keep a
+      // rate: 4 kHz, or the kernel's limit where lower (it refuses a rate above the limit, and
+      // lowers the limit by itself where sampling interrupts take long, as on busy VMs).
+      if (auto limit = ReadMaxSampleRate(); limit.ok() && limit.value() > 0)
+        s.frequency = std::min<uint64_t>(s.frequency, limit.value());
     } else {
       uint64_t frequency = 4000;
       if (frequency_text_ == "max") {

@@ -160,7 +160,11 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
       return std::any_of(f.constants.begin(), f.constants.end(),
                          [&](const auto& c) { return c.first == v; });
     };
-    // Sampled periods: every variable is an event that takes samples of its own.
+    // Sampled periods: every variable is an event that takes samples of its own. Not a burst
+    // leader in the kernel's mode (hf_sample_period): its samples alternate a long and a short
+    // period, each short one right after a long one and mostly in the same function, so they are
+    // not independent samples of one mean period, as the interval assumes (about twice the
+    // variance it would give, for 100,000/10,000).
     MetricColumn sampled{f.name, f.unit, f.formula, MetricSource::kSampledPeriods,
                          -1,     {},     {},        from};
     bool all = true;
@@ -169,7 +173,7 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
       bool found = false;
       for (size_t e = 0; e < table.events.size() && !found; ++e)
         if (table.IsSampled(e) && table.total_samples[e] != 0 &&
-            FormulaEventName(table.events[e].name) == v) {
+            table.events[e].hf_sample_period == 0 && FormulaEventName(table.events[e].name) == v) {
           sampled.events.push_back(e);
           found = true;
         }

@@ -1294,7 +1294,8 @@ TEST(ArmLabHf, MetricMatrixCells) {
                 std::string::npos)
               row = &candidate;
           ++pairs;
-          if (!row) continue;  // no sample: nothing shown
+          EXPECT_TRUE(row) << f << " has no row in report " << r << " (its top six)";
+          if (!row) continue;
           const json& m = (*row)["metrics"][column];
           if (m.contains("bias") && !m["bias"].is_null()) {
             ++biased;

@@ -150,6 +150,38 @@ TEST(ReportTableTest, EventNamesFoldAsFormulasNameThem) {
   EXPECT_EQ(FormulaEventName("software/config=2,period=1/"), "software/config=2,period=1/");
 }
 
+// A burst leader in the kernel's mode takes no part in a sampled-periods value: its long and short
+// periods alternate in pairs that are not independent samples. With instructions sampled on its
+// own beside it (record's second method), IPC comes from the group's windows only.
+TEST(ReportTableTest, ABurstLeaderGivesNoSampledPeriodsValue) {
+  ProgResolver resolver;
+  EventDesc burst = Sampled("cycles");
+  burst.hf_sample_period = 10000;
+  auto builder = ReportTableBuilder::Create({burst, Sampled("instructions")}, resolver,
+                                            {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(builder.ok());
+  for (int i = 0; i < 20; ++i) (*builder)->OnSample(At(0, 0x1000 + i, i % 2 ? 10000 : 100000));
+  for (int i = 0; i < 30; ++i) (*builder)->OnSample(At(1, 0x1000 + i, 1000));
+  ReportTable table = (*builder)->Finish();
+  auto metrics = DerivedMetrics::Plan(table, {}, "");
+  ASSERT_TRUE(metrics.ok());
+  for (const MetricColumn& c : metrics->columns())
+    EXPECT_NE(c.source, MetricSource::kSampledPeriods) << c.name;
+  // The same leader without the burst field gives one.
+  auto plain = ReportTableBuilder::Create({Sampled("cycles"), Sampled("instructions")}, resolver,
+                                          {SortKey::kSymbol}, {}, 0);
+  ASSERT_TRUE(plain.ok());
+  for (int i = 0; i < 20; ++i) (*plain)->OnSample(At(0, 0x1000 + i, 1000));
+  for (int i = 0; i < 30; ++i) (*plain)->OnSample(At(1, 0x1000 + i, 1000));
+  ReportTable plain_table = (*plain)->Finish();
+  auto plain_metrics = DerivedMetrics::Plan(plain_table, {}, "");
+  ASSERT_TRUE(plain_metrics.ok());
+  bool sampled = false;
+  for (const MetricColumn& c : plain_metrics->columns())
+    sampled |= c.source == MetricSource::kSampledPeriods;
+  EXPECT_TRUE(sampled);
+}
+
 // cycles and instructions sampled on their own: f gets 20 cycles samples of period 1000 and
 // 30 instructions samples of period 1000 (IPC 1.5); g gets 5 and 1 (low confidence). A count of
 // n samples reaches its exact 97.5 % Poisson bound U(n) (Garwood's, checked against published

@@ -102,9 +102,11 @@ matrix_cell() {
   shift 3
   r=1
   while [ $r -le $matrix_recordings ]; do
-    tprof record -q "$@" -o p.tprof -- /lab/bin/metric_oracle "$matrix_rounds" "$iterations" \
+    timeout 300 tprof record -q "$@" -o p.tprof -- /lab/bin/metric_oracle "$matrix_rounds" \
+      "$iterations" \
       "truth_$r.json" "$placement" turns >/dev/null 2>>record_err || echo "record $r failed"
-    tprof report -i p.tprof --json --no-inline --sort sym --limit 6 --metric "$short_metric" \
+    timeout 300 tprof report -i p.tprof --json --no-inline --sort sym --limit 6 \
+      --metric "$short_metric" \
       >"report_$r.json" 2>>report_err || echo "report $r failed"
     rm -f p.tprof
     r=$((r + 1))
