@@ -421,6 +421,21 @@ FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
         }
       }
     }
+    // Where the other events' samples show the thread entering frames: those `to` passes below
+    // the lowest frame it shares with `from`.
+    for (const auto& [step, times] : found.other_steps[f]) {
+      const CallNode* from = leaf_of_stack[step.first];
+      const CallNode* to = leaf_of_stack[step.second];
+      if (from != to) count_of(to, event).self_entries += times;
+      while (from != to) {
+        if (up[to].second >= up[from].second) {
+          count_of(to, event).total_entries += times;
+          to = up[to].first;
+        } else {
+          from = up[from].first;
+        }
+      }
+    }
   }
   return out;
 }

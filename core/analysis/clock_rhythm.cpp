@@ -30,6 +30,8 @@ constexpr double kMinExcess = 0.1;
 // functions of 10 us called in turn, a 20 kHz clock, whose rates came out 5-18 % off: 47 %, 43 %
 // and 44 % against shares of 33 %, 28 % and 23 %; a free phase gives the share within noise.)
 constexpr uint64_t kMinSpannedPeriods = 30;
+// A row's entries, seen in the other events' samples, are read from this many on.
+constexpr uint64_t kMinShortCallEntries = 30;
 constexpr double kMinLockedExcess = 0.08;
 
 bool IsTimerClock(const EventDesc& event) {
@@ -118,6 +120,7 @@ ClockRhythm::Result ClockRhythm::FindWith(
       result.findings.push_back(finding);
       result.stacks.emplace_back();
       result.steps.emplace_back();
+      result.other_steps.emplace_back();
     }
     return static_cast<size_t>(finding_of_event[event]);
   };
@@ -144,6 +147,13 @@ ClockRhythm::Result ClockRhythm::FindWith(
     std::vector<Run::Other> others = run.others;
     std::sort(others.begin(), others.end(),
               [](const Run::Other& a, const Run::Other& b) { return a.time < b.time; });
+    // Where the other events' samples show the thread going from one stack to another: the rows
+    // of the second that the first lacks were entered between them, a call begun.
+    if (others.size() > 1) {
+      auto& steps = result.other_steps[finding_for(event)];
+      for (size_t k = 1; k < others.size(); ++k)
+        if (others[k].stack != others[k - 1].stack) ++steps[{others[k - 1].stack, others[k].stack}];
+    }
     struct RowPeriods {
       uint64_t samples = 0;  // the clock's in the row
       uint64_t spanned = 0;  // periods from the row with another row's work in them
@@ -259,6 +269,30 @@ ClockRhythm::Result ClockRhythm::FindWith(
 std::optional<double> ClockSteppingReach(const ClockRhythmCount& count) {
   if (count.self_stepped == 0 || count.self_seen == 0) return std::nullopt;
   return static_cast<double>(count.self_stepped) / static_cast<double>(count.self_seen);
+}
+
+bool ClockStepsOverMostCalls(const ClockRhythmCount& count, bool inclusive) {
+  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
+  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  return entries >= kMinShortCallEntries && entries > seen;
+}
+
+std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
+                                  bool inclusive, const std::vector<EventDesc>& events) {
+  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
+  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";
+  char text[700];
+  std::snprintf(text, sizeof text,
+                "clock steps over calls: the other events' samples show this row entered %llu "
+                "times, more than the %llu samples of %s it holds: its calls are on average "
+                "shorter than the clock's period (%.0f us), and a clock of fixed period can fall "
+                "in step with a loop of such calls, landing in it far more or less often than "
+                "its share of the time (seen: 10 us calls 12-40 %% off at 9-20 kHz); record the "
+                "clock at a period shorter than the calls (-F), or read the rate from a group",
+                static_cast<unsigned long long>(entries), static_cast<unsigned long long>(seen),
+                clock.c_str(), static_cast<double>(finding.period_ns) / 1e3);
+  return text;
 }
 
 std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,

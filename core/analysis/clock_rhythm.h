@@ -69,6 +69,10 @@ struct ClockRhythmCount {
   // The row's own samples whose period ran another row's work, and of those the ones whose next
   // sample landed in the row again.
   uint64_t self_spanned = 0, self_again = 0;
+  // How often the other events' samples show the thread entering the row (a sample in it after
+  // one outside it): a lower bound on its calls. More than its clock samples, and its calls are
+  // on average shorter than the clock's period.
+  uint64_t self_entries = 0, total_entries = 0;
 
   // A stack's counts, for a row it is the leaf of, or one on its chain.
   void AddSelf(const ClockRhythmStackCounts& stack) {
@@ -130,6 +134,9 @@ class ClockRhythm {
     // Per event found: consecutive samples in step on two different stacks, (from, to), with
     // how often.
     std::vector<absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint64_t>> steps;
+    // Per event found: consecutive samples of the other events on a thread on two different
+    // stacks, (from, to), with how often: where the thread entered the rows of `to`.
+    std::vector<absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint64_t>> other_steps;
   };
   // `row_of_stack(stack)` is the row (the leaf's key) a stack's sample counts for by itself:
   // what "the same row" means.
@@ -185,6 +192,12 @@ std::optional<double> ClockRhythmReach(const ClockRhythmFinding& finding,
 std::optional<double> ClockSteppingReach(const ClockRhythmCount& count);
 std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                                 double reach, const std::vector<EventDesc>& events);
+// Whether the other events' samples show the row entered more often than the clock sampled it
+// (at least kMinShortCallEntries times): its calls are on average shorter than the clock's
+// period, and the clock's share of them cannot be bounded (ClockShortCallsReason).
+bool ClockStepsOverMostCalls(const ClockRhythmCount& count, bool inclusive);
+std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
+                                  bool inclusive, const std::vector<EventDesc>& events);
 // The reason, in the recording's numbers, for a value that `reach` moves beyond its interval.
 std::string ClockRhythmReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                               bool inclusive, double reach, const std::string& event_name);

@@ -468,6 +468,10 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
     if (const auto reach = ClockSteppingReach(*count); reach && moves(*reach))
       return WindowBias{WindowBiasKind::kClockStepsOver,
                         ClockSteppingReason(*finding, *count, *reach, events)};
+    // Calls shorter than the period: the clock's share of them has no bound but the whole.
+    if (ClockStepsOverMostCalls(*count, inclusive) && moves(1.0))
+      return WindowBias{WindowBiasKind::kClockStepsOver,
+                        ClockShortCallsReason(*finding, *count, inclusive, events)};
     if (const auto reach = ClockRhythmReach(*finding, *count, inclusive); reach && moves(*reach))
       return WindowBias{
           WindowBiasKind::kClockInStep,

@@ -147,10 +147,11 @@ bool InStep(const Cell& cell, const Method& method, double round_ns) {
 // of calls of 10-100 us (the round stretches to the sampling's own cost, which keeps it there),
 // and the shares came out 2-25 % off with confident intervals. tprof names two ways it happens
 // from the recording (ClockRhythm): the sampled row repeating at a lag of a few samples (`clock
-// in step`, calls of 80 us: every faulting function's value flagged, so those cells are held to
-// the promise), and another event's samples in another function between two of the clock's in
-// one row where the phase is not free (`clock steps over calls`, calls of 10 us: most values, not
-// all, so those cells stay a known gap).
+// in step`, calls of 80 us), and calls shorter than the clock's period (`clock steps over calls`:
+// the other events' samples show a row entered more often than the clock sampled it, calls of
+// 10-30 us). A test of the phase alone had left 1-5 values a cell of 10 us calls confident and
+// 12-18 % off; the row's entries against its samples flag all of them, so every [s] cell is held
+// to the promise.
 // The windows of a group sampled once a round are in step with the loop too: each window is a
 // whole round, begun and ended in the same function, and nothing in the windows of one method
 // tells it from a long call (window_bias.h); the members sampled on their own beside the group
@@ -165,11 +166,6 @@ bool InStep(const Cell& cell, const Method& method, double round_ns) {
 // is the aliased cell's case by accident, and is said so too: which cells those are depends on
 // the machine's speed, so the test measures it rather than naming cells.
 std::string KnownGap(const Cell& cell, const Method& method, double round_ns) {
-  const bool sampled = method.source == "sampled periods";
-  // `clock steps over calls` flags most of these values, not all (one run of the matrix: exit_10us
-  // and spread_10us kept confident values 12-18 % off).
-  if (sampled && (cell.aliased || cell.iterations == "0.4"))
-    return "the clock's fixed period in step with a loop of 10-30 us calls";
   if (InStep(cell, method, round_ns)) {
     char why[160];
     std::snprintf(why, sizeof why,
