@@ -6,6 +6,8 @@
 #     `perf report --stdio` in its flat mode (--no-children -g none), its children mode
 #     (--children -g none) and `perf script` (the stacks perf's folded pipelines start from);
 #   - diff of two such profiles (another seed) against `perf diff`;
+#   - perf script text folded as FlameGraph's stackcollapse-perf.pl folds it, against the script,
+#     with the peak anonymous memory of each at two sizes of text;
 #   - diff --stream of two 1M-sample branch-stack profiles (bench/stream_diff_bench; perf has
 #     nothing like it);
 #   - record: the recorder's own CPU per sample at 1, 4 and 20 kHz (tprof's summary, measured
@@ -103,6 +105,53 @@ row "report of the perf.data itself" "report --no-children -g none" \
     --vs perf report --stdio --no-children -g none -i "$tmp/a.data")"
 row "diff (two profiles)" "diff" \
   "$(measure "$tprof" diff "$tmp/a.tprof" "$tmp/b.tprof" --vs perf diff "$tmp/a.data" "$tmp/b.data")"
+
+echo
+# perf script text, the input of FlameGraph's pipelines: `perf script` of 50k and 200k synthetic
+# samples (some 200 and 800 MB), folded as stackcollapse-perf.pl folds it, against the script
+# itself (from ../shared/reference, beside the checkout); and the peak memory of each at both
+# sizes, the text read from a pipe as `perf script | ...` gives it, which must not grow with the
+# text (the folded stacks are what it keeps).
+collapse=$root/../shared/reference/flamegraph/stackcollapse-perf.pl
+if [ -f "$collapse" ]; then
+  echo "perf script text to folded stacks (--folded-style stackcollapse against stackcollapse-perf.pl):"
+  for n in 50000 200000; do
+    "$build/bench/synth_perf_data" "$tmp/target" "$tmp/s$n.data" "$n" 20 3 >/dev/null
+    perf script -i "$tmp/s$n.data" >"$tmp/s$n.txt" 2>/dev/null
+  done
+  sync
+  row "perf script text, 200k samples" "stackcollapse-perf.pl" \
+    "$(measure "$tprof" report -i "$tmp/s200000.txt" --folded --folded-style stackcollapse \
+      --vs perl "$collapse" "$tmp/s200000.txt")"
+  # Peak anonymous memory (RssAnon, polled), the text on standard input from a pipe.
+  peak_anon() {
+    local pid peak=0 now
+    "$@" <"$tmp/fifo" >/dev/null 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+      now=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+      [ -n "$now" ] && [ "$now" -gt "$peak" ] && peak=$now
+      sleep 0.01
+    done
+    wait "$pid" || true
+    echo "$peak"
+  }
+  mkfifo "$tmp/fifo"
+  for n in 50000 200000; do
+    size=$(du -m "$tmp/s$n.txt" | cut -f1)
+    cat "$tmp/s$n.txt" >"$tmp/fifo" &
+    t=$(peak_anon "$tprof" report - --folded --folded-style stackcollapse)
+    wait
+    cat "$tmp/s$n.txt" >"$tmp/fifo" &
+    p=$(peak_anon perl "$collapse")
+    wait
+    printf '  %6d samples, %5d MB of text from a pipe: peak anonymous memory tprof %6.1f MiB, perl %6.1f MiB\n' \
+      "$n" "$size" "$(echo "$t / 1024" | bc -l)" "$(echo "$p / 1024" | bc -l)"
+  done
+  rm -f "$tmp"/s*.txt
+else
+  echo "perf script text: $collapse not found (../shared beside the checkout), rows skipped"
+fi
 
 echo
 echo "diff --stream, two 1M-sample profiles with 16-entry branch stacks (goal: under 2 s):"

@@ -145,7 +145,7 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
     WriteFolded(tree->root(), folded_options, out);
   }
   // The drop-in for stackcollapse-perf.pl passes bytes through as the script does.
-  if (stackcollapse) std::cout << stackcollapse->Render();
+  if (stackcollapse) stackcollapse->Render(std::cout);
   if (stacks) {
     StackProfile profile = stacks->Finish();
     if (!options.pprof_path.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <sstream>
 #include <vector>
 
 #include "core/model/profile.h"
@@ -113,14 +114,16 @@ void StackcollapseFolder::OnSample(const Sample& sample) {
   if (options_.root == StackcollapseOptions::Root::kTid)
     root += "-" + pid + "/" + std::to_string(sample.tid);
   std::replace(root.begin(), root.end(), ' ', '_');
-  std::vector<std::vector<std::string>> frames;  // leaf first
+  // Leaf first: a printed frame's cached names, or null for the next of `resolved_names` (whose
+  // order is the frames').
+  std::vector<const std::vector<std::string>*> frames;
+  std::vector<std::vector<std::string>> resolved_names;
   ForEachFrameAddress(sample, [&](uint64_t address, bool kernel) {
     const PrintedFrame* printed = printed_ ? printed_->Printed(address) : nullptr;
     if (printed) {
       // stackcollapse-perf reads callchain lines only: a frame on the sample line is not one.
       if (printed->origin == PrintedFrame::Origin::kCallchainLine)
-        frames.push_back(StackcollapseNames(printed->symbol, printed->module_path,
-                                            Hex(printed->address), root, options_));
+        frames.push_back(&PrintedNames(address, *printed, root));
       return true;
     }
     // A frame tprof resolved itself (perf.data, .tprof): its module's name stands for the path,
@@ -135,12 +138,15 @@ void StackcollapseFolder::OnSample(const Sample& sample) {
       for (auto f = resolved.frames.rbegin(); f != resolved.frames.rend(); ++f)
         symbol += (symbol.empty() ? "" : "->") + f->function;
     }
-    frames.push_back(StackcollapseNames(symbol, module, Hex(address), root, options_));
+    resolved_names.push_back(StackcollapseNames(symbol, module, Hex(address), root, options_));
+    frames.push_back(nullptr);
     return true;
   });
   std::string stack = root;
+  auto resolved = resolved_names.rbegin();
   for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame)
-    for (const std::string& name : *frame) stack += ";" + name;
+    for (const std::string& name : *frame ? **frame : *resolved++)
+      stack.append(1, ';').append(name);
   // The script counts the period printed on the sample line (1 where none is printed, which
   // the text parser gives every such sample).
   stacks_[stack] += sample.period;
@@ -149,18 +155,43 @@ void StackcollapseFolder::OnSample(const Sample& sample) {
   last_sample_folded_ = true;
 }
 
-std::string StackcollapseFolder::Render() const {
+const std::vector<std::string>& StackcollapseFolder::PrintedNames(uint64_t address,
+                                                                  const PrintedFrame& printed,
+                                                                  std::string_view root) {
+  // Of the root, the names read only whether it starts with "java" (Java signatures tidied).
+  auto& cache = printed_names_[root.starts_with("java") ? 1 : 0];
+  const size_t slot = (address - NamedFrameTable::kBase) / NamedFrameTable::kStride;
+  if (slot >= cache.size()) cache.resize(slot + 1);
+  if (!cache[slot])
+    cache[slot] = std::make_unique<std::vector<std::string>>(StackcollapseNames(
+        printed.symbol, printed.module_path, Hex(printed.address), root, options_));
+  return *cache[slot];
+}
+
+void StackcollapseFolder::Render(std::ostream& out) const {
   // The script saves a stack when it reads the blank line after it: a last sample with none
   // after it is never saved.
   const bool drop_last = printed_ && printed_->final_sample_unterminated && last_sample_folded_;
-  std::string out;
-  for (const auto& [stack, count] : stacks_) {
-    uint64_t n = count;
-    if (drop_last && stack == last_stack_) n -= last_period_;
+  std::vector<const std::pair<const std::string, uint64_t>*> sorted;
+  sorted.reserve(stacks_.size());
+  for (const auto& entry : stacks_) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return a->first < b->first;  // bytewise, as Perl's sort
+  });
+  std::string line;
+  for (const auto* entry : sorted) {
+    uint64_t n = entry->second;
+    if (drop_last && entry->first == last_stack_) n -= last_period_;
     if (n == 0) continue;
-    out.append(stack).append(1, ' ').append(std::to_string(n)).append(1, '\n');
+    line.assign(entry->first).append(1, ' ').append(std::to_string(n)).append(1, '\n');
+    out.write(line.data(), static_cast<std::streamsize>(line.size()));
   }
-  return out;
+}
+
+std::string StackcollapseFolder::Render() const {
+  std::ostringstream out;
+  Render(out);
+  return std::move(out).str();
 }
 
 }  // namespace tprof

@@ -10,10 +10,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/named_frames.h"
@@ -52,12 +55,18 @@ class StackcollapseFolder : public ProcessTrackingVisitor {
 
   // "root;...;leaf count" lines, sorted bytewise as Perl's sort does.
   std::string Render() const;
+  void Render(std::ostream& out) const;
 
  private:
   FrameResolver& resolver_;
   const NamedFrameTable* printed_;
   StackcollapseOptions options_;
-  std::map<std::string, uint64_t> stacks_;
+  // Names of a frame perf script printed, by its made-up address's slot, under a java root
+  // ([1]) or another ([0]): a stack repeats its frames over and over.
+  const std::vector<std::string>& PrintedNames(uint64_t address, const PrintedFrame& printed,
+                                               std::string_view root);
+  std::vector<std::unique_ptr<std::vector<std::string>>> printed_names_[2];
+  absl::flat_hash_map<std::string, uint64_t> stacks_;
   // The last sample read, while it was the fold's event: dropped by Render when the text ended
   // inside it (NamedFrameTable::final_sample_unterminated).
   std::string last_stack_;

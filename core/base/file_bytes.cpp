@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace tprof {
 
@@ -36,6 +38,14 @@ Result<std::shared_ptr<const FileBytes>> FileBytes::Read(const std::string& path
       return std::shared_ptr<const FileBytes>(std::move(bytes));
     }
   }
+  // A pipe: copied to an unnamed temporary file, and that mapped, so that a reader going front
+  // to back holds a few pages of it rather than all of it (`perf script | tprof report -` is
+  // some 4 KB a sample). Where no temporary file can be made, read into memory as below.
+  if (standard_input && !(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))) {
+    auto spooled = Spool(fd, path);
+    if (!spooled.ok()) return spooled.error();
+    if (*spooled) return *spooled;
+  }
   // Not mappable (a pipe, a /proc file): read to the end.
   std::string& out = bytes->owned_;
   size_t used = 0;
@@ -55,6 +65,52 @@ Result<std::shared_ptr<const FileBytes>> FileBytes::Read(const std::string& path
   close_fd();
   out.resize(used);
   bytes->view_ = out;
+  return std::shared_ptr<const FileBytes>(std::move(bytes));
+}
+
+Result<std::shared_ptr<const FileBytes>> FileBytes::Spool(int fd, const std::string& path) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  const int spool = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (spool < 0) return std::shared_ptr<const FileBytes>();  // read into memory instead
+  std::string buffer(size_t{1} << 20, '\0');
+  size_t size = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string message = "cannot read " + path + ": " + std::strerror(errno);
+      ::close(spool);
+      return Error(message);
+    }
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(spool, buffer.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        std::string message =
+            "cannot copy " + path + " to a temporary file in " + dir + ": " + std::strerror(errno);
+        ::close(spool);
+        return Error(message);
+      }
+      done += w;
+    }
+    size += static_cast<size_t>(n);
+  }
+  auto bytes = std::make_shared<FileBytes>();
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, spool, 0);
+    if (p == MAP_FAILED) {
+      std::string message = "cannot map the copy of " + path + ": " + std::strerror(errno);
+      ::close(spool);
+      return Error(message);
+    }
+    ::madvise(p, size, MADV_SEQUENTIAL);
+    bytes->map_ = p;
+    bytes->map_size_ = size;
+    bytes->view_ = std::string_view(static_cast<const char*>(p), size);
+  }
+  ::close(spool);  // the mapping keeps the unnamed file
   return std::shared_ptr<const FileBytes>(std::move(bytes));
 }
 

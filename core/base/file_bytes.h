@@ -32,6 +32,10 @@ class FileBytes {
   void Release(const char* begin, const char* end) const;
 
  private:
+  // Standard input copied to an unnamed temporary file and mapped; null where no temporary file
+  // can be made.
+  static Result<std::shared_ptr<const FileBytes>> Spool(int fd, const std::string& path);
+
   void* map_ = nullptr;
   size_t map_size_ = 0;
   std::string owned_;

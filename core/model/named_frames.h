@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/append_only_table.h"
 #include "core/model/frame_resolver.h"
 
 namespace tprof {
@@ -61,8 +62,7 @@ class NamedFrameTable : public FrameResolver {
     frame.module = key.first.empty() ? "[unknown]" : key.first;
     frame.function = key.second.empty() ? "[unknown]" : key.second;
     frame.resolved = frame.function != "[unknown]";
-    frames_.push_back(std::move(frame));
-    printed_.emplace_back();
+    if (!Append(std::move(frame), nullptr)) return 0;
     index_.emplace(std::move(key), address);
     return address;
   }
@@ -83,8 +83,7 @@ class NamedFrameTable : public FrameResolver {
     frame.module = module.empty() ? "[unknown]" : std::string(module);
     frame.function = function.empty() ? "[unknown]" : std::string(function);
     frame.resolved = frame.function != "[unknown]";
-    frames_.push_back(std::move(frame));
-    printed_.push_back(std::make_unique<PrintedFrame>(key.printed));
+    if (!Append(std::move(frame), std::make_unique<PrintedFrame>(key.printed))) return 0;
     printed_index_.emplace(std::move(key), address);
     return address;
   }
@@ -120,8 +119,17 @@ class NamedFrameTable : public FrameResolver {
   };
   std::map<std::pair<std::string, std::string>, uint64_t> index_;
   std::map<PrintedKey, uint64_t> printed_index_;
-  std::vector<ResolvedFrame> frames_;
-  std::vector<std::unique_ptr<PrintedFrame>> printed_;  // by frame; null when not printed
+  // A frame's entries: its printed form first, then the frame, whose count publishes both. False
+  // when the table is full (an address of 0 then stands for the frame: "[unknown]").
+  bool Append(ResolvedFrame frame, std::unique_ptr<PrintedFrame> printed) {
+    if (frames_.size() >= AppendOnlyTable<ResolvedFrame>::kCapacity) return false;
+    printed_.push_back(std::move(printed));
+    return frames_.push_back(std::move(frame));
+  }
+  // Append-only: a source may name frames while it replays (perf script text), and visitors on
+  // other threads resolve the frames of the samples they were handed meanwhile.
+  AppendOnlyTable<ResolvedFrame> frames_;
+  AppendOnlyTable<std::unique_ptr<PrintedFrame>> printed_;  // by frame; null when not printed
 };
 
 }  // namespace tprof

@@ -14,13 +14,16 @@ struct Token {
   size_t begin;  // offset in the line
 };
 
+// std::isspace in the "C" locale, which perf script's text is read in, without the call.
+constexpr bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 std::vector<Token> Tokenize(std::string_view line) {
   std::vector<Token> tokens;
   size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    while (i < line.size() && IsSpace(line[i])) ++i;
     size_t start = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    while (i < line.size() && !IsSpace(line[i])) ++i;
     if (i > start) tokens.push_back({line.substr(start, i - start), start});
   }
   return tokens;
@@ -72,8 +75,8 @@ uint64_t ParseU64(std::string_view s, int base = 10) {
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -139,6 +142,35 @@ Frame ParseFrame(std::string_view text, PrintedFrame::Origin origin) {
   f.printed.kernel =
       IsKernelModule(f.printed.module_path, f.printed.address, f.printed.has_address);
   return f;
+}
+
+// The key a frame line's parse is cached under: the line without its address and "+0x" offset,
+// which name the same frame for a named symbol in a named module (NamedFrameTable keeps one
+// entry whatever the addresses); the whole line otherwise ([unknown] symbols keep their
+// address, and an [unknown] module's kernel or user side is told by it).
+void FrameCacheKey(std::string_view line, PrintedFrame::Origin origin, std::string* key) {
+  key->assign(1, static_cast<char>('0' + static_cast<int>(origin)));
+  std::string_view t = Trim(line);
+  const size_t space = t.find_first_of(" \t");
+  const size_t module = t.rfind(" (");
+  if (space == std::string_view::npos || module == std::string_view::npos || module <= space ||
+      t.back() != ')' || !IsHex(t.substr(0, space))) {
+    key->append(line);
+    return;
+  }
+  std::string_view symbol = Trim(t.substr(space, module - space));
+  const std::string_view module_text = t.substr(module);
+  const size_t plus = symbol.rfind("+0x");
+  if (plus != std::string_view::npos && plus > 0 && IsHex(symbol.substr(plus + 3)))
+    symbol = symbol.substr(0, plus);
+  // Parentheses inside the module's would let the frame parser split the line elsewhere.
+  if (symbol.empty() || symbol == "[unknown]" || module_text == " ([unknown])" ||
+      module_text.substr(2, module_text.size() - 3).find_first_of("()") != std::string_view::npos) {
+    key->append(line);
+    return;
+  }
+  key->append(symbol);
+  key->append(module_text);
 }
 
 // A callchain line that is not indented with a tab: "  7f00 func (mod)" or "400577 f (mod)".
@@ -247,66 +279,76 @@ bool LooksLikePerfScript(std::string_view head) {
   return false;
 }
 
-Result<TextProfile> ParsePerfScript(std::string_view text) {
-  TextProfile p;
-  std::map<std::string, uint32_t, std::less<>> event_index, comm_index;
-  struct ChainEntry {
-    uint64_t address;
-    bool kernel;
-  };
-  std::vector<ChainEntry> frames;
+Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScriptSampleSink* sink,
+                                               const FileBytes* release) {
+  PerfScriptScan scan;
+  std::map<std::string, uint32_t, std::less<>> event_index;
   Header header;
   bool open = false;
-  bool any_pid = false;
-  uint32_t max_cpu = 0;
   size_t first_bad_line = 0;
+  frames_read_.clear();
 
-  auto add_frame = [&](std::string_view line, PrintedFrame::Origin origin) {
-    if (IsMarkerFrame(line)) return;
-    Frame f = ParseFrame(line, origin);
-    frames.push_back({p.frames.InternPrinted(f.printed, f.module, f.function), f.printed.kernel});
+  // A frame line's parse by its bytes: the same line (the same address, symbol and module)
+  // always parses alike, and a profile's stacks repeat their lines over and over. Context
+  // markers are kept as such (no frame).
+  const auto add_frame = [&](std::string_view line, PrintedFrame::Origin origin) {
+    if (!frames_) return;
+    std::string& key = frame_key_;
+    FrameCacheKey(line, origin, &key);
+    // Bounded: text of ever new unknown frames must not grow it without end.
+    if (frame_cache_.size() >= kMaxCachedFrames) frame_cache_.clear();
+    auto it = frame_cache_.find(key);
+    if (it == frame_cache_.end()) {
+      ChainEntry entry{0, false, true};
+      if (!IsMarkerFrame(line)) {
+        Frame f = ParseFrame(line, origin);
+        entry = {frames_->InternPrinted(f.printed, f.module, f.function), f.printed.kernel, false};
+      }
+      it = frame_cache_.emplace(key, entry).first;
+    }
+    if (!it->second.marker) frames_read_.push_back(it->second);
   };
-  auto close = [&]() {
+  const auto close = [&]() {
     if (!open) return;
     open = false;
-    Sample s;
+    ++scan.samples;
+    scan.any_pid |= header.has_pid;
+    scan.max_cpu = std::max(scan.max_cpu, header.cpu);
+    auto [ev, new_event] = event_index.try_emplace(std::string(header.event), scan.events.size());
+    if (new_event) {
+      EventDesc e;
+      e.name = std::string(header.event);
+      scan.events.push_back(std::move(e));
+    }
+    if (!sink) return;
+    Sample& s = sample_;
+    s = Sample{};
     s.pid = header.pid;
     s.tid = header.tid;
     s.cpu = header.cpu;
     s.time = header.time;
     s.period = header.period;
-    any_pid |= header.has_pid;
-    auto [ev, new_event] = event_index.try_emplace(std::string(header.event), p.events.size());
-    if (new_event) {
-      EventDesc e;
-      e.name = std::string(header.event);
-      p.events.push_back(std::move(e));
-    }
     s.event = ev->second;
-    if (frames.empty()) {
+    if (frames_read_.empty() && frames_) {
       PrintedFrame none;
       none.origin = PrintedFrame::Origin::kNone;
       none.symbol = none.module_path = "[unknown]";
-      frames.push_back({p.frames.InternPrinted(none, "[unknown]", "[unknown]"), false});
+      frames_read_.push_back(
+          {frames_->InternPrinted(none, "[unknown]", "[unknown]"), false, false});
     }
     // The module tells kernel frames from user ones; context markers carry that into the
     // callchain, as they do in perf.data, wherever the context changes.
-    s.ip = frames.front().address;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      if (i == 0 ? frames[i].kernel : frames[i].kernel != frames[i - 1].kernel)
-        s.callchain.push_back(frames[i].kernel ? kContextKernel : kContextUser);
-      s.callchain.push_back(frames[i].address);
+    if (!frames_read_.empty()) s.ip = frames_read_.front().address;
+    for (size_t i = 0; i < frames_read_.size(); ++i) {
+      if (i == 0 ? frames_read_[i].kernel : frames_read_[i].kernel != frames_read_[i - 1].kernel)
+        s.callchain.push_back(frames_read_[i].kernel ? kContextKernel : kContextUser);
+      s.callchain.push_back(frames_read_[i].address);
     }
-    frames.clear();
-    std::string_view comm = header.comm.empty() ? std::string_view("[unknown]") : header.comm;
-    auto [c, new_comm] = comm_index.try_emplace(std::string(comm), p.comms.size());
-    if (new_comm) p.comms.emplace_back(comm);
-    p.sample_comm.push_back(c->second);
-    max_cpu = std::max(max_cpu, s.cpu);
-    p.samples.push_back(std::move(s));
+    frames_read_.clear();
+    sink->OnSample(s, header.comm.empty() ? std::string_view("[unknown]") : header.comm);
   };
 
-  size_t pos = 0, line_no = 0;
+  size_t pos = 0, line_no = 0, released = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     std::string_view line = text.substr(pos, end == std::string_view::npos ? end : end - pos);
@@ -315,6 +357,12 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (Trim(line).empty()) {
       close();
+      // What was read is not read again: give its pages back (a mapped file's pages count
+      // toward the resident memory while they stay mapped).
+      if (release && pos - released >= kReleaseBytes) {
+        release->Release(text.data() + released, text.data() + pos);
+        released = pos;
+      }
       continue;
     }
     if (line.front() == '#') continue;  // perf script --header's block and other comments
@@ -322,7 +370,7 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
       if (open)
         add_frame(line, PrintedFrame::Origin::kCallchainLine);
       else
-        ++p.skipped_lines;
+        ++scan.skipped_lines;
       continue;
     }
     Header next;
@@ -341,19 +389,52 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
       if (!header.rest.empty()) add_frame(header.rest, PrintedFrame::Origin::kSampleLine);
       continue;
     }
-    ++p.skipped_lines;  // srcline, warnings, --show-*-events records
+    ++scan.skipped_lines;  // srcline, warnings, --show-*-events records
     if (!first_bad_line) first_bad_line = line_no;
   }
-  p.frames.final_sample_unterminated = open;
+  scan.final_sample_unterminated = open;
+  if (frames_) frames_->final_sample_unterminated = open;
   close();
-  if (p.samples.empty())
+  if (scan.samples == 0)
     return Error(first_bad_line ? "perf script text: no samples; line " +
                                       std::to_string(first_bad_line) + " is not a sample line"
                                 : std::string("perf script text: no samples"));
-  p.metadata.source = "perf script import";
-  p.metadata.cpu_count = max_cpu + 1;
-  p.metadata.clock = "perf_clock";
-  p.metadata.pids_unknown = !any_pid;
+  return scan;
+}
+
+Metadata PerfScriptScan::ToMetadata() const {
+  Metadata metadata;
+  metadata.source = "perf script import";
+  metadata.cpu_count = max_cpu + 1;
+  metadata.clock = "perf_clock";
+  metadata.pids_unknown = !any_pid;
+  return metadata;
+}
+
+Result<TextProfile> ParsePerfScript(std::string_view text) {
+  // The whole text's samples, kept.
+  class Collector : public PerfScriptSampleSink {
+   public:
+    explicit Collector(TextProfile& p) : p_(p) {}
+    void OnSample(Sample& sample, std::string_view comm) override {
+      auto [c, new_comm] = comm_index_.try_emplace(std::string(comm), p_.comms.size());
+      if (new_comm) p_.comms.emplace_back(comm);
+      p_.sample_comm.push_back(c->second);
+      p_.samples.push_back(std::move(sample));
+    }
+
+   private:
+    TextProfile& p_;
+    std::map<std::string, uint32_t, std::less<>> comm_index_;
+  };
+  TextProfile p;
+  Collector collector(p);
+  PerfScriptParser parser(&p.frames);
+  auto scan = parser.Parse(text, &collector);
+  if (!scan.ok()) return scan.error();
+  p.events = scan->events;
+  p.metadata = scan->ToMetadata();
+  p.skipped_lines = scan->skipped_lines;
   return p;
 }
 

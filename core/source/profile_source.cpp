@@ -10,6 +10,7 @@
 #include <future>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/base/file_bytes.h"
 #include "core/format/format_spec.h"
 #include "core/format/profile_reader.h"
@@ -198,6 +199,62 @@ class TextSource : public ProfileSource {
   TextProfile profile_;
 };
 
+// perf script text read as it is replayed, a sample at a time: the text is scanned once for
+// what a report needs before its first sample (the events, the CPUs, whether pids are known),
+// then parsed on each replay, so that memory grows with the distinct frames, not the text
+// (`perf script` prints some 4 KB a sample with a callchain).
+class PerfScriptSource : public ProfileSource {
+ public:
+  PerfScriptSource(std::shared_ptr<const FileBytes> bytes, PerfScriptScan scan)
+      : bytes_(std::move(bytes)), scan_(std::move(scan)), metadata_(scan_.ToMetadata()) {}
+  ProfileFormat format() const override { return ProfileFormat::kPerfScript; }
+  const Metadata& metadata() const override { return metadata_; }
+  const std::vector<EventDesc>& events() const override { return scan_.events; }
+  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
+    // Names come with each sample in text; a comm record is sent whenever a thread's changes.
+    class Replay : public PerfScriptSampleSink {
+     public:
+      explicit Replay(RecordVisitor& visitor) : visitor_(visitor) {}
+      void OnSample(Sample& sample, std::string_view comm) override {
+        auto [it, inserted] = current_.try_emplace(sample.tid, comm);
+        if (inserted || it->second != comm) {
+          it->second.assign(comm);
+          CommRecord c;
+          c.time = sample.time;
+          c.pid = sample.pid;
+          c.tid = sample.tid;
+          c.comm = std::string(comm);
+          visitor_.OnComm(c);
+          ++summary.records;
+        }
+        visitor_.OnSample(sample);
+        ++summary.records;
+        ++summary.samples;
+      }
+      SourceSummary summary;
+
+     private:
+      RecordVisitor& visitor_;
+      absl::flat_hash_map<uint32_t, std::string> current_;
+    };
+    Replay replay(visitor);
+    PerfScriptParser parser(&frames_);
+    auto scan = parser.Parse(bytes_->view(), &replay, bytes_.get());
+    if (!scan.ok()) return scan.error();
+    if (scan->skipped_lines)
+      replay.summary.warning =
+          std::to_string(scan->skipped_lines) + " lines were not part of a sample";
+    return replay.summary;
+  }
+  FrameResolver* embedded_frames() override { return &frames_; }
+
+ private:
+  std::shared_ptr<const FileBytes> bytes_;
+  PerfScriptScan scan_;
+  Metadata metadata_;
+  NamedFrameTable frames_;
+};
+
 Result<std::unique_ptr<ProfileSource>> OpenInput(std::shared_ptr<const FileBytes> bytes,
                                                  SourceOptions options) {
   std::string_view view = bytes->view();
@@ -217,10 +274,10 @@ Result<std::unique_ptr<ProfileSource>> OpenInput(std::shared_ptr<const FileBytes
           new PerfDataSource(std::move(bytes), std::move(reader).value(), options));
     }
     case ProfileFormat::kPerfScript: {
-      auto profile = ParsePerfScript(view);
-      if (!profile.ok()) return profile.error();
+      auto scan = PerfScriptParser(nullptr).Parse(view, nullptr, bytes.get());
+      if (!scan.ok()) return scan.error();
       return std::unique_ptr<ProfileSource>(
-          new TextSource(ProfileFormat::kPerfScript, std::move(profile).value()));
+          new PerfScriptSource(std::move(bytes), std::move(scan).value()));
     }
     case ProfileFormat::kFolded: {
       auto profile = ParseFolded(view);

@@ -1,9 +1,11 @@
 // libFuzzer target for the perf script text parser: any text gives samples or an error.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/perfdata/perf_script_parser.h"
+#include "core/source/profile_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -18,6 +20,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         sum += printed->module_path.size() + printed->symbol.size();
     }
     sum += s.period + s.event;
+  }
+  // The source that parses as it replays: the same samples, handed on one at a time.
+  auto source = tprof::ProfileSource::OpenBytes(std::string(text));
+  if (source.ok()) {
+    struct Count : tprof::RecordVisitor {
+      uint64_t samples = 0;
+      void OnSample(const tprof::Sample&) override { ++samples; }
+    } count;
+    auto summary = (*source)->ReadRecords(count);
+    if (summary.ok() && (*source)->format() == tprof::ProfileFormat::kPerfScript &&
+        count.samples != profile->samples.size())
+      __builtin_trap();  // the two readings of one text disagree
   }
   volatile uint64_t sink = sum;  // keeps the reads
   (void)sink;

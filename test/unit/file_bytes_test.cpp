@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace tprof {
 namespace {
@@ -55,6 +56,47 @@ TEST(FileBytes, ReleasedPagesLeaveResidentMemoryAndReadTheSame) {
   copy->Release(copy->view().data(), copy->view().data() + copy->view().size());
   EXPECT_EQ(copy->view(), "not a mapping");
   std::remove(path.c_str());
+}
+
+// Standard input that is a pipe is copied to an unnamed temporary file and mapped: the bytes
+// read the same, and a reader going front to back can give its pages back (Release), which it
+// cannot with bytes read into memory.
+TEST(FileBytes, StandardInputFromAPipeIsMappedFromATemporaryCopy) {
+  constexpr size_t kSize = size_t{24} << 20;
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const int saved_stdin = ::dup(0);
+  ASSERT_GE(saved_stdin, 0);
+  ASSERT_EQ(::dup2(pipe_fds[0], 0), 0);
+  ::close(pipe_fds[0]);
+  std::thread writer([fd = pipe_fds[1]] {
+    std::string chunk(1 << 16, '\0');
+    for (size_t at = 0; at < kSize; at += chunk.size()) {
+      for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = PatternAt(at + i);
+      for (size_t done = 0; done < chunk.size();) {
+        const ssize_t n = ::write(fd, chunk.data() + done, chunk.size() - done);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+    }
+    ::close(fd);
+  });
+  auto bytes = FileBytes::Read("-");
+  writer.join();
+  ::dup2(saved_stdin, 0);
+  ::close(saved_stdin);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message();
+  const std::string_view view = (*bytes)->view();
+  ASSERT_EQ(view.size(), kSize);
+  size_t mismatches = 0;
+  for (size_t i = 0; i < kSize; ++i) mismatches += view[i] != PatternAt(i);
+  EXPECT_EQ(mismatches, 0u);
+  const long before = ResidentFileKib();
+  (*bytes)->Release(view.data(), view.data() + kSize);
+  const long after = ResidentFileKib();
+  EXPECT_GT(before - after, 16 * 1024) << "RssFile " << before << " kB, then " << after << " kB";
+  for (size_t i = 0; i < kSize; ++i) mismatches += view[i] != PatternAt(i);
+  EXPECT_EQ(mismatches, 0u);
 }
 
 }  // namespace

@@ -243,5 +243,94 @@ TEST(PerfScriptParser, SniffedAsPerfScript) {
   EXPECT_EQ(*f, ProfileFormat::kPerfScript);
 }
 
+// A frame line's parse is cached by its bytes without the address and offset; lines that differ
+// in those name one frame, and lines that differ in anything else do not: an [unknown] symbol
+// keeps its address, an [unknown] module's kernel side is told by the address, a module with
+// parentheses of its own is cached by the whole line.
+TEST(PerfScriptParser, FramesThatDifferOnlyInAddressAndOffsetAreOneFrame) {
+  const char* text =
+      "app  10  1.000000:  1 cpu-clock: \n"
+      "\t    401000 work+0x10 (/bin/app)\n"
+      "\t    401200 work+0x210 (/bin/app)\n"
+      "\t    7f0000001000 [unknown] ([unknown])\n"
+      "\t    7f0000002000 [unknown] ([unknown])\n"
+      "\tffffffff81000000 entry+0x1 ([unknown])\n"
+      "\t    401000 entry+0x1 ([unknown])\n"
+      "\t    401000 f+0x1 (/odd (dir)/app)\n"
+      "\t    401010 f+0x2 (/odd (dir)/app)\n"
+      "\n";
+  auto p = ParsePerfScript(text);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->samples.size(), 1u);
+  std::vector<uint64_t> frames;
+  // The frames' made-up addresses (a caller's as written, not less one as walkers read them).
+  for (uint64_t address : p->samples[0].callchain)
+    if (!IsContextMarker(address)) frames.push_back(address);
+  ASSERT_EQ(frames.size(), 8u);
+  EXPECT_EQ(frames[0], frames[1]);  // work, at two addresses
+  EXPECT_EQ(Fn(*p, frames[0]), "app:work");
+  EXPECT_NE(frames[2], frames[3]);  // two unknown symbols, told apart by address
+  EXPECT_EQ(p->frames.Printed(frames[2])->address, 0x7f0000001000u);
+  EXPECT_EQ(p->frames.Printed(frames[3])->address, 0x7f0000002000u);
+  EXPECT_TRUE(p->frames.Printed(frames[4])->kernel);  // [unknown] module, kernel address
+  EXPECT_FALSE(p->frames.Printed(frames[5])->kernel);
+  EXPECT_EQ(frames[6], frames[7]);  // parsed whole, still one frame
+  EXPECT_EQ(p->frames.Printed(frames[6])->module_path, "/odd (dir)/app");
+}
+
+// The source reads the text as it replays it; what it hands a visitor is what the whole parse
+// keeps, sample for sample, and the comm records come where a thread's name changes.
+TEST(PerfScriptParser, TheSourceReplaysWhatTheWholeParseKeeps) {
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    text += (i < 150 ? "app " : "renamed ") + std::to_string(100 + i % 3) + "/" +
+            std::to_string(200 + i % 3) + " [00" + std::to_string(i % 4) + "] 1." +
+            std::to_string(100000 + i) + ": " + std::to_string(1 + i % 7) +
+            (i % 5 ? " cpu-clock: \n" : " page-faults: \n");
+    for (int f = 0; f < 1 + i % 6; ++f)
+      text += "\t    " + std::to_string(401000 + (i * 7 + f) % 40) + " fn" + std::to_string(f) +
+              "+0x" + std::to_string(i % 9) + " (/bin/app)\n";
+    text += "\n";
+  }
+  auto whole = ParsePerfScript(text);
+  ASSERT_TRUE(whole.ok()) << whole.error().message();
+  auto source = ProfileSource::OpenBytes(text);
+  ASSERT_TRUE(source.ok()) << source.error().message();
+  ASSERT_EQ((*source)->events().size(), whole->events.size());
+  for (size_t e = 0; e < whole->events.size(); ++e)
+    EXPECT_EQ((*source)->events()[e].name, whole->events[e].name);
+  EXPECT_EQ((*source)->metadata().cpu_count, 4u);
+  EXPECT_FALSE((*source)->metadata().pids_unknown);
+  struct Seen : RecordVisitor {
+    std::vector<Sample> samples;
+    std::vector<std::string> comms;
+    void OnSample(const Sample& s) override { samples.push_back(s); }
+    void OnComm(const CommRecord& c) override { comms.push_back(c.comm); }
+  } seen;
+  auto summary = (*source)->ReadRecords(seen);
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(summary->samples, 300u);
+  ASSERT_EQ(seen.samples.size(), whole->samples.size());
+  FrameResolver* frames = (*source)->embedded_frames();
+  ASSERT_NE(frames, nullptr);
+  for (size_t i = 0; i < seen.samples.size(); ++i) {
+    const Sample& a = seen.samples[i];
+    const Sample& b = whole->samples[i];
+    EXPECT_EQ(a.pid, b.pid);
+    EXPECT_EQ(a.tid, b.tid);
+    EXPECT_EQ(a.cpu, b.cpu);
+    EXPECT_EQ(a.time, b.time);
+    EXPECT_EQ(a.period, b.period);
+    EXPECT_EQ(a.event, b.event);
+    ASSERT_EQ(a.callchain.size(), b.callchain.size()) << "sample " << i;
+    for (size_t k = 0; k < a.callchain.size(); ++k)
+      EXPECT_EQ(frames->Resolve(nullptr, a.callchain[k]).function,
+                whole->frames.Resolve(nullptr, b.callchain[k]).function);
+  }
+  // Three threads named "app", then renamed: one comm record each, twice.
+  EXPECT_EQ(seen.comms,
+            (std::vector<std::string>{"app", "app", "app", "renamed", "renamed", "renamed"}));
+}
+
 }  // namespace
 }  // namespace tprof
