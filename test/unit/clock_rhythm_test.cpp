@@ -9,6 +9,7 @@
 #include <linux/perf_event.h>
 
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "core/analysis/call_tree.h"
@@ -194,6 +195,18 @@ Rates FaultsPerMs(uint32_t f_samples, uint32_t g_samples, int rounds) {
           FaultsPerMsOfRow(table, "main", /*inclusive=*/true)};
 }
 
+// faults_per_ms of every frame under `root`, read with `rhythm` (null: without it).
+std::unordered_map<const CallNode*, FrameMetric> FaultsPerMsOfFrames(
+    const CallNode& root, const std::vector<EventDesc>& events, const FrameClockRhythm* rhythm) {
+  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
+  EXPECT_TRUE(metric.ok());
+  if (!metric.ok()) return {};
+  auto plan = FrameMetricEvaluator::Plan(root, events, "faults_per_ms", {}, {*metric});
+  EXPECT_TRUE(plan.ok()) << plan.error().message();
+  if (!plan.ok()) return {};
+  return plan->Compute(root, 1, 0, rhythm);
+}
+
 TEST(ClockRhythmTest, ARateOfAFunctionInALoopOfAFewPeriodsSaysTheClockMayBeInStep) {
   // f 2 samples, g 1, 1,000 rounds: f's rate 1 fault per 50 us sample, 20 faults/ms, its
   // interval (Poisson, 2,000 samples) some ±6 %; the loop leaves f after 2 samples, so its
@@ -323,11 +336,7 @@ TEST(ClockRhythmTest, CallsShorterThanTheClocksPeriodAreNamedWhateverThePhase) {
   for (const Sample& sample : ShortCallSamples(false)) tree.OnSample(sample);
   const FrameClockRhythm rhythm = tree.ClockRhythmOfFrames();
   const CallNode& root = tree.root();
-  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
-  ASSERT_TRUE(metric.ok());
-  auto plan = FrameMetricEvaluator::Plan(root, events, "faults_per_ms", {}, {*metric});
-  ASSERT_TRUE(plan.ok()) << plan.error().message();
-  const auto frames = plan->Compute(root, 1, 0, &rhythm);
+  const auto frames = FaultsPerMsOfFrames(root, events, &rhythm);
   const CallNode* f = root.Find("f", "/bin/prog", FrameKind::kUser);
   ASSERT_NE(f, nullptr);
   const MetricValue& f_rate = frames.at(f).value;
@@ -365,11 +374,7 @@ TEST(ClockRhythmTest, AFlameGraphFrameInALoopOfAFewPeriodsSaysTheClockMayBeInSte
   ASSERT_EQ(rhythm.findings.size(), 1u);
   EXPECT_EQ(rhythm.findings[0].lag, 3u);
   const CallNode& root = tree.root();
-  auto metric = ParseUserMetric("faults_per_ms = page-faults / task-clock * 1000000", events);
-  ASSERT_TRUE(metric.ok());
-  auto plan = FrameMetricEvaluator::Plan(root, events, "faults_per_ms", {}, {*metric});
-  ASSERT_TRUE(plan.ok()) << plan.error().message();
-  const auto frames = plan->Compute(root, 1, 0, &rhythm);
+  const auto frames = FaultsPerMsOfFrames(root, events, &rhythm);
   const CallNode* main = root.Find("main", "/bin/prog", FrameKind::kUser);
   ASSERT_NE(main, nullptr);
   const CallNode* f = main->Find("f", "/bin/prog", FrameKind::kUser);
@@ -386,7 +391,7 @@ TEST(ClockRhythmTest, AFlameGraphFrameInALoopOfAFewPeriodsSaysTheClockMayBeInSte
   EXPECT_FALSE(frames.at(g).value.bias) << frames.at(g).value.bias->reason;
   EXPECT_FALSE(frames.at(main).value.bias) << frames.at(main).value.bias->reason;
   // Without the rhythm, no reason.
-  EXPECT_FALSE(plan->Compute(root, 1, 0).at(f).value.bias);
+  EXPECT_FALSE(FaultsPerMsOfFrames(root, events, nullptr).at(f).value.bias);
 }
 
 }  // namespace
