@@ -188,6 +188,14 @@ std::string Describe(const Run& run) {
                   m.bias.c_str());
     text += line;
   }
+  char whole[200];
+  std::snprintf(whole, sizeof whole,
+                "\n    the recording: %llu samples lost, task-clock sampled %.1f ms of %.1f ms the "
+                "workload counted around its calls",
+                static_cast<unsigned long long>(run.lost), run.clock_sampled_ns / 1e6,
+                run.clock_counted_ns / 1e6);
+  text += whole;
+  if (!run.record_err.empty()) text += "\n    record said: " + run.record_err;
   return text;
 }
 
@@ -287,7 +295,8 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
                         std::to_string(truth) + ", measured " + std::to_string(*m.value) + " [" +
                         std::to_string(*m.low) + ", " + std::to_string(*m.high) + "], steal " +
                         std::to_string(run->oracle_steal_ns / 1e6) + " ms (all CPUs " +
-                        std::to_string(run->steal_ns / 1e6) + " ms)";
+                        std::to_string(run->steal_ns / 1e6) + " ms), " + std::to_string(run->lost) +
+                        " samples lost";
         }
         // A known gap's values are printed, not held to the promise (KnownGap).
         if (gap.empty()) {

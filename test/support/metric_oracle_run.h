@@ -165,6 +165,9 @@ struct Run {
   // "steal-ns"): steal_ns is all CPUs' in /proc/stat's 10 ms ticks.
   double oracle_steal_ns = 0;
   bool throttled = false;
+  // For a failure's message: the samples the kernel lost, and what `record` said on stderr.
+  uint64_t lost = 0;
+  std::string record_err;
 };
 
 // Why a recording cannot be held to the truth by any method, or "" when it can: the host stole
@@ -270,6 +273,7 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
   Run run;
   run.steal_ns = steal.ElapsedNs();
   run.throttled = recorded.err.find("throttled sampling") != std::string::npos;
+  run.record_err = recorded.err.substr(0, 400);
   const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
   run.oracle_steal_ns = truth.value("steal-ns", 0.0);
   // The faults by design (one per fresh page touched), over the CPU time the workload counted
@@ -300,6 +304,7 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
   if (column < 0) return std::nullopt;
   for (const auto& event : j["events"])
     if (event["name"] == "task-clock") run.clock_sampled_ns = event["period"].get<double>();
+  run.lost = j.value("lost", uint64_t{0});
   for (const auto& row : j["rows"]) {
     // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
     const std::string full = row["keys"]["sym"];
