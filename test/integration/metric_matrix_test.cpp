@@ -188,12 +188,13 @@ std::string Describe(const Run& run) {
                   m.bias.c_str());
     text += line;
   }
-  char whole[200];
+  char whole[260];
   std::snprintf(whole, sizeof whole,
-                "\n    the recording: %llu samples lost, task-clock sampled %.1f ms of %.1f ms the "
-                "workload counted around its calls",
-                static_cast<unsigned long long>(run.lost), run.clock_sampled_ns / 1e6,
-                run.clock_counted_ns / 1e6);
+                "\n    the recording: %llu samples lost, %llu kernel samples without a user stack, "
+                "task-clock sampled %.1f ms of %.1f ms the workload counted around its calls",
+                static_cast<unsigned long long>(run.lost),
+                static_cast<unsigned long long>(run.without_user_context),
+                run.clock_sampled_ns / 1e6, run.clock_counted_ns / 1e6);
   text += whole;
   if (!run.record_err.empty()) text += "\n    record said: " + run.record_err;
   return text;

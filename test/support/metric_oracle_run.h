@@ -168,6 +168,8 @@ struct Run {
   // For a failure's message: the samples the kernel lost, and what `record` said on stderr.
   uint64_t lost = 0;
   std::string record_err;
+  // Samples taken in the kernel whose user stack was not read: they count for no user function.
+  uint64_t without_user_context = 0;
 };
 
 // Why a recording cannot be held to the truth by any method, or "" when it can: the host stole
@@ -305,6 +307,8 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
   for (const auto& event : j["events"])
     if (event["name"] == "task-clock") run.clock_sampled_ns = event["period"].get<double>();
   run.lost = j.value("lost", uint64_t{0});
+  if (j.contains("kernel_work") && j["kernel_work"].is_object())
+    run.without_user_context = j["kernel_work"].value("without_user_context", uint64_t{0});
   for (const auto& row : j["rows"]) {
     // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
     const std::string full = row["keys"]["sym"];
