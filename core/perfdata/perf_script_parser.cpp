@@ -285,6 +285,10 @@ Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScript
   std::map<std::string, uint32_t, std::less<>> event_index;
   Header header;
   bool open = false;
+  // The open sample's first line and byte, and whether samples print their callchains a frame
+  // a line (then a blank line ends each).
+  size_t open_line = 0, open_offset = 0;
+  bool chain_lines = false;
   size_t first_bad_line = 0;
   frames_read_.clear();
 
@@ -348,12 +352,22 @@ Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScript
     sink->OnSample(s, header.comm.empty() ? std::string_view("[unknown]") : header.comm);
   };
 
-  size_t pos = 0, line_no = 0, released = 0;
+  size_t pos = 0, line_no = 0, released = 0, last_line_offset = 0;
+  bool last_line_in_sample = false;  // the text ends inside a line of the open sample
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     std::string_view line = text.substr(pos, end == std::string_view::npos ? end : end - pos);
+    last_line_offset = pos;
     pos = end == std::string_view::npos ? text.size() : end + 1;
     ++line_no;
+    if (end == std::string_view::npos) {
+      // Cut short, so not read: even blanks ("\t    ") are the start of a frame's line, not the
+      // empty line that would end the sample. It is the open sample's when samples print their
+      // callchains a frame a line, or it starts as a frame's line does.
+      last_line_in_sample =
+          open && (chain_lines || (!line.empty() && (line.front() == '\t' || line.front() == ' ')));
+      break;
+    }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (Trim(line).empty()) {
       close();
@@ -367,9 +381,10 @@ Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScript
     }
     if (line.front() == '#') continue;  // perf script --header's block and other comments
     if (line.front() == '\t') {         // a callchain frame
-      if (open)
+      if (open) {
         add_frame(line, PrintedFrame::Origin::kCallchainLine);
-      else
+        chain_lines = true;
+      } else
         ++scan.skipped_lines;
       continue;
     }
@@ -380,21 +395,46 @@ Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScript
     // its comm.
     if (open && LooksLikeFrameLine(line) && (!sample_line || next.comm.empty())) {
       add_frame(line, PrintedFrame::Origin::kCallchainLine);
+      chain_lines = true;
       continue;
     }
     if (sample_line) {
       close();
       header = next;
       open = true;
+      open_line = line_no;
+      open_offset = static_cast<size_t>(line.data() - text.data());
       if (!header.rest.empty()) add_frame(header.rest, PrintedFrame::Origin::kSampleLine);
       continue;
     }
     ++scan.skipped_lines;  // srcline, warnings, --show-*-events records
     if (!first_bad_line) first_bad_line = line_no;
   }
+  // perf script ends every line, and every callchain with an empty line. Text that ends inside
+  // a line was cut: a sample cut there would read as a whole one with a shorter stack, so it is
+  // left out. Text whose last callchain has no empty line after it may be cut at a line's end or
+  // only trimmed (FlameGraph's test files end so): its last sample is read, and a note says so.
+  const bool line_cut = !text.empty() && text.back() != '\n';
+  if (open && line_cut && last_line_in_sample) {
+    scan.cut = "the text ends inside its last sample (line " + std::to_string(open_line) +
+               ", byte " + std::to_string(open_offset) + "; " +
+               std::to_string(text.size() - open_offset) + " bytes): that sample is left out";
+    open = false;
+    frames_read_.clear();
+  } else if (line_cut) {
+    scan.cut = "the text ends inside its last line (line " + std::to_string(line_no) + ", byte " +
+               std::to_string(last_line_offset) + "), which is not read";
+  } else if (open && chain_lines) {
+    scan.unended =
+        "the text ends without the empty line perf script prints after a sample (its "
+        "last, at line " +
+        std::to_string(open_line) + "): if it was cut, that sample's stack may be short";
+  }
   scan.final_sample_unterminated = open;
   if (frames_) frames_->final_sample_unterminated = open;
   close();
+  if (scan.samples == 0 && !scan.cut.empty())
+    return Error("perf script text: no whole sample; " + scan.cut);
   if (scan.samples == 0)
     return Error(first_bad_line ? "perf script text: no samples; line " +
                                       std::to_string(first_bad_line) + " is not a sample line"
@@ -435,6 +475,7 @@ Result<TextProfile> ParsePerfScript(std::string_view text) {
   p.events = scan->events;
   p.metadata = scan->ToMetadata();
   p.skipped_lines = scan->skipped_lines;
+  p.cut = scan->cut;
   return p;
 }
 

@@ -33,6 +33,12 @@ struct PerfScriptScan {
   uint64_t samples = 0;
   uint64_t skipped_lines = 0;  // lines that were neither a sample nor part of one
   bool final_sample_unterminated = false;
+  // The text ends inside a line (perf script ends every line): a sample cut there is left out,
+  // and this says where. Empty when the text ends at a line's end.
+  std::string cut;
+  // The last sample's callchain has no empty line after it: read, but perhaps cut at a line's
+  // end. Empty otherwise.
+  std::string unended;
   Metadata ToMetadata() const;
 };
 

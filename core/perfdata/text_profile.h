@@ -19,6 +19,7 @@ struct TextProfile {
   std::vector<uint32_t> sample_comm;  // per sample: index into comms
   NamedFrameTable frames;
   uint64_t skipped_lines = 0;  // lines that were neither a sample nor part of one
+  std::string cut;             // where the text ends inside a sample (PerfScriptScan::cut)
 };
 
 }  // namespace tprof

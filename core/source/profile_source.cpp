@@ -244,6 +244,12 @@ class PerfScriptSource : public ProfileSource {
     if (scan->skipped_lines)
       replay.summary.warning =
           std::to_string(scan->skipped_lines) + " lines were not part of a sample";
+    if (!scan->cut.empty()) {
+      replay.summary.complete = false;
+      replay.summary.warning += (replay.summary.warning.empty() ? "" : "; ") + scan->cut;
+    }
+    if (!scan->unended.empty())
+      replay.summary.warning += (replay.summary.warning.empty() ? "" : "; ") + scan->unended;
     return replay.summary;
   }
   FrameResolver* embedded_frames() override { return &frames_; }

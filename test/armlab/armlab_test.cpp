@@ -1151,7 +1151,10 @@ TEST(ArmLabHf, ShortCallsPerMethod) {
   const FaultRate &real = alternating["faults_heavy"], &each = every["faults_heavy"];
   ASSERT_TRUE(real.measured);
   ASSERT_TRUE(each.measured);
-  const double allowance = 100 * std::hypot(real.half_width, each.half_width) / real.designed;
+  // The intervals are 95 % ones; their difference is judged at 99.9 % (z 3.29 against 1.96): at
+  // 95 % a CI run in forty would fail on chance alone (one did, 58.01 against 57.98).
+  const double allowance =
+      100 * (3.29 / 1.96) * std::hypot(real.half_width, each.half_width) / real.designed;
   EXPECT_LE(std::abs(real.Error()), std::abs(each.Error()) + allowance)
       << "faults_heavy: the real path is further off than sampling every window";
   // faults_light makes about one fault per call, at its entry, so every short-window method

@@ -285,6 +285,56 @@ TEST_F(LocalRecording, PerfScriptTextOfTheSameRecording) {
   }
 }
 
+// perf script text cut short (a copy interrupted, a pipe closed early) inside a frame's line,
+// and inside the blanks that start one: the report reads every whole sample, says where the
+// text ends inside one, and exits 4, as for a cut perf.data. The oracle is the same text cut at
+// the empty line before the damaged sample (whole, exit 0), whose samples must be as many.
+// Cut at a frame line's end, the last sample is read with a note that its stack may be short
+// (the text may only have lost its last empty line), exit 0.
+TEST_F(LocalRecording, PerfScriptTextCutShortIsReadUpToTheCutWithStatusFour) {
+  const std::string data = Record("script-cut.data", {"-g"});
+  const std::string text_path = data + ".txt";
+  files_.push_back(text_path);
+  ASSERT_EQ(
+      std::system((kPerf + " script -i " + data + " > " + text_path + " 2>/dev/null").c_str()), 0);
+  std::ifstream in(text_path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ASSERT_GT(text.size(), 10000u);
+  const auto samples_of = [&](const std::string& name, const std::string& bytes,
+                              testing::CommandResult* result) {
+    const std::string path = TempPath("import", name);
+    files_.push_back(path);
+    std::ofstream(path, std::ios::binary) << bytes;
+    *result = RunCommand({kTprof, "report", "-i", path, "--json"});
+    if (result->out.empty()) return -1.0;
+    return nlohmann::json::parse(result->out)["events"][0]["samples"].get<double>();
+  };
+  // Inside a frame line's blanks, and after its address.
+  const size_t blanks = text.find("\t", text.size() * 6 / 10) + 5;
+  const size_t middle = text.find_first_not_of(" \t", blanks) + 3;
+  for (const size_t cut_at : {blanks, middle}) {
+    SCOPED_TRACE("cut at byte " + std::to_string(cut_at));
+    const size_t whole_end = text.rfind("\n\n", cut_at) + 2;
+    testing::CommandResult cut, whole;
+    const double cut_samples = samples_of("cut.txt", text.substr(0, cut_at), &cut);
+    const double whole_samples = samples_of("whole.txt", text.substr(0, whole_end), &whole);
+    EXPECT_EQ(cut.exit_code, 4) << cut.err;
+    EXPECT_NE(cut.err.find("the text ends inside its last sample"), std::string::npos) << cut.err;
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    EXPECT_EQ(whole.err.find("ends inside"), std::string::npos) << whole.err;
+    EXPECT_GT(whole_samples, 100);
+    EXPECT_EQ(cut_samples, whole_samples);
+  }
+  const size_t frame_end = text.find('\n', middle) + 1;
+  const size_t whole_end = text.rfind("\n\n", frame_end) + 2;
+  testing::CommandResult unended, whole;
+  const double unended_samples = samples_of("unended.txt", text.substr(0, frame_end), &unended);
+  const double whole_samples = samples_of("whole.txt", text.substr(0, whole_end), &whole);
+  EXPECT_EQ(unended.exit_code, 0) << unended.err;
+  EXPECT_NE(unended.err.find("that sample's stack may be short"), std::string::npos) << unended.err;
+  EXPECT_EQ(unended_samples, whole_samples + 1);
+}
+
 TEST_F(LocalRecording, ReportAndImportFromTheCommandLine) {
   std::string data = Record("cli.data", {"-g"});
   testing::CommandResult report =

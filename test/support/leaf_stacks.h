@@ -102,9 +102,21 @@ inline Stacks ToStacks(const std::map<std::string, double>& folded) {
   return stacks;
 }
 
-// The folded text of an on-CPU event, as compared.
+// The folded text of an on-CPU event, as compared, less the stacks through the off-CPU phases.
+// Their CPU time is the kernel's work around each wait (a wake-up, a thread started), a few
+// samples that land by the machine's load: beside the ASan suite, one dwarf recording had 0.79 %
+// of its clock in main;nap_sleep;__nanosleep;clock_nanosleep and the -g one none, with no stack
+// of its own there either. The off-CPU comparison checks those stacks; a -g stack that skipped a
+// phase's frame (main;__nanosleep;clock_nanosleep) is not through the phase and still counts.
 inline Stacks OnCpuStacksOf(const std::string& folded) {
-  return ToStacks(MainThreadFolded(folded));
+  std::map<std::string, double> on_cpu = MainThreadFolded(folded);
+  std::erase_if(on_cpu, [](const auto& line) {
+    const std::string stack = FromMain(line.first);
+    return std::any_of(kOffCpuPhases.begin(), kOffCpuPhases.end(), [&](const std::string& phase) {
+      return stack == "main;" + phase || stack.starts_with("main;" + phase + ";");
+    });
+  });
+  return ToStacks(on_cpu);
 }
 
 // The off-CPU waits: the folded text of the off-cpu event less that of off-cpu:preempted (empty

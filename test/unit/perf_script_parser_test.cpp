@@ -119,7 +119,8 @@ TEST(PerfScriptParser, PeriodWithoutEventAndFramesBelow) {
       "\tffffffff821f64aa __pi_memcpy ([kernel.kallsyms])\n"
       "  [kernel.kallsyms][ffffffff821f64aa]\n"
       "\t            80c5 _dl_map_object (/lib/ld.so)\n"
-      "  dl-load.c:2272\n";
+      "  dl-load.c:2272\n"
+      "\n";
   auto p = ParsePerfScript(text);
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->samples.size(), 1u);
@@ -330,6 +331,58 @@ TEST(PerfScriptParser, TheSourceReplaysWhatTheWholeParseKeeps) {
   // Three threads named "app", then renamed: one comm record each, twice.
   EXPECT_EQ(seen.comms,
             (std::vector<std::string>{"app", "app", "app", "renamed", "renamed", "renamed"}));
+}
+
+}  // namespace
+}  // namespace tprof
+
+namespace tprof {
+namespace {
+
+// perf script ends every line, and every callchain with a blank line: text that ends otherwise
+// was cut, and its last sample is left out and named, never read as a shorter whole one.
+TEST(PerfScriptParser, TextEndingInsideASampleLeavesItOutAndSaysWhere) {
+  const std::string first =
+      "app  10 1.000000:     1000 cpu-clock: \n"
+      "\t    55d0c1a2b3c4 leaf+0x4 (/opt/app)\n"
+      "\t    55d0c1a2b400 main+0x10 (/opt/app)\n"
+      "\n";
+  const std::string second =
+      "app  10 1.001000:     1000 cpu-clock: \n"
+      "\t    55d0c1a2b3c4 leaf+0x4 (/opt/app)\n"
+      "\t    55d0c1a2b400 main+0x10 (/opt/app)\n";
+  for (const std::string& text :
+       {first + second.substr(0, second.size() - 8), first + second.substr(0, second.size() - 1),
+        first + "\t    55d0", first + "app  10 1.0"}) {
+    SCOPED_TRACE(text);
+    auto p = ParsePerfScript(text);
+    ASSERT_TRUE(p.ok()) << p.error().message();
+    EXPECT_EQ(p->samples.size(), 1u);
+    EXPECT_NE(p->cut.find("the text ends inside its last"), std::string::npos) << p->cut;
+    EXPECT_NE(p->cut.find("(line 5, byte " + std::to_string(first.size())), std::string::npos)
+        << p->cut;
+  }
+  // Its lines whole but no empty line after it: read, with a note (FlameGraph's test files end
+  // so; it may also be a cut at a line's end).
+  auto unended = ParsePerfScript(first + second);
+  ASSERT_TRUE(unended.ok());
+  EXPECT_EQ(unended->samples.size(), 2u);
+  EXPECT_EQ(unended->cut, "");
+  // Whole: with its blank line; and samples without callchains, one line each.
+  auto whole = ParsePerfScript(first + second + "\n");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->samples.size(), 2u);
+  EXPECT_EQ(whole->cut, "");
+  auto single = ParsePerfScript(
+      "app 10 1.000000: 1000 cpu-clock: 55d0c1a2b3c4 leaf+0x4 (/opt/app)\n"
+      "app 10 1.001000: 1000 cpu-clock: 55d0c1a2b3c4 leaf+0x4 (/opt/app)\n");
+  ASSERT_TRUE(single.ok()) << single.error().message();
+  EXPECT_EQ(single->samples.size(), 2u);
+  EXPECT_EQ(single->cut, "");
+  // Nothing whole at all: an error that says so.
+  auto none = ParsePerfScript(second.substr(0, second.size() - 8));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("no whole sample"), std::string::npos);
 }
 
 }  // namespace
