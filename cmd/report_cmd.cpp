@@ -7,16 +7,19 @@
 #include <sstream>
 
 #include "cmd/cli_support.h"
+#include "cmd/diff_flamegraph.h"
 #include "cmd/opened_profile.h"
 #include "cmd/report_exports.h"
 #include "cmd/time_range_read.h"
 #include "core/analysis/call_relations.h"
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/flame_timeline.h"
 #include "core/analysis/frame_ratio.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/short_stack_census.h"
+#include "core/analysis/timeline.h"
 #include "core/base/visible_text.h"
 #include "core/metrics/recorded_metrics.h"
 #include "core/model/event_selection.h"
@@ -176,6 +179,9 @@ class ReportCommand : public Subcommand {
                    "Flame graph roots: none (default), process, pid or thread")
         ->transform(CLI::IsMember({"none", "process", "pid", "thread"}, CLI::ignore_case));
     app.add_flag("--icicle", icicle_, "Flame graph: start with the roots at the top");
+    app.add_flag("--no-timeline", no_timeline_,
+                 "Flame graph: leave out the timeline (lanes per thread over time, ranges to "
+                 "redraw the graph for and to compare); it grows with samples x threads");
   }
 
   // --- report table options (sort, filters, children, callers/callees, json/csv) ---
@@ -584,6 +590,40 @@ class ReportCommand : public Subcommand {
     return ExitStatusOf(*summary);
   }
 
+  // The page's timeline of the tree's samples: `event` sizes the frames (the wall-time sum
+  // when `by_wall`); the metric track shows `metric_name` where the events give it.
+  Result<FlameTimeline> PageTimeline(const CallTreeBuilder& tree,
+                                     const std::vector<const CallNode*>& leaf_of_stack,
+                                     const std::vector<EventDesc>& events, const Metadata& meta,
+                                     size_t event, bool by_wall,
+                                     const std::optional<WallTimeEvents>& wall,
+                                     const std::string& metric_name) const {
+    FlameTimelineOptions options;
+    options.start_timestamp = meta.start_timestamp;
+    if (by_wall) {
+      options.width_events = {wall->on_cpu, wall->off_cpu};
+      options.off_cpu_event = wall->off_cpu;
+    } else {
+      options.width_events = {event};
+    }
+    std::vector<uint64_t> period(events.size(), 0), samples(events.size(), 0);
+    for (const TimedStackSample& s : tree.sample_times())
+      if (s.event < events.size()) {
+        period[s.event] += s.period;
+        ++samples[s.event];
+      }
+    auto user_metrics = UserMetrics(events);
+    if (!user_metrics.ok()) return user_metrics.error();
+    auto metrics = IntervalMetrics::Plan(events, period, samples, *user_metrics);
+    if (!metrics.ok()) return metrics.error();
+    const auto& names = metrics->names();
+    auto found = std::find(names.begin(), names.end(), metric_name);
+    if (found != names.end()) options.metric = static_cast<size_t>(found - names.begin());
+    return BuildFlameTimeline(
+        tree.sample_times(), leaf_of_stack, events.size(), options, &*metrics,
+        [&](uint32_t pid, uint32_t tid) { return tree.ThreadName(pid, tid); });
+  }
+
   // `selected`: the filtered input `source` reads through, null when nothing is filtered.
   int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver,
                       const SampleSelectingSource* selected) {
@@ -631,6 +671,7 @@ class ReportCommand : public Subcommand {
     CallTreeOptions tree_options;
     tree_options.roots = roots.at(roots_name_);
     CallTreeBuilder tree(events, resolver, tree_options);
+    if (!no_timeline_) tree.KeepSampleTimes();
     auto summary = source.ReadRecords(tree);
     if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
     WarnAboutInput(name(), input_, summary->warning);
@@ -640,9 +681,14 @@ class ReportCommand : public Subcommand {
     const FrameClockRhythm rhythm = by_metric ? tree.ClockRhythmOfFrames() : FrameClockRhythm{};
     CallNode taken;
     const CallNode* tree_root = &tree.root();
+    std::vector<const CallNode*> leaf_of_stack(tree.leaf_of_stack().begin(),
+                                               tree.leaf_of_stack().end());
     if (by_wall) {
       taken = tree.TakeRoot();
       event = AppendSumOfEvents(taken, wall->on_cpu, wall->off_cpu);
+      // The root moved (its children did not).
+      for (const CallNode*& leaf : leaf_of_stack)
+        if (leaf == tree_root) leaf = &taken;
       tree_root = &taken;
     }
     const CallNode& root = *tree_root;
@@ -703,6 +749,16 @@ class ReportCommand : public Subcommand {
 
     if (by_wall) ColorFramesByOffCpuShare(input, wall->on_cpu, wall->off_cpu);
 
+    FlameTimeline timeline;
+    if (!no_timeline_) {
+      auto built = PageTimeline(tree, leaf_of_stack, events, meta, event, by_wall, wall,
+                                by_metric ? color_name.substr(7) : std::string("IPC"));
+      if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
+      timeline = std::move(built).value();
+      input.timeline = &timeline;
+      input.range_delta_scale = DeltaColorScale(kDiffFlameScalePoints);
+    }
+
     std::ofstream out(flamegraph_, std::ios::binary | std::ios::trunc);
     if (!out) return ReportError(name(), flamegraph_ + ": cannot write: " + std::strerror(errno));
     RenderFlameGraphHtml(input, out);
@@ -744,6 +800,7 @@ class ReportCommand : public Subcommand {
   std::string color_name_;  // empty: offcpu for an off-CPU recording, else name
   uint64_t min_samples_ = 10;
   std::string roots_name_ = "none";
+  bool no_timeline_ = false;
   bool icicle_ = false;
 };
 

@@ -129,8 +129,10 @@ void AppendArray(std::string& out, const char* key, const std::vector<T>& values
   out.push_back(']');
 }
 
-void AppendScale(std::string& out, const FlameColorScale& scale) {
-  out += ",\"scale\":{\"title\":";
+void AppendScale(std::string& out, const FlameColorScale& scale, const char* key = "scale") {
+  out += ",\"";
+  out += key;
+  out += "\":{\"title\":";
   AppendJsonString(out, scale.title);
   out += ",\"min\":";
   AppendNumber(out, scale.min);
@@ -152,6 +154,102 @@ void AppendScale(std::string& out, const FlameColorScale& scale) {
   AppendJsonString(out, scale.no_value_rule);
   out += ",\"step\":";
   AppendNumber(out, scale.step);
+  out.push_back('}');
+}
+
+// "timeline": the buckets, the lanes (bucket, weight pairs flattened), the frames' cells (node
+// index, bucket, weight, samples flattened) and the metric track.
+void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageColumns& c) {
+  const FlameTimeline& t = *input.timeline;
+  absl::flat_hash_map<const CallNode*, uint32_t> index;
+  index.reserve(c.nodes.size());
+  for (uint32_t i = 0; i < c.nodes.size(); ++i) index.emplace(c.nodes[i], i);
+  out += ",\"timeline\":{\"bucketNs\":";
+  AppendUint(out, t.bucket_ns);
+  out += ",\"buckets\":";
+  AppendUint(out, t.buckets);
+  out += ",\"samples\":";
+  AppendUint(out, t.samples);
+  out += ",\"samplesBefore\":";
+  AppendUint(out, t.samples_before);
+  out += ",\"lanes\":[";
+  for (size_t l = 0; l < t.lanes.size(); ++l) {
+    const FlameTimeline::Lane& lane = t.lanes[l];
+    out += l ? ",{\"pid\":" : "{\"pid\":";
+    AppendUint(out, lane.pid);
+    out += ",\"tid\":";
+    AppendUint(out, lane.tid);
+    out += ",\"name\":";
+    AppendJsonString(out, lane.name);
+    out += ",\"total\":";
+    AppendUint(out, lane.total);
+    for (const auto* list : {&lane.on_cpu, &lane.off_cpu}) {
+      out += list == &lane.on_cpu ? ",\"on\":[" : ",\"off\":[";
+      for (size_t i = 0; i < list->size(); ++i) {
+        if (i) out.push_back(',');
+        AppendUint(out, (*list)[i].first);
+        out.push_back(',');
+        AppendUint(out, (*list)[i].second);
+      }
+      out.push_back(']');
+    }
+    out.push_back('}');
+  }
+  out += "],\"cells\":[";
+  bool first = true;
+  for (const FlameTimeline::Cell& cell : t.cells) {
+    auto it = index.find(cell.node);
+    if (it == index.end()) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    AppendUint(out, it->second);
+    out.push_back(',');
+    AppendUint(out, cell.bucket);
+    out.push_back(',');
+    AppendUint(out, cell.weight);
+    out.push_back(',');
+    AppendUint(out, cell.samples);
+  }
+  out.push_back(']');
+  if (!t.metric.empty()) {
+    out += ",\"metric\":{\"name\":";
+    AppendJsonString(out, t.metric_name);
+    out += ",\"unit\":";
+    AppendJsonString(out, t.metric_unit);
+    std::vector<std::string> reasons;
+    std::string value = "[", half = "[", uncertain, reason_of = "[";
+    for (size_t b = 0; b < t.metric.size(); ++b) {
+      const MetricValue& m = t.metric[b];
+      const char* sep = b ? "," : "";
+      value += sep;
+      half += sep;
+      reason_of += sep;
+      if (m.value)
+        AppendNumber(value, *m.value);
+      else
+        value += "null";
+      if (m.value && m.half_width)
+        AppendNumber(half, *m.half_width);
+      else
+        half += "null";
+      uncertain.push_back(m.low_confidence || m.bias ? '1' : '0');
+      if (m.bias) {
+        auto r = std::find(reasons.begin(), reasons.end(), m.bias->reason);
+        if (r == reasons.end()) r = reasons.insert(reasons.end(), m.bias->reason);
+        AppendUint(reason_of, static_cast<uint64_t>(r - reasons.begin()));
+      } else {
+        reason_of += "null";
+      }
+    }
+    out += ",\"value\":" + value + "],\"half\":" + half + "],\"uncertain\":\"" + uncertain +
+           "\",\"reasonOf\":" + reason_of + "],\"reasons\":[";
+    for (size_t k = 0; k < reasons.size(); ++k) {
+      if (k) out.push_back(',');
+      AppendJsonString(out, reasons[k]);
+    }
+    out += "]}";
+  }
+  if (input.range_delta_scale) AppendScale(out, *input.range_delta_scale, "deltaScale");
   out.push_back('}');
 }
 
@@ -291,6 +389,7 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
     }
   }
   if (!input.show_samples) out += ",\"noSamples\":true";
+  if (input.timeline) AppendTimeline(out, input, c);
   out.push_back('}');
   return out;
 }

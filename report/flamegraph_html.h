@@ -19,6 +19,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/diff_flame_tree.h"
+#include "core/analysis/flame_timeline.h"
 #include "core/analysis/frame_metric.h"
 #include "core/analysis/frame_ratio.h"
 #include "report/event_units.h"
@@ -79,6 +80,10 @@ struct FlameGraphInput {
     double old_total = 0, new_total = 0;
   };
   std::optional<DiffTotals> diff;
+  // The samples over time (null: no timeline): lanes per thread, a range to redraw the graph
+  // for, two ranges to compare in place, coloured on `range_delta_scale` as tprof diff colours.
+  const FlameTimeline* timeline = nullptr;
+  std::optional<FlameColorScale> range_delta_scale;
 };
 
 // The JSON the page draws (exposed for tests): {"names": [...], "name": [...], "depth": [...],

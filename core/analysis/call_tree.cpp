@@ -325,6 +325,9 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          ? tally_.Add(sample, key)
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
+  if (keep_times_)
+    times_.push_back({sample.time, sample.period, sample.pid, sample.tid,
+                      static_cast<uint32_t>(stack.id), sample.event});
   if (left_out_.any()) left_out_.Add(sample);
   if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
   if (rhythm_.Watches(sample.event))

@@ -230,6 +230,16 @@ struct FrameClockRhythm {
   const ClockRhythmCount* CountOf(const CallNode* node, size_t event) const;
 };
 
+// One sample as the tree tallied it, for views over time (a flame graph page's timeline): when
+// it was taken, by which thread, and the stack it was counted under (CallPathBuilder's id).
+struct TimedStackSample {
+  uint64_t time = 0;
+  uint64_t period = 0;
+  uint32_t pid = 0, tid = 0;
+  uint32_t stack = 0;
+  uint32_t event = 0;
+};
+
 class CallTreeBuilder : public ProcessTrackingVisitor {
  public:
   CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& resolver, CallTreeOptions options);
@@ -260,6 +270,13 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   FrameClockRhythm ClockRhythmOfFrames();
   // A clock sampled in one mode that reads itself, per event: the time its samples left out.
   const ClockLeftOutTime& clock_left_out() const { return left_out_; }
+  // Keeps every sample's time, thread and stack from now on (32 bytes a sample).
+  void KeepSampleTimes() { keep_times_ = true; }
+  const std::vector<TimedStackSample>& sample_times() const { return times_; }
+  // By stack id: the node where the stack's samples are counted as self (after root()).
+  const std::vector<CallNode*>& leaf_of_stack() const { return paths_.leaf_of_stack(); }
+  // A thread's name as the records so far give it.
+  std::string ThreadName(uint32_t pid, uint32_t tid) const { return space().ThreadName(pid, tid); }
 
  private:
   uint64_t lost_ = 0;
@@ -285,6 +302,8 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   uint64_t samples_in_tree_ = 0;  // samples the nodes' counts include
   ClockRhythm rhythm_;
   ClockLeftOutTime left_out_;
+  bool keep_times_ = false;
+  std::vector<TimedStackSample> times_;
 };
 
 // Appends to every node of the tree an event whose values are the sum of events `a` and `b`

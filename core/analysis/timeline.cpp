@@ -20,6 +20,50 @@ uint64_t DefaultTimelineIntervalNs(uint64_t duration_ns) {
   return static_cast<uint64_t>(step * 1e6);
 }
 
+Result<IntervalMetrics> IntervalMetrics::Plan(const std::vector<EventDesc>& events,
+                                              const std::vector<uint64_t>& total_period,
+                                              const std::vector<uint64_t>& total_samples,
+                                              const std::vector<MetricFormula>& user_metrics) {
+  // Planned on the whole profile's totals (which events were sampled), evaluated per interval.
+  ReportTable totals;
+  totals.events = events;
+  totals.total_period = total_period;
+  totals.total_samples = total_samples;
+  auto plan = DerivedMetrics::Plan(totals, {}, "", user_metrics);
+  if (!plan.ok()) return plan.error();
+  IntervalMetrics metrics(std::move(plan).value());
+  const auto& columns = metrics.plan_.columns();
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (columns[c].source == MetricSource::kSampledPeriods) {
+      metrics.columns_.push_back(c);
+      metrics.names_.push_back(columns[c].name);
+      metrics.units_.push_back(columns[c].unit);
+    }
+  return metrics;
+}
+
+std::vector<MetricValue> IntervalMetrics::Evaluate(const std::vector<uint64_t>& period,
+                                                   const std::vector<uint64_t>& samples,
+                                                   const std::vector<double>& left_out) const {
+  std::vector<MetricValue> values;
+  for (size_t c : columns_) {
+    std::vector<uint64_t> periods, counts;
+    for (size_t e : plan_.columns()[c].events) {
+      periods.push_back(period[e]);
+      counts.push_back(samples[e]);
+    }
+    MetricValue value = plan_.EvaluateSampled(c, periods, counts);
+    // A clock that reads itself says what this interval's samples left out.
+    std::optional<double> left_out_here;
+    for (size_t e : plan_.columns()[c].events)
+      if (e < left_out.size() && left_out[e] >= 0) left_out_here = left_out[e];
+    value.bias = plan_.OneModeClockBias(c, std::vector<double>(periods.begin(), periods.end()),
+                                        value, nullptr, /*inclusive=*/true, left_out_here);
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
 Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t ranking_event, size_t top,
                                    const std::vector<MetricFormula>& user_metrics) {
   TimelineView view;
@@ -27,21 +71,11 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
   view.ranking_event = ranking_event;
   view.interval_ns = profile.timeline_interval_ns;
   view.samples_beyond = profile.samples_beyond_timeline;
-  // The metrics a table of these events would show from sampled periods: planned on the whole
-  // profile's totals (which events were sampled), evaluated per interval.
-  ReportTable totals;
-  totals.events = profile.events;
-  totals.total_period = profile.total_period;
-  totals.total_samples = profile.total_samples;
-  auto plan = DerivedMetrics::Plan(totals, {}, "", user_metrics);
-  if (!plan.ok()) return plan.error();
-  std::vector<size_t> columns;
-  for (size_t c = 0; c < plan->columns().size(); ++c)
-    if (plan->columns()[c].source == MetricSource::kSampledPeriods) {
-      columns.push_back(c);
-      view.metric_names.push_back(plan->columns()[c].name);
-      view.metric_units.push_back(plan->columns()[c].unit);
-    }
+  auto metrics = IntervalMetrics::Plan(profile.events, profile.total_period, profile.total_samples,
+                                       user_metrics);
+  if (!metrics.ok()) return metrics.error();
+  view.metric_names = metrics->names();
+  view.metric_units = metrics->units();
   for (const TimelineInterval& interval : profile.timeline) {
     TimelinePoint point;
     point.start_ns = interval.start_ns;
@@ -65,22 +99,7 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
         point.top.begin(), point.top.end(),
         [](const TimelineFunction& a, const TimelineFunction& b) { return a.period > b.period; });
     if (top && point.top.size() > top) point.top.resize(top);
-    for (size_t c : columns) {
-      std::vector<uint64_t> periods, samples;
-      for (size_t e : plan->columns()[c].events) {
-        periods.push_back(point.period[e]);
-        samples.push_back(point.samples[e]);
-      }
-      MetricValue value = plan->EvaluateSampled(c, periods, samples);
-      // A clock that reads itself says what this interval's samples left out.
-      std::optional<double> left_out;
-      for (size_t e : plan->columns()[c].events)
-        if (e < interval.left_out.size() && interval.left_out[e] >= 0)
-          left_out = interval.left_out[e];
-      value.bias = plan->OneModeClockBias(c, std::vector<double>(periods.begin(), periods.end()),
-                                          value, nullptr, /*inclusive=*/true, left_out);
-      point.metrics.push_back(std::move(value));
-    }
+    point.metrics = metrics->Evaluate(point.period, point.samples, interval.left_out);
     view.points.push_back(std::move(point));
   }
   return view;

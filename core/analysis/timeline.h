@@ -37,6 +37,30 @@ struct TimelineView {
   uint64_t samples_beyond = 0;  // past the last interval kept (FunctionProfile)
 };
 
+// The sampled-periods metrics a report table of these events would show (IPC, CPI, --metric
+// formulas), planned on the whole profile's totals and evaluated per interval of time.
+class IntervalMetrics {
+ public:
+  static Result<IntervalMetrics> Plan(const std::vector<EventDesc>& events,
+                                      const std::vector<uint64_t>& total_period,
+                                      const std::vector<uint64_t>& total_samples,
+                                      const std::vector<MetricFormula>& user_metrics);
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& units() const { return units_; }
+  // Per name: the value of an interval's periods and samples (per event). `left_out` (per
+  // event, -1 where none; may be empty): a clock that reads itself, the time its samples left
+  // out in the interval.
+  std::vector<MetricValue> Evaluate(const std::vector<uint64_t>& period,
+                                    const std::vector<uint64_t>& samples,
+                                    const std::vector<double>& left_out) const;
+
+ private:
+  explicit IntervalMetrics(DerivedMetrics plan) : plan_(std::move(plan)) {}
+  DerivedMetrics plan_;
+  std::vector<size_t> columns_;  // of plan_, the sampled-periods ones
+  std::vector<std::string> names_, units_;
+};
+
 // `top`: functions kept per interval (0: all). `user_metrics`: --metric formulas
 // (ParseUserMetric), evaluated beside the generic ones (IPC, CPI) the events allow.
 Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t ranking_event, size_t top,

@@ -1,0 +1,141 @@
+#include "core/analysis/flame_timeline.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace tprof {
+
+uint64_t FlameTimelineBucketNs(uint64_t span_ns, size_t max_buckets) {
+  max_buckets = std::max<size_t>(max_buckets, 1);
+  for (uint64_t power = 1000;; power *= 10)
+    for (uint64_t f : {1, 2, 5})
+      if (f * power * max_buckets >= span_ns || power > (uint64_t{1} << 60) / 10) return f * power;
+}
+
+namespace {
+
+// Seconds from the start as --time compares them (SampleSelector::InTimeRange).
+double SecondsOf(uint64_t time, uint64_t start) {
+  return time >= start ? static_cast<double>(time - start) / 1e9
+                       : -static_cast<double>(start - time) / 1e9;
+}
+
+double EdgeSeconds(uint64_t bucket, uint64_t bucket_ns) {
+  return static_cast<double>(bucket * bucket_ns) / 1e9;
+}
+
+}  // namespace
+
+FlameTimeline BuildFlameTimeline(
+    const std::vector<TimedStackSample>& samples, const std::vector<const CallNode*>& leaf_of_stack,
+    size_t events, const FlameTimelineOptions& options, const IntervalMetrics* metrics,
+    const std::function<std::string(uint32_t, uint32_t)>& thread_name) {
+  FlameTimeline t;
+  if (samples.empty()) return t;
+  const uint64_t start = options.start_timestamp ? options.start_timestamp : samples.front().time;
+  uint64_t last = start;
+  for (const TimedStackSample& s : samples) last = std::max(last, s.time);
+  t.bucket_ns = FlameTimelineBucketNs(last - start + 1, options.max_buckets);
+  t.buckets = static_cast<uint32_t>((last - start) / t.bucket_ns + 1);
+  // The bucket --time would put a sample in: integer division first, then the doubles' edges
+  // settle a sample that rounding puts on the other side of one.
+  const auto bucket_of = [&](uint64_t time) -> std::optional<uint32_t> {
+    const double seconds = SecondsOf(time, start);
+    if (time < start || seconds < 0) return std::nullopt;
+    uint64_t b = (time - start) / t.bucket_ns;
+    while (b > 0 && seconds < EdgeSeconds(b, t.bucket_ns)) --b;
+    while (seconds >= EdgeSeconds(b + 1, t.bucket_ns)) ++b;
+    if (b >= t.buckets) t.buckets = static_cast<uint32_t>(b + 1);
+    return static_cast<uint32_t>(b);
+  };
+  std::vector<bool> width(events, false);
+  for (size_t e : options.width_events)
+    if (e < events) width[e] = true;
+
+  struct LaneSums {
+    uint32_t pid = 0;
+    std::map<uint32_t, uint64_t> on, off;
+    uint64_t total = 0;
+  };
+  absl::flat_hash_map<uint32_t, LaneSums> lanes;  // by tid
+  absl::flat_hash_map<uint64_t, size_t> cell_of;  // stack << 32 | bucket -> cells
+  std::vector<std::pair<uint32_t, FlameTimeline::Cell>> stack_cells;
+  std::vector<std::vector<uint64_t>> period, count;  // per bucket, per event
+  for (const TimedStackSample& s : samples) {
+    const auto b = bucket_of(s.time);
+    if (!b) {
+      if (s.event < events && width[s.event]) ++t.samples_before;
+      continue;
+    }
+    if (period.size() <= *b) {
+      period.resize(*b + 1, std::vector<uint64_t>(events, 0));
+      count.resize(*b + 1, std::vector<uint64_t>(events, 0));
+    }
+    if (s.event < events) {
+      period[*b][s.event] += s.period;
+      ++count[*b][s.event];
+    }
+    if (s.event >= events || !width[s.event]) continue;
+    ++t.samples;
+    LaneSums& lane = lanes[s.tid];
+    lane.pid = s.pid;
+    lane.total += s.period;
+    (options.off_cpu_event && s.event == *options.off_cpu_event ? lane.off : lane.on)[*b] +=
+        s.period;
+    auto [it, added] = cell_of.try_emplace(uint64_t{s.stack} << 32 | *b, stack_cells.size());
+    if (added) stack_cells.push_back({s.stack, FlameTimeline::Cell{nullptr, *b, 0, 0}});
+    stack_cells[it->second].second.weight += s.period;
+    ++stack_cells[it->second].second.samples;
+  }
+  // Stacks that end at one node are one cell per bucket.
+  absl::flat_hash_map<std::pair<const CallNode*, uint32_t>, size_t> node_cell;
+  for (auto& [stack, cell] : stack_cells) {
+    if (stack >= leaf_of_stack.size() || !leaf_of_stack[stack]) continue;
+    cell.node = leaf_of_stack[stack];
+    auto [it, added] = node_cell.try_emplace(std::pair{cell.node, cell.bucket}, t.cells.size());
+    if (added) {
+      t.cells.push_back(cell);
+    } else {
+      t.cells[it->second].weight += cell.weight;
+      t.cells[it->second].samples += cell.samples;
+    }
+  }
+  std::sort(t.cells.begin(), t.cells.end(), [](const auto& a, const auto& b) {
+    return a.bucket != b.bucket ? a.bucket < b.bucket : a.node < b.node;
+  });
+
+  absl::flat_hash_map<uint32_t, uint64_t> process_total;
+  for (auto& [tid, lane] : lanes) process_total[lane.pid] += lane.total;
+  for (auto& [tid, sums] : lanes) {
+    FlameTimeline::Lane lane;
+    lane.pid = sums.pid;
+    lane.tid = tid;
+    lane.name = thread_name(sums.pid, tid);
+    lane.total = sums.total;
+    lane.on_cpu.assign(sums.on.begin(), sums.on.end());
+    lane.off_cpu.assign(sums.off.begin(), sums.off.end());
+    t.lanes.push_back(std::move(lane));
+  }
+  std::sort(t.lanes.begin(), t.lanes.end(), [&](const auto& a, const auto& b) {
+    const uint64_t pa = process_total[a.pid], pb = process_total[b.pid];
+    if (pa != pb) return pa > pb;
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.total != b.total) return a.total > b.total;
+    return a.tid < b.tid;
+  });
+
+  if (metrics && options.metric && *options.metric < metrics->names().size()) {
+    t.metric_name = metrics->names()[*options.metric];
+    t.metric_unit = metrics->units()[*options.metric];
+    period.resize(t.buckets, std::vector<uint64_t>(events, 0));
+    count.resize(t.buckets, std::vector<uint64_t>(events, 0));
+    for (uint32_t b = 0; b < t.buckets; ++b)
+      t.metric.push_back(metrics->Evaluate(period[b], count[b], {})[*options.metric]);
+  }
+  return t;
+}
+
+}  // namespace tprof

@@ -1,0 +1,73 @@
+// A flame graph's samples over time: the profile cut into buckets of a round length, with per
+// thread the weight its samples give each bucket (a lane), per frame of the tree the weight its
+// self samples give each bucket (so that a page can redraw the graph for any run of buckets), and
+// a metric per bucket with its interval (IPC, or the formula the page is coloured by).
+//
+// A bucket's edges are the times `report --time` reads: seconds from the profile's start, the
+// double of (edge in ns) / 1e9, a sample in [start, end) as SampleSelector keeps it. So a range
+// of buckets given back as "--time +S,+E" holds the same samples to the sample.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/call_tree.h"
+#include "core/analysis/derived_metrics.h"
+#include "core/analysis/timeline.h"
+
+namespace tprof {
+
+struct FlameTimelineOptions {
+  // The profile's start (metadata start_timestamp); 0: the first sample's time, as --time.
+  uint64_t start_timestamp = 0;
+  // The events whose periods size the frames (one, or on-CPU and off-CPU for wall time), and
+  // the one drawn as off the CPU in the lanes (none: every weight is on the CPU).
+  std::vector<size_t> width_events;
+  std::optional<size_t> off_cpu_event;
+  size_t max_buckets = 400;  // the length is the smallest 1-2-5 step giving at most this many
+  // The metric track: its index among IntervalMetrics' names (none: no track).
+  std::optional<size_t> metric;
+};
+
+struct FlameTimeline {
+  uint64_t bucket_ns = 0;
+  uint32_t buckets = 0;
+  uint64_t samples = 0;         // of the width events, in the buckets
+  uint64_t samples_before = 0;  // before the start (a clock skew): in no bucket
+  struct Lane {
+    uint32_t pid = 0, tid = 0;
+    std::string name;
+    uint64_t total = 0;                                 // its weight in all
+    std::vector<std::pair<uint32_t, uint64_t>> on_cpu;  // (bucket, weight), the buckets it has
+    std::vector<std::pair<uint32_t, uint64_t>> off_cpu;
+  };
+  // Grouped by process, the busiest process first and within it the busiest thread.
+  std::vector<Lane> lanes;
+  // Per frame with self samples in a bucket: its weight and samples there.
+  struct Cell {
+    const CallNode* node = nullptr;
+    uint32_t bucket = 0;
+    uint64_t weight = 0, samples = 0;
+  };
+  std::vector<Cell> cells;
+  std::string metric_name, metric_unit;
+  std::vector<MetricValue> metric;  // per bucket, when there is a track
+};
+
+// `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes), `leaf_of_stack` the tree's
+// nodes by stack id, `thread_name` the names of the lanes. `metrics` (may be null) evaluates the
+// track.
+FlameTimeline BuildFlameTimeline(const std::vector<TimedStackSample>& samples,
+                                 const std::vector<const CallNode*>& leaf_of_stack, size_t events,
+                                 const FlameTimelineOptions& options,
+                                 const IntervalMetrics* metrics,
+                                 const std::function<std::string(uint32_t, uint32_t)>& thread_name);
+
+// The bucket length for a profile `span_ns` long: 1, 2 or 5 times a power of ten nanoseconds,
+// at least 1 us, the smallest that gives at most `max_buckets`.
+uint64_t FlameTimelineBucketNs(uint64_t span_ns, size_t max_buckets);
+
+}  // namespace tprof

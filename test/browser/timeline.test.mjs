@@ -1,0 +1,230 @@
+// The flame graph page's timeline (issue 60) in a real headless Chromium: a workload of designed
+// phases (timeline_phases.c: compute beside a helper thread, a sleep, a phase that first-touches
+// a page every 50 us of its CPU time) is recorded, and the page is driven with the mouse.
+// - Dragging over a phase draws the graph of that range: every function's self time and the
+//   samples equal `tprof report --time` of the range the page names, to the nanosecond.
+// - Shift-dragging a second range compares the two in place: every function's self delta equals
+//   `tprof diff PROFILE --old-time A --new-time B`'s, and its points of A's total too.
+// - The metric track (faults per ms of task-clock, --metric) covers the workload's own count of
+//   its fault phase (getrusage and a task-clock counter around the phase) within its band in most
+//   of the phase's buckets, and the buckets of the compute phase show no faults.
+// Screenshots are kept in OUT_DIR (timeline-range.png, timeline-compare.png).
+//
+//   node timeline.test.mjs TPROF PHASES_BINARY OUT_DIR
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const [tprof, phases, outDir] = process.argv.slice(2);
+if (!outDir) {
+  console.error('usage: timeline.test.mjs TPROF PHASES_BINARY OUT_DIR');
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-timeline-'));
+
+let passed = 0, failed = 0;
+async function check(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n${e.stack || e}`);
+  }
+}
+function mustRun(argv) {
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.error) throw r.error;
+  assert.equal(r.status, 0, `${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r;
+}
+
+const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
+  executablePath: '/usr/bin/chromium', headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1400, height: 900 },
+});
+async function openPage(file) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()); });
+  page.on('pageerror', e => problems.push(e.message));
+  await page.goto('file://' + path.resolve(file));
+  await page.waitForFunction(() => window.__flame !== undefined);
+  return { page, problems };
+}
+
+// Per function, the page's self widths as report credits them: a kernel frame's to the user
+// frame that entered the kernel (its nearest ancestor that is not kernel code).
+async function pageSelfByFunction(page, compared) {
+  return page.evaluate(compared => {
+    const F = __flame, D = F.data, out = {};
+    for (let i = 1; i < F.nodeCount; i++) {
+      let at = i;
+      while (at > 0 && D.kind[at] === 'k') at = F.parentOf(at);
+      const name = at > 0 ? F.nameOf(at) : F.nameOf(i);
+      const v = compared ? F.comparedSelf(i) : F.selfOf(i);
+      if (v) out[name] = (out[name] || 0) + v;
+    }
+    for (const k of Object.keys(out)) if (!out[k]) delete out[k];
+    return out;
+  }, compared);
+}
+
+// The buckets where `name` or a frame it calls has self samples: [first, last + 1).
+async function bucketsOf(page, name) {
+  const buckets = await page.evaluate(name => {
+    const F = __flame, through = new Map();
+    const under = i => {
+      if (!through.has(i)) through.set(i, i > 0 && (F.nameOf(i) === name || under(F.parentOf(i))));
+      return through.get(i);
+    };
+    let first = Infinity, last = -1;
+    const c = F.timeline.cells;
+    for (let k = 0; k < c.length; k += 4)
+      if (under(c[k])) { first = Math.min(first, c[k + 1]); last = Math.max(last, c[k + 1]); }
+    return [first, last + 1];
+  }, name);
+  assert.ok(Number.isFinite(buckets[0]), `no sample through ${name}`);
+  return buckets;
+}
+
+// A drag across the lanes from bucket edge a to edge b (with shift: the second range).
+async function drag(page, a, b, shift) {
+  // A quarter of a bucket inside each edge: the page takes the nearest edge.
+  const at = await page.evaluate(([a, b]) => {
+    const quarter = (__flame.edgeClientX(b) - __flame.edgeClientX(a)) / (b - a) / 4;
+    return { x0: __flame.edgeClientX(a) + quarter, x1: __flame.edgeClientX(b) - quarter,
+             y: __flame.laneClientY(0) };
+  }, [a, b]);
+  if (shift) await page.keyboard.down('Shift');
+  await page.mouse.move(at.x0, at.y);
+  await page.mouse.down();
+  await page.mouse.move((at.x0 + at.x1) / 2, at.y, { steps: 4 });
+  await page.mouse.move(at.x1, at.y, { steps: 4 });
+  await page.mouse.up();
+  if (shift) await page.keyboard.up('Shift');
+}
+
+try {
+  const profile = path.join(work, 'phases.tprof');
+  const recorded = mustRun([tprof, 'record', '-q', '-e',
+    'task-clock,software/config=2,period=1,name=page-faults/', '-o', profile, '--', phases, '300']);
+  const truth = recorded.stdout.match(/fault_phase faults (\d+) task_clock_ns (\d+)/);
+  assert.ok(truth, recorded.stdout);
+  const faultsPerMs = Number(truth[1]) / (Number(truth[2]) / 1e6);
+  const html = path.join(work, 'phases.html');
+  mustRun([tprof, 'report', '-i', profile, '--flamegraph', html, '--color', 'metric:fpm',
+    '--metric', 'fpm = page-faults / task-clock * 1000000']);
+
+  const { page, problems } = await openPage(html);
+  const faults = await bucketsOf(page, 'fault_phase');
+  const compute = await bucketsOf(page, 'compute_phase');
+
+  await check('a lane per thread, the busiest process first, and the phases in time order', async () => {
+    const lanes = await page.evaluate(() => __flame.timeline.lanes.map(l => l.name));
+    assert.ok(lanes.includes('phase-helper'), lanes.join(', '));
+    assert.ok(lanes.length >= 2, lanes.join(', '));
+    assert.ok(compute[1] <= faults[0], `compute ${compute} before faults ${faults}`);
+    assert.ok(faults[1] - faults[0] >= 10, `fault phase over ${faults} only`);
+    assert.deepEqual(problems, []);
+  });
+
+  // Inside the fault phase, away from its edges.
+  const rangeA = [faults[0] + 2, faults[1] - 2];
+  await check('dragging over a phase draws that range as report --time reads it', async () => {
+    await drag(page, rangeA[0], rangeA[1], false);
+    const range = await page.evaluate(() => __flame.range);
+    assert.deepEqual([range.a, range.b], rangeA);
+    const bySelf = await pageSelfByFunction(page, false);
+    const report = JSON.parse(mustRun([tprof, 'report', '-i', profile, '--time', range.time,
+      '--json', '--limit', '0']).stdout);
+    const fromReport = {};
+    let reportSamples = 0;
+    for (const row of report.rows) {
+      const e = row.events[0];
+      fromReport[row.keys.sym] = (fromReport[row.keys.sym] || 0) + e.self_period;
+      reportSamples += e.self_samples;
+    }
+    for (const k of Object.keys(fromReport)) if (!fromReport[k]) delete fromReport[k];
+    assert.deepEqual(bySelf, fromReport);
+    assert.equal(range.samples, reportSamples);
+    assert.ok(bySelf.fault_phase > 0 && !bySelf.compute_phase, JSON.stringify(bySelf));
+    const info = await page.textContent('#rangeInfo');
+    assert.ok(info.includes(range.time) && info.includes(range.samples.toLocaleString('en-US')), info);
+    await page.screenshot({ path: path.join(outDir, 'timeline-range.png'), fullPage: true });
+  });
+
+  const rangeB = [compute[0] + 1, compute[1] - 1];
+  await check('shift-dragging a second range compares the two as tprof diff does', async () => {
+    await drag(page, rangeB[0], rangeB[1], true);
+    const compared = await page.evaluate(() => __flame.compared);
+    assert.ok(compared, 'no comparison');
+    const delta = await pageSelfByFunction(page, true);
+    const diff = JSON.parse(mustRun([tprof, 'diff', profile, '--old-time', compared.a,
+      '--new-time', compared.b, '--json']).stdout);
+    const event = diff.events.find(e => e.name === 'task-clock');
+    const fromDiff = {};
+    for (const f of event.functions) if (f.delta) fromDiff[f.function] = f.delta;
+    assert.deepEqual(delta, fromDiff);
+    // Points of A's total, frame by frame against the function's.
+    const pt = await page.evaluate(() => {
+      const i = __flame.find('^compute_phase$')[0];
+      return __flame.selfDeltaPtOf(i);
+    });
+    const computeRow = event.functions.find(f => f.function === 'compute_phase');
+    if (computeRow) assert.ok(Math.abs(pt - computeRow.delta_pt) < 1e-9, `${pt} vs ${computeRow.delta_pt}`);
+    await page.screenshot({ path: path.join(outDir, 'timeline-compare.png'), fullPage: true });
+    await page.evaluate(() => __flame.wholeProfile());
+    const whole = await page.evaluate(() => __flame.totalOf(0) === __flame.data.total[0]);
+    assert.ok(whole, 'the whole profile is not drawn again');
+  });
+
+  await check('the metric track: the fault phase at its own count, within the band', async () => {
+    const track = await page.evaluate(() => __flame.timeline.metric);
+    assert.ok(track, 'no metric track');
+    assert.equal(track.name, 'fpm');
+    let inside = 0, buckets = 0;
+    for (let b = rangeA[0]; b < rangeA[1]; b++) {
+      if (track.value[b] === null || track.half[b] === null) continue;
+      buckets++;
+      if (Math.abs(track.value[b] - faultsPerMs) <= track.half[b]) inside++;
+    }
+    assert.ok(buckets >= 5, `${buckets} buckets with a value`);
+    // 95 % intervals: about one bucket in twenty misses by chance.
+    assert.ok(inside >= 0.8 * buckets, `${inside} of ${buckets} buckets cover ${faultsPerMs}/ms`);
+    for (let b = rangeB[0]; b < rangeB[1]; b++)
+      if (track.value[b] !== null) assert.ok(track.value[b] < 0.05 * faultsPerMs, `bucket ${b}: ${track.value[b]}`);
+    console.log(`     fault phase ${faultsPerMs.toFixed(2)} faults/ms: ${inside} of ${buckets} buckets cover it; `);
+  });
+
+  await check('a range that holds no sample says so', async () => {
+    // A bucket of the sleep with no sample in it (the thread asleep, the helper gone).
+    const empty = await page.evaluate(([a, b]) => {
+      const used = new Set();
+      const c = __flame.timeline.cells;
+      for (let k = 0; k < c.length; k += 4) used.add(c[k + 1]);
+      for (let x = a; x < b; x++) if (!used.has(x)) return x;
+      return -1;
+    }, [compute[1], faults[0]]);
+    assert.ok(empty >= 0, 'no empty bucket in the sleep');
+    await page.evaluate(b => __flame.selectRange(b, b + 1), empty);
+    assert.equal(await page.evaluate(() => __flame.range.samples), 0);
+    const info = await page.textContent('#rangeInfo');
+    assert.ok(info.includes('no sample in this range'), info);
+    assert.deepEqual(problems, []);
+  });
+  await page.close();
+} finally {
+  await context.close();
+  fs.rmSync(work, { recursive: true, force: true });
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
