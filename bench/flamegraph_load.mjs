@@ -36,10 +36,19 @@ try {
       search: time(() => __flame.search('1|a')),
       reset: time(() => __flame.reset()),
       share: __flame.matchedShare,
+      // The timeline: a range of the middle fifth drawn, then compared with the first fifth.
+      lanes: __flame.timeline ? __flame.timeline.lanes.length : 0,
+      range: __flame.timeline ? time(() => __flame.selectRange(
+        Math.floor(__flame.timeline.buckets * 0.4), Math.floor(__flame.timeline.buckets * 0.6))) : NaN,
+      compare: __flame.timeline ? time(() => __flame.compareRanges(0, Math.floor(__flame.timeline.buckets * 0.2),
+        Math.floor(__flame.timeline.buckets * 0.4), Math.floor(__flame.timeline.buckets * 0.6))) : NaN,
+      whole: __flame.timeline ? time(() => __flame.wholeProfile()) : NaN,
     };
   });
   console.log(`browser: load ${load} ms, ${r.frames} frames (${r.drawn} drawn at full view), ` +
     `zoom ${r.zoom.toFixed(0)} ms, search ${r.search.toFixed(0)} ms, reset ${r.reset.toFixed(0)} ms` +
+    (r.lanes ? `; timeline of ${r.lanes} threads: range ${r.range.toFixed(0)} ms, compare ` +
+      `${r.compare.toFixed(0)} ms, whole again ${r.whole.toFixed(0)} ms` : '') +
     (errors.length ? `, ERRORS: ${errors.join('; ')}` : ''));
 } finally {
   await context.close();

@@ -110,7 +110,7 @@ class Out {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s BINARY OUT.data [SAMPLES] [DEPTH] [SEED]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s BINARY OUT.data [SAMPLES] [DEPTH] [SEED] [THREADS]\n", argv[0]);
     return 2;
   }
   const std::string binary = argv[1];
@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
   const uint64_t samples = argc > 3 ? std::stoull(argv[3]) : 1000000;
   const size_t depth = argc > 4 ? std::stoul(argv[4]) : 20;
   std::mt19937_64 rng(argc > 5 ? std::stoull(argv[5]) : 1);
+  // Samples dealt to THREADS threads of the process in turn (1: the process's own thread only).
+  const uint32_t threads = argc > 6 ? static_cast<uint32_t>(std::stoul(argv[6])) : 1;
 
   BinaryLayout layout;
   if (!ReadLayout(binary, &layout)) {
@@ -223,7 +225,7 @@ int main(int argc, char** argv) {
     at = out.Begin();
     out.U64(leaf);
     out.U32(pid);
-    out.U32(pid);
+    out.U32(threads > 1 ? pid + 1 + static_cast<uint32_t>(i % threads) : pid);
     out.U64(time);
     out.U64(period);
     out.U64(2 + path.size());  // callchain: context, leaf, return addresses

@@ -215,7 +215,8 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
           "context-switches -c 1 -g)");
     opened->latency_off_cpu_event_ = static_cast<uint32_t>(off_cpu);
   }
-  if (options.off_cpu_reasons) {
+  if (options.off_cpu_reasons ||
+      (options.off_cpu_reasons_when_present && OffCpuEventIndex(opened->source_->events()) >= 0)) {
     auto reasons = OffCpuReasonSource::Open(*opened->source_, opened->resolver(), path);
     if (!reasons.ok()) return reasons.error();
     opened->classified_off_cpu_ = &(*reasons)->classified();

@@ -38,6 +38,9 @@ struct ProfileOpenOptions {
   // The off-cpu event split by why each thread waited (core/analysis/off_cpu_reasons.h): one more
   // event per reason, "off-cpu:lock" and so on. Needs an off-CPU profile: Open fails without one.
   bool off_cpu_reasons = false;
+  // The same where the profile has an off-cpu event, and nothing (no error) where it has none:
+  // a flame graph page's timeline colours the off-CPU time by its reason.
+  bool off_cpu_reasons_when_present = false;
 };
 
 // The symbolizer's notes on stderr, those about modules without a usable file gathered into

@@ -473,6 +473,7 @@ class ReportCommand : public Subcommand {
     open_options.verbose = verbose_;
     open_options.latency = latency_;
     open_options.off_cpu_reasons = off_cpu_reasons_;
+    open_options.off_cpu_reasons_when_present = !flamegraph_.empty() && !no_timeline_;
     // Stack exports (folded stacks, pprof, speedscope) hand the stacks on as recorded, kernel
     // frames on top, as the tools that read them expect, even beside --annotate; the user
     // function's total holds them. Annotate alone credits like the table, so that its lines add
@@ -603,6 +604,12 @@ class ReportCommand : public Subcommand {
     if (by_wall) {
       options.width_events = {wall->on_cpu, wall->off_cpu};
       options.off_cpu_event = wall->off_cpu;
+      for (size_t r = 0; r < kOffCpuReasons; ++r) {
+        const auto reason = static_cast<OffCpuReason>(r);
+        const std::string part = events[wall->off_cpu].name + ":" + OffCpuReasonSlug(reason);
+        for (size_t e = 0; e < events.size(); ++e)
+          if (events[e].name == part) options.reason_events.emplace_back(e, reason);
+      }
     } else {
       options.width_events = {event};
     }

@@ -183,17 +183,29 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
     AppendJsonString(out, lane.name);
     out += ",\"total\":";
     AppendUint(out, lane.total);
-    for (const auto* list : {&lane.on_cpu, &lane.off_cpu}) {
-      out += list == &lane.on_cpu ? ",\"on\":[" : ",\"off\":[";
-      for (size_t i = 0; i < list->size(); ++i) {
-        if (i) out.push_back(',');
-        AppendUint(out, (*list)[i].first);
-        out.push_back(',');
-        AppendUint(out, (*list)[i].second);
-      }
-      out.push_back(']');
+    out += ",\"on\":[";
+    for (size_t i = 0; i < lane.on_cpu.size(); ++i) {
+      if (i) out.push_back(',');
+      AppendUint(out, lane.on_cpu[i].first);
+      out.push_back(',');
+      AppendUint(out, lane.on_cpu[i].second);
     }
+    out += "],\"off\":[";  // bucket, weight, reason (an index into "offReasons")
+    for (size_t i = 0; i < lane.off_cpu.size(); ++i) {
+      if (i) out.push_back(',');
+      AppendUint(out, lane.off_cpu[i].bucket);
+      out.push_back(',');
+      AppendUint(out, lane.off_cpu[i].weight);
+      out.push_back(',');
+      AppendUint(out, static_cast<uint64_t>(lane.off_cpu[i].reason));
+    }
+    out.push_back(']');
     out.push_back('}');
+  }
+  out += "],\"offReasons\":[";
+  for (size_t r = 0; r < kOffCpuReasons; ++r) {
+    if (r) out.push_back(',');
+    AppendJsonString(out, OffCpuReasonName(static_cast<OffCpuReason>(r)));
   }
   out += "],\"cells\":[";
   bool first = true;

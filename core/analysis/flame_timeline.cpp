@@ -55,12 +55,30 @@ FlameTimeline BuildFlameTimeline(
   for (size_t e : options.width_events)
     if (e < events) width[e] = true;
 
+  std::vector<std::optional<OffCpuReason>> reason_of_event(events);
+  for (const auto& [e, reason] : options.reason_events)
+    if (e < events) reason_of_event[e] = reason;
+  const bool by_reason = !options.reason_events.empty();
   struct LaneSums {
     uint32_t pid = 0;
-    std::map<uint32_t, uint64_t> on, off;
+    std::map<uint32_t, uint64_t> on;
+    std::map<std::pair<uint32_t, OffCpuReason>, uint64_t> off;
     uint64_t total = 0;
   };
   absl::flat_hash_map<uint32_t, LaneSums> lanes;  // by tid
+  // An off-CPU sample ends its interval (it is taken when the thread runs again, its period the
+  // time it was away): the lane draws the interval over the buckets it spans, where the frames'
+  // cells, as --time, count it whole at its time stamp.
+  const auto spread_off = [&](LaneSums& lane, const TimedStackSample& s, OffCpuReason reason) {
+    const uint64_t end = s.time - start;
+    const uint64_t from = s.period < end ? end - s.period : 0;
+    for (uint64_t at = from; at < end;) {
+      const uint64_t bucket = at / t.bucket_ns;
+      const uint64_t until = std::min(end, (bucket + 1) * t.bucket_ns);
+      lane.off[{static_cast<uint32_t>(bucket), reason}] += until - at;
+      at = until;
+    }
+  };
   absl::flat_hash_map<uint64_t, size_t> cell_of;  // stack << 32 | bucket -> cells
   std::vector<std::pair<uint32_t, FlameTimeline::Cell>> stack_cells;
   std::vector<std::vector<uint64_t>> period, count;  // per bucket, per event
@@ -78,13 +96,22 @@ FlameTimeline BuildFlameTimeline(
       period[*b][s.event] += s.period;
       ++count[*b][s.event];
     }
+    if (s.event < events && reason_of_event[s.event]) {  // the off-CPU time's reason
+      LaneSums& lane = lanes[s.tid];
+      lane.pid = s.pid;
+      spread_off(lane, s, *reason_of_event[s.event]);
+      continue;
+    }
     if (s.event >= events || !width[s.event]) continue;
     ++t.samples;
     LaneSums& lane = lanes[s.tid];
     lane.pid = s.pid;
     lane.total += s.period;
-    (options.off_cpu_event && s.event == *options.off_cpu_event ? lane.off : lane.on)[*b] +=
-        s.period;
+    if (options.off_cpu_event && s.event == *options.off_cpu_event) {
+      if (!by_reason) spread_off(lane, s, OffCpuReason::kOther);
+    } else {
+      lane.on[*b] += s.period;
+    }
     auto [it, added] = cell_of.try_emplace(uint64_t{s.stack} << 32 | *b, stack_cells.size());
     if (added) stack_cells.push_back({s.stack, FlameTimeline::Cell{nullptr, *b, 0, 0}});
     stack_cells[it->second].second.weight += s.period;
@@ -116,7 +143,8 @@ FlameTimeline BuildFlameTimeline(
     lane.name = thread_name(sums.pid, tid);
     lane.total = sums.total;
     lane.on_cpu.assign(sums.on.begin(), sums.on.end());
-    lane.off_cpu.assign(sums.off.begin(), sums.off.end());
+    for (const auto& [key, weight] : sums.off)
+      lane.off_cpu.push_back({key.first, weight, key.second});
     t.lanes.push_back(std::move(lane));
   }
   std::sort(t.lanes.begin(), t.lanes.end(), [&](const auto& a, const auto& b) {

@@ -16,6 +16,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/timeline.h"
 
 namespace tprof {
@@ -27,6 +28,9 @@ struct FlameTimelineOptions {
   // the one drawn as off the CPU in the lanes (none: every weight is on the CPU).
   std::vector<size_t> width_events;
   std::optional<size_t> off_cpu_event;
+  // The off-cpu event's parts by reason (OffCpuReasonSplitter: each off-cpu sample again as the
+  // event of its reason), which say why in the lanes; without them the off-CPU time is "other".
+  std::vector<std::pair<size_t, OffCpuReason>> reason_events;
   size_t max_buckets = 400;  // the length is the smallest 1-2-5 step giving at most this many
   // The metric track: its index among IntervalMetrics' names (none: no track).
   std::optional<size_t> metric;
@@ -42,7 +46,15 @@ struct FlameTimeline {
     std::string name;
     uint64_t total = 0;                                 // its weight in all
     std::vector<std::pair<uint32_t, uint64_t>> on_cpu;  // (bucket, weight), the buckets it has
-    std::vector<std::pair<uint32_t, uint64_t>> off_cpu;
+    // Off the CPU (wall-time pages), per bucket and reason: what its intervals' kernel stacks
+    // waited for (ReasonOfKernelFrames).
+    struct OffCpu {
+      uint32_t bucket = 0;
+      uint64_t weight = 0;
+      OffCpuReason reason = OffCpuReason::kOther;
+      bool operator==(const OffCpu&) const = default;
+    };
+    std::vector<OffCpu> off_cpu;
   };
   // Grouped by process, the busiest process first and within it the busiest thread.
   std::vector<Lane> lanes;
@@ -57,9 +69,9 @@ struct FlameTimeline {
   std::vector<MetricValue> metric;  // per bucket, when there is a track
 };
 
-// `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes), `leaf_of_stack` the tree's
-// nodes by stack id, `thread_name` the names of the lanes. `metrics` (may be null) evaluates the
-// track.
+// `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes), `leaf_of_stack` the
+// tree's nodes by stack id, `thread_name` the names of the lanes. `metrics` (may be null)
+// evaluates the track.
 FlameTimeline BuildFlameTimeline(const std::vector<TimedStackSample>& samples,
                                  const std::vector<const CallNode*>& leaf_of_stack, size_t events,
                                  const FlameTimelineOptions& options,

@@ -8,7 +8,9 @@
 // - The metric track (faults per ms of task-clock, --metric) covers the workload's own count of
 //   its fault phase (getrusage and a task-clock counter around the phase) within its band in most
 //   of the phase's buckets, and the buckets of the compute phase show no faults.
-// Screenshots are kept in OUT_DIR (timeline-range.png, timeline-compare.png).
+// - On a wall-time page (--off-cpu), the lanes hold the off-CPU time with its reason: as much
+//   asleep as report --off-cpu-reasons finds, and at least the designed sleep.
+// Screenshots are kept in OUT_DIR (timeline-range.png, timeline-compare.png, timeline-wall.png).
 //
 //   node timeline.test.mjs TPROF PHASES_BINARY OUT_DIR
 import assert from 'node:assert/strict';
@@ -222,6 +224,32 @@ try {
     assert.deepEqual(problems, []);
   });
   await page.close();
+
+  // A wall-time page (--off-cpu): the main thread's lane holds the sleep phase off the CPU with
+  // its reason, as much of it as report --off-cpu-reasons finds asleep, and at least the design.
+  const wallProfile = path.join(work, 'wall.tprof');
+  mustRun([tprof, 'record', '-q', '--off-cpu', '-g', '-o', wallProfile, '--', phases, '300']);
+  const wallHtml = path.join(work, 'wall.html');
+  mustRun([tprof, 'report', '-i', wallProfile, '--flamegraph', wallHtml]);
+  await check('a wall-time page: off-CPU time in the lanes with its reason', async () => {
+    const { page, problems } = await openPage(wallHtml);
+    const bySleep = await page.evaluate(() => {
+      const T = __flame.timeline, sleep = T.offReasons.indexOf('sleep');
+      let ns = 0;
+      for (const l of T.lanes) for (let k = 0; k < l.off.length; k += 3) if (l.off[k + 2] === sleep) ns += l.off[k + 1];
+      return ns;
+    });
+    const folded = mustRun([tprof, 'report', '-i', wallProfile, '--folded', '--off-cpu-reasons',
+      '--event', 'off-cpu:sleep']).stdout;
+    let reported = 0;
+    for (const line of folded.split('\n')) if (line.trim()) reported += Number(line.slice(line.lastIndexOf(' ') + 1));
+    assert.equal(bySleep, reported);
+    assert.ok(bySleep >= 300e6, `${bySleep} ns asleep`);
+    assert.match(await page.textContent('#tlHelp'), /off-CPU:.*sleep/);
+    await page.screenshot({ path: path.join(outDir, 'timeline-wall.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
 } finally {
   await context.close();
   fs.rmSync(work, { recursive: true, force: true });

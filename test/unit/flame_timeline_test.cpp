@@ -76,5 +76,52 @@ TEST(FlameTimeline, LanesCellsAndTheMetricTrack) {
   EXPECT_EQ(*t.metric[0].value, 0);
 }
 
+// A wall-time page: on-CPU and off-CPU weights in a lane apart, each off-CPU bucket with its
+// reason, from the off-cpu event's parts (each off-cpu sample again as its reason's event).
+TEST(FlameTimeline, OffCpuWeightsCarryTheirReason) {
+  CallNode root;
+  CallNode* work = root.Child("work", "m", FrameKind::kUser, 4);
+  CallNode* nap = root.Child("nap", "m", FrameKind::kUser, 4);
+  const std::vector<const CallNode*> leaf_of_stack = {work, nap};
+  // Events: 0 task-clock, 1 off-cpu, 2 off-cpu:preempted, 3 off-cpu:sleep.
+  const std::vector<TimedStackSample> samples = {
+      {100, 5, 1, 1, 0, 0},                             // on the CPU in work, bucket 0
+      {100, 50, 1, 1, 1, 1},  {100, 50, 1, 1, 1, 3},    // asleep until the start
+      {1100, 20, 1, 1, 0, 1}, {1100, 20, 1, 1, 0, 2},   // preempted in work, bucket 1
+      {1100, 30, 1, 1, 1, 1}, {1100, 30, 1, 1, 1, 3}};  // asleep again, bucket 1
+  FlameTimelineOptions options;
+  options.start_timestamp = 100;
+  options.width_events = {0, 1};
+  options.off_cpu_event = 1;
+  options.reason_events = {{2, OffCpuReason::kPreempted}, {3, OffCpuReason::kSleep}};
+  options.max_buckets = 2;
+  const FlameTimeline t = BuildFlameTimeline(samples, leaf_of_stack, 4, options, nullptr,
+                                             [](uint32_t, uint32_t) { return std::string("w"); });
+  ASSERT_EQ(t.bucket_ns, 1000u);
+  ASSERT_EQ(t.lanes.size(), 1u);
+  EXPECT_EQ(t.lanes[0].on_cpu, (std::vector<std::pair<uint32_t, uint64_t>>{{0, 5}}));
+  using Off = FlameTimeline::Lane::OffCpu;
+  // Each interval over the buckets it spans, ending at its sample: the first nap from -50 ns
+  // (before the start: not drawn) to 0; the preemption 980-1000 ns; the second nap 970-1000.
+  EXPECT_EQ(t.lanes[0].off_cpu,
+            (std::vector<Off>{{0, 20, OffCpuReason::kPreempted}, {0, 30, OffCpuReason::kSleep}}));
+  EXPECT_EQ(t.lanes[0].total, 105u);  // the parts are not counted twice
+  // A nap of a bucket and a half ending in bucket 2: split at the buckets' edges.
+  const std::vector<TimedStackSample> long_nap = {
+      {100, 5, 1, 1, 0, 0}, {2600, 1500, 1, 1, 1, 1}, {2600, 1500, 1, 1, 1, 3}};
+  options.max_buckets = 3;
+  const FlameTimeline spread =
+      BuildFlameTimeline(long_nap, leaf_of_stack, 4, options, nullptr,
+                         [](uint32_t, uint32_t) { return std::string("w"); });
+  ASSERT_EQ(spread.bucket_ns, 1000u);
+  EXPECT_EQ(spread.lanes[0].off_cpu,
+            (std::vector<Off>{{1, 1000, OffCpuReason::kSleep}, {2, 500, OffCpuReason::kSleep}}));
+  EXPECT_EQ(t.samples, 4u);
+  // The frames' cells hold the off-CPU time once, as the page's widths do.
+  uint64_t cells = 0;
+  for (const auto& c : t.cells) cells += c.weight;
+  EXPECT_EQ(cells, 105u);
+}
+
 }  // namespace
 }  // namespace tprof
