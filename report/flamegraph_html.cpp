@@ -157,6 +157,15 @@ void AppendScale(std::string& out, const FlameColorScale& scale, const char* key
   out.push_back('}');
 }
 
+// Numbers separated by commas, after a comma unless `first`.
+void AppendUints(std::string& out, std::initializer_list<uint64_t> values, bool first) {
+  for (uint64_t v : values) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendUint(out, v);
+  }
+}
+
 // "timeline": the buckets, the lanes (bucket, weight pairs flattened), the frames' cells (node
 // index, bucket, weight, samples flattened) and the metric track.
 void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageColumns& c) {
@@ -184,20 +193,12 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
     out += ",\"total\":";
     AppendUint(out, lane.total);
     out += ",\"on\":[";
-    for (size_t i = 0; i < lane.on_cpu.size(); ++i) {
-      if (i) out.push_back(',');
-      AppendUint(out, lane.on_cpu[i].first);
-      out.push_back(',');
-      AppendUint(out, lane.on_cpu[i].second);
-    }
+    for (size_t i = 0; i < lane.on_cpu.size(); ++i)
+      AppendUints(out, {lane.on_cpu[i].first, lane.on_cpu[i].second}, i == 0);
     out += "],\"off\":[";  // bucket, weight, reason (an index into "offReasons")
     for (size_t i = 0; i < lane.off_cpu.size(); ++i) {
-      if (i) out.push_back(',');
-      AppendUint(out, lane.off_cpu[i].bucket);
-      out.push_back(',');
-      AppendUint(out, lane.off_cpu[i].weight);
-      out.push_back(',');
-      AppendUint(out, static_cast<uint64_t>(lane.off_cpu[i].reason));
+      const FlameTimeline::Lane::OffCpu& off = lane.off_cpu[i];
+      AppendUints(out, {off.bucket, off.weight, static_cast<uint64_t>(off.reason)}, i == 0);
     }
     out.push_back(']');
     out.push_back('}');
@@ -212,15 +213,8 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
   for (const FlameTimeline::Cell& cell : t.cells) {
     auto it = index.find(cell.node);
     if (it == index.end()) continue;
-    if (!first) out.push_back(',');
+    AppendUints(out, {it->second, cell.bucket, cell.weight, cell.samples}, first);
     first = false;
-    AppendUint(out, it->second);
-    out.push_back(',');
-    AppendUint(out, cell.bucket);
-    out.push_back(',');
-    AppendUint(out, cell.weight);
-    out.push_back(',');
-    AppendUint(out, cell.samples);
   }
   out.push_back(']');
   if (!t.metric.empty()) {

@@ -11,11 +11,10 @@
 // gamma gone).
 // Screenshots are left in OUT_DIR.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { Checks, launchBrowser, mustRun } from './harness.mjs';
 import { colouredShare, decodePng, rowsWhere } from './pixels.mjs';
 
 const [tprof, outDir, workload] = process.argv.slice(2);
@@ -26,24 +25,8 @@ if (!outDir) {
 fs.mkdirSync(outDir, { recursive: true });
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-diffflame-'));
 
-let passed = 0, failed = 0;
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n${e.stack || e}`);
-  }
-}
-function mustRun(argv) {
-  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
-  if (r.error) throw r.error;
-  assert.equal(r.status, 0, `${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r;
-}
+const checks = new Checks();
+const check = checks.check.bind(checks);
 
 // The two sides. legacy_path vanishes, fresh_cache appears, compute grows, parse shrinks, io
 // stays the same.
@@ -64,23 +47,9 @@ const html = path.join(outDir, 'diff-flamegraph.html');
 const gen = mustRun([tprof, 'diff', oldFile, newFile, '--flamegraph', html]);
 assert.match(gen.stderr, /written to/);
 
-const browserArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-  '--no-first-run', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync'];
-const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
-  executablePath: '/usr/bin/chromium', headless: true, args: browserArgs,
-  viewport: { width: 1280, height: 700 },
-});
-async function openPage(file) {
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()); });
-  page.on('pageerror', e => problems.push(e.message));
-  page.on('request', r => { if (!r.url().startsWith('file:')) problems.push('network: ' + r.url()); });
-  await page.goto('file://' + path.resolve(file));
-  await page.waitForFunction(() => window.__flame !== undefined);
-  return { page, problems };
-}
+const browser = await launchBrowser(fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-diffflame-browser-')),
+  { width: 1280, height: 700 });
+const openPage = browser.openPage;
 async function pointAt(page, i) {
   return page.evaluate(i => {
     if (!__flame.frameBox(i)) return null;
@@ -343,8 +312,7 @@ try {
     await p.close();
   });
 } finally {
-  await context.close();
+  await browser.close();
   fs.rmSync(work, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+checks.finish();

@@ -14,11 +14,10 @@
 //
 //   node timeline.test.mjs TPROF PHASES_BINARY OUT_DIR
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { Checks, launchBrowser, mustRun } from './harness.mjs';
 
 const [tprof, phases, outDir] = process.argv.slice(2);
 if (!outDir) {
@@ -26,42 +25,12 @@ if (!outDir) {
   process.exit(2);
 }
 fs.mkdirSync(outDir, { recursive: true });
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-timeline-'));
-
-let passed = 0, failed = 0;
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n${e.stack || e}`);
-  }
-}
-function mustRun(argv) {
-  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.error) throw r.error;
-  assert.equal(r.status, 0, `${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r;
-}
-
-const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
-  executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1400, height: 900 },
-});
-async function openPage(file) {
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()); });
-  page.on('pageerror', e => problems.push(e.message));
-  await page.goto('file://' + path.resolve(file));
-  await page.waitForFunction(() => window.__flame !== undefined);
-  return { page, problems };
-}
+const checks = new Checks();
+const check = checks.check.bind(checks);
+const browser = await launchBrowser(fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-timeline-')),
+  { width: 1400, height: 900 });
+const openPage = browser.openPage;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tprof-timeline-work-'));
 
 // Per function, the page's self widths as report credits them: a kernel frame's to the user
 // frame that entered the kernel (its nearest ancestor that is not kernel code).
@@ -251,8 +220,7 @@ try {
     await page.close();
   });
 } finally {
-  await context.close();
+  await browser.close();
   fs.rmSync(work, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+checks.finish();
