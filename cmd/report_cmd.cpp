@@ -762,8 +762,12 @@ class ReportCommand : public Subcommand {
                                 by_metric ? color_name.substr(7) : std::string("IPC"));
       if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
       timeline = std::move(built).value();
-      input.timeline = &timeline;
-      input.range_delta_scale = DeltaColorScale(kDiffFlameScalePoints);
+      // Samples without time stamps (folded stacks, perf script without its time field) all
+      // fall in one bucket: there is no timeline to draw.
+      if (timeline.buckets > 1) {
+        input.timeline = &timeline;
+        input.range_delta_scale = DeltaColorScale(kDiffFlameScalePoints);
+      }
     }
 
     std::ofstream out(flamegraph_, std::ios::binary | std::ios::trunc);
