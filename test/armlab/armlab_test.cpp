@@ -1231,14 +1231,14 @@ TEST(ArmLabN1, AUserOnlyClockThisKernelCannotReadSaysSo) {
 // Linux 6.12 reads it: faults_heavy, a fifth of whose time here is the kernel's, says its rate
 // reads high, with the value the time the clock's reads counted gives (a range where its call
 // edges left time out too), and that value holds the truth within its own noise (the sampled
-// value's, relatively). faults_light's few faults (a sixth of heavy's rate, an interval of some
-// ±17 %) may leave its value inside its interval, unflagged: then the interval holds the truth.
+// value's, relatively). A value whose own interval is wide enough to hold the truth is not
+// flagged (faults_light's few faults, an interval of some ±17 %, mostly; faults_heavy's once in
+// a CI run, 24.1 ±3.7 against 20.9, neither flagged): then the interval must hold the truth, and
+// a value that reads high beyond its interval without its reason fails here.
 TEST(ArmLabHf, AUserOnlyClockReadsItselfAndSaysWhatItsSamplesLeaveOut) {
   Check recorded = Ran("hf", "user_clock");
   EXPECT_EQ(recorded.err.find("cannot read a clock"), std::string::npos) << recorded.err;
   auto rates = UserClockRates("hf");
-  EXPECT_NE(rates["faults_heavy"].reason.find("clock in one mode"), std::string::npos)
-      << rates["faults_heavy"].reason;
   for (const char* f : {"faults_heavy", "faults_light"}) {
     const UserClockRate& r = rates[f];
     ASSERT_TRUE(r.value) << f;
