@@ -44,15 +44,20 @@ class SampleSelectingSource : public ForwardingSource {
     auto summary = inner().ReadRecords(selecting);
     kept_ = selecting.kept();
     in_time_ = selecting.in_time();
+    start_ = selecting.start_timestamp();
     return summary;
   }
   // Of the last read.
   uint64_t samples_kept() const { return kept_; }
   uint64_t samples_in_time() const { return in_time_; }
+  // What --time counted from: the first sample of the whole input when the metadata has no
+  // start, which the samples kept need not include.
+  uint64_t start_timestamp() const { return start_; }
+  const SampleFilter& filter() const { return selector_.filter(); }
 
  private:
   SampleSelector selector_;
-  uint64_t kept_ = 0, in_time_ = 0;
+  uint64_t kept_ = 0, in_time_ = 0, start_ = 0;
 };
 
 class ReportCommand : public Subcommand {
@@ -591,16 +596,17 @@ class ReportCommand : public Subcommand {
     return ExitStatusOf(*summary);
   }
 
-  // The page's timeline of the tree's samples: `event` sizes the frames (the wall-time sum
-  // when `by_wall`); the metric track shows `metric_name` where the events give it.
+  // The page's timeline of the tree's samples, from `start` (0: the first sample): `event` sizes
+  // the frames (the wall-time sum when `by_wall`); the metric track shows `metric_name` where
+  // the events give it.
   Result<FlameTimeline> PageTimeline(const CallTreeBuilder& tree,
                                      const std::vector<const CallNode*>& leaf_of_stack,
-                                     const std::vector<EventDesc>& events, const Metadata& meta,
+                                     const std::vector<EventDesc>& events, uint64_t start,
                                      size_t event, bool by_wall,
                                      const std::optional<WallTimeEvents>& wall,
                                      const std::string& metric_name) const {
     FlameTimelineOptions options;
-    options.start_timestamp = meta.start_timestamp;
+    options.start_timestamp = start;
     if (by_wall) {
       options.width_events = {wall->on_cpu, wall->off_cpu};
       options.off_cpu_event = wall->off_cpu;
@@ -758,10 +764,17 @@ class ReportCommand : public Subcommand {
 
     FlameTimeline timeline;
     if (!no_timeline_) {
-      auto built = PageTimeline(tree, leaf_of_stack, events, meta, event, by_wall, wall,
+      // The buckets count from where --time counts, so that a range the page names is the
+      // range report --time reads: with a filter, from the start its read found.
+      const uint64_t start = selected ? selected->start_timestamp() : meta.start_timestamp;
+      auto built = PageTimeline(tree, leaf_of_stack, events, start, event, by_wall, wall,
                                 by_metric ? color_name.substr(7) : std::string("IPC"));
       if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
       timeline = std::move(built).value();
+      if (selected) {
+        timeline.kept_from_s = selected->filter().time_start;
+        timeline.kept_until_s = selected->filter().time_end;
+      }
       // Samples without time stamps (folded stacks, perf script without its time field) all
       // fall in one bucket: there is no timeline to draw.
       if (timeline.buckets > 1) {

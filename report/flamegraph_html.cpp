@@ -181,6 +181,18 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
   AppendUint(out, t.samples);
   out += ",\"samplesBefore\":";
   AppendUint(out, t.samples_before);
+  // The --time range the page's samples were kept in: [from, until), null where open.
+  out += ",\"kept\":[";
+  if (t.kept_from_s)
+    AppendNumber(out, *t.kept_from_s);
+  else
+    out += "null";
+  out.push_back(',');
+  if (t.kept_until_s)
+    AppendNumber(out, *t.kept_until_s);
+  else
+    out += "null";
+  out.push_back(']');
   out += ",\"lanes\":[";
   for (size_t l = 0; l < t.lanes.size(); ++l) {
     const FlameTimeline::Lane& lane = t.lanes[l];

@@ -41,6 +41,9 @@ struct FlameTimeline {
   uint32_t buckets = 0;
   uint64_t samples = 0;         // of the width events, in the buckets
   uint64_t samples_before = 0;  // before the start (a clock skew): in no bucket
+  // The --time range the samples were kept in, in seconds from the start (unset: open): a range
+  // of buckets holds the samples of its intersection with it.
+  std::optional<double> kept_from_s, kept_until_s;
   struct Lane {
     uint32_t pid = 0, tid = 0;
     std::string name;

@@ -271,6 +271,7 @@ class SampleSelector {
   // not look up each function's name to ask (a new stack's frames asked, one by one, showed as
   // 5 % of a report's instructions).
   bool FiltersFrames() const { return !filter_.dsos.empty() || symbol_.has_value(); }
+  const SampleFilter& filter() const { return filter_; }
   uint64_t start_timestamp() const { return start_; }
 
  private:
@@ -304,6 +305,8 @@ class SampleSelectingVisitor : public ForwardingVisitor {
   }
   uint64_t kept() const { return kept_; }
   uint64_t in_time() const { return in_time_; }  // whatever their thread
+  // What the range counts from: the metadata's start, else the first sample read (0: none yet).
+  uint64_t start_timestamp() const { return selector_.start_timestamp(); }
 
  private:
   SampleSelector selector_;

@@ -200,6 +200,30 @@ try {
   });
   await page.close();
 
+  // A page made of part of the run (--time): the buckets still count from the profile's start,
+  // and a range that reaches past the part is named as what the page holds of it, so that
+  // report --time of the name reads the same samples (a page of 20%-80% once named +0,+0.49
+  // where it held samples from +0.5 s on).
+  const partHtml = path.join(work, 'part.html');
+  mustRun([tprof, 'report', '-i', profile, '--time', '20%-80%', '--flamegraph', partHtml]);
+  await check('a page of a --time range names its ranges within it', async () => {
+    const { page, problems } = await openPage(partHtml);
+    for (const [a, b] of [[0, 1], [0, 0.5], [0.3, 0.6]]) {
+      const range = await page.evaluate(([a, b]) => {
+        const T = __flame.timeline;
+        __flame.selectRange(Math.floor(T.buckets * a), Math.max(1, Math.floor(T.buckets * b)));
+        return __flame.range;
+      }, [a, b]);
+      const report = JSON.parse(mustRun([tprof, 'report', '-i', profile, '--time', range.time,
+        '--json', '--limit', '0']).stdout);
+      let samples = 0;
+      for (const row of report.rows) samples += row.events[0].self_samples;
+      assert.equal(range.samples, samples, `${range.time}`);
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   // A wall-time page (--off-cpu): the main thread's lane holds the sleep phase off the CPU with
   // its reason, as much of it as report --off-cpu-reasons finds asleep, and at least the design.
   const wallProfile = path.join(work, 'wall.tprof');
