@@ -363,9 +363,10 @@ Result<PerfScriptScan> PerfScriptParser::Parse(std::string_view text, PerfScript
     if (end == std::string_view::npos) {
       // Cut short, so not read: even blanks ("\t    ") are the start of a frame's line, not the
       // empty line that would end the sample. It is the open sample's when samples print their
-      // callchains a frame a line, or it starts as a frame's line does.
-      last_line_in_sample =
-          open && (chain_lines || (!line.empty() && (line.front() == '\t' || line.front() == ' ')));
+      // callchains a frame a line, or it starts with a callchain line's tab. (Not with a space:
+      // one-line samples start with their comm right-aligned, "      tprof_demo 32177 ...", and
+      // such a cut line is the next sample's, the open one whole.)
+      last_line_in_sample = open && (chain_lines || (!line.empty() && line.front() == '\t'));
       break;
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

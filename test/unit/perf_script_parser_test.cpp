@@ -379,6 +379,16 @@ TEST(PerfScriptParser, TextEndingInsideASampleLeavesItOutAndSaysWhere) {
   ASSERT_TRUE(single.ok()) << single.error().message();
   EXPECT_EQ(single->samples.size(), 2u);
   EXPECT_EQ(single->cut, "");
+  // One-line samples (perf script -F without a callchain) print their comm right-aligned: a
+  // text cut inside the next sample's line leaves the samples before it whole.
+  auto one_line_cut = ParsePerfScript(
+      "      app 10 1.000000: 1000 cpu-clock: 55d0c1a2b3c4 leaf+0x4 (/opt/app)\n"
+      "      app 10 1.001000: 1000 cpu-clock: 55d0c1a2b3c4 leaf+0x4 (/opt/app)\n"
+      "      app 10 1.00");
+  ASSERT_TRUE(one_line_cut.ok()) << one_line_cut.error().message();
+  EXPECT_EQ(one_line_cut->samples.size(), 2u);
+  EXPECT_NE(one_line_cut->cut.find("ends inside its last line (line 3"), std::string::npos)
+      << one_line_cut->cut;
   // Nothing whole at all: an error that says so.
   auto none = ParsePerfScript(second.substr(0, second.size() - 8));
   ASSERT_FALSE(none.ok());
