@@ -79,8 +79,9 @@ FlameTimeline BuildFlameTimeline(
       at = until;
     }
   };
-  absl::flat_hash_map<uint64_t, size_t> cell_of;  // stack << 32 | bucket -> cells
-  std::vector<std::pair<uint32_t, FlameTimeline::Cell>> stack_cells;
+  // Per frame and bucket, in the order first sampled (so that the page's data is the same from
+  // run to run).
+  absl::flat_hash_map<std::pair<const CallNode*, uint32_t>, size_t> cell_of;
   std::vector<std::vector<uint64_t>> period, count;  // per bucket, per event
   for (const TimedStackSample& s : samples) {
     const auto b = bucket_of(s.time);
@@ -112,27 +113,15 @@ FlameTimeline BuildFlameTimeline(
     } else {
       lane.on[*b] += s.period;
     }
-    auto [it, added] = cell_of.try_emplace(uint64_t{s.stack} << 32 | *b, stack_cells.size());
-    if (added) stack_cells.push_back({s.stack, FlameTimeline::Cell{nullptr, *b, 0, 0}});
-    stack_cells[it->second].second.weight += s.period;
-    ++stack_cells[it->second].second.samples;
+    if (s.stack >= leaf_of_stack.size() || !leaf_of_stack[s.stack]) continue;
+    const CallNode* node = leaf_of_stack[s.stack];
+    auto [it, added] = cell_of.try_emplace(std::pair{node, *b}, t.cells.size());
+    if (added) t.cells.push_back({node, *b, 0, 0});
+    t.cells[it->second].weight += s.period;
+    ++t.cells[it->second].samples;
   }
-  // Stacks that end at one node are one cell per bucket.
-  absl::flat_hash_map<std::pair<const CallNode*, uint32_t>, size_t> node_cell;
-  for (auto& [stack, cell] : stack_cells) {
-    if (stack >= leaf_of_stack.size() || !leaf_of_stack[stack]) continue;
-    cell.node = leaf_of_stack[stack];
-    auto [it, added] = node_cell.try_emplace(std::pair{cell.node, cell.bucket}, t.cells.size());
-    if (added) {
-      t.cells.push_back(cell);
-    } else {
-      t.cells[it->second].weight += cell.weight;
-      t.cells[it->second].samples += cell.samples;
-    }
-  }
-  std::sort(t.cells.begin(), t.cells.end(), [](const auto& a, const auto& b) {
-    return a.bucket != b.bucket ? a.bucket < b.bucket : a.node < b.node;
-  });
+  std::stable_sort(t.cells.begin(), t.cells.end(),
+                   [](const auto& a, const auto& b) { return a.bucket < b.bucket; });
 
   absl::flat_hash_map<uint32_t, uint64_t> process_total;
   for (auto& [tid, lane] : lanes) process_total[lane.pid] += lane.total;
