@@ -90,6 +90,8 @@ try {
     'task-clock,software/config=2,period=1,name=page-faults/', '-o', profile, '--', phases, '300']);
   const truth = recorded.stdout.match(/fault_phase faults (\d+) task_clock_ns (\d+)/);
   assert.ok(truth, recorded.stdout);
+  assert.ok(Number(truth[2]) > 0, 'the workload could not count its own task-clock (as a user ' +
+    'at perf_event_paranoid 2 it cannot): no truth to hold the track to');
   const faultsPerMs = Number(truth[1]) / (Number(truth[2]) / 1e6);
   const html = path.join(work, 'phases.html');
   mustRun([tprof, 'report', '-i', profile, '--flamegraph', html, '--color', 'metric:fpm',
