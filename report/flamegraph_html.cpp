@@ -56,8 +56,8 @@ const char* KindName(FrameKind kind) {
   return "u";
 }
 
-// Interns strings into a table; index 0.. in order of first use. The strings are the tree's
-// nodes', which outlive the table: it keeps views of them, not copies.
+// Interns strings into a table; index 0.. in order of first use. The strings (the tree's nodes'
+// names, the input's reasons) outlive the table: it keeps views of them, not copies.
 class PageStringTable {
  public:
   uint32_t Intern(std::string_view s) {
@@ -65,6 +65,7 @@ class PageStringTable {
     if (added) strings_.push_back(s);
     return it->second;
   }
+  bool empty() const { return strings_.empty(); }
   void AppendJson(std::string& out) const {
     out.push_back('[');
     for (size_t i = 0; i < strings_.size(); ++i) {
@@ -234,7 +235,7 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
     AppendJsonString(out, t.metric_name);
     out += ",\"unit\":";
     AppendJsonString(out, t.metric_unit);
-    std::vector<std::string> reasons;
+    PageStringTable reasons;
     std::string value = "[", half = "[", uncertain, reason_of = "[";
     for (size_t b = 0; b < t.metric.size(); ++b) {
       const MetricValue& m = t.metric[b];
@@ -251,21 +252,15 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
       else
         half += "null";
       uncertain.push_back(m.low_confidence || m.bias ? '1' : '0');
-      if (m.bias) {
-        auto r = std::find(reasons.begin(), reasons.end(), m.bias->reason);
-        if (r == reasons.end()) r = reasons.insert(reasons.end(), m.bias->reason);
-        AppendUint(reason_of, static_cast<uint64_t>(r - reasons.begin()));
-      } else {
+      if (m.bias)
+        AppendUint(reason_of, reasons.Intern(m.bias->reason));
+      else
         reason_of += "null";
-      }
     }
     out += ",\"value\":" + value + "],\"half\":" + half + "],\"uncertain\":\"" + uncertain +
-           "\",\"reasonOf\":" + reason_of + "],\"reasons\":[";
-    for (size_t k = 0; k < reasons.size(); ++k) {
-      if (k) out.push_back(',');
-      AppendJsonString(out, reasons[k]);
-    }
-    out += "]}";
+           "\",\"reasonOf\":" + reason_of + "],\"reasons\":";
+    reasons.AppendJson(out);
+    out.push_back('}');
   }
   if (input.range_delta_scale) AppendScale(out, *input.range_delta_scale, "deltaScale");
   out.push_back('}');
@@ -385,24 +380,18 @@ std::string FlameGraphJson(const FlameGraphInput& input) {
       }
       out.push_back('"');
       // The reasons, each written once, and per frame with one the index of its reason.
-      std::vector<const std::string*> reasons;
+      PageStringTable reasons;
       std::string reason_of;
       for (size_t i = 0; i < c.nodes.size(); ++i) {
         auto it = input.details.find(c.nodes[i]);
         if (it == input.details.end() || it->second.reason.empty()) continue;
-        size_t k = 0;
-        while (k < reasons.size() && *reasons[k] != it->second.reason) ++k;
-        if (k == reasons.size()) reasons.push_back(&it->second.reason);
-        reason_of +=
-            (reason_of.empty() ? "\"" : ",\"") + std::to_string(i) + "\":" + std::to_string(k);
+        reason_of += (reason_of.empty() ? "\"" : ",\"") + std::to_string(i) +
+                     "\":" + std::to_string(reasons.Intern(it->second.reason));
       }
       if (!reasons.empty()) {
-        out += ",\"reasons\":[";
-        for (size_t k = 0; k < reasons.size(); ++k) {
-          if (k) out.push_back(',');
-          AppendJsonString(out, *reasons[k]);
-        }
-        out += "],\"reasonOf\":{" + reason_of + "}";
+        out += ",\"reasons\":";
+        reasons.AppendJson(out);
+        out += ",\"reasonOf\":{" + reason_of + "}";
       }
     }
   }
