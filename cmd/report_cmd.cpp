@@ -619,21 +619,12 @@ class ReportCommand : public Subcommand {
     } else {
       options.width_events = {event};
     }
-    std::vector<uint64_t> period(events.size(), 0), samples(events.size(), 0);
-    for (const TimedStackSample& s : tree.sample_times())
-      if (s.event < events.size()) {
-        period[s.event] += s.period;
-        ++samples[s.event];
-      }
     auto user_metrics = UserMetrics(events);
     if (!user_metrics.ok()) return user_metrics.error();
-    auto metrics = IntervalMetrics::Plan(events, period, samples, *user_metrics);
-    if (!metrics.ok()) return metrics.error();
-    const auto& names = metrics->names();
-    auto found = std::find(names.begin(), names.end(), metric_name);
-    if (found != names.end()) options.metric = static_cast<size_t>(found - names.begin());
+    options.user_metrics = std::move(user_metrics).value();
+    options.metric = metric_name;
     return BuildFlameTimeline(
-        tree.sample_times(), leaf_of_stack, events.size(), options, &*metrics,
+        tree.sample_times(), leaf_of_stack, events, options,
         [&](uint32_t pid, uint32_t tid) { return tree.ThreadName(pid, tid); });
   }
 

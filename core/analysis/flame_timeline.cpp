@@ -29,10 +29,11 @@ double EdgeSeconds(uint64_t bucket, uint64_t bucket_ns) {
 
 }  // namespace
 
-FlameTimeline BuildFlameTimeline(
+Result<FlameTimeline> BuildFlameTimeline(
     const std::vector<TimedStackSample>& samples, const std::vector<const CallNode*>& leaf_of_stack,
-    size_t events, const FlameTimelineOptions& options, const IntervalMetrics* metrics,
+    const std::vector<EventDesc>& event_descs, const FlameTimelineOptions& options,
     const std::function<std::string(uint32_t, uint32_t)>& thread_name) {
+  const size_t events = event_descs.size();
   FlameTimeline t;
   if (samples.empty()) return t;
   const uint64_t start = options.start_timestamp ? options.start_timestamp : samples.front().time;
@@ -82,8 +83,13 @@ FlameTimeline BuildFlameTimeline(
   // Per frame and bucket, in the order first sampled (so that the page's data is the same from
   // run to run).
   absl::flat_hash_map<std::pair<const CallNode*, uint32_t>, size_t> cell_of;
-  std::vector<std::vector<uint64_t>> period, count;  // per bucket, per event
+  std::vector<std::vector<uint64_t>> period, count;                       // per bucket, per event
+  std::vector<uint64_t> total_period(events, 0), total_count(events, 0);  // the whole profile's
   for (const TimedStackSample& s : samples) {
+    if (s.event < events) {
+      total_period[s.event] += s.period;
+      ++total_count[s.event];
+    }
     const auto b = bucket_of(s.time);
     if (!b) {
       if (s.event < events && width[s.event]) ++t.samples_before;
@@ -144,13 +150,21 @@ FlameTimeline BuildFlameTimeline(
     return a.tid < b.tid;
   });
 
-  if (metrics && options.metric && *options.metric < metrics->names().size()) {
-    t.metric_name = metrics->names()[*options.metric];
-    t.metric_unit = metrics->units()[*options.metric];
+  // The track: planned on the whole profile's totals (which events were sampled), evaluated per
+  // bucket.
+  auto metrics =
+      IntervalMetrics::Plan(event_descs, total_period, total_count, options.user_metrics);
+  if (!metrics.ok()) return metrics.error();
+  const auto& names = metrics->names();
+  const auto metric = std::find(names.begin(), names.end(), options.metric);
+  if (metric != names.end()) {
+    const size_t m = static_cast<size_t>(metric - names.begin());
+    t.metric_name = names[m];
+    t.metric_unit = metrics->units()[m];
     period.resize(t.buckets, std::vector<uint64_t>(events, 0));
     count.resize(t.buckets, std::vector<uint64_t>(events, 0));
     for (uint32_t b = 0; b < t.buckets; ++b)
-      t.metric.push_back(metrics->Evaluate(period[b], count[b], {})[*options.metric]);
+      t.metric.push_back(metrics->Evaluate(period[b], count[b], {})[m]);
   }
   return t;
 }

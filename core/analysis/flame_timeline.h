@@ -32,8 +32,10 @@ struct FlameTimelineOptions {
   // event of its reason), which say why in the lanes; without them the off-CPU time is "other".
   std::vector<std::pair<size_t, OffCpuReason>> reason_events;
   size_t max_buckets = 400;  // the length is the smallest 1-2-5 step giving at most this many
-  // The metric track: its index among IntervalMetrics' names (none: no track).
-  std::optional<size_t> metric;
+  // The metric track: a sampled-periods metric the events give (IntervalMetrics' names, with
+  // `user_metrics` among them) by name; none by that name: no track.
+  std::string metric;
+  std::vector<MetricFormula> user_metrics;
 };
 
 struct FlameTimeline {
@@ -72,14 +74,13 @@ struct FlameTimeline {
   std::vector<MetricValue> metric;  // per bucket, when there is a track
 };
 
-// `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes), `leaf_of_stack` the
-// tree's nodes by stack id, `thread_name` the names of the lanes. `metrics` (may be null)
-// evaluates the track.
-FlameTimeline BuildFlameTimeline(const std::vector<TimedStackSample>& samples,
-                                 const std::vector<const CallNode*>& leaf_of_stack, size_t events,
-                                 const FlameTimelineOptions& options,
-                                 const IntervalMetrics* metrics,
-                                 const std::function<std::string(uint32_t, uint32_t)>& thread_name);
+// `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes) of `events`,
+// `leaf_of_stack` the tree's nodes by stack id, `thread_name` the names of the lanes. Errors:
+// the metrics cannot be planned on these events (a user formula naming none of them).
+Result<FlameTimeline> BuildFlameTimeline(
+    const std::vector<TimedStackSample>& samples, const std::vector<const CallNode*>& leaf_of_stack,
+    const std::vector<EventDesc>& events, const FlameTimelineOptions& options,
+    const std::function<std::string(uint32_t, uint32_t)>& thread_name);
 
 // The bucket length for a profile `span_ns` long: 1, 2 or 5 times a power of ten nanoseconds,
 // at least 1 us, the smallest that gives at most `max_buckets`.

@@ -44,16 +44,14 @@ TEST(FlameTimeline, LanesCellsAndTheMetricTrack) {
   events[1].name = "page-faults";
   auto fpm_formula = ParseUserMetric("fpm = page-faults / task-clock * 1000000", events);
   ASSERT_TRUE(fpm_formula.ok()) << fpm_formula.error().message();
-  auto metrics = IntervalMetrics::Plan(events, {77, 3}, {5, 1}, {*fpm_formula});
-  ASSERT_TRUE(metrics.ok()) << metrics.error().message();
-  const auto& names = metrics->names();
-  const auto fpm = std::find(names.begin(), names.end(), "fpm");
-  ASSERT_NE(fpm, names.end());
-  options.metric = static_cast<size_t>(fpm - names.begin());
-  const FlameTimeline t = BuildFlameTimeline(
-      samples, leaf_of_stack, 2, options, &*metrics, [](uint32_t pid, uint32_t tid) {
+  options.user_metrics = {*fpm_formula};
+  options.metric = "fpm";
+  auto built =
+      BuildFlameTimeline(samples, leaf_of_stack, events, options, [](uint32_t pid, uint32_t tid) {
         return "t" + std::to_string(pid) + "." + std::to_string(tid);
       });
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  const FlameTimeline& t = *built;
   EXPECT_EQ(t.bucket_ns, 1'000'000u);
   EXPECT_EQ(t.buckets, 6u);
   EXPECT_EQ(t.samples, 4u);
@@ -95,8 +93,15 @@ TEST(FlameTimeline, OffCpuWeightsCarryTheirReason) {
   options.off_cpu_event = 1;
   options.reason_events = {{2, OffCpuReason::kPreempted}, {3, OffCpuReason::kSleep}};
   options.max_buckets = 2;
-  const FlameTimeline t = BuildFlameTimeline(samples, leaf_of_stack, 4, options, nullptr,
-                                             [](uint32_t, uint32_t) { return std::string("w"); });
+  std::vector<EventDesc> events(4);
+  events[0].name = "task-clock";
+  events[1].name = "off-cpu";
+  events[2].name = "off-cpu:preempted";
+  events[3].name = "off-cpu:sleep";
+  const auto name = [](uint32_t, uint32_t) { return std::string("w"); };
+  auto built = BuildFlameTimeline(samples, leaf_of_stack, events, options, name);
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  const FlameTimeline& t = *built;
   ASSERT_EQ(t.bucket_ns, 1000u);
   ASSERT_EQ(t.lanes.size(), 1u);
   EXPECT_EQ(t.lanes[0].on_cpu, (std::vector<std::pair<uint32_t, uint64_t>>{{0, 5}}));
@@ -110,9 +115,9 @@ TEST(FlameTimeline, OffCpuWeightsCarryTheirReason) {
   const std::vector<TimedStackSample> long_nap = {
       {100, 5, 1, 1, 0, 0}, {2600, 1500, 1, 1, 1, 1}, {2600, 1500, 1, 1, 1, 3}};
   options.max_buckets = 3;
-  const FlameTimeline spread =
-      BuildFlameTimeline(long_nap, leaf_of_stack, 4, options, nullptr,
-                         [](uint32_t, uint32_t) { return std::string("w"); });
+  auto spread_built = BuildFlameTimeline(long_nap, leaf_of_stack, events, options, name);
+  ASSERT_TRUE(spread_built.ok()) << spread_built.error().message();
+  const FlameTimeline& spread = *spread_built;
   ASSERT_EQ(spread.bucket_ns, 1000u);
   EXPECT_EQ(spread.lanes[0].off_cpu,
             (std::vector<Off>{{1, 1000, OffCpuReason::kSleep}, {2, 500, OffCpuReason::kSleep}}));
