@@ -295,6 +295,35 @@ std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const Clock
   return text;
 }
 
+std::optional<double> ClockCallEdgeReach(const ClockRhythmCount& count, bool inclusive) {
+  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
+  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  if (entries < kMinShortCallEntries || seen == 0) return std::nullopt;
+  return std::min(1.0, kStretchEdgeShare * static_cast<double>(entries) /
+                           static_cast<double>(seen));
+}
+
+std::string ClockCallEdgeReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
+                                bool inclusive, double reach, const std::vector<EventDesc>& events) {
+  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
+  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";
+  const double period_us = static_cast<double>(finding.period_ns) / 1e3;
+  char text[700];
+  std::snprintf(text, sizeof text,
+                "clock steps over calls: the other events' samples show this row entered %llu "
+                "times against the %llu samples of %s it holds: calls of about %.1f of the "
+                "clock's periods (%.0f us) on average, and a clock of fixed period can keep to a "
+                "loop's phase, moving each call's count by part of a sample the same way each "
+                "time: its count may be off by a quarter period a call, %.0f %% (seen: calls of "
+                "1.1 periods 8 %% off, of 1.8 periods 1-4 %%); record the clock at a period "
+                "several times shorter than the calls (-F), or read the rate from a group",
+                static_cast<unsigned long long>(entries), static_cast<unsigned long long>(seen),
+                clock.c_str(), static_cast<double>(seen) / static_cast<double>(entries),
+                period_us, 100 * reach);
+  return text;
+}
+
 std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                                 double reach, const std::vector<EventDesc>& events) {
   const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";

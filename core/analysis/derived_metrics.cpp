@@ -472,6 +472,9 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
     if (ClockStepsOverMostCalls(*count, inclusive) && moves(1.0))
       return WindowBias{WindowBiasKind::kClockStepsOver,
                         ClockShortCallsReason(*finding, *count, inclusive, events)};
+    if (const auto reach = ClockCallEdgeReach(*count, inclusive); reach && moves(*reach))
+      return WindowBias{WindowBiasKind::kClockStepsOver,
+                        ClockCallEdgeReason(*finding, *count, inclusive, *reach, events)};
     if (const auto reach = ClockRhythmReach(*finding, *count, inclusive); reach && moves(*reach))
       return WindowBias{
           WindowBiasKind::kClockInStep,
