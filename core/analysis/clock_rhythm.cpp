@@ -299,12 +299,13 @@ std::optional<double> ClockCallEdgeReach(const ClockRhythmCount& count, bool inc
   const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
   const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
   if (entries < kMinShortCallEntries || seen == 0) return std::nullopt;
-  return std::min(1.0, kStretchEdgeShare * static_cast<double>(entries) /
-                           static_cast<double>(seen));
+  return std::min(1.0,
+                  kStretchEdgeShare * static_cast<double>(entries) / static_cast<double>(seen));
 }
 
 std::string ClockCallEdgeReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
-                                bool inclusive, double reach, const std::vector<EventDesc>& events) {
+                                bool inclusive, double reach,
+                                const std::vector<EventDesc>& events) {
   const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
   const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
   const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";
@@ -319,8 +320,8 @@ std::string ClockCallEdgeReason(const ClockRhythmFinding& finding, const ClockRh
                 "1.1 periods 8 %% off, of 1.8 periods 1-4 %%); record the clock at a period "
                 "several times shorter than the calls (-F), or read the rate from a group",
                 static_cast<unsigned long long>(entries), static_cast<unsigned long long>(seen),
-                clock.c_str(), static_cast<double>(seen) / static_cast<double>(entries),
-                period_us, 100 * reach);
+                clock.c_str(), static_cast<double>(seen) / static_cast<double>(entries), period_us,
+                100 * reach);
   return text;
 }
 
