@@ -22,10 +22,10 @@ packages=(
 )
 if [ $tests = yes ]; then
   # The tests' references and tools: clang (fuzzing, clang-built binaries), rustc, perf,
-  # binutils, pprof, Chromium for the flame graph pages.
+  # binutils, pprof, Chromium for the flame graph pages, Python for the README's session check.
   packages+=(clang libclang-rt-14-dev clang-format llvm-14 rustc
     libgtest-dev libgmock-dev libbenchmark-dev linux-perf binutils
-    protobuf-compiler golang-github-google-pprof-dev chromium)
+    protobuf-compiler golang-github-google-pprof-dev chromium python3)
   # Node.js runs the speedscope schema check (test/speedscope_schema) and the browser tests
   # (test/browser); Debian's only where no node/npm is installed already (a NodeSource nodejs
   # bundles npm and conflicts with Debian's).
