@@ -3,7 +3,7 @@
 # docs/metric-matrix.md's table: per cell and method, 20 recordings of metric_oracle, the share
 # of (function, run) values flagged (! a bias reason, ~ low confidence), the share shown confident, how often a confident
 # value's 95 % interval holds the truth, and the confident values' median error. The test asserts
-# what the README promises; this prints what it measured, as markdown rows.
+# what docs/trust.md promises; this prints what it measured, as markdown rows.
 #   bench/metric_matrix.sh BUILD_DIR [JOBS]
 set -euo pipefail
 build=$(realpath "${1:?usage: $0 BUILD_DIR [JOBS]}")

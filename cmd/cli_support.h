@@ -13,7 +13,7 @@
 
 namespace tprof {
 
-// Documented in README.md and `tprof --help`.
+// Documented in docs/commands.md and `tprof --help`.
 enum ExitCode : int {
   kExitOk = 0,
   kExitRuntimeError = 1,  // the command could not do its job (bad input file, I/O, kernel)

@@ -1115,7 +1115,7 @@ TEST(ArmLabHf, FaultsPerKiloInstructionFollowsTheDesignInShortWindows) {
 // The seed's hard case, calls of ~160,000 cycles in turn, measured four ways (checks.sh): the long
 // period alone (1,000,003 cycles: its windows span calls), the group sampled every 20,003 cycles
 // (the fallback's sampling, on this kernel and, as the fallback itself, on n1's 6.1) and the
-// kernel's alternating period (a 20,003-cycle window after each 100,003). Prints the README's
+// kernel's alternating period (a 20,003-cycle window after each 100,003). Prints docs/armlab.md's
 // table. The real path's short windows lie inside one call: compute, which never faults, gets
 // none, and faults_heavy's rate stays above faults_light's. Neither short-window method meets the
 // design here: a fault made right at a call's entry is mostly in a window that starts in the
@@ -1161,7 +1161,7 @@ TEST(ArmLabHf, ShortCallsPerMethod) {
   // misses nearly all of them (the windows that hold them start in the function before and are
   // discarded): the real path's windows hold fewer than ten. Whether it catches 2 % or 5 % of them
   // depends on where its windows fall against the calls, not on how it credits them, so the two
-  // methods are not ranked here; both must show the miss, as the README's table says.
+  // methods are not ranked here; both must show the miss, as docs/trust.md's table says.
   for (const auto& [method, rates] :
        {std::pair{"every window", &every}, std::pair{"alternating", &alternating}}) {
     const FaultRate& light = (*rates)["faults_light"];

@@ -112,7 +112,7 @@ TEST_P(AttrEncodingTest, MatchesWhatPerfOpened) {
           std::pair{PERF_SAMPLE_REGS_USER, "REGS_USER"},
           std::pair{PERF_SAMPLE_STACK_USER, "STACK_USER"}}) {
       // tprof's one deliberate difference: without a call graph, an event that samples the
-      // kernel also copies the user pc, to credit kernel work to the user function (README).
+      // kernel also copies the user pc, to credit kernel work to the user function (docs/kernel-work.md).
       if (bit == PERF_SAMPLE_REGS_USER && c.options.call_graph == CallGraphMode::kNone &&
           !a.exclude_kernel) {
         EXPECT_FALSE(HasFlag(perf[i], "sample_type", name));
@@ -121,7 +121,7 @@ TEST_P(AttrEncodingTest, MatchesWhatPerfOpened) {
         continue;
       }
       // The second: -g also copies the user registers and the stack's top, to mend the chains
-      // where a leaf has no frame pointer (README, Call stacks); --call-graph fp,0 is perf's -g.
+      // where a leaf has no frame pointer (docs/call-stacks.md); --call-graph fp,0 is perf's -g.
       if ((bit == PERF_SAMPLE_REGS_USER || bit == PERF_SAMPLE_STACK_USER) &&
           c.options.call_graph == CallGraphMode::kFramePointer && !a.exclude_user) {
         EXPECT_FALSE(HasFlag(perf[i], "sample_type", name));

@@ -10,7 +10,7 @@
 // with neither a bias reason (!) nor the low-confidence mark (~). Printed per cell and method (the
 // table of docs/metric-matrix.md; bench/metric_matrix.sh gathers the lines): the pairs, the share
 // flagged, the coverage of the truth by confident values' 95 % intervals and their median error.
-// Asserted, as the README promises a reader:
+// Asserted, as docs/trust.md promises a reader:
 //   - no confident value whose truth lies outside three times its interval, and at most one a
 //     cell and method outside twice (the host's noise);
 //   - compute, which never faults, never has a confident non-zero rate;
@@ -333,7 +333,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         percent(tally.wide), tally.wide_covered, percent(tally.no_value), percent(tally.confident),
         coverage, median_error, tally.set_aside);
     if (!gap.empty()) {
-      // Printed, not asserted: what the README lists as a gap.
+      // Printed, not asserted: what docs/trust.md lists as a gap.
       std::printf(
           "matrix| %s | %s | known gap: %s; %d of %d confident values twice their "
           "interval from the truth\n",

@@ -315,7 +315,7 @@ TEST(MetricOracle, FlameGraphColoursEachFrameByTheUsersMetric) {
 }
 
 // The seed's hard case: functions of 25-80 us in turn. Prints each method's error per function
-// (the README's table; no method measures calls this short well on a kernel without
+// (docs/trust.md's table; no method measures calls this short well on a kernel without
 // hf_sample_period). Asserted: windows longer than the calls credit compute, which never faults,
 // with faults it never made (both ends of a window in two of its calls, the others run between).
 TEST(MetricOracle, ShortCallsPerMethod) {

@@ -18,7 +18,7 @@ nofp=/lab/bin/lab_loop_nofp
 # three ways: the long period alone, --burst's alternating period (the hf boot) and its fallback
 # on a kernel without it (n1): every short_window events, or one short window per short_long.
 # The window is longer than a page fault's kernel path (~5,000 cycles here): windows of 1,001
-# and 4,001 cycles were seen to miss the faults they held (README, "How far to trust").
+# and 4,001 cycles were seen to miss the faults they held (docs/trust.md).
 short_rounds=2000
 short_long=100003
 short_window=20003
