@@ -96,6 +96,43 @@ TEST(CliTest, HelpForEachCommandInBothForms) {
   }
 }
 
+// A command's help shows how it is used before what each option means: its forms, then examples
+// (record, report and diff, whose options run to a hundred lines), within its first screen; and
+// every option an example uses is one the command has, so the examples cannot drift from the
+// options.
+TEST(CliTest, HelpShowsExamplesFirstThatUseRealOptions) {
+  for (const char* c : {"record", "report", "diff"}) {
+    auto help = RunCommand({kTprof, c, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << c;
+    std::istringstream lines(help.out);
+    std::string line;
+    int number = 0, examples_at = 0;
+    std::vector<std::string> examples;
+    while (std::getline(lines, line)) {
+      ++number;
+      if (line == "Examples:") {
+        examples_at = number;
+      } else if (examples_at && line.empty()) {
+        break;
+      } else if (examples_at) {
+        examples.push_back(line);
+      }
+    }
+    ASSERT_GT(examples_at, 0) << c << ": no Examples: block\n" << help.out;
+    EXPECT_LE(examples_at, 12) << c << ": the examples start on line " << examples_at;
+    EXPECT_GE(examples.size(), 4u) << c;
+    const std::string options = help.out.substr(help.out.find("Options:"));
+    const std::regex long_option("(^|\\s)(--[a-z][a-z-]*)");
+    for (const std::string& example : examples)
+      for (std::sregex_iterator m(example.begin(), example.end(), long_option), end; m != end;
+           ++m) {
+        const std::string option = (*m)[2];
+        EXPECT_NE(options.find(option), std::string::npos)
+            << c << ": an example uses " << option << ", which is not an option:\n  " << example;
+      }
+  }
+}
+
 TEST(CliTest, Version) {
   auto r = RunCommand({kTprof, "--version"});
   EXPECT_EQ(r.exit_code, 0);
