@@ -69,12 +69,13 @@ async function bucketsOf(page, name) {
 
 // A drag across the lanes from bucket edge a to edge b (with shift: the second range).
 async function drag(page, a, b, shift) {
-  // A quarter of a bucket inside each edge: the page takes the nearest edge.
-  const at = await page.evaluate(([a, b]) => {
-    const quarter = (__flame.edgeClientX(b) - __flame.edgeClientX(a)) / (b - a) / 4;
-    return { x0: __flame.edgeClientX(a) + quarter, x1: __flame.edgeClientX(b) - quarter,
-             y: __flame.laneClientY(0) };
-  }, [a, b]);
+  // The whole pixel nearest each edge: the page takes the nearest edge, and a mouse event's
+  // position is a whole pixel. (A quarter of a bucket inside each edge, as this was, is under a
+  // pixel when buckets are 2.6 px wide, and the event's rounding took the next edge: CI run M,
+  // under ASan, dragged to 373 and got 372.)
+  const at = await page.evaluate(([a, b]) => ({
+    x0: Math.round(__flame.edgeClientX(a)), x1: Math.round(__flame.edgeClientX(b)),
+    y: __flame.laneClientY(0) }), [a, b]);
   if (shift) await page.keyboard.down('Shift');
   await page.mouse.move(at.x0, at.y);
   await page.mouse.down();

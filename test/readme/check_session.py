@@ -40,14 +40,19 @@ VALUE = re.compile(r"[+-]?#(?:%|pt|ms)?|n/a")
 
 def shape(line):
     """What a line must keep: a header or message line its words (mask); a table row (indented)
-    its columns, as how many values and how many names, since which function leads a table, and
-    whether a value is marked, follow the machine's load (the demo's memset faults its pages
-    slower beside a parallel build)."""
+    its value columns, as how many come before the names, since which function leads a table,
+    whether a value is marked, and how a name reads follow the machine and the build (the
+    demo's memset faults its pages slower beside a parallel build; clang's build names the
+    demo's functions by their full signatures, GCC's by their short names)."""
     if not line.startswith(" "):
         return mask(line)
     tokens = [t.rstrip("~!") for t in mask(line).split() if not t.startswith("±")]
-    values = sum(1 for t in tokens if VALUE.fullmatch(t))
-    return f"row: {values} values, {len(tokens) - values} names"
+    values = 0
+    for t in tokens:
+        if not VALUE.fullmatch(t):
+            break
+        values += 1
+    return f"row: {values} values, then names"
 
 
 def sessions(text):
