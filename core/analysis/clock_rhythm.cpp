@@ -272,15 +272,15 @@ std::optional<double> ClockSteppingReach(const ClockRhythmCount& count) {
 }
 
 bool ClockStepsOverMostCalls(const ClockRhythmCount& count, bool inclusive) {
-  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t entries = count.entries(inclusive);
+  const uint64_t seen = count.seen(inclusive);
   return entries >= kMinShortCallEntries && entries > seen;
 }
 
 std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                                   bool inclusive, const std::vector<EventDesc>& events) {
-  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t entries = count.entries(inclusive);
+  const uint64_t seen = count.seen(inclusive);
   const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";
   char text[700];
   std::snprintf(text, sizeof text,
@@ -296,8 +296,8 @@ std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const Clock
 }
 
 std::optional<double> ClockCallEdgeReach(const ClockRhythmCount& count, bool inclusive) {
-  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t entries = count.entries(inclusive);
+  const uint64_t seen = count.seen(inclusive);
   if (entries < kMinShortCallEntries || seen == 0) return std::nullopt;
   return std::min(1.0,
                   kStretchEdgeShare * static_cast<double>(entries) / static_cast<double>(seen));
@@ -306,8 +306,8 @@ std::optional<double> ClockCallEdgeReach(const ClockRhythmCount& count, bool inc
 std::string ClockCallEdgeReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                                 bool inclusive, double reach,
                                 const std::vector<EventDesc>& events) {
-  const uint64_t entries = inclusive ? count.total_entries : count.self_entries;
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t entries = count.entries(inclusive);
+  const uint64_t seen = count.seen(inclusive);
   const std::string clock = finding.event < events.size() ? events[finding.event].name : "?";
   const double period_us = static_cast<double>(finding.period_ns) / 1e3;
   char text[700];
@@ -358,7 +358,7 @@ std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRh
 std::optional<double> ClockRhythmReach(const ClockRhythmFinding& finding,
                                        const ClockRhythmCount& count, bool inclusive) {
   if (!finding.in_step()) return std::nullopt;
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t seen = count.seen(inclusive);
   const uint64_t in_step = inclusive ? count.total_in_step : count.self_in_step;
   const uint64_t exits = inclusive ? count.total_exits : count.self_exits;
   if (seen == 0 || in_step == 0 ||
@@ -370,7 +370,7 @@ std::optional<double> ClockRhythmReach(const ClockRhythmFinding& finding,
 
 std::string ClockRhythmReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                               bool inclusive, double reach, const std::string& event_name) {
-  const uint64_t seen = inclusive ? count.total_seen : count.self_seen;
+  const uint64_t seen = count.seen(inclusive);
   const uint64_t in_step = inclusive ? count.total_in_step : count.self_in_step;
   const uint64_t exits = inclusive ? count.total_exits : count.self_exits;
   char text[720];

@@ -73,6 +73,9 @@ struct ClockRhythmCount {
   // one outside it): a lower bound on its calls. More than its clock samples, and its calls are
   // on average shorter than the clock's period.
   uint64_t self_entries = 0, total_entries = 0;
+  // The row's entries and the clock's samples looked at in it, self or (`inclusive`) total.
+  uint64_t entries(bool inclusive) const { return inclusive ? total_entries : self_entries; }
+  uint64_t seen(bool inclusive) const { return inclusive ? total_seen : self_seen; }
 
   // A stack's counts, for a row it is the leaf of, or one on its chain.
   void AddSelf(const ClockRhythmStackCounts& stack) {
