@@ -311,14 +311,13 @@ bool EventSpec::is_hardware() const {
   return type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
 }
 
-bool ReadOneModeClocks(std::vector<EventGroup>* groups) {
+bool ReadClocksSampledAlone(std::vector<EventGroup>* groups) {
   if (groups->size() < 2) return false;
   bool changed = false;
   for (EventGroup& g : *groups) {
     if (g.is_group() || g.events.size() != 1) continue;
     const EventSpec& spec = g.events[0];
-    if (!IsClockSampledInOneMode(spec.type, spec.config, spec.exclude_user, spec.exclude_kernel))
-      continue;
+    if (!IsTimerClock(spec.type, spec.config)) continue;
     g.explicit_braces = true;
     g.leader_sampling = true;
     changed = true;

@@ -65,12 +65,13 @@ struct MemberSampling {
 };
 MemberSampling PlanMemberSampling(const std::vector<EventGroup>& groups);
 
-// A clock sampled in one mode on its own (task-clock:u, what a user who is not root records)
-// leaves the time spent in the other mode out of its samples, while its count keeps it. Beside
-// other sampled events, whose rates per time that time changes (faults per ms: the kernel handles
-// each fault), the clock is made to read itself in its samples (a leader-sampled group of one),
-// from which report measures the time left out. Returns whether any clock was changed.
-bool ReadOneModeClocks(std::vector<EventGroup>* groups);
+// A timer clock sampled on its own leaves time out of its samples while its count keeps it: in
+// one mode (task-clock:u, what a user who is not root records), the time spent in the other; in
+// any mode, the ticks its timer missed (IsTimerClock). Beside other sampled events, whose rates
+// per time that time changes (faults per ms), the clock is made to read itself in its samples (a
+// leader-sampled group of one), from which report measures the time left out. Returns whether
+// any clock was changed.
+bool ReadClocksSampledAlone(std::vector<EventGroup>* groups);
 
 // Every generic event name tprof knows, for help texts and suggestions.
 std::vector<std::string> KnownEventNames();

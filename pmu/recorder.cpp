@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/model/event_unit.h"
 #include "core/model/off_cpu_tracker.h"
 #include "core/model/user_stack_unwinder.h"
 #include "pmu/build_id.h"
@@ -196,12 +197,12 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
     switches.events.back().period = 1;
     groups_.push_back(std::move(switches));
   }
-  // Whether a clock sampled in one mode reads itself (ReadOneModeClocks): dropped before
+  // Whether a clock sampled on its own reads itself (ReadClocksSampledAlone): dropped before
   // inheritance where the kernel cannot have both, since following new threads matters more.
   bool read_clocks = true;
   for (int attempt = 0;; ++attempt) {
     std::vector<EventGroup> groups = groups_;
-    const bool clocks_read = read_clocks && ReadOneModeClocks(&groups);
+    const bool clocks_read = read_clocks && ReadClocksSampledAlone(&groups);
     planned_ = PlanEvents(groups, sampling);
     if (options_.off_cpu) {
       switch_event_ = planned_.size() - 1;
@@ -266,10 +267,16 @@ Result<std::vector<EventDesc>> Recorder::Open(pid_t launched_pid) {
       reads_groups |= (p.attr.sample_type & PERF_SAMPLE_READ) != 0;
     if (einval && clocks_read && sampling.inherit) {
       read_clocks = false;
+      bool one_mode = false;
+      for (const EventGroup& g : groups_)
+        for (const EventSpec& e : g.events)
+          one_mode |= IsClockSampledInOneMode(e.type, e.config, e.exclude_user, e.exclude_kernel);
       notes_.push_back(
-          "this kernel cannot read a clock in inherited events (Linux 6.12+): the time a clock "
-          "sampled in one mode leaves out of its samples is not measured, and report says where "
-          "that matters");
+          one_mode ? "this kernel cannot read a clock in inherited events (Linux 6.12+): the time "
+                     "a clock sampled in one mode leaves out of its samples is not measured, and "
+                     "report says where that matters"
+                   : "this kernel cannot read a clock in inherited events (Linux 6.12+): ticks "
+                     "the clock's timer missed (a busy host holding the CPU) are not measured");
       continue;
     }
     // Inherited group reads came with Linux 6.12, lost counts in reads with 6.0: a kernel

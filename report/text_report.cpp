@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/base/visible_text.h"
+#include "core/model/event_unit.h"
 #include "report/printf.h"
 
 namespace tprof {
@@ -147,17 +148,24 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
     out << "# unwinding: " << line << '\n';
 }
 
-// A clock sampled in one mode that reads itself (a group of one; record adds the read): what its
-// samples leave out, which metrics over kernel work allow for. Empty when it read nothing.
-std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group) {
+// A clock that reads itself (a group of one; record adds the read beside other events): what its
+// samples leave out, which metrics over its time allow for. Empty when it read nothing and, for
+// `compact` headers, when a clock in both modes missed no more than its timer's usual lateness.
+std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, bool compact) {
   if (group.members.size() != 1 || group.read_totals.empty() || group.read_totals[0] == 0)
     return "";
   const uint32_t clock = group.members[0];
+  const EventDesc& desc = table.events[clock];
+  const bool one_mode = desc.exclude_user != desc.exclude_kernel;
   const double read = static_cast<double>(group.read_totals[0]),
                left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
-  return table.events[clock].name + ": its samples leave out " +
+  if (compact && !one_mode && left_out < kTimerLatenessShare * read) return "";
+  return desc.name + ": its samples leave out " +
          Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +
-         " of the time its reads counted (the time in the mode it does not sample)";
+         " of the time its reads counted (" +
+         (one_mode ? "the time in the mode it does not sample"
+                   : "ticks its timer missed: a busy host holding the CPU") +
+         ")";
 }
 
 // The notes of the default header that change how to read the table, one line each: what a
@@ -201,7 +209,8 @@ std::vector<std::string> ReadingNotes(const ReportTableView& view) {
     if (const std::string kernel = KernelWorkLine(view); !kernel.empty()) notes.push_back(kernel);
   for (const ReadGroup& g : table.groups) {
     if (g.members.size() == 1) {
-      if (const std::string line = ClockLeftOutLine(table, g); !line.empty()) notes.push_back(line);
+      if (const std::string line = ClockLeftOutLine(table, g, /*compact=*/true); !line.empty())
+        notes.push_back(line);
       continue;
     }
     std::string names;
@@ -319,7 +328,7 @@ void WriteFullHeader(const ReportTableView& view, std::ostream& out) {
   }
   for (const ReadGroup& g : table.groups) {
     if (g.members.size() == 1) {
-      if (const std::string line = ClockLeftOutLine(table, g); !line.empty())
+      if (const std::string line = ClockLeftOutLine(table, g, /*compact=*/false); !line.empty())
         out << "# " << line << '\n';
       continue;
     }

@@ -11,9 +11,9 @@ ClockLeftOutTime::ClockLeftOutTime(const std::vector<EventDesc>& events)
   for (size_t e = 0; e < events.size(); ++e) {
     const EventDesc& d = events[e];
     const bool reads = (d.sample_type & PERF_SAMPLE_READ) && d.group_members.size() == 1 &&
-                       d.group_members[0] == e &&
-                       IsClockSampledInOneMode(d.type, d.config, d.exclude_user, d.exclude_kernel);
+                       d.group_members[0] == e && IsTimerClock(d.type, d.config);
     reads_itself_.push_back(reads);
+    both_modes_.push_back(d.exclude_user == d.exclude_kernel);
     any_ |= reads;
   }
 }
@@ -25,6 +25,9 @@ double ClockLeftOutTime::Add(const Sample& sample) {
   double left_out = 0;
   if (!first && read >= last->second + sample.period)
     left_out = static_cast<double>(read - last->second - sample.period);
+  // A timer's lateness, which the next sample gives back, is under a period.
+  if (both_modes_[sample.event] && left_out < 0.5 * static_cast<double>(sample.period))
+    left_out = 0;
   last->second = read;
   totals_[sample.event] += left_out;
   return left_out;

@@ -1,7 +1,10 @@
-// The time a clock sampled in one mode leaves out of its samples, where the clock reads its own
-// count in them (record's ReadOneModeClocks): a timer clock's samples that fall in the mode it
-// does not sample are dropped by the kernel while its count goes on, so a sample's read less the
-// thread's last one, beyond the sample's period, is what the dropped samples stood for.
+// The time a timer clock leaves out of its samples, where the clock reads its own count in them
+// (record's ReadClocksSampledAlone): its samples that fall in the mode it does not sample (a
+// clock sampled in one mode) and the ticks its timer missed (any clock: an interrupt that came
+// late or not at all) are not taken while its count goes on, so a sample's read less the
+// thread's last one, beyond the sample's period, is what the samples not taken stood for. For a
+// clock in both modes only a whole missed tick counts: a timer that fires a little late and then
+// a little early moves time between two samples, and leaves none out.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +34,7 @@ class ClockLeftOutTime {
 
  private:
   std::vector<bool> reads_itself_;
+  std::vector<bool> both_modes_;
   bool any_ = false;
   std::vector<double> totals_;
   absl::flat_hash_map<std::tuple<size_t, uint32_t, uint32_t>, uint64_t> last_read_;

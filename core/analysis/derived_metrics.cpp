@@ -222,25 +222,33 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
   }
   // Sampled periods of a clock sampled in one mode measure less time than its group reads
   // (IsClockSampledInOneMode): Evaluate allows for that when it holds the two against each other.
-  plan.one_mode_clock_slot_.assign(plan.columns_.size(), -1);
+  // A timer clock in both modes that reads itself may have missed ticks: ClockLeftOutBias.
+  plan.left_out_clock_slot_.assign(plan.columns_.size(), -1);
   for (size_t c = 0; c < plan.columns_.size(); ++c) {
     if (plan.columns_[c].source != MetricSource::kSampledPeriods) continue;
     const std::vector<size_t>& events = plan.columns_[c].events;
     for (size_t slot = 0; slot < events.size(); ++slot) {
       const EventDesc& event = table.events[events[slot]];
+      // In both modes, a clock has nothing left out to say unless it reads itself.
+      const bool reads_itself =
+          std::any_of(table.groups.begin(), table.groups.end(), [&](const ReadGroup& g) {
+            return g.leader == events[slot] && g.members.size() == 1 && !g.read_totals.empty();
+          });
       if (IsClockSampledInOneMode(event.type, event.config, event.exclude_user,
-                                  event.exclude_kernel))
-        plan.one_mode_clock_slot_[c] = static_cast<int>(slot);
+                                  event.exclude_kernel) ||
+          (IsTimerClock(event.type, event.config) && reads_itself))
+        plan.left_out_clock_slot_[c] = static_cast<int>(slot);
     }
   }
-  plan.one_mode_clock_.resize(plan.columns_.size());
+  plan.left_out_clock_.resize(plan.columns_.size());
   for (size_t c = 0; c < plan.columns_.size(); ++c) {
-    if (plan.one_mode_clock_slot_[c] < 0) continue;
+    if (plan.left_out_clock_slot_[c] < 0) continue;
     const std::vector<size_t>& events = plan.columns_[c].events;
-    OneModeClock& clock = plan.one_mode_clock_[c];
-    clock.event = events[static_cast<size_t>(plan.one_mode_clock_slot_[c])];
+    LeftOutClock& clock = plan.left_out_clock_[c];
+    clock.event = events[static_cast<size_t>(plan.left_out_clock_slot_[c])];
     const EventDesc& desc = table.events[clock.event];
     clock.name = desc.name;
+    clock.one_mode = desc.exclude_user != desc.exclude_kernel;
     if (desc.exclude_user) clock.left_out = "user space";
     if (table.total_samples[clock.event])
       clock.mean_period = static_cast<double>(table.total_period[clock.event]) /
@@ -248,12 +256,15 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     for (size_t g = 0; g < table.groups.size(); ++g)
       if (table.groups[g].leader == clock.event && !table.groups[g].read_totals.empty()) {
         clock.group = static_cast<int>(g);
+        const double read = static_cast<double>(table.groups[g].read_totals[0]);
         clock.left_out_time =
-            std::max(0.0, static_cast<double>(table.groups[g].read_totals[0]) -
-                              static_cast<double>(table.total_period[clock.event]));
+            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]));
+        if (!clock.one_mode && clock.left_out_time < kTimerLatenessShare * read)
+          clock.left_out_time = 0;
       }
     for (size_t e : events)
-      if (e != clock.event) clock.other_mode_work |= CountsWorkInLeftOutMode(table.events[e], desc);
+      if (e != clock.event)
+        clock.other_mode_work |= !clock.one_mode || CountsWorkInLeftOutMode(table.events[e], desc);
   }
   plan.other_method_.assign(plan.columns_.size(), -1);
   for (size_t g = 0; g < plan.columns_.size(); ++g) {
@@ -483,18 +494,26 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
   return std::nullopt;
 }
 
-std::optional<WindowBias> DerivedMetrics::OneModeClockBias(
+std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
     size_t column, const std::vector<double>& counts, const MetricValue& value,
     const ReportRow* row, bool inclusive, std::optional<double> left_out_here) const {
-  const int slot = one_mode_clock_slot_[column];
-  if (slot < 0 || !value.value || !one_mode_clock_[column].other_mode_work) return std::nullopt;
-  const OneModeClock& clock = one_mode_clock_[column];
+  const int slot = left_out_clock_slot_[column];
+  if (slot < 0 || !value.value || !left_out_clock_[column].other_mode_work) return std::nullopt;
+  const LeftOutClock& clock = left_out_clock_[column];
   const size_t s = static_cast<size_t>(slot);
-  const std::string head = "clock in one mode: " + clock.name +
-                           "'s samples leave out the time spent in the " + clock.left_out +
-                           " on this code's behalf";
+  const std::string head =
+      clock.one_mode
+          ? "clock in one mode: " + clock.name + "'s samples leave out the time spent in the " +
+                clock.left_out + " on this code's behalf"
+          : "clock missed ticks: " + clock.name +
+                "'s timer missed ticks that its count kept (interrupts that came late "
+                "or not at all: a busy host holding the CPU)";
   const std::string advice =
-      "; record the clock in both modes (as root, or with perf_event_paranoid at 1 or below)";
+      clock.one_mode
+          ? "; record the clock in both modes (as root, or with perf_event_paranoid at 1 or below)"
+          : "; record again on a quieter machine, or read the events in a group ({...}:S)";
+  const WindowBiasKind kind =
+      clock.one_mode ? WindowBiasKind::kClockInOneMode : WindowBiasKind::kClockMissedTicks;
   char text[320];
   if (left_out_here) {
     std::vector<double> with_time = counts;
@@ -506,7 +525,7 @@ std::optional<WindowBias> DerivedMetrics::OneModeClockBias(
                   ", which the clock's reads count: %.4g ms here; with that time counted this "
                   "value is %.4g, so it reads %s",
                   *left_out_here / 1e6, *counted, *counted < *value.value ? "high" : "low");
-    return WindowBias{WindowBiasKind::kClockInOneMode, head + text + advice};
+    return WindowBias{kind, head + text + advice};
   }
   if (clock.group < 0) {
     // Not read: how much was left out is unknown, only which way it moves the value.
@@ -514,7 +533,7 @@ std::optional<WindowBias> DerivedMetrics::OneModeClockBias(
     doubled[s] *= 2;
     const std::optional<double> moved = Compute(column, doubled, {}, kNormal975).value;
     if (moved && *moved == *value.value) return std::nullopt;  // a count of no events
-    return WindowBias{WindowBiasKind::kClockInOneMode,
+    return WindowBias{kind,
                       head +
                           ", which this recording did not read (tprof record reads such a clock "
                           "beside other events), so this value may read " +
@@ -575,7 +594,7 @@ std::optional<WindowBias> DerivedMetrics::OneModeClockBias(
                   ", which the clock's reads count: %.4g ms over the run, how much of it here "
                   "unknown; with all of it counted this value would be %.4g, so it may read %s",
                   clock.left_out_time / 1e6, *explained, direction);
-  return WindowBias{WindowBiasKind::kClockInOneMode, head + text + advice};
+  return WindowBias{kind, head + text + advice};
 }
 
 MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
@@ -598,7 +617,7 @@ MetricValue DerivedMetrics::EvaluateOwn(size_t column, const ReportTable& table,
     value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
     // (Where the same formula has group deltas, Evaluate holds the two against each other.)
     if (!value.bias && (other_method_[column] < 0 || inclusive))
-      value.bias = OneModeClockBias(column, counts, value, &row, inclusive);
+      value.bias = ClockLeftOutBias(column, counts, value, &row, inclusive);
     if (!value.bias) {
       std::vector<ClockRhythmSlot> slots;
       for (size_t e : c.events)
@@ -652,7 +671,10 @@ MetricValue DerivedMetrics::Evaluate(size_t column, const ReportTable& table, co
   // stand for. The sampled value with that time counted is what the left-out time explains.
   // (Allowing any share let a window value far off stand: calls of 10 us read 98.7 ±1.3
   // faults/ms from the windows against a truth of 195, beside 318 sampled.)
-  const int clock_slot = one_mode_clock_slot_[sampled_column];
+  // (A clock in both modes leaves out only the ticks its timer missed, which ClockLeftOutBias
+  // names on the sampled value.)
+  const int clock_slot =
+      left_out_clock_[sampled_column].one_mode ? left_out_clock_slot_[sampled_column] : -1;
   std::string clock_name;
   const char* left_out = "kernel";
   std::optional<double> explained;
@@ -742,7 +764,7 @@ MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& tabl
     }
     MetricValue value = Compute(column, counts, PoissonCovariance(counts, samples), kNormal975);
     value.bias = LostSamplesBias(c.events, table.lost, table.total_samples, table.events, value);
-    if (!value.bias) value.bias = OneModeClockBias(column, counts, value, nullptr, true);
+    if (!value.bias) value.bias = ClockLeftOutBias(column, counts, value, nullptr, true);
     return value;
   }
   // Every row's credited windows together.

@@ -142,8 +142,10 @@ class DerivedMetrics {
   // (`row` null or no windows), the time the run's samples left out, all of which may be this
   // one's, bounds it. `left_out_here`: the time its reads counted beyond the samples of
   // `counts` where that is known (a timeline's interval). The reason, where counting that time
-  // moves the value beyond its interval, or where the clock was not read at all.
-  std::optional<WindowBias> OneModeClockBias(
+  // moves the value beyond its interval, or where the clock was not read at all. A clock in both
+  // modes that reads itself (record has it read itself beside other events) is held the same way
+  // to the ticks its timer missed, whatever the formula's other events.
+  std::optional<WindowBias> ClockLeftOutBias(
       size_t column, const std::vector<double>& counts, const MetricValue& value,
       const ReportRow* row, bool inclusive,
       std::optional<double> left_out_here = std::nullopt) const;
@@ -166,19 +168,22 @@ class DerivedMetrics {
   // periods and the reverse), which Evaluate holds the value against; -1 when there is none.
   std::vector<int> other_method_;
   // Per column: for sampled periods, the slot among its events of a clock sampled in one mode
-  // (IsClockSampledInOneMode); -1 when none.
-  std::vector<int> one_mode_clock_slot_;
-  // Per column with such a clock: what OneModeClockBias reads of it.
-  struct OneModeClock {
+  // (IsClockSampledInOneMode) or of a timer clock that reads itself; -1 when none.
+  std::vector<int> left_out_clock_slot_;
+  // Per column with such a clock: what ClockLeftOutBias reads of it.
+  struct LeftOutClock {
     size_t event = 0;
     std::string name;
     const char* left_out = "kernel";  // the mode its samples leave out
     double mean_period = 0;           // of its samples
     int group = -1;                   // the read group it leads; -1 when it is not read
     double left_out_time = 0;         // the run's: its reads' total less its samples' periods
-    bool other_mode_work = false;     // the formula reads work done in the left-out mode
+    // The formula reads work done in the left-out mode (any work, for a clock in both modes: the
+    // ticks its timer missed took every event's time).
+    bool other_mode_work = false;
+    bool one_mode = true;  // else both modes: it leaves out only the ticks its timer missed
   };
-  std::vector<OneModeClock> one_mode_clock_;
+  std::vector<LeftOutClock> left_out_clock_;
 };
 
 // Samples the kernel lost (a full ring buffer) were some event's, which is not known: if all

@@ -75,7 +75,7 @@ std::unordered_map<const CallNode*, FrameMetric> FrameMetricEvaluator::Compute(
     m.value = metrics_.EvaluateSampled(column_, m.periods, m.samples);
     m.value.bias = LostSamplesBias(c.events, lost, total_samples, events_, m.value);
     if (!m.value.bias)
-      m.value.bias = metrics_.OneModeClockBias(
+      m.value.bias = metrics_.ClockLeftOutBias(
           column_, std::vector<double>(m.periods.begin(), m.periods.end()), m.value, nullptr,
           /*inclusive=*/true);
     if (!m.value.bias && rhythm && !rhythm->findings.empty()) {

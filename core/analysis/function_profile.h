@@ -39,7 +39,7 @@ struct TimelineInterval {
     std::vector<uint64_t> samples;  // per event
   };
   std::vector<Row> rows;  // the functions with a sample in the interval, by row
-  // Per event, for a clock sampled in one mode that reads itself (record's ReadOneModeClocks):
+  // Per event, for a timer clock that reads itself (record's ReadClocksSampledAlone):
   // the time its reads counted in the interval beyond its samples' periods, which its samples
   // left out; -1 for the other events; empty when no event does.
   std::vector<double> left_out;

@@ -57,7 +57,7 @@ std::vector<MetricValue> IntervalMetrics::Evaluate(const std::vector<uint64_t>& 
     std::optional<double> left_out_here;
     for (size_t e : plan_.columns()[c].events)
       if (e < left_out.size() && left_out[e] >= 0) left_out_here = left_out[e];
-    value.bias = plan_.OneModeClockBias(c, std::vector<double>(periods.begin(), periods.end()),
+    value.bias = plan_.ClockLeftOutBias(c, std::vector<double>(periods.begin(), periods.end()),
                                         value, nullptr, /*inclusive=*/true, left_out_here);
     values.push_back(std::move(value));
   }

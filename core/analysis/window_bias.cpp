@@ -22,6 +22,8 @@ const char* WindowBiasKindName(WindowBiasKind kind) {
       return "samples lost";
     case WindowBiasKind::kClockInOneMode:
       return "clock in one mode";
+    case WindowBiasKind::kClockMissedTicks:
+      return "clock missed ticks";
     case WindowBiasKind::kClockInStep:
       return "clock in step";
     case WindowBiasKind::kClockStepsOver:

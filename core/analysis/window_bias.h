@@ -32,10 +32,12 @@ namespace tprof {
 // may have been any of its events' (DerivedMetrics finds both; nothing here does);
 // kClockInOneMode: a sampled-periods value whose clock is sampled in one mode (task-clock:u),
 // found beyond the group's value in the direction the time the clock's samples leave out
-// moves it (DerivedMetrics); kClockInStep: a sampled-periods value read from a timer clock whose
-// samples, on the threads this row's come from, repeat with a loop of a few periods (ClockRhythm);
-// kClockStepsOver: one whose clock's periods in the row spanned other functions' work, seen in
-// another event's samples between two of the row's (ClockRhythm).
+// moves it (DerivedMetrics); kClockMissedTicks: a sampled-periods value read from a timer clock
+// that reads itself, whose reads count time its samples do not beyond what the interval allows
+// (the timer's missed ticks: DerivedMetrics); kClockInStep: a sampled-periods value read from a
+// timer clock whose samples, on the threads this row's come from, repeat with a loop of a few
+// periods (ClockRhythm); kClockStepsOver: one whose clock's periods in the row spanned other
+// functions' work, seen in another event's samples between two of the row's (ClockRhythm).
 enum class WindowBiasKind {
   kCallEdges,
   kCallMiddles,
@@ -43,11 +45,12 @@ enum class WindowBiasKind {
   kMethodsDisagree,
   kSamplesLost,
   kClockInOneMode,
+  kClockMissedTicks,
   kClockInStep,
   kClockStepsOver
 };
 // "call edges", "call middles", "spans calls", "methods disagree", "samples lost", "clock in one
-// mode", "clock in step", "clock steps over calls"
+// mode", "clock missed ticks", "clock in step", "clock steps over calls"
 const char* WindowBiasKindName(WindowBiasKind kind);
 
 struct WindowBias {

@@ -19,15 +19,19 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/format/profile_reader.h"
+#include "core/format/profile_writer.h"
 #include "test/support/flame_page_data.h"
 #include "test/support/host_steal.h"
 #include "test/support/metric_oracle_run.h"
+#include "test/support/nm_symbols.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -517,6 +521,128 @@ TEST(MetricOracle, AUserOnlyClockSaysWhatItsSamplesLeaveOut) {
         << Shown("compute", compute, 0);
   }
   if (lost) GTEST_SKIP() << "the kernel lost samples in some recordings: not judged there";
+}
+
+// Copies a profile record by record, leaving out the clock samples `drop` picks: what a timer
+// that missed those ticks would have recorded (its count, read in the next sample, kept them).
+class MissedTicksCopy : public RecordVisitor {
+ public:
+  MissedTicksCopy(ProfileWriter* writer, std::function<bool(const Sample&)> drop)
+      : writer_(writer), drop_(std::move(drop)) {}
+  void OnSample(const Sample& s) override {
+    if (drop_(s))
+      ++dropped;
+    else
+      Keep(writer_->Write(s));
+  }
+  void OnMmap(const MmapRecord& r) override { Keep(writer_->Write(r)); }
+  void OnComm(const CommRecord& r) override { Keep(writer_->Write(r)); }
+  void OnTask(const TaskRecord& r) override { Keep(writer_->Write(r)); }
+  void OnLost(const LostRecord& r) override { Keep(writer_->Write(r)); }
+  void OnThrottle(const ThrottleRecord& r) override { Keep(writer_->Write(r)); }
+
+  size_t dropped = 0;
+  bool ok = true;
+
+ private:
+  void Keep(const Status& status) { ok &= status.ok(); }
+  ProfileWriter* writer_;
+  std::function<bool(const Sample&)> drop_;
+};
+
+// The user function a sample was taken in: its pc, or for a sample in the kernel the user pc that
+// entered it (after the callchain's user context marker); 0 when there is none.
+uint64_t UserPc(const Sample& s) {
+  constexpr uint64_t kUserContext = static_cast<uint64_t>(-512);  // PERF_CONTEXT_USER
+  if (s.ip < (uint64_t{1} << 63)) return s.ip;
+  for (size_t i = 0; i + 1 < s.callchain.size(); ++i)
+    if (s.callchain[i] == kUserContext) return s.callchain[i + 1];
+  return 0;
+}
+
+// A timer clock in both modes misses ticks when its interrupt comes late or not at all (a busy
+// host holding the virtual CPU): seen in one CI run's recording of nested 1 ms calls, where
+// faults_light read 16 % high and the caller 5.6 %, unflagged. Here the misses are made: a real
+// recording of 1 ms calls with every fault sampled, copied without 2 of every 20 of faults_heavy's
+// clock samples (stretches of two ticks; its reads, which the clock takes beside other events,
+// keep the time). The copy's faults_heavy reads some 11 % high, beyond its interval, and must say
+// `clock missed ticks` with the value that time gives, which holds the truth within the sampled
+// value's own noise; faults_light and compute, whose samples were all kept, must not.
+TEST(MetricOracle, AClockThatMissedTicksSaysSoWhereTheyFell) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const Method every_fault{"[s] every fault, clock 20 kHz",
+                           {"-g", "-F", "20000", "-m", "2048", "-e",
+                            "task-clock,software/config=2,period=1,name=page-faults/"},
+                           "sampled periods",
+                           {}};
+  const OracleWorkload workload{80, "40", "spread", "turns"};
+  auto run = Measure(every_fault, dir.path(), workload);
+  ASSERT_TRUE(run.has_value());
+  if (std::string why = KernelShortfall(*run); !why.empty()) GTEST_SKIP() << why;
+  // (A loss is named first, before any clock's reason: the sanitizers slow the recorder.)
+  if (run->lost) GTEST_SKIP() << "the kernel lost " << run->lost << " samples: not judged";
+  const std::string profile = dir.path() + "/p.tprof", copy = dir.path() + "/missed.tprof";
+
+  testing::NmSymbols symbols(kOracle);
+  ASSERT_TRUE(symbols.error.empty()) << symbols.error;
+  auto reader = ProfileReader::OpenFile(profile);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  ASSERT_EQ(reader->events()[0].name, "task-clock");
+  // The oracle's text mapping, to name a pc by file offset.
+  struct Oracle : RecordVisitor {
+    void OnMmap(const MmapRecord& m) override {
+      if (m.filename.ends_with("/tprof_metric_oracle") && m.executable) maps.push_back(m);
+    }
+    bool reads_callers() const override { return false; }
+    std::vector<MmapRecord> maps;
+  } oracle;
+  ASSERT_TRUE(reader->ReadRecords(oracle).ok());
+  ASSERT_FALSE(oracle.maps.empty());
+  const auto function_of = [&](uint64_t pc) -> std::string {
+    for (const MmapRecord& m : oracle.maps)
+      if (pc >= m.start && pc < m.start + m.length)
+        return symbols.AtFileOffset(pc - m.start + m.page_offset);
+    return "";
+  };
+  size_t heavy_ticks = 0;
+  const auto drop = [&](const Sample& s) {
+    if (s.event != 0 || function_of(UserPc(s)).find("faults_heavy") == std::string::npos)
+      return false;
+    return ++heavy_ticks % 20 >= 18;
+  };
+  auto writer = ProfileWriter::CreateFile(copy, reader->metadata(), reader->events());
+  ASSERT_TRUE(writer.ok()) << writer.error().message();
+  MissedTicksCopy copier(writer->get(), drop);
+  ASSERT_TRUE(reader->ReadRecords(copier).ok());
+  ASSERT_TRUE(copier.ok);
+  ASSERT_TRUE((*writer)->Finish({}).ok());
+  ASSERT_GT(heavy_ticks, 1000u) << "too few of faults_heavy's clock samples found by name";
+  EXPECT_NEAR(static_cast<double>(copier.dropped), heavy_ticks / 10.0, 2);
+
+  oracle::Run missed = *run;
+  missed.measured.clear();
+  ASSERT_TRUE(ReadMeasured(every_fault, copy, FunctionsOf(workload), &missed));
+  const Measured& before = run->measured.at("faults_heavy");
+  const Measured& heavy = missed.measured.at("faults_heavy");
+  const double truth = run->truth.at("faults_heavy");
+  std::printf("recorded: %s\nwithout 1 in 10 of its ticks: %s\n",
+              Shown("faults_heavy", before, truth).c_str(),
+              Shown("faults_heavy", heavy, truth).c_str());
+  ASSERT_TRUE(before.value && heavy.value && heavy.low && heavy.high);
+  EXPECT_NEAR(*heavy.value / *before.value, 20.0 / 18, 0.02);
+  EXPECT_TRUE(truth < *heavy.low) << "the copy was meant to read beyond its interval";
+  EXPECT_TRUE(heavy.bias.starts_with("clock missed ticks")) << Shown("faults_heavy", heavy, truth);
+  const auto counted = CountedValue(heavy.bias);
+  ASSERT_TRUE(counted.has_value()) << heavy.bias;
+  const double noise = (*heavy.high - *heavy.low) / 2 / *heavy.value;
+  EXPECT_GE(truth, std::min(counted->first, counted->second) * (1 - noise)) << heavy.bias;
+  EXPECT_LE(truth, std::max(counted->first, counted->second) * (1 + noise)) << heavy.bias;
+  for (const std::string f : {"faults_light", "compute"}) {
+    const Measured& m = missed.measured.at(f);
+    EXPECT_EQ(m.bias.find("clock missed ticks"), std::string::npos)
+        << Shown(f, m, run->truth.at(f));
+  }
 }
 
 // The same clock recorded by perf, which does not read it: the faulting functions' values say

@@ -251,6 +251,50 @@ inline std::vector<std::string> FunctionsOf(const OracleWorkload& workload) {
   return functions;
 }
 
+// Reads tprof's answer for `functions` from `profile`, recorded by `method`, into `run` (its
+// measured values, and what the kernel delivered); false when report fails.
+inline bool ReadMeasured(const Method& method, const std::string& profile,
+                         const std::vector<std::string>& functions, Run* run) {
+  std::vector<std::string> args = {kTprof,        "report", "-i",  profile,    "--json",
+                                   "--no-inline", "--sort", "sym", "--metric", kMetric};
+  args.insert(args.end(), method.report_args.begin(), method.report_args.end());
+  auto report = RunCommand(args);
+  EXPECT_EQ(report.exit_code, 0) << method.name << ": " << report.err;
+  if (report.exit_code != 0) return false;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  const int column = FaultsPerMsColumn(j, method.source);
+  EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
+                       << j["metrics"].dump();
+  if (column < 0) return false;
+  for (const auto& event : j["events"])
+    if (event["name"] == "task-clock") run->clock_sampled_ns = event["period"].get<double>();
+  run->lost = j.value("lost", uint64_t{0});
+  if (j.contains("kernel_work") && j["kernel_work"].is_object())
+    run->without_user_context = j["kernel_work"].value("without_user_context", uint64_t{0});
+  for (const auto& row : j["rows"]) {
+    // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
+    const std::string full = row["keys"]["sym"];
+    std::string sym;
+    for (const std::string& f : functions)
+      if (full.find("::" + f + "(") != std::string::npos) sym = f;
+    if (sym.empty()) continue;
+    Measured m = ValueOf(row["metrics"][column]);
+    for (const auto& e : row["events"])
+      if (e["event"] == 0) m.share = e["self_percent"].get<double>();
+    if (m.share == 0)  // a row that only appears on callchains has no entry of its own
+      for (const auto& e : row["events"])
+        if (e["event"] == 0) m.share = e["total_percent"].get<double>();
+    for (const auto& e : row["events"])
+      if (e["event"] == 1 && e["total_samples"].get<double>() > 0)
+        m.fault_period = e["total_period"].get<double>() / e["total_samples"].get<double>();
+    run->measured[sym] = m;
+  }
+  for (const std::string& f : functions)
+    EXPECT_TRUE(run->measured.count(f)) << method.name << ": no row for " << f << "\n"
+                                        << report.out.substr(0, 3000);
+  return true;
+}
+
 // Records the oracle by `method` (with `extra_record_args` after its own) and reads tprof's
 // answer and the workload's truth. A --children report's caller row is held to the caller's
 // whole calls, a self report's to its own work.
@@ -293,43 +337,7 @@ inline std::optional<Run> Measure(const Method& method, const std::string& dir,
         << method.name << ": " << f << " counted " << counted["page-faults"] << " faults, designed "
         << designed;
   }
-  std::vector<std::string> args = {kTprof,        "report", "-i",  profile,    "--json",
-                                   "--no-inline", "--sort", "sym", "--metric", kMetric};
-  args.insert(args.end(), method.report_args.begin(), method.report_args.end());
-  auto report = RunCommand(args);
-  EXPECT_EQ(report.exit_code, 0) << method.name << ": " << report.err;
-  if (report.exit_code != 0) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(report.out);
-  const int column = FaultsPerMsColumn(j, method.source);
-  EXPECT_GE(column, 0) << method.name << ": no faults_per_ms from " << method.source << "\n"
-                       << j["metrics"].dump();
-  if (column < 0) return std::nullopt;
-  for (const auto& event : j["events"])
-    if (event["name"] == "task-clock") run.clock_sampled_ns = event["period"].get<double>();
-  run.lost = j.value("lost", uint64_t{0});
-  if (j.contains("kernel_work") && j["kernel_work"].is_object())
-    run.without_user_context = j["kernel_work"].value("without_user_context", uint64_t{0});
-  for (const auto& row : j["rows"]) {
-    // "(anonymous namespace)::faults_heavy((anonymous namespace)::Region&, long)".
-    const std::string full = row["keys"]["sym"];
-    std::string sym;
-    for (const std::string& f : functions)
-      if (full.find("::" + f + "(") != std::string::npos) sym = f;
-    if (sym.empty()) continue;
-    Measured m = ValueOf(row["metrics"][column]);
-    for (const auto& e : row["events"])
-      if (e["event"] == 0) m.share = e["self_percent"].get<double>();
-    if (m.share == 0)  // a row that only appears on callchains has no entry of its own
-      for (const auto& e : row["events"])
-        if (e["event"] == 0) m.share = e["total_percent"].get<double>();
-    for (const auto& e : row["events"])
-      if (e["event"] == 1 && e["total_samples"].get<double>() > 0)
-        m.fault_period = e["total_period"].get<double>() / e["total_samples"].get<double>();
-    run.measured[sym] = m;
-  }
-  for (const std::string& f : functions)
-    EXPECT_TRUE(run.measured.count(f)) << method.name << ": no row for " << f << "\n"
-                                       << report.out.substr(0, 3000);
+  if (!ReadMeasured(method, profile, functions, &run)) return std::nullopt;
   return run;
 }
 
