@@ -606,7 +606,7 @@ class ReportCommand : public Subcommand {
 
   // The page's timeline of the tree's samples, from `start` (0: the first sample): `event` sizes
   // the frames (the wall-time sum when `by_wall`); the metric track shows `metric_name` where
-  // the events give it.
+  // the events give it (empty: the first --metric formula, else IPC).
   Result<FlameTimeline> PageTimeline(const CallTreeBuilder& tree,
                                      const std::vector<const CallNode*>& leaf_of_stack,
                                      const std::vector<EventDesc>& events, uint64_t start,
@@ -630,7 +630,10 @@ class ReportCommand : public Subcommand {
     auto user_metrics = UserMetrics(events);
     if (!user_metrics.ok()) return user_metrics.error();
     options.user_metrics = std::move(user_metrics).value();
-    options.metric = metric_name;
+    options.metric = !metric_name.empty()           ? metric_name
+                     : options.user_metrics.empty() ? std::string("IPC")
+                                                    : options.user_metrics.front().name;
+    options.group_windows = &tree.group_windows();
     return BuildFlameTimeline(
         tree.sample_times(), leaf_of_stack, events, options,
         [&](uint32_t pid, uint32_t tid) { return tree.ThreadName(pid, tid); });
@@ -767,7 +770,7 @@ class ReportCommand : public Subcommand {
       // range report --time reads: with a filter, from the start its read found.
       const uint64_t start = selected ? selected->start_timestamp() : meta.start_timestamp;
       auto built = PageTimeline(tree, leaf_of_stack, events, start, event, by_wall, wall,
-                                by_metric ? color_name.substr(7) : std::string("IPC"));
+                                by_metric ? color_name.substr(7) : std::string());
       if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
       timeline = std::move(built).value();
       if (selected) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "report/text_report.h"
+
 namespace tprof {
 namespace {
 
@@ -93,7 +95,8 @@ void RenderReportCsv(const ReportTableView& view, std::ostream& out) {
 void RenderTimelineCsv(const TimelineView& view, std::ostream& out) {
   std::vector<std::string> header = {"start_s", "end_s",  "event",   "function", "module",
                                      "command", "period", "samples", "percent"};
-  for (const std::string& name : view.metric_names) {
+  for (size_t m = 0; m < view.metric_names.size(); ++m) {
+    const std::string name = TimelineMetricTitle(view, m);
     header.push_back(name);
     header.push_back(name + ":ci95_low");
     header.push_back(name + ":ci95_high");

@@ -194,7 +194,7 @@ void RenderTimelineJson(const TimelineView& view, std::ostream& out) {
   for (size_t m = 0; m < view.metric_names.size(); ++m)
     metrics.push_back({{"name", view.metric_names[m]},
                        {"unit", view.metric_units[m]},
-                       {"source", "sampled periods"}});
+                       {"source", MetricSourceName(view.metric_sources[m])}});
   j["metrics"] = metrics;
   nlohmann::json intervals = nlohmann::json::array();
   for (const TimelinePoint& point : view.points) {

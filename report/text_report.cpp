@@ -515,14 +515,18 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out) {
                                         : "# no rows: nothing matched the filters\n");
 }
 
+std::string TimelineMetricTitle(const TimelineView& view, size_t m) {
+  return view.metric_names[m] + (view.metric_sources[m] == MetricSource::kGroupDeltas ? "[g]" : "");
+}
+
 void RenderTimeline(const TimelineView& view, std::ostream& out) {
   const std::string& ranking = view.events[view.ranking_event].name;
   out << "# Timeline: every " << Printf("%.3f", static_cast<double>(view.interval_ns) / 1e9)
       << " s (times in seconds from the profile start); functions by " << ranking
       << " (self % of the interval)";
   if (!view.metric_names.empty())
-    out << "; metrics from the events' sampled periods in the interval, \u00b1 their 95 % "
-           "interval (~ uncertain)";
+    out << "; metrics from the events' sampled periods in the interval ([g]: from a group's "
+           "windows that ended in it), \u00b1 their 95 % interval (~ uncertain)";
   out << "\n";
   std::vector<std::string> bias_lines;  // "! INTERVAL METRIC: reason", under the intervals
   for (const TimelinePoint& point : view.points) {
@@ -531,12 +535,12 @@ void RenderTimeline(const TimelineView& view, std::ostream& out) {
     out << interval;
     for (size_t m = 0; m < view.metric_names.size(); ++m)
       if (point.metrics[m].bias)
-        bias_lines.push_back("# ! " + interval + ", " + view.metric_names[m] + ": " +
+        bias_lines.push_back("# ! " + interval + ", " + TimelineMetricTitle(view, m) + ": " +
                              point.metrics[m].bias->reason);
     for (size_t e = 0; e < view.events.size(); ++e)
       out << "  " << view.events[e].name << " " << point.samples[e] << " samples";
     for (size_t m = 0; m < view.metric_names.size(); ++m)
-      out << "  " << view.metric_names[m] << " " << FormatMetric(point.metrics[m]);
+      out << "  " << TimelineMetricTitle(view, m) << " " << FormatMetric(point.metrics[m]);
     out << "\n";
     if (point.top.empty()) out << "      (no " << ranking << " sample)\n";
     for (const TimelineFunction& f : point.top)

@@ -26,6 +26,8 @@ void RenderReportTable(const ReportTableView& view, std::ostream& out);
 // `tprof report --timeline`: one block per interval, its samples, metric values and top
 // functions.
 void RenderTimeline(const TimelineView& view, std::ostream& out);
+// A timeline's metric m as the text and CSV name it: "[g]" marks one from a group's windows.
+std::string TimelineMetricTitle(const TimelineView& view, size_t m);
 
 // `tprof report --callers/--callees FUNC`.
 void RenderCallRelations(const CallRelations& relations, bool callers, bool callees,

@@ -267,7 +267,9 @@ CallTreeBuilder::CallTreeBuilder(std::vector<EventDesc> events, FrameResolver& r
       tally_(events_.size()),
       paths_(events_.size(), resolver, options),
       rhythm_(events_),
-      left_out_(events_) {
+      left_out_(events_),
+      windows_(events_) {
+  timed_windows_.groups = windows_.groups();
   // The path thread falls far behind early in a profile, when most stacks are new, and idles
   // later: it is given room for tens of thousands of first samples (as the report table's
   // stack-row thread is) rather than stalling the tally. Measured on 1M samples: 16 or 64
@@ -325,9 +327,16 @@ void CallTreeBuilder::OnSample(const Sample& sample) {
                          ? tally_.Add(sample, key)
                          : tally_.Add(sample, RootTagOf(sample), space().GenerationOf(sample.pid));
   ++samples_;
-  if (keep_times_)
+  if (keep_times_) {
     times_.push_back({sample.time, sample.period, sample.pid, sample.tid,
                       static_cast<uint32_t>(stack.id), sample.event});
+    if (const int g = windows_.any() ? windows_.Close(sample, &window_deltas_) : -1; g >= 0) {
+      timed_windows_.windows.push_back({sample.time, static_cast<uint32_t>(g),
+                                        static_cast<uint32_t>(timed_windows_.deltas.size())});
+      timed_windows_.deltas.insert(timed_windows_.deltas.end(), window_deltas_.begin(),
+                                   window_deltas_.end());
+    }
+  }
   if (left_out_.any()) left_out_.Add(sample);
   if (stack.first) OnSampleWithChainFor(ToPaths(), sample, completed_);
   if (rhythm_.Watches(sample.event))

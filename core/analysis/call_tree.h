@@ -16,6 +16,7 @@
 #include "core/analysis/clock_left_out.h"
 #include "core/analysis/clock_rhythm.h"
 #include "core/analysis/function_attribution.h"
+#include "core/analysis/group_windows_by_time.h"
 #include "core/base/shared_string.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
@@ -251,7 +252,11 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   void OnMmap(const MmapRecord& r) override;
   void OnComm(const CommRecord& r) override;
   void OnTask(const TaskRecord& r) override;
-  void OnLost(const LostRecord& r) override { lost_ += r.lost; }
+  void OnLost(const LostRecord& r) override {
+    lost_ += r.lost;
+    windows_.Interrupt();
+  }
+  void OnThrottle(const ThrottleRecord&) override { windows_.Interrupt(); }
   bool has_own_threads() const override { return paths_thread_ != nullptr; }
   // A deferred chain is decoded for a new stack alone (see ReportTableBuilder).
   bool takes_deferred_callchains() const override { return true; }
@@ -270,9 +275,11 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   FrameClockRhythm ClockRhythmOfFrames();
   // A clock sampled in one mode that reads itself, per event: the time its samples left out.
   const ClockLeftOutTime& clock_left_out() const { return left_out_; }
-  // Keeps every sample's time, thread and stack from now on (32 bytes a sample).
+  // Keeps every sample's time, thread and stack from now on (32 bytes a sample), and every read
+  // group's whole windows with their times.
   void KeepSampleTimes() { keep_times_ = true; }
   const std::vector<TimedStackSample>& sample_times() const { return times_; }
+  const TimedGroupWindows& group_windows() const { return timed_windows_; }
   // By stack id: the node where the stack's samples are counted as self (after root()).
   const std::vector<CallNode*>& leaf_of_stack() const { return paths_.leaf_of_stack(); }
   // A thread's name as the records so far give it.
@@ -304,6 +311,9 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   ClockLeftOutTime left_out_;
   bool keep_times_ = false;
   std::vector<TimedStackSample> times_;
+  GroupWindowsByTime windows_;
+  TimedGroupWindows timed_windows_;
+  std::vector<double> window_deltas_;  // scratch
 };
 
 // Appends to every node of the tree an event whose values are the sum of events `a` and `b`

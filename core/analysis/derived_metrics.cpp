@@ -779,7 +779,16 @@ MetricValue DerivedMetrics::EvaluateTotal(size_t column, const ReportTable& tabl
       products[i] += credit.products[i];
     windows += credit.windows_credited;
   }
-  for (size_t slot : c.member_slots) counts.push_back(deltas[slot]);
+  return EvaluateWindows(column, deltas, products, windows);
+}
+
+MetricValue DerivedMetrics::EvaluateWindows(size_t column, const std::vector<double>& deltas,
+                                            const std::vector<double>& products,
+                                            uint64_t windows) const {
+  const MetricColumn& c = columns_[column];
+  std::vector<double> counts;
+  for (size_t slot : c.member_slots) counts.push_back(slot < deltas.size() ? deltas[slot] : 0.0);
+  if (deltas.empty()) return Compute(column, counts, {}, StudentT975(0));  // no window: no value
   return Compute(column, counts, WindowCovariance(deltas, products, windows, c.member_slots),
                  StudentT975(windows > 0 ? windows - 1 : 0));
 }

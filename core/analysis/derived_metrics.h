@@ -123,6 +123,10 @@ class DerivedMetrics {
   // columns()[column].events, the period and the number of samples.
   MetricValue EvaluateSampled(size_t column, const std::vector<uint64_t>& periods,
                               const std::vector<uint64_t>& samples) const;
+  // A group-deltas column over windows gathered elsewhere (a timeline's interval): per member of
+  // its group, leader first, the deltas' sums, and the sums of their products.
+  MetricValue EvaluateWindows(size_t column, const std::vector<double>& deltas,
+                              const std::vector<double>& products, uint64_t windows) const;
   // A sampled-periods value at `counts` (per event of the column) whose events include a timer
   // clock in step with a loop where its samples lie (ClockRhythm): per event, the finding and
   // the row's or frame's counts (null where none). The reason it may lie off beyond its

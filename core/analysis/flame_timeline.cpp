@@ -152,8 +152,11 @@ Result<FlameTimeline> BuildFlameTimeline(
 
   // The track: planned on the whole profile's totals (which events were sampled), evaluated per
   // bucket.
-  auto metrics =
-      IntervalMetrics::Plan(event_descs, total_period, total_count, options.user_metrics);
+  const TimedGroupWindows no_windows;
+  const TimedGroupWindows& group_windows =
+      options.group_windows ? *options.group_windows : no_windows;
+  auto metrics = IntervalMetrics::Plan(event_descs, total_period, total_count, group_windows.groups,
+                                       options.user_metrics);
   if (!metrics.ok()) return metrics.error();
   const auto& names = metrics->names();
   const auto metric = std::find(names.begin(), names.end(), options.metric);
@@ -163,8 +166,19 @@ Result<FlameTimeline> BuildFlameTimeline(
     t.metric_unit = metrics->units()[m];
     period.resize(t.buckets, std::vector<uint64_t>(events, 0));
     count.resize(t.buckets, std::vector<uint64_t>(events, 0));
+    std::vector<std::vector<WindowSums>> windows;
+    if (metrics->sources()[m] == MetricSource::kGroupDeltas) {
+      windows.assign(t.buckets, std::vector<WindowSums>(group_windows.groups.size()));
+      for (const TimedGroupWindows::Window& w : group_windows.windows) {
+        const auto b = bucket_of(w.time);
+        if (!b || *b >= t.buckets) continue;
+        windows[*b][w.group].Add(group_windows.deltas.data() + w.first,
+                                 group_windows.groups[w.group].members.size());
+      }
+    }
     for (uint32_t b = 0; b < t.buckets; ++b)
-      t.metric.push_back(metrics->Evaluate(period[b], count[b], {})[m]);
+      t.metric.push_back(metrics->Evaluate(
+          period[b], count[b], {}, windows.empty() ? std::vector<WindowSums>{} : windows[b])[m]);
   }
   return t;
 }

@@ -1,7 +1,9 @@
 // A flame graph's samples over time: the profile cut into buckets of a round length, with per
 // thread the weight its samples give each bucket (a lane), per frame of the tree the weight its
 // self samples give each bucket (so that a page can redraw the graph for any run of buckets), and
-// a metric per bucket with its interval (IPC, or the formula the page is coloured by).
+// a metric per bucket with its interval (IPC, or the formula the page is coloured by), from the
+// bucket's sampled periods or, for a formula over a read group, the group's windows that ended
+// in it.
 //
 // A bucket's edges are the times `report --time` reads: seconds from the profile's start, the
 // double of (edge in ns) / 1e9, a sample in [start, end) as SampleSelector keeps it. So a range
@@ -16,6 +18,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/group_windows_by_time.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/timeline.h"
 
@@ -36,6 +39,9 @@ struct FlameTimelineOptions {
   // `user_metrics` among them) by name; none by that name: no track.
   std::string metric;
   std::vector<MetricFormula> user_metrics;
+  // The read groups' whole windows (CallTreeBuilder::group_windows), from which a formula over a
+  // group whose events were not sampled on their own has a value per bucket; null: none.
+  const TimedGroupWindows* group_windows = nullptr;
 };
 
 struct FlameTimeline {

@@ -6,9 +6,10 @@ namespace tprof {
 
 FunctionProfileBuilder::FunctionProfileBuilder(std::vector<EventDesc> events,
                                                FrameResolver& resolver, InlineMode inline_mode)
-    : left_out_(events), resolver_(resolver), attribution_(inline_mode) {
+    : left_out_(events), windows_(events), resolver_(resolver), attribution_(inline_mode) {
   profile_.events = std::move(events);
   profile_.inline_mode = inline_mode;
+  profile_.read_groups = windows_.groups();
   profile_.total_period.assign(profile_.events.size(), 0);
   profile_.total_samples.assign(profile_.events.size(), 0);
 }
@@ -37,6 +38,7 @@ void FunctionProfileBuilder::CountInTimeline(const Sample& sample, size_t row) {
   interval_counts_[interval][row * profile_.events.size() + sample.event].Add(sample.period);
   // The periods dropped since the thread's last sample count where this one falls (a period is
   // short against an interval).
+  windows_.Add(sample, interval);
   if (const double left_out = left_out_.Add(sample); left_out > 0) {
     if (interval_left_out_.size() <= interval) interval_left_out_.resize(interval + 1);
     interval_left_out_[interval].resize(profile_.events.size());
@@ -156,6 +158,7 @@ FunctionProfile FunctionProfileBuilder::Finish() {
                                      ? interval_left_out_[i][e]
                                      : 0.0;
     }
+    if (windows_.any() && i < windows_.slots().size()) interval.windows = windows_.slots()[i];
     profile_.timeline.push_back(std::move(interval));
   }
   interval_counts_.clear();

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/analysis/clock_left_out.h"
 #include "core/analysis/function_attribution.h"
+#include "core/analysis/group_windows_by_time.h"
 #include "core/model/address_space.h"
 #include "core/model/frame_resolver.h"
 #include "core/model/profile.h"
@@ -43,6 +44,9 @@ struct TimelineInterval {
   // the time its reads counted in the interval beyond its samples' periods, which its samples
   // left out; -1 for the other events; empty when no event does.
   std::vector<double> left_out;
+  // Per read group (FunctionProfile::read_groups): the whole windows that ended in the interval;
+  // empty when none did.
+  std::vector<WindowSums> windows;
 };
 
 struct FunctionProfile {
@@ -52,6 +56,7 @@ struct FunctionProfile {
   std::vector<uint64_t> total_samples;
   uint64_t lost = 0;
   InlineMode inline_mode = InlineMode::kInnermost;  // what a row's function is
+  std::vector<ReadGroup> read_groups;  // the events' leader-sampled groups (ReadGroupsOf)
   // Kept only when asked for: every interval from the profile's start to its last sample, those
   // without a sample included (a pause is part of the story). A sample before the start counts
   // in the first interval.
@@ -70,7 +75,11 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
                          InlineMode inline_mode = InlineMode::kInnermost);
 
   void OnSample(const Sample& sample) override;
-  void OnLost(const LostRecord& r) override { profile_.lost += r.lost; }
+  void OnLost(const LostRecord& r) override {
+    profile_.lost += r.lost;
+    windows_.Interrupt();
+  }
+  void OnThrottle(const ThrottleRecord&) override { windows_.Interrupt(); }
   bool reads_callers() const override { return false; }  // a row is the sample's ip's
 
   FunctionProfile Finish();
@@ -90,6 +99,8 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   // Clocks that read themselves; per interval, per event, the time left out of their samples.
   ClockLeftOutTime left_out_;
   std::vector<std::vector<double>> interval_left_out_;
+  // Read groups' windows per interval.
+  GroupWindowsByTime windows_;
   void OnThreadsChanged() override {  // names may have changed
     command_of_thread_.clear();
     row_of_sample_.clear();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/group_windows_by_time.h"
 #include "core/base/file_paths.h"
 
 namespace tprof {
@@ -21,15 +22,6 @@ constexpr struct {
     {SortKey::kSymbol, "sym"}, {SortKey::kDso, "dso"}, {SortKey::kComm, "comm"},
     {SortKey::kPid, "pid"},    {SortKey::kTid, "tid"}, {SortKey::kSrcline, "srcline"},
 };
-
-// Reads a read group's layout from the leader's attribute: PERF_SAMPLE_READ with
-// PERF_FORMAT_GROUP means every sample of the leader carries every member's running count.
-bool IsReadGroupLeader(const std::vector<EventDesc>& events, size_t e) {
-  const EventDesc& event = events[e];
-  return (event.sample_type & PERF_SAMPLE_READ) && (event.read_format & PERF_FORMAT_GROUP) &&
-         !event.group_members.empty() &&
-         (event.group_leader < 0 || event.group_leader == static_cast<int32_t>(e));
-}
 
 }  // namespace
 
@@ -462,15 +454,12 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
   table_.total_samples.assign(table_.events.size(), 0);
   table_.throttles.assign(table_.events.size(), 0);
   group_of_leader_.assign(table_.events.size(), -1);
-  for (size_t e = 0; e < table_.events.size(); ++e) {
-    if (!IsReadGroupLeader(table_.events, e)) continue;
-    ReadGroup group;
-    group.leader = static_cast<uint32_t>(e);
-    group.members = table_.events[e].group_members;
-    group_of_leader_[e] = static_cast<int>(table_.groups.size());
+  for (ReadGroup& group : ReadGroupsOf(table_.events)) {
+    const EventDesc& leader = table_.events[group.leader];
+    group_of_leader_[group.leader] = static_cast<int>(table_.groups.size());
+    attributors_.push_back(
+        std::make_unique<WindowAttributor>(group.members.size(), leader.hf_sample_period));
     table_.groups.push_back(std::move(group));
-    attributors_.push_back(std::make_unique<WindowAttributor>(table_.events[e].group_members.size(),
-                                                              table_.events[e].hf_sample_period));
   }
   // A group member's event sampled on its own (record samples each member beside the group)
   // shows, by its samples' rows, work that a window credited to another row stepped over.

@@ -23,12 +23,14 @@ uint64_t DefaultTimelineIntervalNs(uint64_t duration_ns) {
 Result<IntervalMetrics> IntervalMetrics::Plan(const std::vector<EventDesc>& events,
                                               const std::vector<uint64_t>& total_period,
                                               const std::vector<uint64_t>& total_samples,
+                                              const std::vector<ReadGroup>& groups,
                                               const std::vector<MetricFormula>& user_metrics) {
   // Planned on the whole profile's totals (which events were sampled), evaluated per interval.
   ReportTable totals;
   totals.events = events;
   totals.total_period = total_period;
   totals.total_samples = total_samples;
+  totals.groups = groups;
   auto plan = DerivedMetrics::Plan(totals, {}, "", user_metrics);
   if (!plan.ok()) return plan.error();
   IntervalMetrics metrics(std::move(plan).value());
@@ -38,15 +40,36 @@ Result<IntervalMetrics> IntervalMetrics::Plan(const std::vector<EventDesc>& even
       metrics.columns_.push_back(c);
       metrics.names_.push_back(columns[c].name);
       metrics.units_.push_back(columns[c].unit);
+      metrics.sources_.push_back(columns[c].source);
+    }
+  // A formula whose events were not all sampled on their own but are read in a group (perf's
+  // {cycles,instructions}:S): its value from the group's windows in the interval.
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (columns[c].source == MetricSource::kGroupDeltas &&
+        std::find(metrics.names_.begin(), metrics.names_.end(), columns[c].name) ==
+            metrics.names_.end()) {
+      metrics.columns_.push_back(c);
+      metrics.names_.push_back(columns[c].name);
+      metrics.units_.push_back(columns[c].unit);
+      metrics.sources_.push_back(columns[c].source);
     }
   return metrics;
 }
 
 std::vector<MetricValue> IntervalMetrics::Evaluate(const std::vector<uint64_t>& period,
                                                    const std::vector<uint64_t>& samples,
-                                                   const std::vector<double>& left_out) const {
+                                                   const std::vector<double>& left_out,
+                                                   const std::vector<WindowSums>& windows) const {
   std::vector<MetricValue> values;
   for (size_t c : columns_) {
+    if (plan_.columns()[c].source == MetricSource::kGroupDeltas) {
+      const size_t g = static_cast<size_t>(plan_.columns()[c].group);
+      values.push_back(
+          g < windows.size()
+              ? plan_.EvaluateWindows(c, windows[g].deltas, windows[g].products, windows[g].windows)
+              : MetricValue{});
+      continue;
+    }
     std::vector<uint64_t> periods, counts;
     for (size_t e : plan_.columns()[c].events) {
       periods.push_back(period[e]);
@@ -72,10 +95,11 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
   view.interval_ns = profile.timeline_interval_ns;
   view.samples_beyond = profile.samples_beyond_timeline;
   auto metrics = IntervalMetrics::Plan(profile.events, profile.total_period, profile.total_samples,
-                                       user_metrics);
+                                       profile.read_groups, user_metrics);
   if (!metrics.ok()) return metrics.error();
   view.metric_names = metrics->names();
   view.metric_units = metrics->units();
+  view.metric_sources = metrics->sources();
   for (const TimelineInterval& interval : profile.timeline) {
     TimelinePoint point;
     point.start_ns = interval.start_ns;
@@ -99,7 +123,8 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
         point.top.begin(), point.top.end(),
         [](const TimelineFunction& a, const TimelineFunction& b) { return a.period > b.period; });
     if (top && point.top.size() > top) point.top.resize(top);
-    point.metrics = metrics->Evaluate(point.period, point.samples, interval.left_out);
+    point.metrics =
+        metrics->Evaluate(point.period, point.samples, interval.left_out, interval.windows);
     view.points.push_back(std::move(point));
   }
   return view;

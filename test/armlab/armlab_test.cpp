@@ -1084,15 +1084,17 @@ void ExpectBurstOnTheKernelPath(const std::string& check) {
   // thread on a CPU: tprof's forked child before its exec is one more).
   EXPECT_LE(windows > long_periods ? windows - long_periods : long_periods - windows, 3u)
       << group.dump();
-  // A sample every 50,000 cycles on average (one long, one short per 100,000): the fallback
-  // would take one every 10,000.
+  // Two samples every 110,000 cycles (a long period of 100,000, then a short one of 10,000), less
+  // the cycles each overflow's interrupt comes late by, which QEMU delivers at a block's end, later
+  // on a loaded host (pairs of 116,800 cycles seen in CI beside a build, 5 % fewer samples): the
+  // fallback would take one every 10,000, five times as many.
   auto counts = Oracle("hf");
   const double samples = report["events"][0]["samples"].get<double>();
-  const double expected = 2.0 * static_cast<double>(counts["cycles:u"]) / 100000;
+  const double expected = 2.0 * static_cast<double>(counts["cycles:u"]) / 110000;
   Print("hf " + check + ": " + group.dump() + ", " + std::to_string(samples) +
         " samples, expected about " + std::to_string(expected));
-  EXPECT_GT(samples, 0.9 * expected);
-  EXPECT_LT(samples, 1.3 * expected);
+  EXPECT_GT(samples, 0.8 * expected);
+  EXPECT_LT(samples, 1.2 * expected);
 }
 
 TEST(ArmLabHf, BurstTakesTheKernelPathAndCreditsTheShortWindowsOnly) {

@@ -19,6 +19,7 @@
 #include "core/format/profile_reader.h"
 #include "core/source/profile_source.h"
 #include "symbolize/symbolizer.h"
+#include "test/support/flame_page_data.h"
 #include "test/support/run_command.h"
 #include "test/support/test_programs.h"
 
@@ -428,6 +429,125 @@ TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
   EXPECT_EQ(cut.err.find("holds no sample"), std::string::npos) << cut.err;
   EXPECT_TRUE(cut.out.empty()) << cut.out;
   std::remove(half.c_str());
+}
+
+// report --timeline of a read group whose members were not sampled on their own (perf's
+// {cycles,instructions}:S, or tprof's with --no-member-samples): a formula over the group has a
+// value per interval from the group's windows that ended in it ([g]), where before it had none.
+// timeline_phases' fault phase first-touches a page every 50 us of CPU time and counts its own
+// faults and task-clock: most of the intervals inside it cover that rate within their 95 %
+// interval (as the page's track is held: 80 %); the compute phase touches no page (its median
+// interval reads under 5 % of it); the sleep's intervals, with no window, have no value.
+TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
+  const std::string profile = TempPath("timeline", "group.tprof");
+  auto recorded =
+      RunCommand({kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S", "--no-member-samples",
+                  "-o", profile, "--", TIMELINE_PHASES_BINARY, "300"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  unsigned long faults = 0;
+  unsigned long long clock_ns = 0;
+  const size_t at = recorded.out.find("fault_phase faults ");
+  ASSERT_NE(at, std::string::npos) << recorded.out;
+  ASSERT_EQ(std::sscanf(recorded.out.c_str() + at, "fault_phase faults %lu task_clock_ns %llu",
+                        &faults, &clock_ns),
+            2);
+  const double truth = static_cast<double>(faults) / static_cast<double>(clock_ns) * 1e6;
+  const nlohmann::json j =
+      ReportJson({"-i", profile, "--timeline", "--interval", "20", "--no-inline", "--limit", "0",
+                  "--metric", "fpm = page-faults / task-clock * 1000000"});
+  ASSERT_FALSE(j.is_discarded());
+  int fpm = -1;
+  for (size_t m = 0; m < j["metrics"].size(); ++m)
+    if (j["metrics"][m]["name"] == "fpm") fpm = static_cast<int>(m);
+  ASSERT_GE(fpm, 0) << j["metrics"].dump();
+  EXPECT_EQ(j["metrics"][fpm]["source"], "group deltas");
+  // An interval in one phase: its functions are mostly the phase's, and none of the other's.
+  const auto share_of = [](const nlohmann::json& interval, std::initializer_list<const char*> fs) {
+    double in = 0, all = 0;
+    for (const auto& f : interval["functions"]) {
+      const std::string name = f["function"];
+      const double n = f["samples"].get<double>();
+      all += n;
+      for (const char* wanted : fs) in += name == wanted ? n : 0;
+    }
+    return all > 0 ? in / all : 0.0;
+  };
+  int fault_intervals = 0, covered = 0, sleeping = 0;
+  std::vector<double> compute;
+  std::string seen;
+  for (const auto& interval : j["intervals"]) {
+    const nlohmann::json& m = interval["metrics"][fpm];
+    if (interval["samples"][0] == 0) {
+      ++sleeping;
+      EXPECT_TRUE(m["value"].is_null()) << interval.dump();
+      continue;
+    }
+    if (m["value"].is_null()) continue;
+    const double value = m["value"], low = m["ci95"][0], high = m["ci95"][1];
+    // (The phases' computing calls clock_gettime, rows of their own.)
+    const double fault_share = share_of(interval, {"fault_phase"}),
+                 compute_share = share_of(interval, {"compute_phase", "helper_phase"});
+    if (fault_share > 0.5 && compute_share == 0) {
+      ++fault_intervals;
+      covered += low <= truth && truth <= high;
+      seen += " " + std::to_string(value).substr(0, 5);
+    } else if (compute_share > 0.5 && fault_share == 0) {
+      compute.push_back(value);
+    }
+  }
+  std::printf("fault phase %.2f faults/ms: %d of %d intervals cover it:%s\n", truth, covered,
+              fault_intervals, seen.c_str());
+  ASSERT_GE(fault_intervals, 8) << j.dump().substr(0, 2000);
+  EXPECT_GE(covered, 0.8 * fault_intervals) << seen;
+  ASSERT_GE(compute.size(), 5u);
+  std::sort(compute.begin(), compute.end());
+  EXPECT_LT(compute[compute.size() / 2], 0.05 * truth);
+  EXPECT_GE(sleeping, 5);
+  // The flame graph page's track: the same windows by its buckets, which --timeline at the
+  // buckets' length gives interval by interval.
+  const std::string html = TempPath("timeline", "group.html");
+  auto page = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", html, "--metric",
+                          "fpm = page-faults / task-clock * 1000000"});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  const nlohmann::json data = FlamePageData(html);
+  ASSERT_TRUE(data.contains("timeline")) << page.err;
+  const nlohmann::json& track = data["timeline"]["metric"];
+  ASSERT_EQ(track["name"], "fpm") << track.dump().substr(0, 300);
+  const uint64_t bucket_ns = data["timeline"]["bucketNs"];
+  ASSERT_EQ(bucket_ns % 1000000, 0u) << bucket_ns;
+  const nlohmann::json by_bucket =
+      ReportJson({"-i", profile, "--timeline", "--interval", std::to_string(bucket_ns / 1000000),
+                  "--limit", "1", "--metric", "fpm = page-faults / task-clock * 1000000"});
+  ASSERT_FALSE(by_bucket.is_discarded());
+  size_t compared = 0;
+  for (size_t b = 0; b < by_bucket["intervals"].size() && b < track["value"].size(); ++b) {
+    const nlohmann::json& expected = by_bucket["intervals"][b]["metrics"][fpm]["value"];
+    if (expected.is_null()) {
+      EXPECT_TRUE(track["value"][b].is_null()) << b;
+      continue;
+    }
+    ASSERT_FALSE(track["value"][b].is_null()) << b;
+    EXPECT_NEAR(track["value"][b].get<double>(), expected.get<double>(),
+                1e-4 * std::max(1.0, expected.get<double>()))
+        << b;
+    ++compared;
+  }
+  EXPECT_GE(compared, 20u);
+  std::remove(html.c_str());
+  // Sampled on their own as well (record's default), the same formula is the sampled one's.
+  auto both = RunCommand({kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S", "-o", profile,
+                          "--", TIMELINE_PHASES_BINARY, "50"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const nlohmann::json sampled =
+      ReportJson({"-i", profile, "--timeline", "--interval", "20", "--metric",
+                  "fpm = page-faults / task-clock * 1000000"});
+  ASSERT_FALSE(sampled.is_discarded());
+  for (const auto& metric : sampled["metrics"]) {
+    if (metric["name"] == "fpm") {
+      EXPECT_EQ(metric["source"], "sampled periods");
+    }
+  }
+  std::remove(profile.c_str());
 }
 
 // report --timeline: every interval's samples are the raw samples in it (to the sample), its
