@@ -329,6 +329,27 @@ TEST(ArmLabN1, GroupReadsGiveIpcHalfAndSumToTheCountingRun) {
         std::to_string(static_cast<uint64_t>(instructions)) + " instructions in the last reads");
 }
 
+// The group recorded alone, as perf records it (no member sampled on its own): --timeline's IPC
+// per interval comes from the group's windows there, and the emulator's IPC is 0.50 throughout.
+TEST(ArmLabN1, TimelineIpcOfAGroupAloneComesFromItsWindows) {
+  json timeline = JsonOf("n1", "group_only_timeline");
+  ASSERT_FALSE(timeline.is_null());
+  int ipc = -1;
+  for (size_t m = 0; m < timeline["metrics"].size(); ++m)
+    if (timeline["metrics"][m]["name"] == "IPC") ipc = static_cast<int>(m);
+  ASSERT_GE(ipc, 0) << timeline["metrics"].dump();
+  EXPECT_EQ(timeline["metrics"][ipc]["source"], "group deltas");
+  size_t with_value = 0;
+  for (const json& interval : timeline["intervals"]) {
+    const json& value = interval["metrics"][ipc]["value"];
+    if (value.is_null()) continue;
+    ++with_value;
+    EXPECT_NEAR(value.get<double>(), 0.5, 0.001) << interval.dump().substr(0, 400);
+  }
+  EXPECT_GE(with_value, 3u);
+  Print("n1 group alone: IPC[g] 0.50 in " + std::to_string(with_value) + " intervals");
+}
+
 TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
   json ipc = JsonOf("n1", "metrics_ipc_report");
   ASSERT_FALSE(ipc.is_null());

@@ -169,6 +169,11 @@ case $job in
     check group_read tprof record -e '{cycles:u,instructions:u}:S' -c $group_period -o p.tprof \
       -- "$fp" $rounds
     check group_read_report tprof report -i ../group_read/p.tprof --json
+    # The group alone, as perf records it: IPC per interval from its windows.
+    check group_only tprof record -e '{cycles:u,instructions:u}:S' --no-member-samples \
+      -c $group_period -o p.tprof -- "$fp" $rounds
+    check group_only_timeline tprof report -i ../group_only/p.tprof --timeline --interval 20 \
+      --json
     check metrics_ipc tprof record -M ipc -c $group_period -o p.tprof -- "$fp" $rounds
     # The cost split's designed case: 30 % more rounds at the same cost per instruction (IPC 0.5
     # everywhere), three runs a side; the host diffs them (ArmLabN1.CostSplit...).
