@@ -195,6 +195,10 @@ class ReportCommand : public Subcommand {
     app.add_flag("--no-timeline", no_timeline_,
                  "Flame graph: leave out the timeline (lanes per thread over time, ranges to "
                  "redraw the graph for and to compare); it grows with samples x threads");
+    app.add_option("--track", track_name_,
+                   "Flame graph: the timeline's metric track, any metric of the table's or a "
+                   "--metric of yours, from each bucket's sampled periods or a read group's "
+                   "windows (default: the --color metric:NAME, else the first --metric, else IPC)");
   }
 
   // --- report table options (sort, filters, children, callers/callees, json/csv) ---
@@ -770,8 +774,18 @@ class ReportCommand : public Subcommand {
       // range report --time reads: with a filter, from the start its read found.
       const uint64_t start = selected ? selected->start_timestamp() : meta.start_timestamp;
       auto built = PageTimeline(tree, leaf_of_stack, events, start, event, by_wall, wall,
-                                by_metric ? color_name.substr(7) : std::string());
+                                !track_name_.empty() ? track_name_
+                                : by_metric          ? color_name.substr(7)
+                                                     : std::string());
       if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
+      if (!track_name_.empty() && built->metric_name.empty()) {
+        std::string known;
+        for (const std::string& m : built->metrics_known) known += (known.empty() ? "" : ", ") + m;
+        return ReportError(name(), input_ + ": --track " + track_name_ +
+                                       ": no such metric over these events (they give: " +
+                                       (known.empty() ? std::string("none") : known) +
+                                       "; --metric adds one)");
+      }
       timeline = std::move(built).value();
       if (selected) {
         timeline.kept_from_s = selected->filter().time_start;
@@ -824,6 +838,7 @@ class ReportCommand : public Subcommand {
   ReportExportOptions exports_;  // folded stacks, exports, annotate
   std::string flamegraph_;
   std::string color_name_;  // empty: offcpu for an off-CPU recording, else name
+  std::string track_name_;  // empty: PageTimeline's default
   uint64_t min_samples_ = 10;
   std::string roots_name_ = "none";
   bool no_timeline_ = false;

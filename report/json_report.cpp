@@ -215,11 +215,24 @@ void RenderTimelineJson(const TimelineView& view, std::ostream& out) {
                         {"low_confidence", v.low_confidence},
                         {"bias", bias}});
     }
+    nlohmann::json groups = nlohmann::json::array();
+    for (size_t g = 0; g < view.groups.size(); ++g) {
+      const ReadGroup& group = view.groups[g];
+      nlohmann::json deltas = nlohmann::json::object();
+      const WindowSums* sums = g < point.windows.size() ? &point.windows[g] : nullptr;
+      for (size_t m = 0; m < group.members.size(); ++m)
+        deltas[view.events[group.members[m]].name] =
+            sums && m < sums->deltas.size() ? sums->deltas[m] : 0.0;
+      groups.push_back({{"leader", view.events[group.leader].name},
+                        {"windows", sums ? sums->windows : 0},
+                        {"deltas", deltas}});
+    }
     intervals.push_back({{"start_s", static_cast<double>(point.start_ns) / 1e9},
                          {"end_s", static_cast<double>(point.end_ns) / 1e9},
                          {"period", point.period},
                          {"samples", point.samples},
                          {"metrics", values},
+                         {"groups", groups},
                          {"functions", top}});
   }
   j["intervals"] = intervals;

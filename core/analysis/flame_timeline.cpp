@@ -159,6 +159,7 @@ Result<FlameTimeline> BuildFlameTimeline(
                                        options.user_metrics);
   if (!metrics.ok()) return metrics.error();
   const auto& names = metrics->names();
+  t.metrics_known = names;
   const auto metric = std::find(names.begin(), names.end(), options.metric);
   if (metric != names.end()) {
     const size_t m = static_cast<size_t>(metric - names.begin());

@@ -77,7 +77,8 @@ struct FlameTimeline {
   };
   std::vector<Cell> cells;
   std::string metric_name, metric_unit;
-  std::vector<MetricValue> metric;  // per bucket, when there is a track
+  std::vector<MetricValue> metric;         // per bucket, when there is a track
+  std::vector<std::string> metrics_known;  // the names a track could have shown
 };
 
 // `samples` as the tree kept them (CallTreeBuilder::KeepSampleTimes) of `events`,

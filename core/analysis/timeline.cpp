@@ -100,6 +100,7 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
   view.metric_names = metrics->names();
   view.metric_units = metrics->units();
   view.metric_sources = metrics->sources();
+  view.groups = profile.read_groups;
   for (const TimelineInterval& interval : profile.timeline) {
     TimelinePoint point;
     point.start_ns = interval.start_ns;
@@ -125,6 +126,7 @@ Result<TimelineView> BuildTimeline(const FunctionProfile& profile, size_t rankin
     if (top && point.top.size() > top) point.top.resize(top);
     point.metrics =
         metrics->Evaluate(point.period, point.samples, interval.left_out, interval.windows);
+    point.windows = interval.windows;
     view.points.push_back(std::move(point));
   }
   return view;

@@ -27,6 +27,9 @@ struct TimelinePoint {
   std::vector<uint64_t> period, samples;  // per event
   std::vector<TimelineFunction> top;      // by the ranking event's period, largest first
   std::vector<MetricValue> metrics;       // per TimelineView::metric_names
+  // Per read group (TimelineView::groups): its whole windows that ended in the interval, whose
+  // deltas are what the group counted there (perf stat -I's counts); empty when none ended.
+  std::vector<WindowSums> windows;
 };
 
 struct TimelineView {
@@ -38,6 +41,7 @@ struct TimelineView {
   std::vector<std::string> metric_names;
   std::vector<std::string> metric_units;
   std::vector<MetricSource> metric_sources;
+  std::vector<ReadGroup> groups;  // the events' read groups
   std::vector<TimelinePoint> points;
   uint64_t samples_beyond = 0;  // past the last interval kept (FunctionProfile)
 };

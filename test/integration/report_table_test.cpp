@@ -435,9 +435,12 @@ TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
 // {cycles,instructions}:S, or tprof's with --no-member-samples): a formula over the group has a
 // value per interval from the group's windows that ended in it ([g]), where before it had none.
 // timeline_phases' fault phase first-touches a page every 50 us of CPU time and counts its own
-// faults and task-clock: most of the intervals inside it cover that rate within their 95 %
-// interval (as the page's track is held: 80 %); the compute phase touches no page (its median
-// interval reads under 5 % of it); the sleep's intervals, with no window, have no value.
+// faults and task-clock over the phase. The group's windows in its intervals (their deltas, in
+// the JSON beside each value) add up to that rate within 2 %, and each interval reads within a
+// third of it: the rate moves within the
+// phase with the host's load (13 faults/ms for a quarter of it, then 18.4, beside a build), so
+// a single interval's truth is not the phase's. The compute phase touches no page (its median
+// interval reads under 5 % of the rate); the sleep's intervals, with no window, have no value.
 TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
   const std::string profile = TempPath("timeline", "group.tprof");
   auto recorded =
@@ -472,7 +475,8 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
     }
     return all > 0 ? in / all : 0.0;
   };
-  int fault_intervals = 0, covered = 0, sleeping = 0;
+  int fault_intervals = 0, near = 0, sleeping = 0;
+  double faults_counted = 0, clock_counted = 0;  // the group's windows in those intervals
   std::vector<double> compute;
   std::string seen;
   for (const auto& interval : j["intervals"]) {
@@ -482,23 +486,29 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
       EXPECT_TRUE(m["value"].is_null()) << interval.dump();
       continue;
     }
-    if (m["value"].is_null()) continue;
+    // (One window gives a value without an interval.)
+    if (m["value"].is_null() || m["ci95"].is_null()) continue;
     const double value = m["value"], low = m["ci95"][0], high = m["ci95"][1];
     // (The phases' computing calls clock_gettime, rows of their own.)
     const double fault_share = share_of(interval, {"fault_phase"}),
                  compute_share = share_of(interval, {"compute_phase", "helper_phase"});
     if (fault_share > 0.5 && compute_share == 0) {
       ++fault_intervals;
-      covered += low <= truth && truth <= high;
-      seen += " " + std::to_string(value).substr(0, 5);
+      near += std::abs(value - truth) <= truth / 3;
+      const nlohmann::json& deltas = interval["groups"][0]["deltas"];
+      faults_counted += deltas["page-faults"].get<double>();
+      clock_counted += deltas["task-clock"].get<double>();
+      seen += " " + std::to_string(value).substr(0, 5) + " [" + std::to_string(low).substr(0, 5) +
+              ", " + std::to_string(high).substr(0, 5) + "]";
     } else if (compute_share > 0.5 && fault_share == 0) {
       compute.push_back(value);
     }
   }
-  std::printf("fault phase %.2f faults/ms: %d of %d intervals cover it:%s\n", truth, covered,
-              fault_intervals, seen.c_str());
+  std::printf("fault phase %.2f faults/ms, its intervals' windows %.2f; each:%s\n", truth,
+              faults_counted / clock_counted * 1e6, seen.c_str());
   ASSERT_GE(fault_intervals, 8) << j.dump().substr(0, 2000);
-  EXPECT_GE(covered, 0.8 * fault_intervals) << seen;
+  EXPECT_NEAR(faults_counted / clock_counted * 1e6, truth, 0.02 * truth) << seen;
+  EXPECT_EQ(near, fault_intervals) << seen;
   ASSERT_GE(compute.size(), 5u);
   std::sort(compute.begin(), compute.end());
   EXPECT_LT(compute[compute.size() / 2], 0.05 * truth);
@@ -533,6 +543,19 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
     ++compared;
   }
   EXPECT_GE(compared, 20u);
+  // --track chooses another of the formulas; one the events do not give is an error that names
+  // those they do.
+  auto other = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", html, "--metric",
+                           "fpm = page-faults / task-clock * 1000000", "--metric",
+                           "us = task-clock / 1000", "--track", "us"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(FlamePageData(html)["timeline"]["metric"]["name"], "us");
+  auto unknown = RunCommand({kTprof, "report", "-i", profile, "--flamegraph", html, "--metric",
+                             "fpm = page-faults / task-clock * 1000000", "--track", "ipc"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("--track ipc: no such metric over these events (they give: fpm"),
+            std::string::npos)
+      << unknown.err;
   std::remove(html.c_str());
   // Sampled on their own as well (record's default), the same formula is the sampled one's.
   auto both = RunCommand({kTprof, "record", "-q", "-e", "{task-clock,page-faults}:S", "-o", profile,
