@@ -103,11 +103,7 @@ const char* kEveryFault = "[s] every fault, clock 20 kHz";
 // where the windows cannot, and the one rare events allow.
 std::vector<Method> MatrixMethods() {
   std::vector<Method> methods(Methods().begin(), Methods().begin() + 3);
-  methods.push_back(
-      {kEveryFault,
-       {"-g", "-F", "20000", "-m", "2048", "-e", std::string("task-clock,") + kEachFaultEvent},
-       "sampled periods",
-       {"--children"}});
+  methods.push_back(EveryFaultMethod(kEveryFault, "task-clock", {"--children"}));
   return methods;
 }
 

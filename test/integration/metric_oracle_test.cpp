@@ -479,11 +479,7 @@ std::optional<std::pair<double, double>> CountedValue(const std::string& reason)
 TEST(MetricOracle, AUserOnlyClockSaysWhatItsSamplesLeaveOut) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const Method user_clock{"[s] every fault, user-only clock",
-                          {"-g", "-F", "20000", "-m", "2048", "-e",
-                           "task-clock:u,software/config=2,period=1,name=page-faults/"},
-                          "sampled periods",
-                          {}};
+  const Method user_clock = EveryFaultMethod("[s] every fault, user-only clock", "task-clock:u");
   bool lost = false;
   for (const std::string placement : {"spread", "entry", "exit"}) {
     auto run = Measure(user_clock, dir.path(), OracleWorkload{60, "40", placement, "random"});
@@ -571,11 +567,7 @@ uint64_t UserPc(const Sample& s) {
 TEST(MetricOracle, AClockThatMissedTicksSaysSoWhereTheyFell) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const Method every_fault{"[s] every fault, clock 20 kHz",
-                           {"-g", "-F", "20000", "-m", "2048", "-e",
-                            "task-clock,software/config=2,period=1,name=page-faults/"},
-                           "sampled periods",
-                           {}};
+  const Method every_fault = EveryFaultMethod("[s] every fault, clock 20 kHz", "task-clock");
   const OracleWorkload workload{80, "40", "spread", "turns"};
   auto run = Measure(every_fault, dir.path(), workload);
   ASSERT_TRUE(run.has_value());
