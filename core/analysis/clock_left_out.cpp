@@ -13,7 +13,8 @@ ClockLeftOutTime::ClockLeftOutTime(const std::vector<EventDesc>& events)
     const bool reads = (d.sample_type & PERF_SAMPLE_READ) && d.group_members.size() == 1 &&
                        d.group_members[0] == e && IsTimerClock(d.type, d.config);
     reads_itself_.push_back(reads);
-    both_modes_.push_back(d.exclude_user == d.exclude_kernel);
+    both_modes_.push_back(
+        !IsClockSampledInOneMode(d.type, d.config, d.exclude_user, d.exclude_kernel));
     any_ |= reads;
   }
 }

@@ -248,7 +248,8 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     clock.event = events[static_cast<size_t>(plan.left_out_clock_slot_[c])];
     const EventDesc& desc = table.events[clock.event];
     clock.name = desc.name;
-    clock.one_mode = desc.exclude_user != desc.exclude_kernel;
+    clock.one_mode =
+        IsClockSampledInOneMode(desc.type, desc.config, desc.exclude_user, desc.exclude_kernel);
     if (desc.exclude_user) clock.left_out = "user space";
     if (table.total_samples[clock.event])
       clock.mean_period = static_cast<double>(table.total_period[clock.event]) /

@@ -36,9 +36,9 @@ void FunctionProfileBuilder::CountInTimeline(const Sample& sample, size_t row) {
   }
   if (interval >= interval_counts_.size()) interval_counts_.resize(interval + 1);
   interval_counts_[interval][row * profile_.events.size() + sample.event].Add(sample.period);
+  windows_.Add(sample, interval);
   // The periods dropped since the thread's last sample count where this one falls (a period is
   // short against an interval).
-  windows_.Add(sample, interval);
   if (const double left_out = left_out_.Add(sample); left_out > 0) {
     if (interval_left_out_.size() <= interval) interval_left_out_.resize(interval + 1);
     interval_left_out_[interval].resize(profile_.events.size());

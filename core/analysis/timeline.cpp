@@ -35,24 +35,21 @@ Result<IntervalMetrics> IntervalMetrics::Plan(const std::vector<EventDesc>& even
   if (!plan.ok()) return plan.error();
   IntervalMetrics metrics(std::move(plan).value());
   const auto& columns = metrics.plan_.columns();
+  const auto keep = [&](size_t c) {
+    metrics.columns_.push_back(c);
+    metrics.names_.push_back(columns[c].name);
+    metrics.units_.push_back(columns[c].unit);
+    metrics.sources_.push_back(columns[c].source);
+  };
   for (size_t c = 0; c < columns.size(); ++c)
-    if (columns[c].source == MetricSource::kSampledPeriods) {
-      metrics.columns_.push_back(c);
-      metrics.names_.push_back(columns[c].name);
-      metrics.units_.push_back(columns[c].unit);
-      metrics.sources_.push_back(columns[c].source);
-    }
+    if (columns[c].source == MetricSource::kSampledPeriods) keep(c);
   // A formula whose events were not all sampled on their own but are read in a group (perf's
   // {cycles,instructions}:S): its value from the group's windows in the interval.
   for (size_t c = 0; c < columns.size(); ++c)
     if (columns[c].source == MetricSource::kGroupDeltas &&
         std::find(metrics.names_.begin(), metrics.names_.end(), columns[c].name) ==
-            metrics.names_.end()) {
-      metrics.columns_.push_back(c);
-      metrics.names_.push_back(columns[c].name);
-      metrics.units_.push_back(columns[c].unit);
-      metrics.sources_.push_back(columns[c].source);
-    }
+            metrics.names_.end())
+      keep(c);
   return metrics;
 }
 

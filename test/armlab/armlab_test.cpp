@@ -334,11 +334,7 @@ TEST(ArmLabN1, GroupReadsGiveIpcHalfAndSumToTheCountingRun) {
 TEST(ArmLabN1, TimelineIpcOfAGroupAloneComesFromItsWindows) {
   json timeline = JsonOf("n1", "group_only_timeline");
   ASSERT_FALSE(timeline.is_null());
-  int ipc = -1;
-  for (size_t m = 0; m < timeline["metrics"].size(); ++m)
-    if (timeline["metrics"][m]["name"] == "IPC") ipc = static_cast<int>(m);
-  ASSERT_GE(ipc, 0) << timeline["metrics"].dump();
-  EXPECT_EQ(timeline["metrics"][ipc]["source"], "group deltas");
+  const size_t ipc = MetricIndex(timeline, "IPC", "group deltas");
   size_t with_value = 0;
   for (const json& interval : timeline["intervals"]) {
     const json& value = interval["metrics"][ipc]["value"];
