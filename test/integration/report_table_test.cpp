@@ -436,8 +436,8 @@ TEST_F(DemoReport, DiffComparesTwoRangesOfOneRecordingAsReportReadsThem) {
 // value per interval from the group's windows that ended in it ([g]), where before it had none.
 // timeline_phases' fault phase first-touches a page every 50 us of CPU time and counts its own
 // faults and task-clock over the phase. The group's windows in its intervals (their deltas, in
-// the JSON beside each value) add up to that rate within 2 %, and each interval reads within a
-// third of it: the rate moves within the
+// the JSON beside each value) add up to that rate within 2 %, and each interval but the phase's
+// first and last reads within a third of it: the rate moves within the
 // phase with the host's load (13 faults/ms for a quarter of it, then 18.4, beside a build), so
 // a single interval's truth is not the phase's. The compute phase touches no page (its median
 // interval reads under 5 % of the rate); the sleep's intervals, with no window, have no value.
@@ -475,7 +475,8 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
     }
     return all > 0 ? in / all : 0.0;
   };
-  int fault_intervals = 0, near = 0, sleeping = 0;
+  int fault_intervals = 0, sleeping = 0;
+  std::vector<bool> near_flags;                  // per fault interval, in time order
   double faults_counted = 0, clock_counted = 0;  // the group's windows in those intervals
   std::vector<double> compute;
   std::string seen;
@@ -494,7 +495,7 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
                  compute_share = share_of(interval, {"compute_phase", "helper_phase"});
     if (fault_share > 0.5 && compute_share == 0) {
       ++fault_intervals;
-      near += std::abs(value - truth) <= truth / 3;
+      near_flags.push_back(std::abs(value - truth) <= truth / 3);
       const nlohmann::json& deltas = interval["groups"][0]["deltas"];
       faults_counted += deltas["page-faults"].get<double>();
       clock_counted += deltas["task-clock"].get<double>();
@@ -508,7 +509,10 @@ TEST(TimelineOfAGroup, AFormulaOverTheGroupHasAValuePerIntervalFromItsWindows) {
               faults_counted / clock_counted * 1e6, seen.c_str());
   ASSERT_GE(fault_intervals, 8) << j.dump().substr(0, 2000);
   EXPECT_NEAR(faults_counted / clock_counted * 1e6, truth, 0.02 * truth) << seen;
-  EXPECT_EQ(near, fault_intervals) << seen;
+  // The phase's first and last intervals hold its start and end (seen beside a parallel build:
+  // the last at 11.6 [7.5, 15.6] against the phase's 17.5): the rule is for those between.
+  const int near = static_cast<int>(std::count(near_flags.begin() + 1, near_flags.end() - 1, true));
+  EXPECT_EQ(near, fault_intervals - 2) << seen;
   ASSERT_GE(compute.size(), 5u);
   std::sort(compute.begin(), compute.end());
   EXPECT_LT(compute[compute.size() / 2], 0.05 * truth);
