@@ -82,7 +82,9 @@ class DiffCommand : public Subcommand {
         "unchanged functions\nabout alpha of them look significant by chance "
         "(mostly small ones); gate func(*) in pt.\n"
         "IPC and CPI, old and new, are shown when both sides sampled cycles and "
-        "instructions.\n--normalize:\n" +
+        "instructions,\nor else read them in a group (perf's {cycles,instructions}:S): then "
+        "IPC[g] from the\ngroup's windows per function, with intervals and reasons, as in "
+        "tprof report.\n--normalize:\n" +
         kDiffNormalizeHelp + "\n" + kThresholdSyntaxHelp +
         "\n--flamegraph writes a differential flame graph (one self-contained HTML page) of "
         "the call\npaths of OLD and NEW: frames as wide as in NEW (--flame-width old: OLD), "
@@ -330,6 +332,9 @@ class DiffCommand : public Subcommand {
       if (loaded->kernel_credit)
         inputs.kernel_samples_credited += loaded->kernel_credit->credited();
       input.side->push_back(SumByFunction(loaded->profile, !ignore_module_));
+      if (loaded->function_table)
+        input.side->back().window_ratios =
+            SumWindowRatios(*loaded->function_table, !ignore_module_);
     }
     // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
     // with a status of its own unless the user accepts such inputs.

@@ -37,6 +37,17 @@ Result<LoadedFunctionProfile> ProfileToCompare::Load(const ProfileLoadOptions& o
   loaded.profile = builder.Finish();
   loaded.warning = summary->warning;
   loaded.kernel_credit = summary->kernel_credit;
+  // The windows of a read group are credited to functions by the table's attribution, which
+  // needs each sample's row as it comes: a second read, for such profiles only.
+  if (!loaded.profile.read_groups.empty()) {
+    auto table = ReportTableBuilder::Create(source.events(), opened->resolver(),
+                                            {SortKey::kDso, SortKey::kSymbol}, SampleFilter{},
+                                            loaded.metadata.start_timestamp, options.inline_mode);
+    if (!table.ok()) return table.error().WithContext(path_);
+    auto again = ReadTimeRange(source, **table, time_option_, time_range_, path_);
+    if (!again.ok()) return again.error();
+    loaded.function_table = (*table)->Finish();
+  }
   if (!summary->complete)
     loaded.incomplete = summary->warning.empty() ? "the file was cut short" : summary->warning;
   else if (summary->samples == 0)

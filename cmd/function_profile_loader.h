@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/analysis/function_profile.h"
+#include "core/analysis/report_table.h"
 #include "core/base/error.h"
 #include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
@@ -37,6 +38,9 @@ struct LoadedFunctionProfile {
   std::optional<KernelCreditStatistics> kernel_credit;
   // The time range read (ProfileToCompare::LimitToTime) in seconds; empty: the whole profile.
   std::string seconds;
+  // For a profile with a leader-sampled group: its rows by (dso, sym) with the group's windows
+  // credited as `tprof report` credits them, for the metrics they give (SumWindowRatios).
+  std::optional<ReportTable> function_table;
 };
 
 // A profile opened, not yet read: a comparison opens every input first, to decide how to read

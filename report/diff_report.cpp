@@ -113,24 +113,60 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
   }
 }
 
+// A window value's cell: "0.426 ±0.083~!" (~ low confidence, ! a reason it may lie outside).
+std::string WindowRatioCell(const std::optional<double>& value,
+                            const std::optional<double>& half_width, bool low_confidence,
+                            const std::string& bias) {
+  if (!value) return Printf("%16s", "n/a");
+  std::string cell = Printf("%.3f", *value);
+  cell += half_width ? Printf(" \u00b1%.3f", *half_width) : std::string(" \u00b1?");
+  cell += low_confidence ? "~" : " ";
+  cell += bias.empty() ? " " : "!";
+  // The ± is two bytes and one column.
+  return Printf("%17s", cell.c_str());
+}
+
 void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options,
                    std::ostream& out) {
   out << "#\n# derived metrics: IPC = " << m.instructions_event << " / " << m.cycles_event
-      << ", CPI = " << m.cycles_event << " / " << m.instructions_event
-      << " (raw sums over each side's runs, never normalized)\n";
-  if (!m.lost_reason.empty()) out << "# ! " << m.lost_reason << "\n";
-  out << "# " << Printf("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
+      << ", CPI = " << m.cycles_event << " / " << m.instructions_event;
+  if (!m.from_windows) {
+    out << " (raw sums over each side's runs, never normalized)\n";
+    if (!m.lost_reason.empty()) out << "# ! " << m.lost_reason << "\n";
+    out << "# " << Printf("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
+        << "  Function [module]\n";
+    out << "  " << OptionalRatio(m.total_ipc.old_value) << ' '
+        << OptionalRatio(m.total_ipc.new_value) << ' ' << OptionalRatio(m.total_cpi.old_value)
+        << ' ' << OptionalRatio(m.total_cpi.new_value) << "  [total]\n";
+    size_t shown = 0;
+    for (const FunctionRatios& f : m.functions) {
+      if (options.max_rows && shown++ >= options.max_rows) break;
+      out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
+          << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value) << "  "
+          << Label(f.key) << '\n';
+    }
+    return;
+  }
+  out << " [g]: from the windows of the group led by " << m.leader
+      << " credited to each function, pooled over each side's runs (as tprof report's [g] "
+         "columns); \u00b1 95% interval, ~ low confidence, ! may lie outside it, why below; "
+         "n/a: no window credited on that side\n";
+  auto cells = [](const RatioPair& r) {
+    return WindowRatioCell(r.old_value, r.old_half_width, r.old_low_confidence, r.old_bias) +
+           WindowRatioCell(r.new_value, r.new_half_width, r.new_low_confidence, r.new_bias);
+  };
+  out << "# " << Printf("%14s%16s%16s%16s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
       << "  Function [module]\n";
-  out << "  " << OptionalRatio(m.total_ipc.old_value) << ' ' << OptionalRatio(m.total_ipc.new_value)
-      << ' ' << OptionalRatio(m.total_cpi.old_value) << ' ' << OptionalRatio(m.total_cpi.new_value)
-      << "  [total]\n";
+  out << cells(m.total_ipc) << cells(m.total_cpi) << "  [total]\n";
+  std::vector<std::string> reasons;
   size_t shown = 0;
   for (const FunctionRatios& f : m.functions) {
     if (options.max_rows && shown++ >= options.max_rows) break;
-    out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
-        << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value) << "  "
-        << Label(f.key) << '\n';
+    out << cells(f.ipc) << cells(f.cpi) << "  " << Label(f.key) << '\n';
+    if (!f.ipc.old_bias.empty()) reasons.push_back(Label(f.key) + ", old: " + f.ipc.old_bias);
+    if (!f.ipc.new_bias.empty()) reasons.push_back(Label(f.key) + ", new: " + f.ipc.new_bias);
   }
+  for (const std::string& reason : reasons) out << "# ! " << reason << '\n';
 }
 
 // "+12.3% ±4.5" (the part in % of the old cost, its interval in the same unit when runs give one).
@@ -185,7 +221,17 @@ nlohmann::ordered_json RunsJson(const RunStatistics& r) {
 }
 
 nlohmann::ordered_json RatioJson(const RatioPair& r) {
-  return {{"old", OptionalJson(r.old_value)}, {"new", OptionalJson(r.new_value)}};
+  auto reason = [](const std::string& bias) {
+    return bias.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bias);
+  };
+  return {{"old", OptionalJson(r.old_value)},
+          {"new", OptionalJson(r.new_value)},
+          {"old_half_width", OptionalJson(r.old_half_width)},
+          {"new_half_width", OptionalJson(r.new_half_width)},
+          {"old_low_confidence", r.old_low_confidence},
+          {"new_low_confidence", r.new_low_confidence},
+          {"old_reason", reason(r.old_bias)},
+          {"new_reason", reason(r.new_bias)}};
 }
 
 nlohmann::ordered_json FindingJson(const GateFinding& f) {
@@ -230,6 +276,11 @@ void RenderDiffText(const ProfileDiff& diff, const GateVerdict& verdict,
   if (!diff.note.empty()) out << "# note: " << diff.note << '\n';
   if (!diff.unpaired_events.empty())
     out << "# not compared (missing from some run): " << Join(diff.unpaired_events) << '\n';
+  if (!diff.read_only_events.empty())
+    out << "# not compared per function, not sampled on their own: " << Join(diff.read_only_events)
+        << (diff.metrics && diff.metrics->from_windows ? "; their windows give IPC[g] and CPI[g]"
+                                                       : "")
+        << '\n';
   if (Assessed(diff)) {
     out << Printf(
         "# significance: two-sided Mann-Whitney U per function, alpha %g, minimum effect %g%%; "
@@ -277,6 +328,7 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
                        {"runs_needed", diff.runs_needed}};
   j["note"] = diff.note;
   j["unpaired_events"] = diff.unpaired_events;
+  j["read_only_events"] = diff.read_only_events;
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (const EventDiff& e : diff.events) {
     nlohmann::ordered_json functions = nlohmann::ordered_json::array();
@@ -310,6 +362,9 @@ nlohmann::ordered_json DiffToJson(const ProfileDiff& diff, const GateVerdict& ve
                            {"ipc", RatioJson(f.ipc)},
                            {"cpi", RatioJson(f.cpi)}});
     j["metrics"] = {
+        {"source", diff.metrics->from_windows ? "group deltas" : "sampled periods"},
+        {"leader", diff.metrics->from_windows ? nlohmann::ordered_json(diff.metrics->leader)
+                                              : nlohmann::ordered_json(nullptr)},
         {"cycles_event", diff.metrics->cycles_event},
         {"instructions_event", diff.metrics->instructions_event},
         {"total",

@@ -247,6 +247,89 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
   return m;
 }
 
+// IPC[g] and CPI[g] of one side's pooled windows, with their intervals as `tprof report` gives
+// them (the ratio estimator's variance, Student's t, the edge bounds widening it).
+void WindowRatioValues(const WindowRatioSums& sums, bool is_old, RatioPair* ipc, RatioPair* cpi) {
+  const std::vector<double> deltas = {sums.instructions, sums.cycles};
+  const std::vector<double> products = {sums.instructions_squared, sums.cross, sums.cross,
+                                        sums.cycles_squared};
+  const std::vector<double> covariance =
+      WindowCovariance(deltas, products, sums.windows, std::vector<size_t>{0, 1});
+  const double quantile = StudentT975(sums.windows > 0 ? sums.windows - 1 : 0);
+  const std::vector<double> bounds = {sums.instructions_bound, sums.cycles_bound};
+  auto ratio = [](size_t num, size_t den) {
+    return [num, den](const std::vector<double>& c) -> std::optional<double> {
+      if (c[den] == 0) return std::nullopt;
+      return c[num] / c[den];
+    };
+  };
+  auto fill = [&](RatioPair* pair, const MetricValue& value) {
+    (is_old ? pair->old_value : pair->new_value) = value.value;
+    (is_old ? pair->old_half_width : pair->new_half_width) = value.half_width;
+    (is_old ? pair->old_low_confidence : pair->new_low_confidence) = value.low_confidence;
+    (is_old ? pair->old_bias : pair->new_bias) = value.value ? sums.bias : std::string();
+  };
+  if (sums.windows == 0) {
+    fill(ipc, MetricValue{});
+    fill(cpi, MetricValue{});
+    return;
+  }
+  fill(ipc, ValueWithInterval(ratio(0, 1), deltas, covariance, quantile, bounds));
+  fill(cpi, ValueWithInterval(ratio(1, 0), deltas, covariance, quantile, bounds));
+}
+
+// IPC and CPI from the group windows of every run of each side, pooled per side, where no side
+// sampled the two events on their own but every run read them in a group.
+std::optional<DerivedMetricsDiff> DeriveWindowMetrics(const std::vector<FunctionTotals>& old_side,
+                                                      const std::vector<FunctionTotals>& new_side,
+                                                      const std::vector<EventDiff>& events) {
+  auto pool = [](const std::vector<FunctionTotals>& side) -> std::optional<WindowRatios> {
+    WindowRatios pooled;
+    for (const FunctionTotals& run : side) {
+      if (!run.window_ratios) return std::nullopt;
+      if (pooled.cycles_event.empty()) {
+        pooled.cycles_event = run.window_ratios->cycles_event;
+        pooled.instructions_event = run.window_ratios->instructions_event;
+        pooled.leader = run.window_ratios->leader;
+      }
+      for (const auto& [key, sums] : run.window_ratios->functions) pooled.functions[key].Add(sums);
+      pooled.total.Add(run.window_ratios->total);
+    }
+    return pooled;
+  };
+  std::optional<WindowRatios> old_pool = pool(old_side), new_pool = pool(new_side);
+  if (!old_pool || !new_pool || old_pool->total.windows == 0 || new_pool->total.windows == 0)
+    return std::nullopt;
+  DerivedMetricsDiff m;
+  m.from_windows = true;
+  m.cycles_event = old_pool->cycles_event;
+  m.instructions_event = old_pool->instructions_event;
+  m.leader = old_pool->leader;
+  WindowRatioValues(old_pool->total, true, &m.total_ipc, &m.total_cpi);
+  WindowRatioValues(new_pool->total, false, &m.total_ipc, &m.total_cpi);
+  // In the order of the first event's functions (the leader's, usually), then those it lacks.
+  std::set<FunctionKey> listed;
+  auto add = [&](const FunctionKey& key) {
+    if (!listed.insert(key).second) return;
+    // A function with samples and no window credited on either side is listed too: n/a, which
+    // a gate term naming it must say rather than pass over.
+    auto o = old_pool->functions.find(key);
+    auto n = new_pool->functions.find(key);
+    FunctionRatios row;
+    row.key = key;
+    WindowRatioValues(o == old_pool->functions.end() ? WindowRatioSums{} : o->second, true,
+                      &row.ipc, &row.cpi);
+    WindowRatioValues(n == new_pool->functions.end() ? WindowRatioSums{} : n->second, false,
+                      &row.ipc, &row.cpi);
+    m.functions.push_back(std::move(row));
+  };
+  if (!events.empty())
+    for (const FunctionDiff& f : events.front().functions) add(f.key);
+  for (const auto& [key, sums] : old_pool->functions) add(key);
+  for (const auto& [key, sums] : new_pool->functions) add(key);
+  return m;
+}
+
 void MergeInto(DiffCallNode& out, const CallNode* old_node, const CallNode* new_node,
                size_t events) {
   const CallNode& some = old_node ? *old_node : *new_node;
@@ -318,32 +401,138 @@ const char* SignificanceName(Significance significance) {
 
 FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) {
   FunctionTotals t;
-  const size_t events = profile.events.size();
-  for (const EventDesc& e : profile.events) t.events.push_back(e.name);
+  // Events a leader's samples read have no samples of their own: a self period of 0 everywhere
+  // would read as "none counted" (the group's windows carry their counts: window_ratios).
+  std::vector<size_t> kept;
+  for (size_t e = 0; e < profile.events.size(); ++e) {
+    const EventDesc& event = profile.events[e];
+    const bool read_only =
+        event.group_leader >= 0 && event.group_leader != static_cast<int32_t>(e) &&
+        static_cast<size_t>(event.group_leader) < profile.events.size() &&
+        (profile.events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ);
+    if (!read_only) {
+      kept.push_back(e);
+      continue;
+    }
+    t.read_only_events.push_back(event.name + " (read in the samples of " +
+                                 profile.events[static_cast<size_t>(event.group_leader)].name +
+                                 ")");
+  }
+  const size_t events = kept.size();
+  for (size_t e : kept) t.events.push_back(profile.events[e].name);
   t.totals.assign(events, 0.0);
-  for (size_t e = 0; e < events && e < profile.total_period.size(); ++e)
-    t.totals[e] = static_cast<double>(profile.total_period[e]);
   t.samples.assign(events, 0.0);
-  for (size_t e = 0; e < events && e < profile.total_samples.size(); ++e)
-    t.samples[e] = static_cast<double>(profile.total_samples[e]);
+  for (size_t k = 0; k < events; ++k) {
+    const size_t e = kept[k];
+    if (e < profile.total_period.size()) t.totals[k] = static_cast<double>(profile.total_period[e]);
+    if (e < profile.total_samples.size())
+      t.samples[k] = static_cast<double>(profile.total_samples[e]);
+  }
   t.lost = profile.lost;
   for (const FunctionRow& row : profile.rows) {
     auto [it, inserted] = t.self.try_emplace(
         FunctionKey{match_module ? ModuleFileName(row.module) : std::string(), row.function},
         events, 0.0);
-    for (size_t e = 0; e < events && e < row.self_period.size(); ++e)
-      it->second[e] += static_cast<double>(row.self_period[e]);
+    for (size_t k = 0; k < events; ++k)
+      if (kept[k] < row.self_period.size())
+        it->second[k] += static_cast<double>(row.self_period[kept[k]]);
   }
   // An off-CPU recording's wall time, one more event: what a thread's waits and its work cost
   // the clock together, so that a gate can hold a function to it.
   if (const std::optional<WallTimeEvents> wall = FindWallTimeEvents(profile.events)) {
-    t.events.emplace_back(kWallTimeEventName);
-    t.totals.push_back(t.totals[wall->on_cpu] + t.totals[wall->off_cpu]);
-    for (auto& [key, values] : t.self)
-      values.push_back(values[wall->on_cpu] + values[wall->off_cpu]);
-    t.samples.push_back(t.samples[wall->on_cpu] + t.samples[wall->off_cpu]);
+    auto position = [&](size_t e) {
+      return static_cast<size_t>(std::find(kept.begin(), kept.end(), e) - kept.begin());
+    };
+    const size_t on_cpu = position(wall->on_cpu), off_cpu = position(wall->off_cpu);
+    if (on_cpu < events && off_cpu < events) {
+      t.events.emplace_back(kWallTimeEventName);
+      t.totals.push_back(t.totals[on_cpu] + t.totals[off_cpu]);
+      for (auto& [key, values] : t.self) values.push_back(values[on_cpu] + values[off_cpu]);
+      t.samples.push_back(t.samples[on_cpu] + t.samples[off_cpu]);
+    }
   }
   return t;
+}
+
+void WindowRatioSums::Add(const WindowRatioSums& other) {
+  instructions += other.instructions;
+  cycles += other.cycles;
+  instructions_squared += other.instructions_squared;
+  cross += other.cross;
+  cycles_squared += other.cycles_squared;
+  windows += other.windows;
+  instructions_bound += other.instructions_bound;
+  cycles_bound += other.cycles_bound;
+  if (bias.empty()) bias = other.bias;
+}
+
+std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match_module) {
+  // The first group that reads both, and where in it each is.
+  std::optional<size_t> group;
+  size_t instructions_slot = 0, cycles_slot = 0;
+  for (size_t g = 0; g < table.groups.size() && !group; ++g) {
+    std::optional<size_t> i, c;
+    const std::vector<uint32_t>& members = table.groups[g].members;
+    for (size_t slot = 0; slot < members.size(); ++slot) {
+      const std::string name = FormulaEventName(table.events[members[slot]].name);
+      if (name == "instructions" && !i) i = slot;
+      if (name == "cycles" && !c) c = slot;
+    }
+    if (i && c) {
+      group = g;
+      instructions_slot = *i;
+      cycles_slot = *c;
+    }
+  }
+  if (!group) return std::nullopt;
+  const ReadGroup& read_group = table.groups[*group];
+  const size_t members = read_group.members.size();
+  WindowRatios ratios;
+  ratios.instructions_event = table.events[read_group.members[instructions_slot]].name;
+  ratios.cycles_event = table.events[read_group.members[cycles_slot]].name;
+  ratios.leader = table.events[read_group.leader].name;
+  // The reasons report gives: its IPC[g] column over this group.
+  std::optional<DerivedMetrics> metrics;
+  std::optional<size_t> ipc_column;
+  if (auto planned = DerivedMetrics::Plan(table, {}, ""); planned.ok()) {
+    metrics = std::move(planned).value();
+    for (size_t c = 0; c < metrics->columns().size(); ++c) {
+      const MetricColumn& column = metrics->columns()[c];
+      if (column.name == "IPC" && column.source == MetricSource::kGroupDeltas &&
+          column.group == static_cast<int>(*group))
+        ipc_column = c;
+    }
+  }
+  for (const ReportRow& row : table.rows) {
+    if (*group >= row.groups.size()) continue;
+    const GroupCredit& credit = row.groups[*group];
+    if (credit.windows_credited == 0 || credit.deltas.size() != members) continue;
+    WindowRatioSums sums;
+    sums.instructions = credit.deltas[instructions_slot];
+    sums.cycles = credit.deltas[cycles_slot];
+    sums.instructions_squared = credit.products[instructions_slot * members + instructions_slot];
+    sums.cross = credit.products[instructions_slot * members + cycles_slot];
+    sums.cycles_squared = credit.products[cycles_slot * members + cycles_slot];
+    sums.windows = credit.windows_credited;
+    auto bound = [&](size_t slot) {
+      return slot < credit.member_bound.size() ? credit.member_bound[slot] * credit.deltas[0] : 0.0;
+    };
+    sums.instructions_bound = bound(instructions_slot);
+    sums.cycles_bound = bound(cycles_slot);
+    if (ipc_column) {
+      const MetricValue value = metrics->Evaluate(*ipc_column, table, row);
+      if (value.bias) sums.bias = value.bias->reason;
+    }
+    // The row's keys are (dso, sym).
+    const std::string& module = row.keys.size() > 1 ? row.keys[0] : std::string();
+    const std::string& function = row.keys.back();
+    ratios.functions[FunctionKey{match_module ? ModuleFileName(module) : std::string(), function}]
+        .Add(sums);
+    WindowRatioSums unbiased = sums;
+    unbiased.bias.clear();
+    ratios.total.Add(unbiased);
+  }
+  return ratios;
 }
 
 Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
@@ -364,6 +553,12 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
   diff.old_runs = old_side.size();
   diff.new_runs = new_side.size();
   diff.unpaired_events = pairing->unpaired;
+  for (const auto* side : {&old_side, &new_side})
+    for (const FunctionTotals& run : *side)
+      for (const std::string& name : run.read_only_events)
+        if (std::find(diff.read_only_events.begin(), diff.read_only_events.end(), name) ==
+            diff.read_only_events.end())
+          diff.read_only_events.push_back(name);
   diff.note = pairing->note;
   diff.runs_needed = MinimumRunsPerSide(options.alpha);
 
@@ -425,6 +620,7 @@ Result<ProfileDiff> DiffProfiles(const std::vector<FunctionTotals>& old_side,
     diff.events.push_back(std::move(event));
   }
   diff.metrics = DeriveMetrics(old_side, new_side, *pairing, diff.events);
+  if (!diff.metrics) diff.metrics = DeriveWindowMetrics(old_side, new_side, diff.events);
   diff.split = SplitCost(old_side, new_side, options.split_cost, options.split_work);
   if (!diff.split && !options.split_cost.empty())
     return Error::BadRequest("--split " + options.split_cost + "/" + options.split_work +

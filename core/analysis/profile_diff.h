@@ -31,6 +31,7 @@
 
 #include "core/analysis/call_tree.h"
 #include "core/analysis/function_profile.h"
+#include "core/analysis/report_table.h"
 #include "core/analysis/significance.h"
 #include "core/base/error.h"
 
@@ -44,19 +45,57 @@ struct FunctionKey {
   auto operator<=>(const FunctionKey&) const = default;
 };
 
+// IPC and CPI by the window method ([g]) for one function: the windows of a leader-sampled group
+// that reads a cycles and an instructions event, credited to the function as `tprof report`
+// credits them (WindowAttributor). Sums, so that runs pool: a side's value is the ratio over
+// every run's windows, its interval from their spread.
+struct WindowRatioSums {
+  double instructions = 0, cycles = 0;  // sums of the two members' deltas over the windows
+  // Sums over the windows of the deltas' products: instructions^2, instructions * cycles,
+  // cycles^2.
+  double instructions_squared = 0, cross = 0, cycles_squared = 0;
+  uint64_t windows = 0;
+  // How far each count may be off for what the call edges hold, too little to flag
+  // (GroupCredit::member_bound, as counts): widens the interval.
+  double instructions_bound = 0, cycles_bound = 0;
+  // Why the value may lie outside its interval (a window bias, or the events sampled on their
+  // own disagreeing), as `tprof report` says it; the first run's that says so. Empty: none found.
+  std::string bias;
+  void Add(const WindowRatioSums& other);
+};
+
+// A profile's group windows by function, for IPC[g] and CPI[g] in a diff.
+struct WindowRatios {
+  std::string cycles_event, instructions_event;  // the group's members
+  std::string leader;                            // the group's leader
+  std::map<FunctionKey, WindowRatioSums> functions;
+  WindowRatioSums total;  // every credited window
+};
+
 // One profile reduced to what a diff needs: per event, the self period of each function and the
-// total. Functions of every process and thread of the profile are summed.
+// total. Functions of every process and thread of the profile are summed. Events a group leader's
+// samples read, not sampled on their own, have no self period: they are not among `events`
+// but in `read_only_events`, and reach the diff through `window_ratios`.
 struct FunctionTotals {
   std::vector<std::string> events;
   std::map<FunctionKey, std::vector<double>> self;  // per event
   std::vector<double> totals;                       // per event
   std::vector<double> samples;                      // per event: samples kept
   uint64_t lost = 0;  // samples the kernel lost (a full ring buffer), of any event
+  // "instructions (read in the samples of cycles)": events only read, never sampled.
+  std::vector<std::string> read_only_events;
+  std::optional<WindowRatios> window_ratios;
 };
 
 // `match_module` false: functions are matched by name alone (module left empty), for builds
 // whose binary was renamed between the two sides.
 FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module = true);
+
+// The windows of a read group with a cycles and an instructions member, by function, from a
+// table whose rows are functions (sort dso,sym, as `tprof diff` reads a profile for them), each
+// with the reason `tprof report` gives its IPC[g] (DerivedMetrics), if any. Empty when no group
+// reads both.
+std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match_module = true);
 
 enum class Normalization { kNone, kTotal, kEvent };
 
@@ -107,17 +146,24 @@ struct EventDiff {
 };
 
 // A ratio of two events (IPC = instructions / cycles, CPI = cycles / instructions), old and new.
+// From group windows each side also has a 95 % interval and may carry a reason it lies outside.
 struct RatioPair {
-  std::optional<double> old_value, new_value;  // absent when the denominator is 0
+  std::optional<double> old_value, new_value;            // absent when the denominator is 0
+  std::optional<double> old_half_width, new_half_width;  // group windows: absent below 2
+  bool old_low_confidence = false, new_low_confidence = false;
+  std::string old_bias, new_bias;  // why the side's value may lie outside its interval
 };
 struct FunctionRatios {
   FunctionKey key;
   RatioPair ipc, cpi;
 };
 // Present when both sides sampled a cycles event and an instructions event on their own (each
-// with its own samples; counts read in a group leader's samples are not attributed here).
+// with its own samples: sampled periods), or else when both read them in a leader-sampled group
+// (group deltas: the windows credited to each function, pooled over a side's runs).
 struct DerivedMetricsDiff {
+  bool from_windows = false;  // group deltas ([g]), else sampled periods ([s])
   std::string cycles_event, instructions_event;
+  std::string leader;  // group deltas: the group's leader
   RatioPair total_ipc, total_cpi;
   std::vector<FunctionRatios> functions;  // in the order of the cycles event's functions
   // Samples the kernel lost on a side may all have been one of the two events': each ratio of
@@ -152,6 +198,8 @@ struct ProfileDiff {
   size_t old_runs = 0, new_runs = 0;
   std::vector<EventDiff> events;             // events present in every run of both sides
   std::vector<std::string> unpaired_events;  // events some run lacks: not compared
+  // Events only read in a group leader's samples (FunctionTotals::read_only_events), each side's.
+  std::vector<std::string> read_only_events;
   std::optional<DerivedMetricsDiff> metrics;
   std::optional<CostSplitDiff> split;  // when both sides have the cost and the work event
   std::string note;  // one line the reader should know (e.g. how lone events were paired)

@@ -174,7 +174,8 @@ const char* const kThresholdSyntaxHelp =
     "  unit (ns us ms s: 'func(parse) > +5ms'), as a bare number would read as ns.\n"
     "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
     "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
-    "  may be ipc or cpi (in % or raw) when both sides sampled cycles and instructions, or\n"
+    "  may be ipc or cpi (in % or raw) when both sides have cycles and instructions (a value\n"
+    "  that may lie outside its interval, or is missing on a side, fails closed), or\n"
     "  work or efficiency, the two parts of a function's cost change (% of its old cost, or\n"
     "  raw): more work at the old cost per unit, and the change of that cost. In recordings\n"
     "  made with --off-cpu, wall is each function's on-CPU clock time plus its off-CPU time.\n"
@@ -335,19 +336,30 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
     if (IsMetric(t.event)) {
       if (!diff.metrics)
         return Error("threshold '" + t.text +
-                     "': ipc/cpi need a cycles and an instructions event sampled on both sides");
+                     "': ipc/cpi need a cycles and an instructions event on both sides, sampled "
+                     "on their own or read in a group");
       const bool ipc = t.event == "ipc";
       const double old_reach = diff.metrics->old_lost_reach,
                    new_reach = diff.metrics->new_lost_reach;
+      size_t without_value = 0;
       auto add = [&](const std::string& subject, const RatioPair& r) {
-        if (!r.old_value || !r.new_value) return;
+        if (!r.old_value || !r.new_value) {
+          ++without_value;
+          return;
+        }
         Candidate c;
         c.finding.subject = subject;
         c.finding.old_value = *r.old_value;
         c.finding.new_value = *r.new_value;
         c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
                                                                  : *r.new_value - *r.old_value;
-        if (old_reach > 0 || new_reach > 0) {
+        if (!r.old_bias.empty() || !r.new_bias.empty()) {
+          // A window value with a reason it may lie outside its interval has no bound on how
+          // far: it may cross whatever the threshold.
+          c.may_lie = {-std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity()};
+          c.finding.bias = !r.old_bias.empty() ? "old " + r.old_bias : "new " + r.new_bias;
+        } else if (old_reach > 0 || new_reach > 0) {
           // Each side's ratio anywhere in value * (1 +- its reach): the change at its extremes.
           const double o = *r.old_value, n = *r.new_value;
           const double old_low = o * (1 - old_reach), old_high = o * (1 + old_reach);
@@ -370,7 +382,23 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
           if (NameMatches(t.pattern, f.key.function))
             add("func(" + f.key.function + ")." + t.event, ipc ? f.ipc : f.cpi);
       }
+      const bool judged_any = !candidates.empty();
       Judge(check, std::move(candidates));
+      if (without_value > 0) {
+        // A function with no value on a side (no cycles there; from group windows: no window
+        // credited to it) is not judged: said, and where it leaves nothing judged, failed closed.
+        const std::string count = std::to_string(without_value);
+        if (!judged_any) {
+          check.tripped = true;
+          check.explanation = "'" + t.text + "': TRIPPED, failed closed: " + count +
+                              " matching value(s) missing on a side (" +
+                              (diff.metrics->from_windows ? "no group window credited there"
+                                                          : "no cycles sampled there") +
+                              "), none to judge";
+        } else {
+          check.explanation += "; " + count + " more without a value on a side, not judged";
+        }
+      }
       verdict.checks.push_back(std::move(check));
       continue;
     }
@@ -379,7 +407,15 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
       std::vector<std::string> names;
       for (const EventDiff& e : diff.events) names.push_back(e.name);
       auto selected = SelectEvent(names, t.event);
-      if (!selected.ok()) return selected.error().WithContext("threshold '" + t.text + "'");
+      if (!selected.ok()) {
+        for (const std::string& read_only : diff.read_only_events)
+          if (read_only.rfind(t.event + " (", 0) == 0)
+            return Error::BadRequest(
+                "threshold '" + t.text + "': " + read_only +
+                " is not sampled on its own, so it has no count per function; its group's "
+                "windows give ipc and cpi (func(PATTERN).ipc)");
+        return selected.error().WithContext("threshold '" + t.text + "'");
+      }
       event = &diff.events[*selected];
     }
     if (!event) return Error::BadRequest("threshold '" + t.text + "': the diff has no events");

@@ -346,6 +346,37 @@ TEST(ArmLabN1, TimelineIpcOfAGroupAloneComesFromItsWindows) {
   Print("n1 group alone: IPC[g] 0.50 in " + std::to_string(with_value) + " intervals");
 }
 
+// tprof diff of the group recorded alone (perf's way: instructions only in the cycles leader's
+// samples) against the group with its members also sampled: IPC per function from each side's
+// windows ([g]), 0.50 on both sides as the emulator counts, and a gate on it judges those values.
+TEST(ArmLabN1, DiffOfAGroupAloneComparesIpcFromItsWindows) {
+  Check alone = Ran("n1", "group_only"), read = Ran("n1", "group_read");
+  ASSERT_EQ(alone.status, 0) << alone.Describe();
+  ASSERT_EQ(read.status, 0) << read.Describe();
+  const std::string old_file = (alone.dir / "p.tprof").string(),
+                    new_file = (read.dir / "p.tprof").string();
+  auto r = tprof::testing::RunCommand({TPROF_BINARY, "diff", "--json", "--limit", "0", "--fail-if",
+                                       "func(*).ipc < -1%", "--fail-if", "func(*).ipc > +1%",
+                                       old_file, new_file});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out.substr(0, 3000);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j["metrics"].is_object()) << r.out.substr(0, 2000);
+  EXPECT_EQ(j["metrics"]["source"], "group deltas");
+  EXPECT_NEAR(j["metrics"]["total"]["ipc"]["old"].get<double>(), 0.5, 0.001);
+  EXPECT_NEAR(j["metrics"]["total"]["ipc"]["new"].get<double>(), 0.5, 0.001);
+  size_t both = 0;
+  for (const json& f : j["metrics"]["functions"]) {
+    const json& ipc = f["ipc"];
+    if (ipc["old"].is_null() || ipc["new"].is_null()) continue;
+    ++both;
+    EXPECT_NEAR(ipc["old"].get<double>(), 0.5, 0.001) << f.dump();
+    EXPECT_NEAR(ipc["new"].get<double>(), 0.5, 0.001) << f.dump();
+  }
+  EXPECT_GE(both, 2u);
+  Print("n1 diff of the group alone: IPC[g] 0.50 on both sides in " + std::to_string(both) +
+        " functions");
+}
+
 TEST(ArmLabN1, RecordMIpcAndL1UseTheTableOfTheDetectedCpu) {
   json ipc = JsonOf("n1", "metrics_ipc_report");
   ASSERT_FALSE(ipc.is_null());

@@ -720,6 +720,82 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
     }
 }
 
+// perf's {cycles,instructions}:S records instructions only in the cycles leader's samples:
+// per function it has no count of its own, and the diff must not show it as one (a total of 0)
+// nor lose IPC. The diff's IPC[g] per function is the report's for the same rows (sort dso,sym,
+// whose windows HardwareReport.GroupReadIpcPerModuleMatchesAHandComputation checks by hand),
+// with the same interval and reason; a file against itself changes no value, and a gate on
+// instructions per function is refused rather than passed over a count nobody took.
+TEST(DiffInputs, AGroupReadOnlyInTheLeadersSamplesIsComparedByItsWindows) {
+  for (const std::string name :
+       {"hotspot-perf.data.PerfFormatLost", "simpleperf/perf_with_add_counter.data"}) {
+    SCOPED_TRACE(name);
+    const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/" + name;
+    CommandResult r = RunCommand({kTprof, "diff", "--json", "--limit", "0", path, path});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded());
+    for (const nlohmann::json& e : j["events"])
+      EXPECT_EQ(e["name"].get<std::string>().find("instructions"), std::string::npos) << e["name"];
+    ASSERT_EQ(j["read_only_events"].size(), 1u) << j["read_only_events"];
+    EXPECT_EQ(j["read_only_events"][0].get<std::string>().rfind("instructions", 0), 0u);
+    const nlohmann::json& m = j["metrics"];
+    ASSERT_TRUE(m.is_object()) << r.out.substr(0, 400);
+    EXPECT_EQ(m["source"], "group deltas");
+
+    CommandResult report =
+        RunCommand({kTprof, "report", "--json", "--sort", "dso,sym", "-i", path});
+    ASSERT_TRUE(report.exit_code == 0 || report.exit_code == 4) << report.err;
+    const nlohmann::json rj = nlohmann::json::parse(report.out, nullptr, false);
+    ASSERT_FALSE(rj.is_discarded());
+    int ipc = -1;
+    for (size_t c = 0; c < rj["metrics"].size(); ++c)
+      if (rj["metrics"][c]["name"] == "IPC" && rj["metrics"][c]["source"] == "group deltas")
+        ipc = static_cast<int>(c);
+    ASSERT_GE(ipc, 0);
+    std::map<std::string, nlohmann::json> by_row;  // "function [module file name]"
+    for (const nlohmann::json& row : rj["rows"]) {
+      std::string dso = row["keys"]["dso"];
+      dso = dso.empty() || dso[0] == '[' ? dso : std::filesystem::path(dso).filename().string();
+      by_row[row["keys"]["sym"].get<std::string>() + " [" + dso + "]"] = row["metrics"][ipc];
+    }
+    size_t with_value = 0;
+    for (const nlohmann::json& f : m["functions"]) {
+      const std::string key =
+          f["function"].get<std::string>() + " [" + f["module"].get<std::string>() + "]";
+      ASSERT_TRUE(by_row.count(key)) << key;
+      const nlohmann::json& expected = by_row[key];
+      const nlohmann::json& ipc_pair = f["ipc"];
+      EXPECT_EQ(ipc_pair["old"], ipc_pair["new"]) << key;
+      if (expected["value"].is_null()) {
+        EXPECT_TRUE(ipc_pair["old"].is_null()) << key;
+        continue;
+      }
+      ++with_value;
+      EXPECT_NEAR(ipc_pair["old"].get<double>(), expected["value"].get<double>(), 1e-9) << key;
+      if (!expected["ci95"].is_null()) {
+        const double half =
+            (expected["ci95"][1].get<double>() - expected["ci95"][0].get<double>()) / 2;
+        EXPECT_NEAR(ipc_pair["old_half_width"].get<double>(), half, 1e-9) << key;
+      }
+      EXPECT_EQ(ipc_pair["old_reason"].is_null(), expected["bias"].is_null()) << key;
+      if (!expected["bias"].is_null()) {
+        EXPECT_EQ(ipc_pair["old_reason"], expected["bias"]["reason"]) << key;
+      }
+    }
+    EXPECT_GE(with_value, 1u);  // simpleperf's: one function has whole windows
+    // No value changes; a term per function on instructions is refused (exit 2), not passed.
+    CommandResult same =
+        RunCommand({kTprof, "diff", "--allow-incomplete", "--fail-if", "func(*).ipc < -0.1%",
+                    "--fail-if", "total.ipc > +0.1%", path, path});
+    EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+    CommandResult counts = RunCommand({kTprof, "diff", "--allow-incomplete", "--fail-if",
+                                       "func(*).instructions > +5%", path, path});
+    EXPECT_EQ(counts.exit_code, 2) << counts.out << counts.err;
+    EXPECT_NE(counts.err.find("instructions"), std::string::npos) << counts.err;
+  }
+}
+
 TEST(DiffFlameGraphCli, APerfDataFileAgainstItselfIsUnchangedEverywhere) {
   const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.busy.1-3.4";
   const std::string html = TempPath("diff", "self.html");

@@ -3,7 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
+
 #include "core/source/profile_source.h"
+#include "report/diff_report.h"
 #include "test/support/folded_totals.h"
 
 namespace tprof {
@@ -269,6 +275,147 @@ TEST(RegressionGate, ClockThresholdsTakeATimeUnitAndPrintIt) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().message().find("counts events"), std::string::npos)
       << wrong.error().message();
+}
+
+// A side whose cycles lead a group that reads instructions (perf's {cycles,instructions}:S):
+// the sampled event's rows, and IPC[g] from the windows credited to each function, given here
+// window by window as (instructions, cycles).
+FunctionTotals GroupSide(
+    const std::map<std::string, std::vector<std::pair<double, double>>>& windows,
+    const std::map<std::string, std::string>& bias = {}) {
+  std::string folded;
+  for (const auto& [function, list] : windows) folded += "main;" + function + " 100\n";
+  FunctionTotals t = TotalsOf(folded);
+  WindowRatios ratios;
+  ratios.cycles_event = "cycles";
+  ratios.instructions_event = "instructions";
+  ratios.leader = "cycles";
+  for (const auto& [function, list] : windows) {
+    WindowRatioSums sums;
+    for (const auto& [i, c] : list) {
+      sums.instructions += i;
+      sums.cycles += c;
+      sums.instructions_squared += i * i;
+      sums.cross += i * c;
+      sums.cycles_squared += c * c;
+      ++sums.windows;
+    }
+    if (auto it = bias.find(function); it != bias.end()) sums.bias = it->second;
+    // The key the folded input gives the function (its module as the diff names it).
+    FunctionKey key{"", function};
+    for (const auto& [k, values] : t.self)
+      if (k.function == function) key = k;
+    ratios.functions[key] = sums;
+    WindowRatioSums unbiased = sums;
+    unbiased.bias.clear();
+    ratios.total.Add(unbiased);
+  }
+  t.window_ratios = std::move(ratios);
+  return t;
+}
+
+// By hand: alpha's old windows (1000, 3000), (3000, 5000), (2000, 4000), (2000, 4000) give IPC
+// 8000 / 16000 = 0.5; each count's spread over the windows is 4 * 666,667 (deviations -1000,
+// +1000, 0, 0, the same for both, so their covariance too); the delta method's variance of the
+// ratio is 2,666,667 * (1/C - I/C^2)^2 = 2,666,667 * (3.125e-5)^2 = 2.604e-3, sd 0.05103, and
+// Student's t at 3 degrees 3.1824: half width 0.1624. New: IPC 0.3 everywhere (-40 %).
+TEST(RegressionGate, IpcFromGroupWindowsHasIntervalsAndPoolsRuns) {
+  const std::vector<std::pair<double, double>> old_windows = {
+      {1000, 3000}, {3000, 5000}, {2000, 4000}, {2000, 4000}};
+  const std::vector<std::pair<double, double>> new_windows = {
+      {900, 3000}, {1500, 5000}, {1200, 4000}, {1200, 4000}};
+  auto diff = DiffProfiles({GroupSide({{"alpha", old_windows}})},
+                           {GroupSide({{"alpha", new_windows}})}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  EXPECT_TRUE(diff->metrics->from_windows);
+  EXPECT_EQ(diff->metrics->leader, "cycles");
+  ASSERT_EQ(diff->metrics->functions.size(), 1u);
+  const RatioPair& ipc = diff->metrics->functions[0].ipc;
+  EXPECT_DOUBLE_EQ(*ipc.old_value, 0.5);
+  EXPECT_DOUBLE_EQ(*ipc.new_value, 0.3);
+  ASSERT_TRUE(ipc.old_half_width.has_value());
+  EXPECT_NEAR(*ipc.old_half_width, 0.1624, 0.0005);
+  EXPECT_TRUE(ipc.old_low_confidence);  // 0.16 of 0.5: wider than 10 %
+  EXPECT_DOUBLE_EQ(*diff->metrics->functions[0].cpi.old_value, 2.0);
+  auto v = Gate(*diff, {"func(alpha).ipc < -30%", "func(alpha).ipc < -45%", "total.ipc < -39%"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
+  EXPECT_TRUE(v.checks[2].tripped);
+
+  // Two runs a side of two windows each pool into the same four windows: the same values and
+  // intervals as one run of four.
+  auto pooled = DiffProfiles({GroupSide({{"alpha", {old_windows[0], old_windows[1]}}}),
+                              GroupSide({{"alpha", {old_windows[2], old_windows[3]}}})},
+                             {GroupSide({{"alpha", {new_windows[0], new_windows[1]}}}),
+                              GroupSide({{"alpha", {new_windows[2], new_windows[3]}}})},
+                             {});
+  ASSERT_TRUE(pooled.ok());
+  ASSERT_TRUE(pooled->metrics.has_value());
+  const RatioPair& p = pooled->metrics->functions[0].ipc;
+  EXPECT_DOUBLE_EQ(*p.old_value, 0.5);
+  EXPECT_NEAR(*p.old_half_width, *ipc.old_half_width, 1e-12);
+  EXPECT_NEAR(*p.new_half_width, *ipc.new_half_width, 1e-12);
+}
+
+// A window value with a reason it may lie outside its interval (a window bias, the methods
+// disagreeing) has no bound on how far: a term on it fails closed with the reason, whichever way
+// the measured change points; the same values without the reason are judged as measured.
+TEST(RegressionGate, IpcTermsOnABiasedWindowValueFailClosed) {
+  const std::vector<std::pair<double, double>> same = {
+      {1000, 2000}, {1100, 2000}, {900, 2000}, {1000, 2000}};
+  const std::string reason =
+      "call edges: windows from alpha into beta hold 3.1x the instructions per cycle";
+  auto biased = DiffProfiles({GroupSide({{"alpha", same}, {"beta", same}}, {{"alpha", reason}})},
+                             {GroupSide({{"alpha", same}, {"beta", same}})}, {});
+  ASSERT_TRUE(biased.ok()) << biased.error().message();
+  ASSERT_TRUE(biased->metrics.has_value());
+  auto v = Gate(*biased, {"func(alpha).ipc < -5%", "func(beta).ipc < -5%", "total.ipc < -5%"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  ASSERT_FALSE(v.checks[0].crossed.empty());
+  EXPECT_NE(v.checks[0].crossed[0].bias.find(reason), std::string::npos);
+  EXPECT_NE(v.checks[0].explanation.find("failed closed"), std::string::npos)
+      << v.checks[0].explanation;
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
+  EXPECT_FALSE(v.checks[2].tripped) << v.checks[2].explanation;  // the total carries no reason
+  // The outputs say which value and why: the cell's mark and a line under the table; the JSON's
+  // reason beside the value.
+  std::ostringstream text;
+  RenderDiffText(*biased, v, {}, {}, text);
+  // By hand: instructions vary by 26,667 (4 x 20,000 / 3) over the windows, cycles by their
+  // Poisson floor 8,000: (26,667 / 8000^2 + 0.5^2 x 8000 / 8000^2)^0.5 x t(3) 3.1824 = 0.067.
+  EXPECT_NE(text.str().find("0.500 \u00b10.067~!"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("# ! alpha ["), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(", old: " + reason), std::string::npos) << text.str();
+  const nlohmann::ordered_json json = DiffToJson(*biased, v, {});
+  EXPECT_EQ(json["metrics"]["source"], "group deltas");
+  bool found = false;
+  for (const auto& f : json["metrics"]["functions"])
+    if (f["function"] == "alpha") {
+      found = true;
+      EXPECT_EQ(f["ipc"]["old_reason"], reason);
+      EXPECT_TRUE(f["ipc"]["new_reason"].is_null());
+    }
+  EXPECT_TRUE(found);
+  auto clean = DiffProfiles({GroupSide({{"alpha", same}})}, {GroupSide({{"alpha", same}})}, {});
+  ASSERT_TRUE(clean.ok());
+  EXPECT_FALSE(Gate(*clean, {"func(alpha).ipc < -5%"}).tripped());
+}
+
+// A function no window was credited to on a side has no IPC[g] there: not judged, and said; a
+// term that leaves nothing judged fails closed rather than pass over what it could not see.
+TEST(RegressionGate, IpcTermsWithoutAWindowValueAreNotPassedSilently) {
+  const std::vector<std::pair<double, double>> windows = {{1000, 2000}, {1000, 2000}};
+  auto diff = DiffProfiles({GroupSide({{"alpha", windows}, {"beta", {}}})},
+                           {GroupSide({{"alpha", windows}, {"beta", windows}})}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  auto v = Gate(*diff, {"func(beta).ipc < -5%", "func(*).ipc < -5%"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_NE(v.checks[0].explanation.find("none to judge"), std::string::npos)
+      << v.checks[0].explanation;
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
+  EXPECT_NE(v.checks[1].explanation.find("1 more without a value on a side"), std::string::npos)
+      << v.checks[1].explanation;
 }
 
 }  // namespace
