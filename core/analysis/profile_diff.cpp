@@ -420,6 +420,12 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
   }
   const size_t events = kept.size();
   for (size_t e : kept) t.events.push_back(profile.events[e].name);
+  // A member also sampled on its own (record's default beside a group) is compared by those
+  // samples: not a read-only event.
+  std::erase_if(t.read_only_events, [&](const std::string& entry) {
+    return std::any_of(t.events.begin(), t.events.end(),
+                       [&](const std::string& name) { return entry.rfind(name + " (", 0) == 0; });
+  });
   t.totals.assign(events, 0.0);
   t.samples.assign(events, 0.0);
   for (size_t k = 0; k < events; ++k) {
