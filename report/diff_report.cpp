@@ -139,12 +139,17 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
         << OptionalRatio(m.total_ipc.new_value) << ' ' << OptionalRatio(m.total_cpi.old_value)
         << ' ' << OptionalRatio(m.total_cpi.new_value) << "  [total]\n";
     size_t shown = 0;
+    std::vector<std::string> reasons;
     for (const FunctionRatios& f : m.functions) {
       if (options.max_rows && shown++ >= options.max_rows) break;
+      const bool marked = !f.ipc.old_bias.empty() || !f.ipc.new_bias.empty();
       out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
-          << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value) << "  "
-          << Label(f.key) << '\n';
+          << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value)
+          << (marked ? " !" : "  ") << Label(f.key) << '\n';
+      if (!f.ipc.old_bias.empty()) reasons.push_back(Label(f.key) + ", old: " + f.ipc.old_bias);
+      if (!f.ipc.new_bias.empty()) reasons.push_back(Label(f.key) + ", new: " + f.ipc.new_bias);
     }
+    for (const std::string& reason : reasons) out << "# ! " << reason << '\n';
     return;
   }
   out << " [g]: from the windows of the group led by " << m.leader

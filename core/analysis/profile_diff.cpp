@@ -238,10 +238,23 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
                   m.instructions_event.c_str(), 100 * m.old_lost_reach, 100 * m.new_lost_reach);
     m.lost_reason = text;
   }
+  // Where the two events were also read in a group, the report holds each function's sampled
+  // value against the windows' (`methods disagree`): the first run's reason per side.
+  auto sampled_reason = [](const std::vector<FunctionTotals>& side, const FunctionKey& key) {
+    for (const FunctionTotals& run : side) {
+      if (!run.window_ratios) continue;
+      auto it = run.window_ratios->functions.find(key);
+      if (it != run.window_ratios->functions.end() && !it->second.sampled_bias.empty())
+        return it->second.sampled_bias;
+    }
+    return std::string();
+  };
   for (const FunctionDiff& f : events[*cycles].functions) {
     FunctionRatios row;
     row.key = f.key;
     ratios(&f.key, &row.ipc, &row.cpi);
+    row.ipc.old_bias = row.cpi.old_bias = row.ipc.old_value ? sampled_reason(old_side, f.key) : "";
+    row.ipc.new_bias = row.cpi.new_bias = row.ipc.new_value ? sampled_reason(new_side, f.key) : "";
     m.functions.push_back(std::move(row));
   }
   return m;
@@ -470,6 +483,7 @@ void WindowRatioSums::Add(const WindowRatioSums& other) {
   instructions_bound += other.instructions_bound;
   cycles_bound += other.cycles_bound;
   if (bias.empty()) bias = other.bias;
+  if (sampled_bias.empty()) sampled_bias = other.sampled_bias;
 }
 
 std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match_module) {
@@ -499,18 +513,30 @@ std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match
   ratios.leader = table.events[read_group.leader].name;
   // The reasons report gives: its IPC[g] column over this group.
   std::optional<DerivedMetrics> metrics;
-  std::optional<size_t> ipc_column;
+  std::optional<size_t> ipc_column, sampled_column;
   if (auto planned = DerivedMetrics::Plan(table, {}, ""); planned.ok()) {
     metrics = std::move(planned).value();
     for (size_t c = 0; c < metrics->columns().size(); ++c) {
       const MetricColumn& column = metrics->columns()[c];
-      if (column.name == "IPC" && column.source == MetricSource::kGroupDeltas &&
-          column.group == static_cast<int>(*group))
+      if (column.name != "IPC") continue;
+      if (column.source == MetricSource::kGroupDeltas && column.group == static_cast<int>(*group))
         ipc_column = c;
+      if (column.source == MetricSource::kSampledPeriods && !sampled_column) sampled_column = c;
     }
   }
   for (const ReportRow& row : table.rows) {
     if (*group >= row.groups.size()) continue;
+    // The row's keys are (dso, sym).
+    const std::string& module = row.keys.size() > 1 ? row.keys[0] : std::string();
+    const FunctionKey key{match_module ? ModuleFileName(module) : std::string(), row.keys.back()};
+    if (sampled_column) {
+      const MetricValue value = metrics->Evaluate(*sampled_column, table, row);
+      if (value.bias) {
+        WindowRatioSums reason;
+        reason.sampled_bias = value.bias->reason;
+        ratios.functions[key].Add(reason);
+      }
+    }
     const GroupCredit& credit = row.groups[*group];
     if (credit.windows_credited == 0 || credit.deltas.size() != members) continue;
     WindowRatioSums sums;
@@ -529,11 +555,7 @@ std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match
       const MetricValue value = metrics->Evaluate(*ipc_column, table, row);
       if (value.bias) sums.bias = value.bias->reason;
     }
-    // The row's keys are (dso, sym).
-    const std::string& module = row.keys.size() > 1 ? row.keys[0] : std::string();
-    const std::string& function = row.keys.back();
-    ratios.functions[FunctionKey{match_module ? ModuleFileName(module) : std::string(), function}]
-        .Add(sums);
+    ratios.functions[key].Add(sums);
     WindowRatioSums unbiased = sums;
     unbiased.bias.clear();
     ratios.total.Add(unbiased);

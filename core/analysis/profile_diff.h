@@ -61,6 +61,9 @@ struct WindowRatioSums {
   // Why the value may lie outside its interval (a window bias, or the events sampled on their
   // own disagreeing), as `tprof report` says it; the first run's that says so. Empty: none found.
   std::string bias;
+  // The same for the function's IPC from the two events sampled on their own, where they were
+  // too ([s]: the report holds it against the windows, `methods disagree`).
+  std::string sampled_bias;
   void Add(const WindowRatioSums& other);
 };
 

@@ -402,6 +402,36 @@ TEST(RegressionGate, IpcTermsOnABiasedWindowValueFailClosed) {
   EXPECT_FALSE(Gate(*clean, {"func(alpha).ipc < -5%"}).tripped());
 }
 
+// Cycles and instructions sampled on their own and also read in a group (record's default for
+// '{cycles,instructions}:S'): the diff's IPC is the sampled one, and where the report holds a
+// function's sampled value against its windows and finds them apart (`methods disagree`), the
+// diff carries that reason and a gate term on it fails closed.
+TEST(RegressionGate, ASampledIpcTheWindowsDisagreeWithFailsClosed) {
+  FunctionTotals old_side = TotalsOf(CyclesAndInstructions(1000, 2000));
+  FunctionTotals new_side = TotalsOf(CyclesAndInstructions(1000, 2000));
+  const std::string reason = "methods disagree: the group's windows give 1.2 \u00b10.1 [g]";
+  WindowRatios ratios;
+  ratios.cycles_event = "cycles";
+  ratios.instructions_event = "instructions";
+  ratios.leader = "cycles";
+  for (const auto& [key, values] : old_side.self)
+    if (key.function == "alpha") ratios.functions[key].sampled_bias = reason;
+  old_side.window_ratios = ratios;
+  auto diff = DiffProfiles({old_side}, {new_side}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  EXPECT_FALSE(diff->metrics->from_windows);
+  auto v = Gate(*diff, {"func(alpha).ipc < -5%", "func(beta).ipc < -5%"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_NE(v.checks[0].explanation.find("failed closed: old " + reason), std::string::npos)
+      << v.checks[0].explanation;
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
+  std::ostringstream text;
+  RenderDiffText(*diff, v, {}, {}, text);
+  EXPECT_NE(text.str().find("# ! alpha ["), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(", old: " + reason), std::string::npos) << text.str();
+}
+
 // A function no window was credited to on a side has no IPC[g] there: not judged, and said; a
 // term that leaves nothing judged fails closed rather than pass over what it could not see.
 TEST(RegressionGate, IpcTermsWithoutAWindowValueAreNotPassedSilently) {
