@@ -354,8 +354,8 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
                                                                  : *r.new_value - *r.old_value;
         if (!r.old_bias.empty() || !r.new_bias.empty()) {
-          // A window value with a reason it may lie outside its interval has no bound on how
-          // far: it may cross whatever the threshold.
+          // A value with a reason it may lie outside its interval (a window bias, the two
+          // methods apart) has no bound on how far: it may cross whatever the threshold.
           c.may_lie = {-std::numeric_limits<double>::infinity(),
                        std::numeric_limits<double>::infinity()};
           c.finding.bias = !r.old_bias.empty() ? "old " + r.old_bias : "new " + r.new_bias;
