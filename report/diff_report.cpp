@@ -38,10 +38,6 @@ std::string OptionalPercent(const std::optional<double>& v, int width) {
   return Printf("%+*.2f%%", width - 1, *v);
 }
 
-std::string OptionalRatio(const std::optional<double>& v) {
-  return v ? Printf("%8.3f", *v) : Printf("%8s", "-");
-}
-
 std::string NormalizeName(const ProfileDiffOptions& o) {
   switch (o.normalize) {
     case Normalization::kNone:
@@ -113,52 +109,38 @@ void RenderEvent(const ProfileDiff& diff, const EventDiff& event, const DiffRepo
   }
 }
 
-// A window value's cell: "0.426 ±0.083~!" (~ low confidence, ! a reason it may lie outside).
-std::string WindowRatioCell(const std::optional<double>& value,
-                            const std::optional<double>& half_width, bool low_confidence,
-                            const std::string& bias) {
+// A ratio's cell: "0.426 ±0.083~!" (~ low confidence, ! a reason it may lie outside).
+std::string RatioCell(const std::optional<double>& value, const std::optional<double>& half_width,
+                      bool low_confidence, const std::string& bias) {
   if (!value) return Printf("%16s", "n/a");
   std::string cell = Printf("%.3f", *value);
   cell += half_width ? Printf(" \u00b1%.3f", *half_width) : std::string(" \u00b1?");
   cell += low_confidence ? "~" : " ";
   cell += bias.empty() ? " " : "!";
-  // The ± is two bytes and one column.
-  return Printf("%17s", cell.c_str());
+  // 16 columns, the ± two bytes and one column; a wider value still keeps a space before it.
+  const size_t columns = cell.size() - 1;
+  return std::string(columns < 16 ? 16 - columns : 1, ' ') + cell;
 }
 
 void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options,
                    std::ostream& out) {
   out << "#\n# derived metrics: IPC = " << m.instructions_event << " / " << m.cycles_event
       << ", CPI = " << m.cycles_event << " / " << m.instructions_event;
-  if (!m.from_windows) {
-    out << " (raw sums over each side's runs, never normalized)\n";
+  if (m.from_windows) {
+    out << " [g]: from the windows of the group led by " << m.leader
+        << " credited to each function, pooled over each side's runs (as tprof report's [g] "
+           "columns); \u00b1 95% interval, ~ low confidence, ! may lie outside it, why below; "
+           "n/a: no window credited on that side\n";
+  } else {
+    out << " [s]: from each event's own samples, raw sums over each side's runs (never "
+           "normalized; as tprof report's [s] columns); \u00b1 95% interval (each count Poisson "
+           "in its samples), ~ low confidence, ! may lie outside it, why below; n/a: no cycles "
+           "sampled on that side\n";
     if (!m.lost_reason.empty()) out << "# ! " << m.lost_reason << "\n";
-    out << "# " << Printf("%8s %8s %8s %8s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
-        << "  Function [module]\n";
-    out << "  " << OptionalRatio(m.total_ipc.old_value) << ' '
-        << OptionalRatio(m.total_ipc.new_value) << ' ' << OptionalRatio(m.total_cpi.old_value)
-        << ' ' << OptionalRatio(m.total_cpi.new_value) << "  [total]\n";
-    size_t shown = 0;
-    std::vector<std::string> reasons;
-    for (const FunctionRatios& f : m.functions) {
-      if (options.max_rows && shown++ >= options.max_rows) break;
-      const bool marked = !f.ipc.old_bias.empty() || !f.ipc.new_bias.empty();
-      out << "  " << OptionalRatio(f.ipc.old_value) << ' ' << OptionalRatio(f.ipc.new_value) << ' '
-          << OptionalRatio(f.cpi.old_value) << ' ' << OptionalRatio(f.cpi.new_value)
-          << (marked ? " !" : "  ") << Label(f.key) << '\n';
-      if (!f.ipc.old_bias.empty()) reasons.push_back(Label(f.key) + ", old: " + f.ipc.old_bias);
-      if (!f.ipc.new_bias.empty()) reasons.push_back(Label(f.key) + ", new: " + f.ipc.new_bias);
-    }
-    for (const std::string& reason : reasons) out << "# ! " << reason << '\n';
-    return;
   }
-  out << " [g]: from the windows of the group led by " << m.leader
-      << " credited to each function, pooled over each side's runs (as tprof report's [g] "
-         "columns); \u00b1 95% interval, ~ low confidence, ! may lie outside it, why below; "
-         "n/a: no window credited on that side\n";
   auto cells = [](const RatioPair& r) {
-    return WindowRatioCell(r.old_value, r.old_half_width, r.old_low_confidence, r.old_bias) +
-           WindowRatioCell(r.new_value, r.new_half_width, r.new_low_confidence, r.new_bias);
+    return RatioCell(r.old_value, r.old_half_width, r.old_low_confidence, r.old_bias) +
+           RatioCell(r.new_value, r.new_half_width, r.new_low_confidence, r.new_bias);
   };
   out << "# " << Printf("%14s%16s%16s%16s", "IPC-old", "IPC-new", "CPI-old", "CPI-new")
       << "  Function [module]\n";

@@ -360,13 +360,11 @@ double PoissonVarianceFloor(double events) {
   return reach * reach / (kNormal975 * kNormal975);
 }
 
-// Sampled periods: each count S_e from n_e samples is Poisson; its standard error reaches the
-// exact 97.5 % bound of the count (S_e * PoissonRelativeReach(n_e) / 1.96: about S_e / sqrt(n_e)
-// for many samples, more for few); the events are sampled independently. An event without a
-// sample in the row reaches U(0) samples of its `mean_periods` entry; empty when that is unknown.
+}  // namespace
+
 std::vector<double> PoissonCovariance(const std::vector<double>& counts,
                                       const std::vector<uint64_t>& samples,
-                                      const std::vector<double>& mean_periods = {}) {
+                                      const std::vector<double>& mean_periods) {
   const size_t n = counts.size();
   std::vector<double> covariance(n * n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -380,8 +378,6 @@ std::vector<double> PoissonCovariance(const std::vector<double>& counts,
   }
   return covariance;
 }
-
-}  // namespace
 
 std::vector<double> WindowCovariance(const std::vector<double>& deltas,
                                      const std::vector<double>& products, uint64_t windows,

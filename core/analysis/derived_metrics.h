@@ -89,6 +89,16 @@ MetricValue ValueWithInterval(
     const std::vector<double>& counts, const std::vector<double>& covariance, double quantile,
     const std::vector<double>& bias_bounds = {});
 
+// Sampled periods: the covariance of counts summed from samples, `samples[i]` of them for count
+// i. Each count is Poisson in its samples, its standard error reaching the exact 97.5 % bound of
+// the count (counts[i] * PoissonRelativeReach(samples[i]) / 1.96: about counts[i] /
+// sqrt(samples[i]) for many samples, more for few); the events are sampled independently. A
+// count without a sample reaches PoissonUpper975(0) samples of its `mean_periods` entry (the
+// event's mean period over the profile); empty when that is unknown.
+std::vector<double> PoissonCovariance(const std::vector<double>& counts,
+                                      const std::vector<uint64_t>& samples,
+                                      const std::vector<double>& mean_periods = {});
+
 // Group deltas: the covariance of the sums over `windows` windows of the members at `slots`
 // (`deltas` and `products` as FunctionCounters has them): `windows` times the sample covariance
 // of one window's deltas, each member's variance at least its sum's as a Poisson count. Empty

@@ -166,6 +166,70 @@ RatioPair Ratio(double old_num, double old_den, double new_num, double new_den) 
   return r;
 }
 
+// One side's counts of the instructions and the cycles event (in that order) over all its runs,
+// for a function or the total, with the samples they were summed from and each event's mean
+// period over the side.
+struct SampledSums {
+  std::vector<double> counts;
+  std::vector<uint64_t> samples;
+  std::vector<double> mean_periods;
+};
+
+// Absent where a run's sample counts are unknown (totals made without them).
+std::optional<SampledSums> SumSamples(const std::vector<FunctionTotals>& side,
+                                      const std::vector<std::vector<size_t>>& index,
+                                      size_t instructions, size_t cycles, const FunctionKey* key) {
+  SampledSums sums{{0, 0}, {0, 0}, {0, 0}};
+  std::vector<double> samples(2, 0), total_samples(2, 0), totals(2, 0);
+  for (size_t r = 0; r < side.size(); ++r) {
+    const FunctionTotals& run = side[r];
+    if (run.self_samples.size() != run.self.size()) return std::nullopt;
+    const size_t events[2] = {index[r][instructions], index[r][cycles]};
+    for (size_t k = 0; k < 2; ++k) {
+      const size_t e = events[k];
+      if (e >= run.samples.size()) return std::nullopt;
+      totals[k] += run.totals[e];
+      total_samples[k] += run.samples[e];
+      if (!key) {
+        sums.counts[k] += run.totals[e];
+        samples[k] += run.samples[e];
+        continue;
+      }
+      auto self = run.self.find(*key);
+      auto self_samples = run.self_samples.find(*key);
+      if (self == run.self.end() || self_samples == run.self_samples.end()) continue;
+      sums.counts[k] += self->second[e];
+      samples[k] += self_samples->second[e];
+    }
+  }
+  for (size_t k = 0; k < 2; ++k) {
+    sums.samples[k] = static_cast<uint64_t>(std::llround(samples[k]));
+    sums.mean_periods[k] = total_samples[k] > 0 ? totals[k] / total_samples[k] : 0.0;
+  }
+  return sums;
+}
+
+// A side's IPC and CPI intervals from sampled periods, as `tprof report` gives its [s] columns:
+// each event's count a Poisson count in its samples (exact bounds for few, a bound for none),
+// the two sampled independently.
+void SampledRatioIntervals(const SampledSums& sums, bool is_old, RatioPair* ipc, RatioPair* cpi) {
+  const std::vector<double> covariance =
+      PoissonCovariance(sums.counts, sums.samples, sums.mean_periods);
+  auto fill = [&](RatioPair* pair, size_t num, size_t den) {
+    const MetricValue value = ValueWithInterval(
+        [num, den](const std::vector<double>& c) -> std::optional<double> {
+          if (c[den] == 0) return std::nullopt;
+          return c[num] / c[den];
+        },
+        sums.counts, covariance, kNormal975);
+    if (!value.value) return;
+    (is_old ? pair->old_half_width : pair->new_half_width) = value.half_width;
+    (is_old ? pair->old_low_confidence : pair->new_low_confidence) = value.low_confidence;
+  };
+  fill(ipc, 0, 1);
+  fill(cpi, 1, 0);
+}
+
 // IPC and CPI from the raw (never normalized) sums over all runs of each side: normalizing
 // scales the two events differently and would change the ratio.
 std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals>& old_side,
@@ -207,6 +271,14 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
     double ni = sum(new_side, pairing.new_index, *instructions, key);
     *ipc = Ratio(oi, oc, ni, nc);
     *cpi = Ratio(oc, oi, nc, ni);
+    for (const bool is_old : {true, false}) {
+      const std::vector<FunctionTotals>& side = is_old ? old_side : new_side;
+      const std::vector<std::vector<size_t>>& index =
+          is_old ? pairing.old_index : pairing.new_index;
+      if (const std::optional<SampledSums> sums =
+              SumSamples(side, index, *instructions, *cycles, key))
+        SampledRatioIntervals(*sums, is_old, ipc, cpi);
+    }
   };
   ratios(nullptr, &m.total_ipc, &m.total_cpi);
   auto lost_reach = [&](const std::vector<FunctionTotals>& side,
@@ -449,12 +521,15 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
   }
   t.lost = profile.lost;
   for (const FunctionRow& row : profile.rows) {
-    auto [it, inserted] = t.self.try_emplace(
-        FunctionKey{match_module ? ModuleFileName(row.module) : std::string(), row.function},
-        events, 0.0);
-    for (size_t k = 0; k < events; ++k)
+    const FunctionKey key{match_module ? ModuleFileName(row.module) : std::string(), row.function};
+    std::vector<double>& self = t.self.try_emplace(key, events, 0.0).first->second;
+    std::vector<double>& samples = t.self_samples.try_emplace(key, events, 0.0).first->second;
+    for (size_t k = 0; k < events; ++k) {
       if (kept[k] < row.self_period.size())
-        it->second[k] += static_cast<double>(row.self_period[kept[k]]);
+        self[k] += static_cast<double>(row.self_period[kept[k]]);
+      if (kept[k] < row.self_samples.size())
+        samples[k] += static_cast<double>(row.self_samples[kept[k]]);
+    }
   }
   // An off-CPU recording's wall time, one more event: what a thread's waits and its work cost
   // the clock together, so that a gate can hold a function to it.
@@ -466,7 +541,9 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
     if (on_cpu < events && off_cpu < events) {
       t.events.emplace_back(kWallTimeEventName);
       t.totals.push_back(t.totals[on_cpu] + t.totals[off_cpu]);
-      for (auto& [key, values] : t.self) values.push_back(values[on_cpu] + values[off_cpu]);
+      for (auto* per_function : {&t.self, &t.self_samples})
+        for (auto& [key, values] : *per_function)
+          values.push_back(values[on_cpu] + values[off_cpu]);
       t.samples.push_back(t.samples[on_cpu] + t.samples[off_cpu]);
     }
   }

@@ -82,9 +82,12 @@ struct WindowRatios {
 struct FunctionTotals {
   std::vector<std::string> events;
   std::map<FunctionKey, std::vector<double>> self;  // per event
-  std::vector<double> totals;                       // per event
-  std::vector<double> samples;                      // per event: samples kept
-  uint64_t lost = 0;  // samples the kernel lost (a full ring buffer), of any event
+  // Per event, the samples of each function's self period: where present (the same keys as
+  // `self`), IPC and CPI from sampled periods get intervals.
+  std::map<FunctionKey, std::vector<double>> self_samples;
+  std::vector<double> totals;   // per event
+  std::vector<double> samples;  // per event: samples kept
+  uint64_t lost = 0;            // samples the kernel lost (a full ring buffer), of any event
   // "instructions (read in the samples of cycles)": events only read, never sampled.
   std::vector<std::string> read_only_events;
   std::optional<WindowRatios> window_ratios;
@@ -151,8 +154,10 @@ struct EventDiff {
 // A ratio of two events (IPC = instructions / cycles, CPI = cycles / instructions), old and new.
 // From group windows each side also has a 95 % interval and may carry a reason it lies outside.
 struct RatioPair {
-  std::optional<double> old_value, new_value;            // absent when the denominator is 0
-  std::optional<double> old_half_width, new_half_width;  // group windows: absent below 2
+  std::optional<double> old_value, new_value;  // absent when the denominator is 0
+  // Sampled periods: absent where a side's sample counts are unknown; group windows: absent
+  // below two windows.
+  std::optional<double> old_half_width, new_half_width;
   bool old_low_confidence = false, new_low_confidence = false;
   std::string old_bias, new_bias;  // why the side's value may lie outside its interval
 };

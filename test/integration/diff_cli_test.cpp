@@ -720,6 +720,28 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
     }
 }
 
+// `tprof report`'s IPC of the given source ("sampled periods", "group deltas") for each row of
+// `--sort dso,sym`, keyed "function [module file name]" as the diff names functions; empty when
+// the report has no such column.
+std::map<std::string, nlohmann::json> ReportIpcByFunction(const std::string& path,
+                                                          const std::string& source) {
+  CommandResult report = RunCommand({kTprof, "report", "--json", "--sort", "dso,sym", "-i", path});
+  EXPECT_TRUE(report.exit_code == 0 || report.exit_code == 4) << report.err;
+  const nlohmann::json rj = nlohmann::json::parse(report.out, nullptr, false);
+  if (rj.is_discarded() || !rj.contains("metrics")) return {};
+  std::optional<size_t> ipc;
+  for (size_t c = 0; c < rj["metrics"].size(); ++c)
+    if (rj["metrics"][c]["name"] == "IPC" && rj["metrics"][c]["source"] == source) ipc = c;
+  if (!ipc) return {};
+  std::map<std::string, nlohmann::json> by_row;
+  for (const nlohmann::json& row : rj["rows"]) {
+    std::string dso = row["keys"]["dso"];
+    dso = dso.empty() || dso[0] == '[' ? dso : std::filesystem::path(dso).filename().string();
+    by_row[row["keys"]["sym"].get<std::string>() + " [" + dso + "]"] = row["metrics"][*ipc];
+  }
+  return by_row;
+}
+
 // perf's {cycles,instructions}:S records instructions only in the cycles leader's samples:
 // per function it has no count of its own, and the diff must not show it as one (a total of 0)
 // nor lose IPC. The diff's IPC[g] per function is the report's for the same rows (sort dso,sym,
@@ -743,22 +765,8 @@ TEST(DiffInputs, AGroupReadOnlyInTheLeadersSamplesIsComparedByItsWindows) {
     ASSERT_TRUE(m.is_object()) << r.out.substr(0, 400);
     EXPECT_EQ(m["source"], "group deltas");
 
-    CommandResult report =
-        RunCommand({kTprof, "report", "--json", "--sort", "dso,sym", "-i", path});
-    ASSERT_TRUE(report.exit_code == 0 || report.exit_code == 4) << report.err;
-    const nlohmann::json rj = nlohmann::json::parse(report.out, nullptr, false);
-    ASSERT_FALSE(rj.is_discarded());
-    int ipc = -1;
-    for (size_t c = 0; c < rj["metrics"].size(); ++c)
-      if (rj["metrics"][c]["name"] == "IPC" && rj["metrics"][c]["source"] == "group deltas")
-        ipc = static_cast<int>(c);
-    ASSERT_GE(ipc, 0);
-    std::map<std::string, nlohmann::json> by_row;  // "function [module file name]"
-    for (const nlohmann::json& row : rj["rows"]) {
-      std::string dso = row["keys"]["dso"];
-      dso = dso.empty() || dso[0] == '[' ? dso : std::filesystem::path(dso).filename().string();
-      by_row[row["keys"]["sym"].get<std::string>() + " [" + dso + "]"] = row["metrics"][ipc];
-    }
+    std::map<std::string, nlohmann::json> by_row = ReportIpcByFunction(path, "group deltas");
+    ASSERT_FALSE(by_row.empty());
     size_t with_value = 0;
     for (const nlohmann::json& f : m["functions"]) {
       const std::string key =
@@ -793,6 +801,62 @@ TEST(DiffInputs, AGroupReadOnlyInTheLeadersSamplesIsComparedByItsWindows) {
                                        "func(*).instructions > +5%", path, path});
     EXPECT_EQ(counts.exit_code, 2) << counts.out << counts.err;
     EXPECT_NE(counts.err.find("instructions"), std::string::npos) << counts.err;
+  }
+}
+
+// Where cycles and instructions were each sampled on their own, the diff's IPC per function has
+// the report's [s] interval (the Poisson bounds that
+// ProfileDiff.SampledIpcHasPoissonIntervalsExactAtFewSamples checks by hand): one run against
+// the report of the same file, and two runs of it pooled,
+// whose counts double and whose interval narrows.
+TEST(DiffInputs, SampledIpcHasTheReportsIntervalPerFunction) {
+  for (const std::string name :
+       {"quipper-perf.data.busy.1-3.4", "quipper-perf.data.throttle-3.8"}) {
+    SCOPED_TRACE(name);
+    const std::string path = std::string(TPROF_TESTDATA_DIR) + "/perf/" + name;
+    CommandResult r =
+        RunCommand({kTprof, "diff", "--json", "--limit", "0", "--old", path, "--new", path, path});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded());
+    const nlohmann::json& m = j["metrics"];
+    ASSERT_TRUE(m.is_object()) << r.out.substr(0, 400);
+    ASSERT_EQ(m["source"], "sampled periods");
+    std::map<std::string, nlohmann::json> by_row = ReportIpcByFunction(path, "sampled periods");
+    ASSERT_FALSE(by_row.empty());
+    size_t with_interval = 0, confident = 0;
+    for (const nlohmann::json& f : m["functions"]) {
+      const std::string key =
+          f["function"].get<std::string>() + " [" + f["module"].get<std::string>() + "]";
+      ASSERT_TRUE(by_row.count(key)) << key;
+      const nlohmann::json& expected = by_row[key];
+      const nlohmann::json& ipc = f["ipc"];
+      if (expected["value"].is_null()) {
+        EXPECT_TRUE(ipc["old"].is_null()) << key;
+        continue;
+      }
+      EXPECT_NEAR(ipc["old"].get<double>(), expected["value"].get<double>(), 1e-9) << key;
+      EXPECT_NEAR(ipc["new"].get<double>(), expected["value"].get<double>(), 1e-9) << key;
+      EXPECT_EQ(ipc["old_low_confidence"], expected["low_confidence"]) << key;
+      if (expected["ci95"].is_null()) continue;
+      ++with_interval;
+      confident += !expected["low_confidence"].get<bool>();
+      const double half =
+          (expected["ci95"][1].get<double>() - expected["ci95"][0].get<double>()) / 2;
+      EXPECT_NEAR(ipc["old_half_width"].get<double>(), half, 1e-9 * std::max(1.0, half)) << key;
+      // Twice the samples: narrower, by about sqrt(2) where there are many, and by 2 where an
+      // event has none (the bound of no sample stays 3.689 samples while the other count doubles).
+      EXPECT_LT(ipc["new_half_width"].get<double>(), half) << key;
+      EXPECT_GE(ipc["new_half_width"].get<double>(), half / 2 * (1 - 1e-9)) << key;
+    }
+    EXPECT_GE(with_interval, 3u);
+    EXPECT_GE(confident, 1u);
+    // The text shows the interval and marks the rest low confidence.
+    CommandResult text = RunCommand({kTprof, "diff", "--limit", "0", path, path});
+    ASSERT_TRUE(text.exit_code == 0 || text.exit_code == 4) << text.err;
+    EXPECT_NE(text.out.find("[s]: from each event's own samples"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(" \u00b1"), std::string::npos);
+    EXPECT_NE(text.out.find("~"), std::string::npos);
   }
 }
 

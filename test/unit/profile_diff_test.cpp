@@ -106,6 +106,64 @@ std::string Script(const std::map<std::string, std::pair<int, int>>& cycles_inst
   return s;
 }
 
+// perf script text: per function, `cycles` samples of cycles and `instructions` samples of
+// instructions, each of period 1000.
+std::string ScriptWithSamples(const std::map<std::string, std::pair<int, int>>& samples) {
+  std::string s;
+  double t = 1.0;
+  for (const auto& [function, counts] : samples)
+    for (auto [event, n] :
+         {std::pair{"cycles", counts.first}, std::pair{"instructions", counts.second}})
+      for (int i = 0; i < n; ++i) {
+        t += 0.001;
+        s += "prog  100  " + std::to_string(t) + ":  1000 " + std::string(event) +
+             ": \n\t  401000 " + function + "+0x4 (/bin/prog)\n\n";
+      }
+  return s;
+}
+
+// Sampled IPC and CPI carry the report's [s] interval: each count Poisson in its samples, from
+// the exact (Garwood) 97.5 % bounds, U(1) = 5.572 and U(10) = 18.390, worked out by hand.
+TEST(ProfileDiff, SampledIpcHasPoissonIntervalsExactAtFewSamples) {
+  // alpha: 10 cycles samples, 1 instructions sample; beta: 10 and 10; gamma: 10 and none.
+  const std::string old_text =
+      ScriptWithSamples({{"alpha", {10, 1}}, {"beta", {10, 10}}, {"gamma", {10, 0}}});
+  auto diff = DiffProfiles({TotalsOf(old_text)}, {TotalsOf(old_text), TotalsOf(old_text)}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  std::map<std::string, const FunctionRatios*> by_name;
+  for (const FunctionRatios& f : diff->metrics->functions) by_name[f.key.function] = &f;
+  ASSERT_EQ(by_name.size(), 3u);
+  const double reach1 = 5.572 - 1, reach10 = (18.390 - 10) / 10;
+  // alpha: IPC 1000 / 10000 = 0.1, its relative half width sqrt(reach1^2 + reach10^2).
+  const RatioPair& alpha = by_name["alpha"]->ipc;
+  EXPECT_DOUBLE_EQ(*alpha.old_value, 0.1);
+  ASSERT_TRUE(alpha.old_half_width.has_value());
+  EXPECT_NEAR(*alpha.old_half_width, 0.1 * std::hypot(reach1, reach10), 2e-4);
+  EXPECT_TRUE(alpha.old_low_confidence);
+  // beta: IPC 1, both counts from 10 samples.
+  const RatioPair& beta = by_name["beta"]->ipc;
+  EXPECT_NEAR(*beta.old_half_width, std::hypot(reach10, reach10), 2e-4);
+  EXPECT_TRUE(beta.old_low_confidence);
+  // The new side pools two runs: 20 samples a count, U(20) = 30.888.
+  const double reach20 = (30.888 - 20) / 20;
+  EXPECT_NEAR(*beta.new_half_width, std::hypot(reach20, reach20), 2e-4);
+  // gamma: no instructions sample, IPC 0 with the bound of none at the mean period (1000):
+  // 3.689 * 1000 instructions over 10000 cycles. Its CPI has no value (no instruction).
+  const RatioPair& gamma = by_name["gamma"]->ipc;
+  EXPECT_DOUBLE_EQ(*gamma.old_value, 0.0);
+  ASSERT_TRUE(gamma.old_half_width.has_value());
+  EXPECT_NEAR(*gamma.old_half_width, 3.689 * 1000 / 10000, 2e-4);
+  EXPECT_TRUE(gamma.old_low_confidence);
+  EXPECT_FALSE(by_name["gamma"]->cpi.old_value.has_value());
+  EXPECT_FALSE(by_name["gamma"]->cpi.old_half_width.has_value());
+  // The total: 30 cycles and 11 instructions samples, U(11) = 19.682, U(30) = 42.827 (the code's
+  // cube-root form is within 0.002 of it there).
+  const double reach11 = (19.682 - 11) / 11, reach30 = (42.827 - 30) / 30;
+  EXPECT_NEAR(*diff->metrics->total_ipc.old_half_width,
+              11000.0 / 30000 * std::hypot(reach11, reach30), 1e-3);
+}
+
 TEST(ProfileDiff, IpcAndCpiWhenCyclesAndInstructionsArePresent) {
   auto old_side = TotalsOf(Script({{"alpha", {1000, 2000}}, {"beta", {3000, 3000}}}));
   auto new_side = TotalsOf(Script({{"alpha", {4000, 6000}}, {"beta", {3000, 3000}}}));
