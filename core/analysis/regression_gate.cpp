@@ -341,18 +341,23 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
       const bool ipc = t.event == "ipc";
       const double old_reach = diff.metrics->old_lost_reach,
                    new_reach = diff.metrics->new_lost_reach;
-      size_t without_value = 0;
+      size_t without_value = 0, old_zero = 0;
       auto add = [&](const std::string& subject, const RatioPair& r) {
         if (!r.old_value || !r.new_value) {
           ++without_value;
+          return;
+        }
+        // A change in percent of an old IPC of 0 (no instruction sampled there) has no value.
+        if (t.unit == Threshold::Unit::kPercent && !RelativePercent(r)) {
+          ++old_zero;
           return;
         }
         Candidate c;
         c.finding.subject = subject;
         c.finding.old_value = *r.old_value;
         c.finding.new_value = *r.new_value;
-        c.finding.observed = t.unit == Threshold::Unit::kPercent ? RelativePercent(r).value_or(0)
-                                                                 : *r.new_value - *r.old_value;
+        c.finding.observed =
+            t.unit == Threshold::Unit::kPercent ? *RelativePercent(r) : *r.new_value - *r.old_value;
         if (!r.old_bias.empty() || !r.new_bias.empty()) {
           // A value with a reason it may lie outside its interval (a window bias, the two
           // methods apart) has no bound on how far: it may cross whatever the threshold.
@@ -384,19 +389,25 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
       }
       const bool judged_any = !candidates.empty();
       Judge(check, std::move(candidates));
-      if (without_value > 0) {
+      if (without_value > 0 || old_zero > 0) {
         // A function with no value on a side (no cycles there; from group windows: no window
-        // credited to it) is not judged: said, and where it leaves nothing judged, failed closed.
-        const std::string count = std::to_string(without_value);
+        // credited to it), or an old value of 0 under a threshold in percent, is not judged:
+        // said, and where it leaves nothing judged, failed closed.
+        std::string unjudged;
+        if (without_value > 0)
+          unjudged = std::to_string(without_value) + " matching value(s) missing on a side (" +
+                     (diff.metrics->from_windows ? "no group window credited there"
+                                                 : "no cycles sampled there") +
+                     ")";
+        if (old_zero > 0)
+          unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(old_zero) +
+                      " of 0 on the old side (a change in percent of 0 has no value)";
         if (!judged_any) {
           check.tripped = true;
-          check.explanation = "'" + t.text + "': TRIPPED, failed closed: " + count +
-                              " matching value(s) missing on a side (" +
-                              (diff.metrics->from_windows ? "no group window credited there"
-                                                          : "no cycles sampled there") +
-                              "), none to judge";
+          check.explanation =
+              "'" + t.text + "': TRIPPED, failed closed: " + unjudged + ", none to judge";
         } else {
-          check.explanation += "; " + count + " more without a value on a side, not judged";
+          check.explanation += "; not judged: " + unjudged;
         }
       }
       verdict.checks.push_back(std::move(check));

@@ -444,8 +444,30 @@ TEST(RegressionGate, IpcTermsWithoutAWindowValueAreNotPassedSilently) {
   EXPECT_NE(v.checks[0].explanation.find("none to judge"), std::string::npos)
       << v.checks[0].explanation;
   EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
-  EXPECT_NE(v.checks[1].explanation.find("1 more without a value on a side"), std::string::npos)
+  EXPECT_NE(v.checks[1].explanation.find("not judged: 1 matching value(s) missing on a side"),
+            std::string::npos)
       << v.checks[1].explanation;
+}
+
+// An old IPC of 0 (no instruction sampled in the function) has no change in percent: a term in
+// percent does not judge it as "no change" (it did: the change counted as 0 %) but says so, and
+// fails closed where it is all the term matches; a term in raw units judges it.
+TEST(RegressionGate, AnIpcTermInPercentDoesNotPassAnOldValueOfZero) {
+  FunctionTotals old_side = TotalsOf(CyclesAndInstructions(1000, 2000));
+  for (auto& [key, values] : old_side.self)
+    if (key.function == "alpha") values[1] = 0;  // events: cycles, instructions
+  ASSERT_EQ(old_side.events[1], "instructions");
+  auto diff = DiffProfiles({old_side}, {TotalsOf(CyclesAndInstructions(1000, 2000))}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  auto v = Gate(*diff, {"func(alpha).ipc > +5%", "func(*).ipc > +5%", "func(alpha).ipc > +0.5"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_NE(v.checks[0].explanation.find("1 of 0 on the old side"), std::string::npos)
+      << v.checks[0].explanation;
+  EXPECT_NE(v.checks[0].explanation.find("none to judge"), std::string::npos);
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;  // beta: unchanged
+  EXPECT_NE(v.checks[1].explanation.find("not judged: 1 of 0 on the old side"), std::string::npos)
+      << v.checks[1].explanation;
+  EXPECT_TRUE(v.checks[2].tripped) << v.checks[2].explanation;  // 0 -> 2.0
 }
 
 }  // namespace
