@@ -135,7 +135,7 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
     out << " [s]: from each event's own samples, raw sums over each side's runs (never "
            "normalized; as tprof report's [s] columns); \u00b1 95% interval (each count Poisson "
            "in its samples), ~ low confidence, ! may lie outside it, why below; n/a: no cycles "
-           "sampled on that side\n";
+           "sampled on that side (instructions, for CPI)\n";
     if (!m.lost_reason.empty()) out << "# ! " << m.lost_reason << "\n";
   }
   auto cells = [](const RatioPair& r) {

@@ -278,6 +278,13 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
       if (const std::optional<SampledSums> sums =
               SumSamples(side, index, *instructions, *cycles, key))
         SampledRatioIntervals(*sums, is_old, ipc, cpi);
+      for (RatioPair* pair : {ipc, cpi}) {
+        const bool has_value = is_old ? pair->old_value.has_value() : pair->new_value.has_value();
+        const bool has_interval =
+            is_old ? pair->old_half_width.has_value() : pair->new_half_width.has_value();
+        if (has_value && !has_interval)
+          (is_old ? pair->old_low_confidence : pair->new_low_confidence) = true;
+      }
     }
   };
   ratios(nullptr, &m.total_ipc, &m.total_cpi);
@@ -491,10 +498,13 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
   std::vector<size_t> kept;
   for (size_t e = 0; e < profile.events.size(); ++e) {
     const EventDesc& event = profile.events[e];
+    // A member of a group read with --sample-read but not led by its leader alone (no :S)
+    // samples on its own too: its samples are compared.
     const bool read_only =
         event.group_leader >= 0 && event.group_leader != static_cast<int32_t>(e) &&
         static_cast<size_t>(event.group_leader) < profile.events.size() &&
-        (profile.events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ);
+        (profile.events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ) &&
+        (e >= profile.total_samples.size() || profile.total_samples[e] == 0);
     if (!read_only) {
       kept.push_back(e);
       continue;
@@ -608,7 +618,7 @@ std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match
     const FunctionKey key{match_module ? ModuleFileName(module) : std::string(), row.keys.back()};
     if (sampled_column) {
       const MetricValue value = metrics->Evaluate(*sampled_column, table, row);
-      if (value.bias) {
+      if (value.bias && value.bias->kind != WindowBiasKind::kSamplesLost) {
         WindowRatioSums reason;
         reason.sampled_bias = value.bias->reason;
         ratios.functions[key].Add(reason);
@@ -633,9 +643,11 @@ std::optional<WindowRatios> SumWindowRatios(const ReportTable& table, bool match
       if (value.bias) sums.bias = value.bias->reason;
     }
     ratios.functions[key].Add(sums);
-    WindowRatioSums unbiased = sums;
-    unbiased.bias.clear();
-    ratios.total.Add(unbiased);
+    // The report's total has no call edges to bound: neither has the diff's.
+    WindowRatioSums whole = sums;
+    whole.bias.clear();
+    whole.instructions_bound = whole.cycles_bound = 0;
+    ratios.total.Add(whole);
   }
   return ratios;
 }

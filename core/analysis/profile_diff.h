@@ -62,7 +62,8 @@ struct WindowRatioSums {
   // own disagreeing), as `tprof report` says it; the first run's that says so. Empty: none found.
   std::string bias;
   // The same for the function's IPC from the two events sampled on their own, where they were
-  // too ([s]: the report holds it against the windows, `methods disagree`).
+  // too ([s]: the report holds it against the windows, `methods disagree`); lost samples aside,
+  // which the diff bounds itself (DerivedMetricsDiff::old_lost_reach).
   std::string sampled_bias;
   void Add(const WindowRatioSums& other);
 };
@@ -151,13 +152,14 @@ struct EventDiff {
   std::vector<FunctionDiff> functions;  // by |delta| descending, then by name
 };
 
-// A ratio of two events (IPC = instructions / cycles, CPI = cycles / instructions), old and new.
-// From group windows each side also has a 95 % interval and may carry a reason it lies outside.
+// A ratio of two events (IPC = instructions / cycles, CPI = cycles / instructions), old and new,
+// each side with its 95 % interval and the reason it may lie outside it, if any.
 struct RatioPair {
   std::optional<double> old_value, new_value;  // absent when the denominator is 0
   // Sampled periods: absent where a side's sample counts are unknown; group windows: absent
   // below two windows.
   std::optional<double> old_half_width, new_half_width;
+  // A value without an interval, or one wider than kMaxConfidentRelativeHalfWidth of it.
   bool old_low_confidence = false, new_low_confidence = false;
   std::string old_bias, new_bias;  // why the side's value may lie outside its interval
 };
@@ -173,7 +175,9 @@ struct DerivedMetricsDiff {
   std::string cycles_event, instructions_event;
   std::string leader;  // group deltas: the group's leader
   RatioPair total_ipc, total_cpi;
-  std::vector<FunctionRatios> functions;  // in the order of the cycles event's functions
+  // Sampled periods: in the order of the cycles event's functions; group deltas: in the order
+  // of the first event's, then those only the windows name.
+  std::vector<FunctionRatios> functions;
   // Samples the kernel lost on a side may all have been one of the two events': each ratio of
   // that side may then be off by up to this share of it (the largest lost / (kept + lost) of the
   // two events over the side's runs), beyond anything its samples say. 0: nothing lost.

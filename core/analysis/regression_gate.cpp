@@ -175,7 +175,8 @@ const char* const kThresholdSyntaxHelp =
     "  share(PATTERN)[.EVENT] OP Npt  any matching function's share: new share - old share\n"
     "  OP is > >= < <=; N is signed ('> +5%', '< -10%'); EVENT defaults to the first event and\n"
     "  may be ipc or cpi (in % or raw) when both sides have cycles and instructions (a value\n"
-    "  that may lie outside its interval, or is missing on a side, fails closed), or\n"
+    "  that may lie outside its interval or has none fails closed; one missing on a side is\n"
+    "  not judged, said, and fails closed where nothing is left to judge), or\n"
     "  work or efficiency, the two parts of a function's cost change (% of its old cost, or\n"
     "  raw): more work at the old cost per unit, and the change of that cost. In recordings\n"
     "  made with --off-cpu, wall is each function's on-CPU clock time plus its off-CPU time.\n"
@@ -364,6 +365,15 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
           c.may_lie = {-std::numeric_limits<double>::infinity(),
                        std::numeric_limits<double>::infinity()};
           c.finding.bias = !r.old_bias.empty() ? "old " + r.old_bias : "new " + r.new_bias;
+        } else if (!r.old_half_width || !r.new_half_width) {
+          // Nor has a value without an interval (a single window).
+          c.may_lie = {-std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity()};
+          c.finding.bias = std::string(!r.old_half_width ? "old" : "new") +
+                           " value has no interval (" +
+                           (diff.metrics->from_windows ? "fewer than two windows"
+                                                       : "no sample count to bound it") +
+                           ")";
         } else if (old_reach > 0 || new_reach > 0) {
           // Each side's ratio anywhere in value * (1 +- its reach): the change at its extremes.
           const double o = *r.old_value, n = *r.new_value;
@@ -397,7 +407,8 @@ Result<GateVerdict> EvaluateGate(const ProfileDiff& diff,
         if (without_value > 0)
           unjudged = std::to_string(without_value) + " matching value(s) missing on a side (" +
                      (diff.metrics->from_windows ? "no group window credited there"
-                                                 : "no cycles sampled there") +
+                      : ipc                      ? "no cycles sampled there"
+                                                 : "no instructions sampled there") +
                      ")";
         if (old_zero > 0)
           unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(old_zero) +

@@ -3,6 +3,7 @@
 #include "core/analysis/profile_diff.h"
 
 #include <gtest/gtest.h>
+#include <linux/perf_event.h>
 
 #include <cmath>
 #include <map>
@@ -162,6 +163,52 @@ TEST(ProfileDiff, SampledIpcHasPoissonIntervalsExactAtFewSamples) {
   const double reach11 = (19.682 - 11) / 11, reach30 = (42.827 - 30) / 30;
   EXPECT_NEAR(*diff->metrics->total_ipc.old_half_width,
               11000.0 / 30000 * std::hypot(reach11, reach30), 1e-3);
+}
+
+// Which group members the diff compares by their own samples and which it lists as read only:
+// a member of a group read in its leader's samples (perf's {cycles,instructions}:S) has no
+// samples and is read only; one that also took samples of its own (a group read without :S),
+// or that was also sampled on its own beside the group (record's default), is compared.
+TEST(ProfileDiff, OnlyGroupMembersWithoutSamplesOfTheirOwnAreReadOnly) {
+  auto profile = [](uint64_t member_samples, bool member_also_alone) {
+    FunctionProfile p;
+    EventDesc cycles, instructions;
+    cycles.name = "cycles";
+    instructions.name = "instructions";
+    cycles.sample_type = PERF_SAMPLE_READ;
+    cycles.group_leader = 0;
+    cycles.group_members = {0, 1};
+    instructions.group_leader = 0;
+    p.events = {cycles, instructions};
+    p.total_period = {4000, member_samples * 1000};
+    p.total_samples = {4, member_samples};
+    if (member_also_alone) {
+      p.events.push_back(instructions);
+      p.events.back().group_leader = -1;
+      p.total_period.push_back(3000);
+      p.total_samples.push_back(3);
+    }
+    FunctionRow row;
+    row.function = "alpha";
+    row.module = "/bin/prog";
+    row.self_period = p.total_period;
+    row.self_samples = p.total_samples;
+    p.rows = {row};
+    return p;
+  };
+  const FunctionTotals leader_only = SumByFunction(profile(0, false));
+  EXPECT_EQ(leader_only.events, std::vector<std::string>{"cycles"});
+  ASSERT_EQ(leader_only.read_only_events.size(), 1u);
+  EXPECT_EQ(leader_only.read_only_events[0], "instructions (read in the samples of cycles)");
+  const FunctionTotals own_samples = SumByFunction(profile(5, false));
+  EXPECT_EQ(own_samples.events, (std::vector<std::string>{"cycles", "instructions"}));
+  EXPECT_TRUE(own_samples.read_only_events.empty());
+  EXPECT_DOUBLE_EQ(own_samples.self.at({"prog", "alpha"})[1], 5000);
+  EXPECT_DOUBLE_EQ(own_samples.self_samples.at({"prog", "alpha"})[1], 5);
+  const FunctionTotals beside = SumByFunction(profile(0, true));
+  EXPECT_EQ(beside.events, (std::vector<std::string>{"cycles", "instructions"}));
+  EXPECT_TRUE(beside.read_only_events.empty());
+  EXPECT_DOUBLE_EQ(beside.self.at({"prog", "alpha"})[1], 3000);
 }
 
 TEST(ProfileDiff, IpcAndCpiWhenCyclesAndInstructionsArePresent) {

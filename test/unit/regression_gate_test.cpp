@@ -449,6 +449,31 @@ TEST(RegressionGate, IpcTermsWithoutAWindowValueAreNotPassedSilently) {
       << v.checks[1].explanation;
 }
 
+// A value from a single window has no interval: a gate term on it cannot bound it and fails
+// closed, saying so, where the same change over windows that bound it passes; the cell shows it
+// "±?~".
+TEST(RegressionGate, IpcTermsOnAValueWithoutAnIntervalFailClosed) {
+  const std::vector<std::pair<double, double>> windows = {{1000, 2000}, {1010, 2000}};
+  auto diff = DiffProfiles({GroupSide({{"alpha", {{1000, 2000}}}, {"beta", windows}})},
+                           {GroupSide({{"alpha", windows}, {"beta", windows}})}, {});
+  ASSERT_TRUE(diff.ok()) << diff.error().message();
+  ASSERT_TRUE(diff->metrics.has_value());
+  const FunctionRatios* alpha = nullptr;
+  for (const FunctionRatios& f : diff->metrics->functions)
+    if (f.key.function == "alpha") alpha = &f;
+  ASSERT_NE(alpha, nullptr);
+  EXPECT_FALSE(alpha->ipc.old_half_width.has_value());
+  EXPECT_TRUE(alpha->ipc.old_low_confidence);
+  auto v = Gate(*diff, {"func(alpha).ipc < -5%", "func(beta).ipc < -5%"});
+  EXPECT_TRUE(v.checks[0].tripped);
+  EXPECT_NE(v.checks[0].explanation.find("old value has no interval"), std::string::npos)
+      << v.checks[0].explanation;
+  EXPECT_FALSE(v.checks[1].tripped) << v.checks[1].explanation;
+  std::ostringstream text;
+  RenderDiffText(*diff, v, {}, {}, text);
+  EXPECT_NE(text.str().find("0.500 \u00b1?~"), std::string::npos) << text.str();
+}
+
 // An old IPC of 0 (no instruction sampled in the function) has no change in percent: a term in
 // percent does not judge it as "no change" (it did: the change counted as 0 %) but says so, and
 // fails closed where it is all the term matches; a term in raw units judges it.

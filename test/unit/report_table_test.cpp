@@ -79,6 +79,28 @@ EventDesc Sampled(const std::string& name) {
   return e;
 }
 
+// A group member counts as sampled (its own columns) unless it only travels in its leader's
+// samples: one with samples of its own in a group read without :S is sampled too.
+TEST(ReportTableTest, AGroupMemberWithSamplesOfItsOwnIsSampled) {
+  ReportTable table;
+  EventDesc leader, member;
+  leader.name = "cycles";
+  leader.sample_type = PERF_SAMPLE_READ;
+  leader.group_leader = 0;
+  leader.group_members = {0, 1};
+  member.name = "instructions";
+  member.group_leader = 0;
+  table.events = {leader, member};
+  table.total_samples = {10, 0};
+  EXPECT_TRUE(table.IsSampled(0));
+  EXPECT_FALSE(table.IsSampled(1));
+  table.total_samples = {10, 4};
+  EXPECT_TRUE(table.IsSampled(1));
+  table.events[0].sample_type = 0;  // not read in the leader's samples
+  table.total_samples = {10, 0};
+  EXPECT_TRUE(table.IsSampled(1));
+}
+
 TEST(ReportTableTest, SortKeysParseAndRejectUnknownNames) {
   auto keys = ParseSortKeys("comm,dso,sym");
   ASSERT_TRUE(keys.ok());
