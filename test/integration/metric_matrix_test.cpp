@@ -26,8 +26,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -196,6 +198,24 @@ std::string Describe(const Run& run) {
   return text;
 }
 
+// A recording whose value lay far from the truth is rare and is not reproduced at will (the host's
+// load makes it): its profile and the workload's truth (per function: calls, faults, clock) are
+// copied where they outlive the test, for whoever reads the failure. Returns the directory.
+std::string KeepRecording(const std::string& dir, const std::string& cell,
+                          const std::string& method, int run) {
+  std::string name = cell + "_" + method + "_run" + std::to_string(run);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') c = '-';
+  const std::filesystem::path kept =
+      std::filesystem::temp_directory_path() / "tprof-matrix-kept" / name;
+  std::error_code error;
+  std::filesystem::create_directories(kept, error);
+  for (const char* file : {"p.tprof", "truth.json"})
+    std::filesystem::copy_file(std::filesystem::path(dir) / file, kept / file,
+                               std::filesystem::copy_options::overwrite_existing, error);
+  return error ? "(not kept: " + error.message() + ")" : kept.string();
+}
+
 void PrintTo(const Cell& cell, std::ostream* out) { *out << cell.name; }
 
 class MetricMatrix : public ::testing::TestWithParam<Cell> {};
@@ -286,14 +306,16 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         // Shown without a reason: its interval is what the reader is told to trust.
         tally.covered += covered;
         const double half = std::max(*m.value - *m.low, *m.high - *m.value);
+        std::string kept;
         if (std::abs(truth - *m.value) > 2 * half) {
           ++tally.far;
+          kept = KeepRecording(dir.path(), cell.name, method.name, r);
           far_report += "\n  run " + std::to_string(r) + ": " + f + " truth " +
                         std::to_string(truth) + ", measured " + std::to_string(*m.value) + " [" +
                         std::to_string(*m.low) + ", " + std::to_string(*m.high) + "], steal " +
                         std::to_string(run->oracle_steal_ns / 1e6) + " ms (all CPUs " +
                         std::to_string(run->steal_ns / 1e6) + " ms), " + std::to_string(run->lost) +
-                        " samples lost";
+                        " samples lost; its recording and truth kept in " + kept;
         }
         // A known gap's values are printed, not held to the promise (KnownGap).
         if (gap.empty()) {
@@ -303,7 +325,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
               << ", measured " << *m.value << " [" << *m.low << ", " << *m.high << "], steal "
               << run->oracle_steal_ns / 1e6 << " ms (all CPUs " << run->steal_ns / 1e6
               << " ms) beside " << run->clock_counted_ns / 1e6
-              << " ms counted; the recording:" << Describe(*run);
+              << " ms counted; the recording (kept in " << kept << "):" << Describe(*run);
         }
         ++tally.confident;
         if (f == "compute" && gap.empty()) {
