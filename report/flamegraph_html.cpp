@@ -182,17 +182,22 @@ void AppendTimeline(std::string& out, const FlameGraphInput& input, const PageCo
   AppendUint(out, t.samples);
   out += ",\"samplesBefore\":";
   AppendUint(out, t.samples_before);
-  // The --time range the page's samples were kept in: [from, until), null where open.
+  // The --time range the page's samples were kept in: [from, until), null where open. Written
+  // to the last bit (six digits named a range one sample short of what the page held), since the
+  // page names its ranges by these ends for report --time to read again.
+  auto exact = [&out](const std::optional<double>& seconds) {
+    if (!seconds || !std::isfinite(*seconds)) {
+      out += "null";
+      return;
+    }
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.17g", *seconds);
+    out += buffer;
+  };
   out += ",\"kept\":[";
-  if (t.kept_from_s)
-    AppendNumber(out, *t.kept_from_s);
-  else
-    out += "null";
+  exact(t.kept_from_s);
   out.push_back(',');
-  if (t.kept_until_s)
-    AppendNumber(out, *t.kept_until_s);
-  else
-    out += "null";
+  exact(t.kept_until_s);
   out.push_back(']');
   out += ",\"lanes\":[";
   for (size_t l = 0; l < t.lanes.size(); ++l) {
