@@ -1129,9 +1129,13 @@ void ExpectBurstOnTheKernelPath(const std::string& check) {
       group["windows_credited"].get<uint64_t>() + group["windows_discarded"].get<uint64_t>();
   const uint64_t long_periods = group["long_periods"].get<uint64_t>();
   // Every sample after a series' first ends either a window or a long period (a series is a
-  // thread on a CPU: tprof's forked child before its exec is one more).
-  EXPECT_LE(windows > long_periods ? windows - long_periods : long_periods - windows, 3u)
-      << group.dump();
+  // thread on a CPU: tprof's forked child before its exec is one more), and the two alternate,
+  // give or take a few: CI run AA (2026-12-05) had 5 more windows than long periods of 2,758, in
+  // one series, with no throttle and no sample lost, where the same boot's jittered run had
+  // none (the kernel's own alternation is hf_periods' check, without tprof). The fallback this
+  // tells apart takes ten windows a long period.
+  const uint64_t apart = windows > long_periods ? windows - long_periods : long_periods - windows;
+  EXPECT_LE(apart, std::max<uint64_t>(3, long_periods / 200)) << group.dump();
   // Two samples every 110,000 cycles (a long period of 100,000, then a short one of 10,000), less
   // the cycles each overflow's interrupt comes late by, which QEMU delivers at a block's end, later
   // on a loaded host (pairs of 116,800 cycles seen in CI beside a build, 5 % fewer samples): the
