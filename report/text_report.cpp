@@ -158,7 +158,9 @@ std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, b
   const EventDesc& desc = table.events[clock];
   const bool one_mode = desc.exclude_user != desc.exclude_kernel;
   const double read = static_cast<double>(group.read_totals[0]),
-               left_out = std::max(0.0, read - static_cast<double>(table.total_period[clock]));
+               left_out =
+                   std::max(0.0, read - static_cast<double>(table.total_period[clock]) -
+                                     static_cast<double>(group.leader_read_across_interrupts));
   if (compact && !one_mode && left_out < kTimerLatenessShare * read) return "";
   return desc.name + ": its samples leave out " +
          Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +

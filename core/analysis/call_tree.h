@@ -255,8 +255,12 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
   void OnLost(const LostRecord& r) override {
     lost_ += r.lost;
     windows_.Interrupt();
+    left_out_.Interrupt();
   }
-  void OnThrottle(const ThrottleRecord&) override { windows_.Interrupt(); }
+  void OnThrottle(const ThrottleRecord&) override {
+    windows_.Interrupt();
+    left_out_.Interrupt();
+  }
   bool has_own_threads() const override { return paths_thread_ != nullptr; }
   // A deferred chain is decoded for a new stack alone (see ReportTableBuilder).
   bool takes_deferred_callchains() const override { return true; }

@@ -4,7 +4,9 @@
 // late or not at all) are not taken while its count goes on, so a sample's read less the
 // thread's last one, beyond the sample's period, is what the samples not taken stood for. For a
 // clock in both modes only a whole missed tick counts: a timer that fires a little late and then
-// a little early moves time between two samples, and leaves none out.
+// a little early moves time between two samples, and leaves none out. A read across a lost record
+// or a throttle holds the samples the kernel lost or did not take, which are not the clock's to
+// explain (LostSamplesBias names them): it is kept apart.
 #pragma once
 
 #include <cstddef>
@@ -31,13 +33,23 @@ class ClockLeftOutTime {
   double Add(const Sample& sample);
   // Per event: the time left out so far (0 for events that do not read themselves).
   const std::vector<double>& totals() const { return totals_; }
+  // The kernel lost samples or throttled: every thread's next read spans them, so what it holds
+  // beyond its period goes to across_interrupts(), not totals().
+  void Interrupt() { ++interrupts_; }
+  const std::vector<double>& across_interrupts() const { return across_interrupts_; }
 
  private:
   std::vector<bool> reads_itself_;
   std::vector<bool> both_modes_;
   bool any_ = false;
   std::vector<double> totals_;
-  absl::flat_hash_map<std::tuple<size_t, uint32_t, uint32_t>, uint64_t> last_read_;
+  std::vector<double> across_interrupts_;
+  uint64_t interrupts_ = 0;
+  struct LastRead {
+    uint64_t read = 0;
+    uint64_t interrupts = 0;  // interrupts_ when it was taken
+  };
+  absl::flat_hash_map<std::tuple<size_t, uint32_t, uint32_t>, LastRead> last_read_;
 };
 
 }  // namespace tprof

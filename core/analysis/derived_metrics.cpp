@@ -259,7 +259,8 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
         clock.group = static_cast<int>(g);
         const double read = static_cast<double>(table.groups[g].read_totals[0]);
         clock.left_out_time =
-            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]));
+            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]) -
+                              static_cast<double>(table.groups[g].leader_read_across_interrupts));
         if (!clock.one_mode && clock.left_out_time < kTimerLatenessShare * read)
           clock.left_out_time = 0;
       }

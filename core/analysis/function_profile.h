@@ -78,8 +78,12 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
   void OnLost(const LostRecord& r) override {
     profile_.lost += r.lost;
     windows_.Interrupt();
+    left_out_.Interrupt();
   }
-  void OnThrottle(const ThrottleRecord&) override { windows_.Interrupt(); }
+  void OnThrottle(const ThrottleRecord&) override {
+    windows_.Interrupt();
+    left_out_.Interrupt();
+  }
   bool reads_callers() const override { return false; }  // a row is the sample's ip's
 
   FunctionProfile Finish();

@@ -720,6 +720,7 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].short_window = table_.events[table_.groups[g].leader].hf_sample_period;
     table_.groups[g].long_periods = a.long_periods();
     table_.groups[g].read_totals = a.read_totals();
+    table_.groups[g].leader_read_across_interrupts = a.leader_read_across_interrupts();
     std::vector<std::string> member_names;
     for (uint32_t m : table_.groups[g].members)
       member_names.push_back(m < table_.events.size() ? table_.events[m].name : "?");

@@ -103,6 +103,9 @@ struct ReadGroup {
   uint64_t short_window = 0;          // burst sampling in the kernel: the short period
   uint64_t long_periods = 0;          // ... and the long periods between, which are not windows
   std::vector<uint64_t> read_totals;  // per member: the last reads of every instance, summed
+  // Of the leader's reads beyond its samples' periods, what windows across a lost record or a
+  // throttle held: samples the kernel lost or did not take, not a clock's missed ticks.
+  uint64_t leader_read_across_interrupts = 0;
 };
 
 struct ReportRow {

@@ -714,15 +714,24 @@ TEST(MetricOracle, LostSamplesMarkTheFramesTheyMayMove) {
     const bool expected = worst * value > hw;
     const std::string key = std::to_string(i);
     const bool has_reason = data["reasonOf"].contains(key);
-    EXPECT_EQ(has_reason, expected)
-        << "frame " << i << ": " << value << " +-" << hw << ", lost share " << worst;
-    if (!has_reason) continue;
-    ++flagged;
-    EXPECT_EQ(data["marked"].get<std::string>()[i], '1') << "frame " << i;
-    const std::string reason = data["reasons"][data["reasonOf"][key].get<size_t>()];
-    EXPECT_EQ(reason.rfind("samples lost: the kernel lost " + std::to_string(lost) + " samples", 0),
-              0u)
-        << reason;
+    const std::string reason =
+        has_reason ? data["reasons"][data["reasonOf"][key].get<size_t>()].get<std::string>() : "";
+    const bool lost_reason =
+        reason.starts_with("samples lost: the kernel lost " + std::to_string(lost) + " samples");
+    EXPECT_EQ(lost_reason, expected) << "frame " << i << ": " << value << " +-" << hw
+                                     << ", lost share " << worst << ": " << reason;
+    if (has_reason) EXPECT_EQ(data["marked"].get<std::string>()[i], '1') << "frame " << i;
+    if (has_reason && !lost_reason) {
+      // Beside a recorder this busy the clock's timer misses ticks of its own (CI run AC: some
+      // 5 % of its time), which frames may name; the lost samples' time is not among them (it
+      // was: 607 ms, most of what 20,231 lost samples at 20 kHz stood for).
+      ASSERT_TRUE(reason.starts_with("clock missed ticks")) << reason;
+      const size_t ms = reason.find(" ms over the run");
+      ASSERT_NE(ms, std::string::npos) << reason;
+      const double missed_ms = std::strtod(reason.c_str() + reason.rfind(' ', ms - 1) + 1, nullptr);
+      EXPECT_LT(missed_ms, 0.2 * static_cast<double>(lost) * 0.05) << reason;
+    }
+    flagged += lost_reason;
   }
   std::printf(
       "%llu samples lost (up to %.1f %% of an event's); %zu of %zu frames with a value "

@@ -86,6 +86,13 @@ TEST(ClockLeftOutTime, ReadsBeyondEachPeriodAreWhatTheDroppedSamplesStoodFor) {
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 160000)), 0);     // and early
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 1210000)), 1e6);  // 20 ticks missed
   EXPECT_EQ(missed.totals(), (std::vector<double>{1e6}));
+  // A lost record or a throttle: every thread's next read spans samples the kernel lost or did
+  // not take, which are not ticks the timer missed.
+  missed.Interrupt();
+  EXPECT_EQ(missed.Add(ClockSample(1, 0, 2260000)), 0);    // 20 periods across the loss
+  EXPECT_EQ(missed.Add(ClockSample(1, 0, 2410000)), 1e5);  // and two ticks missed after it
+  EXPECT_EQ(missed.totals(), (std::vector<double>{1.1e6}));
+  EXPECT_EQ(missed.across_interrupts(), (std::vector<double>{1e6}));
   // Not read: not watched.
   both.sample_type = 0;
   both.group_members.clear();
@@ -188,6 +195,11 @@ TEST(ClockLeftOutBias, WithoutWindowsTheRunsLeftOutTimeBoundsIt) {
                                 "counted this value would be 50, so it may read high"),
             std::string::npos)
       << v.bias->reason;
+  // The same time in windows across lost samples was theirs (LostSamplesBias says so), not the
+  // clock's to leave out.
+  table.groups[0].leader_read_across_interrupts = 50000000;
+  v = Evaluate(table, kFaultsPerMs);
+  EXPECT_FALSE(v.bias) << v.bias->reason;
   // A tenth of a millisecond over the run cannot move it beyond its interval.
   table = TableOf(events, 5000, 1.6, 0, 0.1);
   table.rows[0].groups[0] = GroupCredit{};
