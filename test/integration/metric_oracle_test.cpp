@@ -720,7 +720,9 @@ TEST(MetricOracle, LostSamplesMarkTheFramesTheyMayMove) {
         reason.starts_with("samples lost: the kernel lost " + std::to_string(lost) + " samples");
     EXPECT_EQ(lost_reason, expected) << "frame " << i << ": " << value << " +-" << hw
                                      << ", lost share " << worst << ": " << reason;
-    if (has_reason) EXPECT_EQ(data["marked"].get<std::string>()[i], '1') << "frame " << i;
+    if (has_reason) {
+      EXPECT_EQ(data["marked"].get<std::string>()[i], '1') << "frame " << i;
+    }
     if (has_reason && !lost_reason) {
       // Beside a recorder this busy the clock's timer misses ticks of its own (CI run AC: some
       // 5 % of its time), which frames may name; the lost samples' time is not among them (it
