@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -159,13 +160,6 @@ std::optional<double> Percent(double part, double whole) {
 bool IsCycles(const std::string& name) { return FormulaEventName(name) == "cycles"; }
 bool IsInstructions(const std::string& name) { return FormulaEventName(name) == "instructions"; }
 
-RatioPair Ratio(double old_num, double old_den, double new_num, double new_den) {
-  RatioPair r;
-  if (old_den != 0) r.old_value = old_num / old_den;
-  if (new_den != 0) r.new_value = new_num / new_den;
-  return r;
-}
-
 // One side's counts of the instructions and the cycles event (in that order) over all its runs,
 // for a function or the total, with the samples they were summed from and each event's mean
 // period over the side.
@@ -173,33 +167,36 @@ struct SampledSums {
   std::vector<double> counts;
   std::vector<uint64_t> samples;
   std::vector<double> mean_periods;
+  bool samples_known = true;  // false where a run's totals were made without sample counts
 };
 
-// Absent where a run's sample counts are unknown (totals made without them).
-std::optional<SampledSums> SumSamples(const std::vector<FunctionTotals>& side,
-                                      const std::vector<std::vector<size_t>>& index,
-                                      size_t instructions, size_t cycles, const FunctionKey* key) {
+SampledSums SumSide(const std::vector<FunctionTotals>& side,
+                    const std::vector<std::vector<size_t>>& index, size_t instructions,
+                    size_t cycles, const FunctionKey* key) {
   SampledSums sums{{0, 0}, {0, 0}, {0, 0}};
   std::vector<double> samples(2, 0), total_samples(2, 0), totals(2, 0);
   for (size_t r = 0; r < side.size(); ++r) {
     const FunctionTotals& run = side[r];
-    if (run.self_samples.size() != run.self.size()) return std::nullopt;
+    sums.samples_known &= run.self_samples.size() == run.self.size();
     const size_t events[2] = {index[r][instructions], index[r][cycles]};
+    auto self = key ? run.self.find(*key) : run.self.end();
+    auto self_samples = key ? run.self_samples.find(*key) : run.self_samples.end();
     for (size_t k = 0; k < 2; ++k) {
       const size_t e = events[k];
-      if (e >= run.samples.size()) return std::nullopt;
-      totals[k] += run.totals[e];
-      total_samples[k] += run.samples[e];
+      const bool has_samples = e < run.samples.size();
+      sums.samples_known &= has_samples;
+      if (has_samples) {
+        totals[k] += run.totals[e];
+        total_samples[k] += run.samples[e];
+      }
       if (!key) {
         sums.counts[k] += run.totals[e];
-        samples[k] += run.samples[e];
+        if (has_samples) samples[k] += run.samples[e];
         continue;
       }
-      auto self = run.self.find(*key);
-      auto self_samples = run.self_samples.find(*key);
-      if (self == run.self.end() || self_samples == run.self_samples.end()) continue;
+      if (self == run.self.end()) continue;
       sums.counts[k] += self->second[e];
-      samples[k] += self_samples->second[e];
+      if (self_samples != run.self_samples.end()) samples[k] += self_samples->second[e];
     }
   }
   for (size_t k = 0; k < 2; ++k) {
@@ -209,25 +206,33 @@ std::optional<SampledSums> SumSamples(const std::vector<FunctionTotals>& side,
   return sums;
 }
 
-// A side's IPC and CPI intervals from sampled periods, as `tprof report` gives its [s] columns:
-// each event's count a Poisson count in its samples (exact bounds for few, a bound for none),
-// the two sampled independently.
-void SampledRatioIntervals(const SampledSums& sums, bool is_old, RatioPair* ipc, RatioPair* cpi) {
-  const std::vector<double> covariance =
-      PoissonCovariance(sums.counts, sums.samples, sums.mean_periods);
-  auto fill = [&](RatioPair* pair, size_t num, size_t den) {
-    const MetricValue value = ValueWithInterval(
-        [num, den](const std::vector<double>& c) -> std::optional<double> {
-          if (c[den] == 0) return std::nullopt;
-          return c[num] / c[den];
-        },
-        sums.counts, covariance, kNormal975);
-    if (!value.value) return;
-    (is_old ? pair->old_half_width : pair->new_half_width) = value.half_width;
-    (is_old ? pair->old_low_confidence : pair->new_low_confidence) = value.low_confidence;
+// counts[num] / counts[den], n/a at a zero denominator.
+std::function<std::optional<double>(const std::vector<double>&)> RatioOf(size_t num, size_t den) {
+  return [num, den](const std::vector<double>& c) -> std::optional<double> {
+    if (c[den] == 0) return std::nullopt;
+    return c[num] / c[den];
   };
-  fill(ipc, 0, 1);
-  fill(cpi, 1, 0);
+}
+
+// One side of `pair` from `value`: a value without an interval is low-confidence, no value is
+// n/a (and neither confident nor not), and the reason rides only on a value.
+void SetSide(RatioPair* pair, bool is_old, const MetricValue& value, const std::string& bias) {
+  (is_old ? pair->old_value : pair->new_value) = value.value;
+  (is_old ? pair->old_half_width : pair->new_half_width) = value.half_width;
+  (is_old ? pair->old_low_confidence : pair->new_low_confidence) =
+      value.value && value.low_confidence;
+  (is_old ? pair->old_bias : pair->new_bias) = value.value ? bias : std::string();
+}
+
+// A side's IPC and CPI from sampled periods, with the intervals `tprof report` gives its [s]
+// columns: each event's count a Poisson count in its samples (exact bounds for few, a bound for
+// none), the two sampled independently; no interval where the samples are unknown.
+void SampledRatioValues(const SampledSums& sums, bool is_old, RatioPair* ipc, RatioPair* cpi) {
+  const std::vector<double> covariance =
+      sums.samples_known ? PoissonCovariance(sums.counts, sums.samples, sums.mean_periods)
+                         : std::vector<double>{};
+  SetSide(ipc, is_old, ValueWithInterval(RatioOf(0, 1), sums.counts, covariance, kNormal975), "");
+  SetSide(cpi, is_old, ValueWithInterval(RatioOf(1, 0), sums.counts, covariance, kNormal975), "");
 }
 
 // IPC and CPI from the raw (never normalized) sums over all runs of each side: normalizing
@@ -242,50 +247,20 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
     if (!instructions && IsInstructions(pairing.names[e])) instructions = e;
   }
   if (!cycles || !instructions) return std::nullopt;
-  auto sum = [](const std::vector<FunctionTotals>& side,
-                const std::vector<std::vector<size_t>>& index, size_t e, const FunctionKey* key) {
-    double s = 0;
-    for (size_t r = 0; r < side.size(); ++r) {
-      const size_t i = index[r][e];
-      if (!key) {
-        s += side[r].totals[i];
-        continue;
-      }
-      auto it = side[r].self.find(*key);
-      if (it != side[r].self.end()) s += it->second[i];
-    }
-    return s;
+  auto side_sums = [&](bool is_old, const FunctionKey* key) {
+    return SumSide(is_old ? old_side : new_side, is_old ? pairing.old_index : pairing.new_index,
+                   *instructions, *cycles, key);
   };
-  if (sum(old_side, pairing.old_index, *cycles, nullptr) == 0 ||
-      sum(new_side, pairing.new_index, *cycles, nullptr) == 0 ||
-      sum(old_side, pairing.old_index, *instructions, nullptr) == 0 ||
-      sum(new_side, pairing.new_index, *instructions, nullptr) == 0)
-    return std::nullopt;  // e.g. instructions only read in the cycles leader's samples
+  for (const bool is_old : {true, false})
+    for (const double count : side_sums(is_old, nullptr).counts)
+      if (count == 0)
+        return std::nullopt;  // e.g. instructions only read in the cycles leader's samples
   DerivedMetricsDiff m;
   m.cycles_event = pairing.names[*cycles];
   m.instructions_event = pairing.names[*instructions];
   auto ratios = [&](const FunctionKey* key, RatioPair* ipc, RatioPair* cpi) {
-    double oc = sum(old_side, pairing.old_index, *cycles, key);
-    double oi = sum(old_side, pairing.old_index, *instructions, key);
-    double nc = sum(new_side, pairing.new_index, *cycles, key);
-    double ni = sum(new_side, pairing.new_index, *instructions, key);
-    *ipc = Ratio(oi, oc, ni, nc);
-    *cpi = Ratio(oc, oi, nc, ni);
-    for (const bool is_old : {true, false}) {
-      const std::vector<FunctionTotals>& side = is_old ? old_side : new_side;
-      const std::vector<std::vector<size_t>>& index =
-          is_old ? pairing.old_index : pairing.new_index;
-      if (const std::optional<SampledSums> sums =
-              SumSamples(side, index, *instructions, *cycles, key))
-        SampledRatioIntervals(*sums, is_old, ipc, cpi);
-      for (RatioPair* pair : {ipc, cpi}) {
-        const bool has_value = is_old ? pair->old_value.has_value() : pair->new_value.has_value();
-        const bool has_interval =
-            is_old ? pair->old_half_width.has_value() : pair->new_half_width.has_value();
-        if (has_value && !has_interval)
-          (is_old ? pair->old_low_confidence : pair->new_low_confidence) = true;
-      }
-    }
+    for (const bool is_old : {true, false})
+      SampledRatioValues(side_sums(is_old, key), is_old, ipc, cpi);
   };
   ratios(nullptr, &m.total_ipc, &m.total_cpi);
   auto lost_reach = [&](const std::vector<FunctionTotals>& side,
@@ -349,25 +324,15 @@ void WindowRatioValues(const WindowRatioSums& sums, bool is_old, RatioPair* ipc,
       WindowCovariance(deltas, products, sums.windows, std::vector<size_t>{0, 1});
   const double quantile = StudentT975(sums.windows > 0 ? sums.windows - 1 : 0);
   const std::vector<double> bounds = {sums.instructions_bound, sums.cycles_bound};
-  auto ratio = [](size_t num, size_t den) {
-    return [num, den](const std::vector<double>& c) -> std::optional<double> {
-      if (c[den] == 0) return std::nullopt;
-      return c[num] / c[den];
-    };
-  };
-  auto fill = [&](RatioPair* pair, const MetricValue& value) {
-    (is_old ? pair->old_value : pair->new_value) = value.value;
-    (is_old ? pair->old_half_width : pair->new_half_width) = value.half_width;
-    (is_old ? pair->old_low_confidence : pair->new_low_confidence) = value.low_confidence;
-    (is_old ? pair->old_bias : pair->new_bias) = value.value ? sums.bias : std::string();
-  };
   if (sums.windows == 0) {
-    fill(ipc, MetricValue{});
-    fill(cpi, MetricValue{});
+    SetSide(ipc, is_old, MetricValue{}, sums.bias);
+    SetSide(cpi, is_old, MetricValue{}, sums.bias);
     return;
   }
-  fill(ipc, ValueWithInterval(ratio(0, 1), deltas, covariance, quantile, bounds));
-  fill(cpi, ValueWithInterval(ratio(1, 0), deltas, covariance, quantile, bounds));
+  SetSide(ipc, is_old, ValueWithInterval(RatioOf(0, 1), deltas, covariance, quantile, bounds),
+          sums.bias);
+  SetSide(cpi, is_old, ValueWithInterval(RatioOf(1, 0), deltas, covariance, quantile, bounds),
+          sums.bias);
 }
 
 // IPC and CPI from the group windows of every run of each side, pooled per side, where no side
