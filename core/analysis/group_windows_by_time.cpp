@@ -4,6 +4,16 @@
 
 namespace tprof {
 
+bool IsReadOnlyMember(const std::vector<EventDesc>& events, size_t event,
+                      const std::vector<uint64_t>& samples) {
+  const int32_t leader = events[event].group_leader;
+  if (leader < 0 || leader == static_cast<int32_t>(event) ||
+      static_cast<size_t>(leader) >= events.size())
+    return false;
+  if (event < samples.size() && samples[event] != 0) return false;
+  return events[static_cast<size_t>(leader)].sample_type & PERF_SAMPLE_READ;
+}
+
 std::vector<ReadGroup> ReadGroupsOf(const std::vector<EventDesc>& events) {
   std::vector<ReadGroup> groups;
   for (size_t e = 0; e < events.size(); ++e) {

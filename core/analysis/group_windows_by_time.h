@@ -21,6 +21,12 @@ namespace tprof {
 // leader), in event order: a report table's groups.
 std::vector<ReadGroup> ReadGroupsOf(const std::vector<EventDesc>& events);
 
+// Whether `event` is read only in its leader's samples: a member of a leader-sampled group
+// ({a,b}:S) with no samples of its own (`samples`, per event). A member of a group read with
+// --sample-read but not led by its leader alone (no :S) samples on its own too.
+bool IsReadOnlyMember(const std::vector<EventDesc>& events, size_t event,
+                      const std::vector<uint64_t>& samples);
+
 // Sums of whole windows: what DerivedMetrics::EvaluateWindows reads.
 struct WindowSums {
   std::vector<double> deltas;    // per member, leader first

@@ -9,6 +9,7 @@
 
 #include "core/analysis/cost_split.h"
 #include "core/analysis/derived_metrics.h"
+#include "core/analysis/group_windows_by_time.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/base/file_paths.h"
 #include "core/model/event_unit.h"
@@ -463,14 +464,7 @@ FunctionTotals SumByFunction(const FunctionProfile& profile, bool match_module) 
   std::vector<size_t> kept;
   for (size_t e = 0; e < profile.events.size(); ++e) {
     const EventDesc& event = profile.events[e];
-    // A member of a group read with --sample-read but not led by its leader alone (no :S)
-    // samples on its own too: its samples are compared.
-    const bool read_only =
-        event.group_leader >= 0 && event.group_leader != static_cast<int32_t>(e) &&
-        static_cast<size_t>(event.group_leader) < profile.events.size() &&
-        (profile.events[static_cast<size_t>(event.group_leader)].sample_type & PERF_SAMPLE_READ) &&
-        (e >= profile.total_samples.size() || profile.total_samples[e] == 0);
-    if (!read_only) {
+    if (!IsReadOnlyMember(profile.events, e, profile.total_samples)) {
       kept.push_back(e);
       continue;
     }

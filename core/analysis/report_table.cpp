@@ -125,12 +125,7 @@ Result<std::pair<std::optional<double>, std::optional<double>>> TimeRangeOption(
 }
 
 bool ReportTable::IsSampled(size_t event) const {
-  const EventDesc& e = events[event];
-  if (e.group_leader < 0 || e.group_leader == static_cast<int32_t>(event)) return true;
-  // A member with samples of its own (perf's --sample-read without :S) is sampled too.
-  if (event < total_samples.size() && total_samples[event] != 0) return true;
-  // A member of a leader-sampled group: its counts travel in the leader's samples.
-  return !(events[static_cast<size_t>(e.group_leader)].sample_type & PERF_SAMPLE_READ);
+  return !IsReadOnlyMember(events, event, total_samples);
 }
 
 size_t ReportTable::FirstSampledEvent() const {

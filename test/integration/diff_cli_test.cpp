@@ -723,6 +723,15 @@ TEST(DiffInputs, APerfDataFileAgainstItselfChangesNothing) {
 // `tprof report`'s IPC of the given source ("sampled periods", "group deltas") for each row of
 // `--sort dso,sym`, keyed "function [module file name]" as the diff names functions; empty when
 // the report has no such column.
+// A function's key as ReportIpcByFunction names it: "function [module file name]".
+std::string FunctionKeyOf(const std::string& function, const std::string& module) {
+  return function + " [" + module + "]";
+}
+std::string FunctionKeyOf(const nlohmann::json& diff_function) {
+  return FunctionKeyOf(diff_function["function"].get<std::string>(),
+                       diff_function["module"].get<std::string>());
+}
+
 std::map<std::string, nlohmann::json> ReportIpcByFunction(const std::string& path,
                                                           const std::string& source) {
   CommandResult report = RunCommand({kTprof, "report", "--json", "--sort", "dso,sym", "-i", path});
@@ -737,7 +746,7 @@ std::map<std::string, nlohmann::json> ReportIpcByFunction(const std::string& pat
   for (const nlohmann::json& row : rj["rows"]) {
     std::string dso = row["keys"]["dso"];
     dso = dso.empty() || dso[0] == '[' ? dso : std::filesystem::path(dso).filename().string();
-    by_row[row["keys"]["sym"].get<std::string>() + " [" + dso + "]"] = row["metrics"][*ipc];
+    by_row[FunctionKeyOf(row["keys"]["sym"].get<std::string>(), dso)] = row["metrics"][*ipc];
   }
   return by_row;
 }
@@ -769,8 +778,7 @@ TEST(DiffInputs, AGroupReadOnlyInTheLeadersSamplesIsComparedByItsWindows) {
     ASSERT_FALSE(by_row.empty());
     size_t with_value = 0;
     for (const nlohmann::json& f : m["functions"]) {
-      const std::string key =
-          f["function"].get<std::string>() + " [" + f["module"].get<std::string>() + "]";
+      const std::string key = FunctionKeyOf(f);
       ASSERT_TRUE(by_row.count(key)) << key;
       const nlohmann::json& expected = by_row[key];
       const nlohmann::json& ipc_pair = f["ipc"];
@@ -826,8 +834,7 @@ TEST(DiffInputs, SampledIpcHasTheReportsIntervalPerFunction) {
     ASSERT_FALSE(by_row.empty());
     size_t with_interval = 0, confident = 0;
     for (const nlohmann::json& f : m["functions"]) {
-      const std::string key =
-          f["function"].get<std::string>() + " [" + f["module"].get<std::string>() + "]";
+      const std::string key = FunctionKeyOf(f);
       ASSERT_TRUE(by_row.count(key)) << key;
       const nlohmann::json& expected = by_row[key];
       const nlohmann::json& ipc = f["ipc"];
