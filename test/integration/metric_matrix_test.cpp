@@ -20,7 +20,9 @@
 //     held to it covered less than 97 %; but see docs/metric-matrix.md for `[g]` beside another
 //     recorded workload, which fails it);
 //   - calls of at least 20 windows: some method gives every function a confident value within
-//     5 % of the truth (its median over the runs), events at entry and exit included.
+//     5 % of the truth (its median over the runs), events at entry and exit included; a value
+//     flagged `clock missed ticks` counts by the value the clock's reads give, which its reason
+//     states (the sampled value of a host that holds the CPU reads high, and says so).
 // Cells and methods known to give confident wrong values are listed by KnownGap, printed, not
 // asserted. Release builds only: the sanitizers slow tprof, not the workload, and change no
 // number.
@@ -90,7 +92,8 @@ struct Tally {
   int pairs = 0, biased = 0, wide = 0, no_value = 0, confident = 0, set_aside = 0;
   int covered = 0, wide_covered = 0;  // confident and ~ values whose interval holds the truth
   int far = 0;                        // confident values twice their interval from the truth
-  std::vector<double> errors;         // |error| % of confident values with a nonzero truth
+  int read_time_values = 0;    // flagged `clock missed ticks`, judged by the value their reads give
+  std::vector<double> errors;  // |error| % of confident values with a nonzero truth
   std::map<std::string, std::vector<double>> confident_errors;  // per function, signed %
   std::map<std::string, int> unconfident;                       // per function
 };
@@ -287,7 +290,20 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         }
         if (!m.bias.empty()) {
           ++tally.biased;
-          ++tally.unconfident[f];
+          // A clock whose timer missed ticks (a host holding the CPU: seen in a CI run's
+          // every-fault recordings of entry_5ms, faults_heavy 52.1 against 48.8, 1.07x the time
+          // its samples stand for) says so with the value the time its reads counted gives, the
+          // one a reader is handed: that value, not the sampled one, is what the 5 % rule judges.
+          const auto counted =
+              m.bias.starts_with("clock missed ticks") ? CountedValue(m.bias) : std::nullopt;
+          if (counted && truth > 0) {
+            const double low = ErrorPercent(counted->first, truth),
+                         high = ErrorPercent(counted->second, truth);
+            tally.confident_errors[f].push_back(std::abs(low) > std::abs(high) ? low : high);
+            ++tally.read_time_values;
+          } else {
+            ++tally.unconfident[f];
+          }
           continue;
         }
         const bool covered = truth >= *m.low && truth <= *m.high;
@@ -351,6 +367,11 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         cell.name.c_str(), base.name.c_str(), tally.pairs, percent(tally.biased),
         percent(tally.wide), tally.wide_covered, percent(tally.no_value), percent(tally.confident),
         coverage, median_error, tally.set_aside);
+    if (tally.read_time_values)
+      std::printf(
+          "matrix| %s | %s | %d values flagged `clock missed ticks` judged by the value "
+          "the clock's reads give\n",
+          cell.name.c_str(), base.name.c_str(), tally.read_time_values);
     if (!gap.empty()) {
       // Printed, not asserted: what docs/trust.md lists as a gap.
       std::printf(

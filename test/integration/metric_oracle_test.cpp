@@ -454,17 +454,6 @@ TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
               Shown(f, alone->grouped, alone->truth).c_str());
 }
 
-// The value a reason says the time a clock's reads counted gives: "this value is A" or "this
-// value is A to B"; empty when the reason gives none.
-std::optional<std::pair<double, double>> CountedValue(const std::string& reason) {
-  const size_t at = reason.find("this value is ");
-  if (at == std::string::npos) return std::nullopt;
-  double a = 0, b = 0;
-  const int read = std::sscanf(reason.c_str() + at, "this value is %lf to %lf", &a, &b);
-  if (read < 1) return std::nullopt;
-  return std::make_pair(a, read == 2 ? b : a);
-}
-
 // A clock sampled in user space only (what a user who is not root records; here as root, with
 // :u) beside every fault sampled, on calls of about 1 ms in a shuffled order: the kernel's
 // handling of a faulting function's faults, much of its time, is left out of the clock's

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test/support/host_steal.h"
@@ -228,6 +229,17 @@ inline std::string KernelShortfall(const Run& run) {
 }
 
 // Why `method`'s reading of this recording cannot be held to the truth, or "" when it can.
+// The value a reason says the time a clock's reads counted gives: "this value is A" or "this
+// value is A to B"; empty when the reason gives none.
+inline std::optional<std::pair<double, double>> CountedValue(const std::string& reason) {
+  const size_t at = reason.find("this value is ");
+  if (at == std::string::npos) return std::nullopt;
+  double a = 0, b = 0;
+  const int read = std::sscanf(reason.c_str() + at, "this value is %lf to %lf", &a, &b);
+  if (read < 1) return std::nullopt;
+  return std::make_pair(a, read == 2 ? b : a);
+}
+
 inline std::string SetAside(const Method& method, const Run& run) {
   return method.source == "sampled periods" ? KernelShortfall(run) : HostSteal(run);
 }
