@@ -304,14 +304,22 @@ std::optional<DerivedMetricsDiff> DeriveMetrics(const std::vector<FunctionTotals
     }
     return std::string();
   };
-  for (const FunctionDiff& f : events[*cycles].functions) {
-    FunctionRatios row;
-    row.key = f.key;
-    ratios(&f.key, &row.ipc, &row.cpi);
-    row.ipc.old_bias = row.cpi.old_bias = row.ipc.old_value ? sampled_reason(old_side, f.key) : "";
-    row.ipc.new_bias = row.cpi.new_bias = row.ipc.new_value ? sampled_reason(new_side, f.key) : "";
-    m.functions.push_back(std::move(row));
-  }
+  // The cycles event's functions, then those with instructions and no cycles on either side
+  // (a short function whose few samples were all of instructions: its CPI is 0, with the bound
+  // of no cycles sample, and its IPC n/a).
+  std::set<FunctionKey> listed;
+  for (const size_t e : {*cycles, *instructions})
+    for (const FunctionDiff& f : events[e].functions) {
+      if (!listed.insert(f.key).second) continue;
+      FunctionRatios row;
+      row.key = f.key;
+      ratios(&f.key, &row.ipc, &row.cpi);
+      for (RatioPair* pair : {&row.ipc, &row.cpi}) {
+        if (pair->old_value) pair->old_bias = sampled_reason(old_side, f.key);
+        if (pair->new_value) pair->new_bias = sampled_reason(new_side, f.key);
+      }
+      m.functions.push_back(std::move(row));
+    }
   return m;
 }
 

@@ -126,15 +126,16 @@ std::string ScriptWithSamples(const std::map<std::string, std::pair<int, int>>& 
 // Sampled IPC and CPI carry the report's [s] interval: each count Poisson in its samples, from
 // the exact (Garwood) 97.5 % bounds, U(1) = 5.572 and U(10) = 18.390, worked out by hand.
 TEST(ProfileDiff, SampledIpcHasPoissonIntervalsExactAtFewSamples) {
-  // alpha: 10 cycles samples, 1 instructions sample; beta: 10 and 10; gamma: 10 and none.
-  const std::string old_text =
-      ScriptWithSamples({{"alpha", {10, 1}}, {"beta", {10, 10}}, {"gamma", {10, 0}}});
+  // alpha: 10 cycles samples, 1 instructions sample; beta: 10 and 10; gamma: 10 and none;
+  // delta: none and 10.
+  const std::string old_text = ScriptWithSamples(
+      {{"alpha", {10, 1}}, {"beta", {10, 10}}, {"gamma", {10, 0}}, {"delta", {0, 10}}});
   auto diff = DiffProfiles({TotalsOf(old_text)}, {TotalsOf(old_text), TotalsOf(old_text)}, {});
   ASSERT_TRUE(diff.ok()) << diff.error().message();
   ASSERT_TRUE(diff->metrics.has_value());
   std::map<std::string, const FunctionRatios*> by_name;
   for (const FunctionRatios& f : diff->metrics->functions) by_name[f.key.function] = &f;
-  ASSERT_EQ(by_name.size(), 3u);
+  ASSERT_EQ(by_name.size(), 4u);
   const double reach1 = 5.572 - 1, reach10 = (18.390 - 10) / 10;
   // alpha: IPC 1000 / 10000 = 0.1, its relative half width sqrt(reach1^2 + reach10^2).
   const RatioPair& alpha = by_name["alpha"]->ipc;
@@ -158,11 +159,18 @@ TEST(ProfileDiff, SampledIpcHasPoissonIntervalsExactAtFewSamples) {
   EXPECT_TRUE(gamma.old_low_confidence);
   EXPECT_FALSE(by_name["gamma"]->cpi.old_value.has_value());
   EXPECT_FALSE(by_name["gamma"]->cpi.old_half_width.has_value());
-  // The total: 30 cycles and 11 instructions samples, U(11) = 19.682, U(30) = 42.827 (the code's
-  // cube-root form is within 0.002 of it there).
-  const double reach11 = (19.682 - 11) / 11, reach30 = (42.827 - 30) / 30;
+  // delta, listed though the cycles event never saw it: CPI 0 with the bound of no cycles
+  // sample at the mean period, 3.689 * 1000 cycles over 10000 instructions; IPC n/a.
+  const RatioPair& delta = by_name["delta"]->cpi;
+  EXPECT_DOUBLE_EQ(*delta.old_value, 0.0);
+  ASSERT_TRUE(delta.old_half_width.has_value());
+  EXPECT_NEAR(*delta.old_half_width, 3.689 * 1000 / 10000, 2e-4);
+  EXPECT_FALSE(by_name["delta"]->ipc.old_value.has_value());
+  // The total: 30 cycles and 21 instructions samples, U(21) = 32.101, U(30) = 42.827 (the code's
+  // cube-root form is within 0.002 of them).
+  const double reach21 = (32.101 - 21) / 21, reach30 = (42.827 - 30) / 30;
   EXPECT_NEAR(*diff->metrics->total_ipc.old_half_width,
-              11000.0 / 30000 * std::hypot(reach11, reach30), 1e-3);
+              21000.0 / 30000 * std::hypot(reach21, reach30), 1e-3);
 }
 
 // Which group members the diff compares by their own samples and which it lists as read only:
