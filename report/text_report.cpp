@@ -149,7 +149,8 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
 }
 
 // A clock that reads itself (a group of one; record adds the read beside other events): what its
-// samples leave out, which metrics over its time allow for. Empty when it read nothing and, for
+// samples leave out, which metrics over its time allow for (not the time of samples the kernel
+// lost, which the lost-samples line stands for). Empty when it read nothing and, for
 // `compact` headers, when a clock in both modes missed no more than its timer's usual lateness.
 std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, bool compact) {
   if (group.members.size() != 1 || group.read_totals.empty() || group.read_totals[0] == 0)
