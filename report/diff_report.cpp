@@ -150,8 +150,11 @@ void RenderMetrics(const DerivedMetricsDiff& m, const DiffReportOptions& options
   for (const FunctionRatios& f : m.functions) {
     if (options.max_rows && shown++ >= options.max_rows) break;
     out << cells(f.ipc) << cells(f.cpi) << "  " << Label(f.key) << '\n';
-    if (!f.ipc.old_bias.empty()) reasons.push_back(Label(f.key) + ", old: " + f.ipc.old_bias);
-    if (!f.ipc.new_bias.empty()) reasons.push_back(Label(f.key) + ", new: " + f.ipc.new_bias);
+    // IPC and CPI share a side's reason; CPI carries it alone where IPC is n/a (no cycles).
+    const std::string& old_bias = f.ipc.old_bias.empty() ? f.cpi.old_bias : f.ipc.old_bias;
+    const std::string& new_bias = f.ipc.new_bias.empty() ? f.cpi.new_bias : f.ipc.new_bias;
+    if (!old_bias.empty()) reasons.push_back(Label(f.key) + ", old: " + old_bias);
+    if (!new_bias.empty()) reasons.push_back(Label(f.key) + ", new: " + new_bias);
   }
   for (const std::string& reason : reasons) out << "# ! " << reason << '\n';
 }

@@ -149,8 +149,8 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
 }
 
 // A clock that reads itself (a group of one; record adds the read beside other events): what its
-// samples leave out, which metrics over its time allow for (not the time of samples the kernel
-// lost, which the lost-samples line stands for). Empty when it read nothing and, for
+// samples leave out, which metrics over its time allow for (for a clock in both modes, not the
+// time of samples the kernel lost: the lost-samples line). Empty when it read nothing and, for
 // `compact` headers, when a clock in both modes missed no more than its timer's usual lateness.
 std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, bool compact) {
   if (group.members.size() != 1 || group.read_totals.empty() || group.read_totals[0] == 0)
@@ -159,9 +159,9 @@ std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, b
   const EventDesc& desc = table.events[clock];
   const bool one_mode = desc.exclude_user != desc.exclude_kernel;
   const double read = static_cast<double>(group.read_totals[0]),
+               across = one_mode ? 0.0 : static_cast<double>(group.leader_read_across_interrupts),
                left_out =
-                   std::max(0.0, read - static_cast<double>(table.total_period[clock]) -
-                                     static_cast<double>(group.leader_read_across_interrupts));
+                   std::max(0.0, read - static_cast<double>(table.total_period[clock]) - across);
   if (compact && !one_mode && left_out < kTimerLatenessShare * read) return "";
   return desc.name + ": its samples leave out " +
          Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +

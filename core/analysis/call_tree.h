@@ -257,9 +257,9 @@ class CallTreeBuilder : public ProcessTrackingVisitor {
     windows_.Interrupt();
     left_out_.Interrupt();
   }
-  void OnThrottle(const ThrottleRecord&) override {
+  void OnThrottle(const ThrottleRecord& r) override {
     windows_.Interrupt();
-    left_out_.Interrupt();
+    left_out_.Interrupt(r.event);
   }
   bool has_own_threads() const override { return paths_thread_ != nullptr; }
   // A deferred chain is decoded for a new stack alone (see ReportTableBuilder).

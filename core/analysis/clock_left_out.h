@@ -4,9 +4,10 @@
 // late or not at all) are not taken while its count goes on, so a sample's read less the
 // thread's last one, beyond the sample's period, is what the samples not taken stood for. For a
 // clock in both modes only a whole missed tick counts: a timer that fires a little late and then
-// a little early moves time between two samples, and leaves none out. A read across a lost record
-// or a throttle holds the samples the kernel lost or did not take, which are not the clock's to
-// explain (LostSamplesBias names them): it is kept apart.
+// a little early moves time between two samples, and leaves none out. For a clock in both modes
+// a read across a lost record or its own throttle holds the samples the kernel lost or did not
+// take, which are not ticks its timer missed (LostSamplesBias names them): it is kept apart. (A
+// clock in one mode keeps it: that read holds the other mode's time too.)
 #pragma once
 
 #include <cstddef>
@@ -33,9 +34,15 @@ class ClockLeftOutTime {
   double Add(const Sample& sample);
   // Per event: the time left out so far (0 for events that do not read themselves).
   const std::vector<double>& totals() const { return totals_; }
-  // The kernel lost samples or throttled: every thread's next read spans them, so what it holds
-  // beyond its period goes to across_interrupts(), not totals().
-  void Interrupt() { ++interrupts_; }
+  // The kernel lost samples (of any event: every clock's next reads span them) or throttled
+  // `event`: what a clock in both modes reads next beyond its period goes to
+  // across_interrupts(), not totals().
+  void Interrupt() {
+    for (uint64_t& n : interrupts_) ++n;
+  }
+  void Interrupt(size_t event) {
+    if (event < interrupts_.size()) ++interrupts_[event];
+  }
   const std::vector<double>& across_interrupts() const { return across_interrupts_; }
 
  private:
@@ -44,10 +51,10 @@ class ClockLeftOutTime {
   bool any_ = false;
   std::vector<double> totals_;
   std::vector<double> across_interrupts_;
-  uint64_t interrupts_ = 0;
+  std::vector<uint64_t> interrupts_;  // per event
   struct LastRead {
     uint64_t read = 0;
-    uint64_t interrupts = 0;  // interrupts_ when it was taken
+    uint64_t interrupts = 0;  // the event's interrupts_ when it was taken
   };
   absl::flat_hash_map<std::tuple<size_t, uint32_t, uint32_t>, LastRead> last_read_;
 };

@@ -258,9 +258,13 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
       if (table.groups[g].leader == clock.event && !table.groups[g].read_totals.empty()) {
         clock.group = static_cast<int>(g);
         const double read = static_cast<double>(table.groups[g].read_totals[0]);
+        // A clock in both modes: its reads across lost samples or a throttle held the samples
+        // the kernel lost or did not take, not ticks its timer missed (ClockLeftOutTime).
+        const double across =
+            clock.one_mode ? 0.0
+                           : static_cast<double>(table.groups[g].leader_read_across_interrupts);
         clock.left_out_time =
-            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]) -
-                              static_cast<double>(table.groups[g].leader_read_across_interrupts));
+            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]) - across);
         if (!clock.one_mode && clock.left_out_time < kTimerLatenessShare * read)
           clock.left_out_time = 0;
       }

@@ -80,9 +80,9 @@ class FunctionProfileBuilder : public ProcessTrackingVisitor {
     windows_.Interrupt();
     left_out_.Interrupt();
   }
-  void OnThrottle(const ThrottleRecord&) override {
+  void OnThrottle(const ThrottleRecord& r) override {
     windows_.Interrupt();
-    left_out_.Interrupt();
+    left_out_.Interrupt(r.event);
   }
   bool reads_callers() const override { return false; }  // a row is the sample's ip's
 

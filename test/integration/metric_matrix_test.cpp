@@ -369,7 +369,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         coverage, median_error, tally.set_aside);
     if (tally.read_time_values)
       std::printf(
-          "matrix| %s | %s | %d values flagged `clock missed ticks` judged by the value "
+          "matrix-note| %s | %s | %d values flagged `clock missed ticks` judged by the value "
           "the clock's reads give\n",
           cell.name.c_str(), base.name.c_str(), tally.read_time_values);
     if (!gap.empty()) {

@@ -228,7 +228,6 @@ inline std::string KernelShortfall(const Run& run) {
   return HostSteal(run);
 }
 
-// Why `method`'s reading of this recording cannot be held to the truth, or "" when it can.
 // The value a reason says the time a clock's reads counted gives: "this value is A" or "this
 // value is A to B"; empty when the reason gives none.
 inline std::optional<std::pair<double, double>> CountedValue(const std::string& reason) {
@@ -240,6 +239,7 @@ inline std::optional<std::pair<double, double>> CountedValue(const std::string& 
   return std::make_pair(a, read == 2 ? b : a);
 }
 
+// Why `method`'s reading of this recording cannot be held to the truth, or "" when it can.
 inline std::string SetAside(const Method& method, const Run& run) {
   return method.source == "sampled periods" ? KernelShortfall(run) : HostSteal(run);
 }

@@ -86,13 +86,23 @@ TEST(ClockLeftOutTime, ReadsBeyondEachPeriodAreWhatTheDroppedSamplesStoodFor) {
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 160000)), 0);     // and early
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 1210000)), 1e6);  // 20 ticks missed
   EXPECT_EQ(missed.totals(), (std::vector<double>{1e6}));
-  // A lost record or a throttle: every thread's next read spans samples the kernel lost or did
-  // not take, which are not ticks the timer missed.
+  // A lost record or the clock's own throttle: every thread's next read spans samples the
+  // kernel lost or did not take, which are not ticks the timer missed.
   missed.Interrupt();
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 2260000)), 0);    // 20 periods across the loss
   EXPECT_EQ(missed.Add(ClockSample(1, 0, 2410000)), 1e5);  // and two ticks missed after it
+  missed.Interrupt(0);                                     // its throttle
+  EXPECT_EQ(missed.Add(ClockSample(1, 0, 2560000)), 0);
   EXPECT_EQ(missed.totals(), (std::vector<double>{1.1e6}));
-  EXPECT_EQ(missed.across_interrupts(), (std::vector<double>{1e6}));
+  EXPECT_EQ(missed.across_interrupts(), (std::vector<double>{1.1e6}));
+  // Another event's throttle leaves the clock's reads as they are: what they miss, it missed.
+  ClockLeftOutTime beside({both, Other("page-faults", PERF_TYPE_SOFTWARE, 2)});
+  EXPECT_EQ(beside.Add(ClockSample(1, 0, 50000)), 0);
+  beside.Interrupt(1);
+  EXPECT_EQ(beside.Add(ClockSample(1, 0, 200000)), 1e5);
+  // A clock in one mode keeps a read across a loss: it holds the other mode's time too.
+  left_out.Interrupt();
+  EXPECT_EQ(left_out.Add(ClockSample(1, 0, 230000)), 50000);
   // Not read: not watched.
   both.sample_type = 0;
   both.group_members.clear();
@@ -195,8 +205,21 @@ TEST(ClockLeftOutBias, WithoutWindowsTheRunsLeftOutTimeBoundsIt) {
                                 "counted this value would be 50, so it may read high"),
             std::string::npos)
       << v.bias->reason;
-  // The same time in windows across lost samples was theirs (LostSamplesBias says so), not the
-  // clock's to leave out.
+  // Were that time in windows across lost samples, it held the other mode's time too: still said.
+  table.groups[0].leader_read_across_interrupts = 50000000;
+  v = Evaluate(table, kFaultsPerMs);
+  ASSERT_TRUE(v.bias);
+  EXPECT_EQ(v.bias->kind, WindowBiasKind::kClockInOneMode);
+  // A clock in both modes: the time its reads held across lost samples was theirs
+  // (LostSamplesBias says so), not ticks its timer missed.
+  EventDesc both = UserClock(true);
+  both.name = "task-clock";
+  both.exclude_kernel = false;
+  table = TableOf({both, events[1]}, 5000, 1.6, 0, 50);
+  table.rows[0].groups[0] = GroupCredit{};
+  v = Evaluate(table, kFaultsPerMs);
+  ASSERT_TRUE(v.bias);
+  EXPECT_EQ(v.bias->kind, WindowBiasKind::kClockMissedTicks);
   table.groups[0].leader_read_across_interrupts = 50000000;
   v = Evaluate(table, kFaultsPerMs);
   EXPECT_FALSE(v.bias) << v.bias->reason;
