@@ -100,6 +100,12 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
     for (size_t m = 0; m < g.members.size() && m < g.read_totals.size(); ++m)
       read_totals[table.events[g.members[m]].name] = g.read_totals[m];
     for (uint32_t idx : g.members) members.push_back(table.events[idx].name);
+    nlohmann::json clock_left_out = nullptr;
+    if (const auto reads = ClockLeftOutOfReads(table, g))
+      clock_left_out = {{"ns", reads->left_out},
+                        {"cause", reads->one_mode ? "other mode" : "missed ticks"},
+                        {"beyond_lateness", reads->BeyondLateness()},
+                        {"read_across_interrupts_ns", g.leader_read_across_interrupts}};
     groups.push_back({{"leader", g.leader},
                       {"members", members},
                       {"windows_credited", g.windows_credited},
@@ -107,7 +113,8 @@ void RenderReportJson(const ReportTableView& view, std::ostream& out) {
                       {"discarded_percent", g.discarded_percent},
                       {"short_window", g.short_window},
                       {"long_periods", g.long_periods},
-                      {"read_totals", read_totals}});
+                      {"read_totals", read_totals},
+                      {"clock_left_out", clock_left_out}});
   }
   j["groups"] = groups;
   j["metric_table"] =

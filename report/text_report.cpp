@@ -153,21 +153,14 @@ void WriteUnwinding(const ReportTableView& view, std::ostream& out) {
 // time of samples the kernel lost: the lost-samples line). Empty when it read nothing and, for
 // `compact` headers, when a clock in both modes missed no more than its timer's usual lateness.
 std::string ClockLeftOutLine(const ReportTable& table, const ReadGroup& group, bool compact) {
-  if (group.members.size() != 1 || group.read_totals.empty() || group.read_totals[0] == 0)
-    return "";
-  const uint32_t clock = group.members[0];
-  const EventDesc& desc = table.events[clock];
-  const bool one_mode = desc.exclude_user != desc.exclude_kernel;
-  const double read = static_cast<double>(group.read_totals[0]),
-               across = one_mode ? 0.0 : static_cast<double>(group.leader_read_across_interrupts),
-               left_out =
-                   std::max(0.0, read - static_cast<double>(table.total_period[clock]) - across);
-  if (compact && !one_mode && left_out < kTimerLatenessShare * read) return "";
-  return desc.name + ": its samples leave out " +
-         Printf("%.4g ms (%.1f%%)", left_out / 1e6, 100 * left_out / read) +
+  if (group.members.size() != 1) return "";
+  const auto reads = ClockLeftOutOfReads(table, group);
+  if (!reads || (compact && !reads->BeyondLateness())) return "";
+  return table.events[reads->clock].name + ": its samples leave out " +
+         Printf("%.4g ms (%.1f%%)", reads->left_out / 1e6, 100 * reads->left_out / reads->read) +
          " of the time its reads counted (" +
-         (one_mode ? "the time in the mode it does not sample"
-                   : "ticks its timer missed: a busy host holding the CPU") +
+         (reads->one_mode ? "the time in the mode it does not sample"
+                          : "ticks its timer missed: a busy host holding the CPU") +
          ")";
 }
 

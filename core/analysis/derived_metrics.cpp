@@ -10,6 +10,14 @@
 #include "core/model/event_unit.h"
 
 namespace tprof {
+namespace {
+
+// The fewest windows of its own from which a row's clock reads say how much time its samples
+// left out (ClockLeftOutBias): below it, a stretch from a handful of windows is as likely off as
+// the value it would correct.
+constexpr uint64_t kClockWindowsForStretch = 20;
+
+}  // namespace
 
 const std::vector<MetricFormula>& GenericMetricFormulas() {
   static const std::vector<MetricFormula> kFormulas = {
@@ -257,16 +265,9 @@ Result<DerivedMetrics> DerivedMetrics::Plan(const ReportTable& table,
     for (size_t g = 0; g < table.groups.size(); ++g)
       if (table.groups[g].leader == clock.event && !table.groups[g].read_totals.empty()) {
         clock.group = static_cast<int>(g);
-        const double read = static_cast<double>(table.groups[g].read_totals[0]);
-        // A clock in both modes: its reads across lost samples or a throttle held the samples
-        // the kernel lost or did not take, not ticks its timer missed (ClockLeftOutTime).
-        const double across =
-            clock.one_mode ? 0.0
-                           : static_cast<double>(table.groups[g].leader_read_across_interrupts);
-        clock.left_out_time =
-            std::max(0.0, read - static_cast<double>(table.total_period[clock.event]) - across);
-        if (!clock.one_mode && clock.left_out_time < kTimerLatenessShare * read)
-          clock.left_out_time = 0;
+        if (const auto reads = ClockLeftOutOfReads(table, table.groups[g]);
+            reads && reads->BeyondLateness())
+          clock.left_out_time = reads->left_out;
       }
     for (size_t e : events)
       if (e != clock.event)
@@ -547,14 +548,19 @@ std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
   // The windows across its call edges hold more: at most all of their left-out time was the
   // row's (a function whose faults come at its entry leaves its kernel time in the window from
   // the caller's last sample to its own first).
+  // The row's windows stand for its time only where they span most of its samples: a function
+  // whose calls hold a sample or two has its windows across its call edges, and the few it keeps
+  // (13 windows over 111 samples, in a recording of short bursts of faults) say little of what
+  // it left out, so the run's left-out time bounds it instead.
   std::optional<double> stretch;
   double edge_left_out = 0;
-  uint64_t windows = 0;
+  uint64_t windows = 0, samples = 0;
   if (row && (!inclusive || row->total_period[clock.event] == row->self_period[clock.event]) &&
       clock.mean_period > 0) {
     const GroupCredit& credit = row->groups[static_cast<size_t>(clock.group)];
     windows = credit.windows_credited;
-    if (windows >= 2 && !credit.deltas.empty()) {
+    samples = row->self_samples[clock.event];
+    if (windows >= kClockWindowsForStretch && 2 * windows >= samples && !credit.deltas.empty()) {
       stretch =
           std::max(1.0, credit.deltas[0] / (static_cast<double>(windows) * clock.mean_period));
       edge_left_out =
@@ -591,6 +597,14 @@ std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
                   ", which the clock's reads count: over %llu windows here %.2fx the time its "
                   "samples stand for; with that time counted this value is %.4g, so it reads %s",
                   static_cast<unsigned long long>(windows), *stretch, *explained, direction);
+  else if (windows > 0)
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: %.4g ms over the run, how much of it here "
+                  "unknown (its %llu window%s span%s too few of its %llu samples to say); with "
+                  "all of it counted this value would be %.4g, so it may read %s",
+                  clock.left_out_time / 1e6, static_cast<unsigned long long>(windows),
+                  windows == 1 ? "" : "s", windows == 1 ? "s" : "",
+                  static_cast<unsigned long long>(samples), *explained, direction);
   else
     std::snprintf(text, sizeof text,
                   ", which the clock's reads count: %.4g ms over the run, how much of it here "

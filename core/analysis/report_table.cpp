@@ -11,6 +11,7 @@
 #include "core/analysis/derived_metrics.h"
 #include "core/analysis/group_windows_by_time.h"
 #include "core/base/file_paths.h"
+#include "core/model/event_unit.h"
 
 namespace tprof {
 namespace {
@@ -132,6 +133,30 @@ size_t ReportTable::FirstSampledEvent() const {
   for (size_t e = 0; e < events.size(); ++e)
     if (IsSampled(e) && total_samples[e] != 0) return e;
   return 0;
+}
+
+bool ClockReadsLeftOut::BeyondLateness() const {
+  return one_mode || left_out >= kTimerLatenessShare * read;
+}
+
+std::optional<ClockReadsLeftOut> ClockLeftOutOfReads(const ReportTable& table,
+                                                     const ReadGroup& group) {
+  if (group.leader >= table.events.size() || group.read_totals.empty() || group.read_totals[0] == 0)
+    return std::nullopt;
+  const EventDesc& desc = table.events[group.leader];
+  if (!IsTimerClock(desc.type, desc.config)) return std::nullopt;
+  ClockReadsLeftOut r;
+  r.clock = group.leader;
+  r.one_mode =
+      IsClockSampledInOneMode(desc.type, desc.config, desc.exclude_user, desc.exclude_kernel);
+  r.read = static_cast<double>(group.read_totals[0]);
+  // A clock in one mode keeps its reads across a loss: they hold the other mode's time too.
+  const double across = r.one_mode ? 0.0 : static_cast<double>(group.leader_read_across_interrupts);
+  const double sampled = group.leader < table.total_period.size()
+                             ? static_cast<double>(table.total_period[group.leader])
+                             : 0.0;
+  r.left_out = std::max(0.0, r.read - sampled - across);
+  return r;
 }
 
 std::string SourceLineOf(const ResolvedFrame& frame) {
@@ -443,7 +468,8 @@ ReportTableBuilder::ReportTableBuilder(std::vector<EventDesc> events, FrameResol
     : selector_(selector),
       tally_(events.size()),
       rows_(resolver, sort, selector, inline_mode),
-      rhythm_(events) {
+      rhythm_(events),
+      clock_reads_(events) {
   table_.events = std::move(events);
   table_.sort = std::move(sort);
   table_.inline_mode = inline_mode;
@@ -555,6 +581,7 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
   table_.total_period[e] += sample.period;
   table_.total_samples[e] += 1;
   if (!sample.callchain.empty()) table_.has_callchains = true;
+  if (clock_reads_.any()) clock_reads_.Add(sample);
   const Thread& thread = ThreadOf(sample);
   if (!thread.matches) {
     ++table_.samples_filtered;
@@ -589,12 +616,14 @@ void ReportTableBuilder::OnSample(const Sample& sample) {
 void ReportTableBuilder::OnLost(const LostRecord& r) {
   table_.lost += r.lost;
   for (auto& attributor : attributors_) attributor->Interrupt();
+  clock_reads_.Interrupt();
 }
 
 void ReportTableBuilder::OnThrottle(const ThrottleRecord& r) {
   if (r.throttled && r.event < table_.throttles.size()) ++table_.throttles[r.event];
   if (r.event < group_of_leader_.size() && group_of_leader_[r.event] >= 0)
     attributors_[static_cast<size_t>(group_of_leader_[r.event])]->Interrupt();
+  clock_reads_.Interrupt(r.event);
 }
 
 template <typename Visit>
@@ -715,7 +744,10 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].short_window = table_.events[table_.groups[g].leader].hf_sample_period;
     table_.groups[g].long_periods = a.long_periods();
     table_.groups[g].read_totals = a.read_totals();
-    table_.groups[g].leader_read_across_interrupts = a.leader_read_across_interrupts();
+    const uint32_t leader = table_.groups[g].leader;
+    if (table_.groups[g].members.size() == 1 && clock_reads_.reads_itself(leader))
+      table_.groups[g].leader_read_across_interrupts =
+          static_cast<uint64_t>(clock_reads_.across_interrupts()[leader]);
     std::vector<std::string> member_names;
     for (uint32_t m : table_.groups[g].members)
       member_names.push_back(m < table_.events.size() ? table_.events[m].name : "?");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/analysis/clock_left_out.h"
 #include "core/analysis/clock_rhythm.h"
 #include "core/analysis/function_attribution.h"
 #include "core/analysis/short_stack_census.h"
@@ -103,8 +104,9 @@ struct ReadGroup {
   uint64_t short_window = 0;          // burst sampling in the kernel: the short period
   uint64_t long_periods = 0;          // ... and the long periods between, which are not windows
   std::vector<uint64_t> read_totals;  // per member: the last reads of every instance, summed
-  // Of the leader's reads beyond its samples' periods, what windows across a lost record or a
-  // throttle held: samples the kernel lost or did not take, not a clock's missed ticks.
+  // A timer clock in both modes that reads itself (a group of one): of its reads beyond its
+  // samples' periods, those across a lost record or its own throttle (ClockLeftOutTime): samples
+  // the kernel lost or did not take, not ticks its timer missed. 0 for every other group.
   uint64_t leader_read_across_interrupts = 0;
 };
 
@@ -155,6 +157,23 @@ struct ReportTable {
   // The first sampled event: what rows are ordered by by default.
   size_t FirstSampledEvent() const;
 };
+
+// What a read group led by a timer clock says the clock's samples leave out of the time its reads
+// counted, over the run: the time in the mode it does not sample (a clock in one mode), or the
+// ticks its timer missed (a clock in both modes, whose reads across lost samples or its own
+// throttle are the samples the kernel lost or did not take, and are not counted here).
+struct ClockReadsLeftOut {
+  uint32_t clock = 0;     // event index
+  double read = 0;        // its reads' total
+  double left_out = 0;    // of that, beyond its samples' periods
+  bool one_mode = false;  // IsClockSampledInOneMode
+  // For a clock in both modes, whether left_out goes beyond a timer's usual lateness, which the
+  // next tick gives back (kTimerLatenessShare); a clock in one mode always leaves its time out.
+  bool BeyondLateness() const;
+};
+// nullopt where the group is not led by a timer clock or its reads counted nothing.
+std::optional<ClockReadsLeftOut> ClockLeftOutOfReads(const ReportTable& table,
+                                                     const ReadGroup& group);
 
 // What a builder keeps per thread, by (pid, tid), with the last thread asked of at hand: samples
 // come in runs of one thread, and the hash lookup per sample (two in ReportTableBuilder) showed
@@ -468,6 +487,9 @@ class ReportTableBuilder : public ProcessTrackingVisitor {
   // Per event sampled on its own: the (group, member slot) pairs whose member it is, by name.
   std::vector<std::vector<std::pair<size_t, size_t>>> interloper_slots_;
   ClockRhythm rhythm_;
+  // The reads of clocks that read themselves, for what they held across lost samples or a
+  // throttle (the same rule as the frames' and intervals').
+  ClockLeftOutTime clock_reads_;
 };
 
 }  // namespace tprof

@@ -23,9 +23,6 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
     bool monotonic = true;
     for (size_t i = 0; i < members_; ++i) monotonic &= sample.counter_values[i] >= before.values[i];
     whole = monotonic && !before.interrupted && !migrated;
-    if (monotonic && before.interrupted &&
-        sample.counter_values[0] > before.values[0] + sample.period)
-      leader_read_across_interrupts_ += sample.counter_values[0] - before.values[0] - sample.period;
     if (whole) {
       SampleRuns& runs = runs_[before.function];
       ++runs.windows_from;

@@ -106,9 +106,6 @@ class WindowAttributor {
   // up to each instance's last sample (counters start at zero when enabled), to hold against a
   // counting run of the same work.
   std::vector<uint64_t> read_totals() const;
-  // The leader's reads beyond the sample's period in windows across a lost record or a
-  // throttle: samples the kernel lost or did not take, part of read_totals() less the periods.
-  uint64_t leader_read_across_interrupts() const { return leader_read_across_interrupts_; }
 
  private:
   struct Previous {
@@ -138,7 +135,6 @@ class WindowAttributor {
   uint64_t credited_ = 0;
   uint64_t discarded_ = 0;
   uint64_t long_periods_ = 0;
-  uint64_t leader_read_across_interrupts_ = 0;
 };
 
 }  // namespace tprof

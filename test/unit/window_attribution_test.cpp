@@ -108,24 +108,5 @@ TEST(WindowAttributionTest, AWindowAcrossAThrottleIsDiscardedInEverySeries) {
   EXPECT_EQ(a.windows_discarded(), 2u);
 }
 
-// A clock that reads itself (a group of one) across lost samples: its read beyond the period is
-// the lost samples' time, kept apart from ticks its timer missed (ClockLeftOutTime's rule).
-TEST(WindowAttributionTest, AClocksReadAcrossLostSamplesIsKeptApart) {
-  WindowAttributor a(1);
-  auto tick = [](uint64_t read) {
-    Sample s = At(1, 0, {read});
-    s.period = 1000;
-    return s;
-  };
-  a.Add(tick(1000), "f");
-  a.Add(tick(4000), "f");  // two ticks missed: not across anything
-  a.Interrupt();           // a lost record
-  a.Add(tick(9000), "f");  // four samples lost between
-  a.Add(tick(10000), "f");
-  EXPECT_EQ(a.leader_read_across_interrupts(), 4000u);
-  EXPECT_EQ(a.read_totals(), (std::vector<uint64_t>{10000}));
-  EXPECT_EQ(a.windows_credited(), 2u);
-}
-
 }  // namespace
 }  // namespace tprof
