@@ -3,11 +3,13 @@
 # Lowest first:
 #   core/base < core/model < {core/format, core/perfdata} < core/source
 #               core/model < {core/analysis, core/metrics}
-#   core < {symbolize, pmu} < report < cmd
+#   core < {symbolize, pmu} < report < views < cmd
 # symbolize knows the model; pmu (a source: live recording) also the inputs below core/source;
-# report reads analyses, metric tables and the model, never an input's details nor the PMU.
+# report reads analyses, metric tables and the model, never an input's details nor the PMU;
+# views open a profile with its symbols and run a view's pipeline (source, analysis, renderer)
+# for cmd/, which parses options and prints, and for tests; they know no PMU and no CLI11.
 set(parts core/base core/model core/format core/perfdata core/source core/analysis core/metrics
-          symbolize pmu report cmd)
+          symbolize pmu report views cmd)
 set(allowed_core_base      core/base)
 set(allowed_core_model     core/base core/model)
 set(allowed_core_format    core/base core/model core/format)
@@ -18,4 +20,6 @@ set(allowed_core_metrics   core/base core/model core/metrics)
 set(allowed_symbolize      core/base core/model symbolize)
 set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
 set(allowed_report         core/base core/model core/analysis core/metrics symbolize report)
+set(allowed_views          core/base core/model core/format core/perfdata core/source
+                           core/analysis core/metrics symbolize report views)
 set(allowed_cmd            ${parts})

@@ -1,5 +1,5 @@
 // tprof diff: function diffs of two profiles (or two sets of repeated runs) and a regression
-// gate for CI. Loading is cmd/function_profile_loader, the analysis core/analysis/profile_diff and
+// gate for CI. Loading is views/function_profile_loader, the analysis core/analysis/profile_diff and
 // core/analysis/regression_gate, the rendering report/diff_report.
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/diff_flamegraph.h"
-#include "cmd/function_profile_loader.h"
+#include "views/function_profile_loader.h"
 #include "cmd/stream_diff.h"
 #include "core/analysis/cost_split.h"
 #include "core/analysis/profile_diff.h"

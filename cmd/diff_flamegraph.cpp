@@ -10,8 +10,8 @@
 #include <tuple>
 
 #include "cmd/cli_support.h"
-#include "cmd/opened_profile.h"
-#include "cmd/time_range_read.h"
+#include "views/opened_profile.h"
+#include "views/time_range_read.h"
 #include "core/analysis/call_tree.h"
 #include "core/model/event_selection.h"
 #include "report/flamegraph_html.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cmd/opened_profile.h"
+#include "views/opened_profile.h"
 #include "core/analysis/diff_flame_tree.h"
 #include "core/analysis/profile_diff.h"
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "cmd/cli_support.h"
-#include "cmd/unwind_summary.h"
+#include "views/unwind_summary.h"
 #include "core/format/output_file.h"
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"

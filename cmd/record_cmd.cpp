@@ -16,8 +16,8 @@
 #include <system_error>
 
 #include "cmd/cli_support.h"
-#include "cmd/opened_profile.h"
-#include "cmd/unwind_summary.h"
+#include "views/opened_profile.h"
+#include "views/unwind_summary.h"
 #include "core/analysis/short_stack_census.h"
 #include "core/format/output_file.h"
 #include "core/format/profile_reader.h"

@@ -8,9 +8,9 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/diff_flamegraph.h"
-#include "cmd/opened_profile.h"
+#include "views/opened_profile.h"
 #include "cmd/report_exports.h"
-#include "cmd/time_range_read.h"
+#include "views/time_range_read.h"
 #include "core/analysis/call_relations.h"
 #include "core/analysis/call_tree.h"
 #include "core/analysis/derived_metrics.h"

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
-#include "cmd/opened_profile.h"
-#include "cmd/time_range_read.h"
+#include "views/opened_profile.h"
+#include "views/time_range_read.h"
 #include "core/analysis/report_table.h"
 #include "core/analysis/source_line_map.h"
 #include "core/analysis/stream_matcher.h"

@@ -1,4 +1,4 @@
-#include "cmd/time_range_read.h"
+#include "views/time_range_read.h"
 
 #include <cstdio>
 

@@ -1,11 +1,11 @@
-#include "cmd/function_profile_loader.h"
+#include "views/function_profile_loader.h"
 
 #include <algorithm>
 #include <future>
 #include <thread>
 
-#include "cmd/opened_profile.h"
-#include "cmd/time_range_read.h"
+#include "views/opened_profile.h"
+#include "views/time_range_read.h"
 
 namespace tprof {
 

@@ -1,10 +1,10 @@
-#include "cmd/opened_profile.h"
+#include "views/opened_profile.h"
 
 #include <algorithm>
 #include <iostream>
 #include <string_view>
 
-#include "cmd/unwind_summary.h"
+#include "views/unwind_summary.h"
 #include "core/analysis/latency_weights.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/model/kernel_entry_credit.h"

@@ -1,4 +1,4 @@
-#include "cmd/unwind_summary.h"
+#include "views/unwind_summary.h"
 
 namespace tprof {
 
