@@ -9,7 +9,7 @@ set(copy ${WORK_DIR}/layers_copy)
 function(fresh_copy)
   file(REMOVE_RECURSE ${copy})
   file(MAKE_DIRECTORY ${copy})
-  foreach(dir core symbolize pmu report cmd)
+  foreach(dir core symbolize pmu report views cmd)
     file(COPY ${SOURCE_DIR}/${dir} DESTINATION ${copy} FILES_MATCHING PATTERN "*.h" PATTERN "*.cpp")
   endforeach()
 endfunction()
@@ -47,7 +47,9 @@ set(cases
   "core/model/profile.h|#include \"core/model/../format/chunk.h\"|core/model/profile.h: includes \"core/model/../format/chunk.h\": include tprof's headers by their path"
   "report/text_report.cpp|#include \"call_tree.h\"|report/text_report.cpp: includes \"call_tree.h\": include tprof's headers by their path"
   "core/model/extra.hpp|#include \"core/analysis/call_tree.h\"|core/model/extra.hpp: includes core/analysis/call_tree.h"
-  "symbolize/symbolizer.cpp|#include \"core/format/symbol_section.h\"|symbolize/symbolizer.cpp: includes core/format/symbol_section.h, but symbolize may include only core/base, core/model, symbolize")
+  "symbolize/symbolizer.cpp|#include \"core/format/symbol_section.h\"|symbolize/symbolizer.cpp: includes core/format/symbol_section.h, but symbolize may include only core/base, core/model, symbolize"
+  "views/opened_profile.h|#include <CLI/CLI.hpp>|views/opened_profile.h: includes CLI/CLI.hpp, which views may not include"
+  "views/opened_profile.cpp|#include \"pmu/recorder.h\"|views/opened_profile.cpp: includes pmu/recorder.h, but views may include only")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" fields "${case}")
   list(GET fields 0 file)

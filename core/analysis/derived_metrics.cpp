@@ -550,7 +550,7 @@ std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
   // the caller's last sample to its own first).
   // The row's windows stand for its time only where they span most of its samples: a function
   // whose calls hold a sample or two has its windows across its call edges, and the few it keeps
-  // (13 windows over 111 samples, in a recording of short bursts of faults) say little of what
+  // (2 or 13 windows over 111 samples, in recordings of short bursts of faults) say little of what
   // it left out, so the run's left-out time bounds it instead.
   std::optional<double> stretch;
   double edge_left_out = 0;
@@ -597,13 +597,19 @@ std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
                   ", which the clock's reads count: over %llu windows here %.2fx the time its "
                   "samples stand for; with that time counted this value is %.4g, so it reads %s",
                   static_cast<unsigned long long>(windows), *stretch, *explained, direction);
+  else if (windows > 0 && windows < kClockWindowsForStretch)
+    std::snprintf(text, sizeof text,
+                  ", which the clock's reads count: %.4g ms over the run, how much of it here "
+                  "unknown (its %llu window%s too few to say); with all of it counted this value "
+                  "would be %.4g, so it may read %s",
+                  clock.left_out_time / 1e6, static_cast<unsigned long long>(windows),
+                  windows == 1 ? " is" : "s are", *explained, direction);
   else if (windows > 0)
     std::snprintf(text, sizeof text,
                   ", which the clock's reads count: %.4g ms over the run, how much of it here "
-                  "unknown (its %llu window%s span%s too few of its %llu samples to say); with "
-                  "all of it counted this value would be %.4g, so it may read %s",
+                  "unknown (its %llu windows span too few of its %llu samples to say); with all "
+                  "of it counted this value would be %.4g, so it may read %s",
                   clock.left_out_time / 1e6, static_cast<unsigned long long>(windows),
-                  windows == 1 ? "" : "s", windows == 1 ? "s" : "",
                   static_cast<unsigned long long>(samples), *explained, direction);
   else
     std::snprintf(text, sizeof text,

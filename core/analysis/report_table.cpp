@@ -149,7 +149,12 @@ std::optional<ClockReadsLeftOut> ClockLeftOutOfReads(const ReportTable& table,
   r.clock = group.leader;
   r.one_mode =
       IsClockSampledInOneMode(desc.type, desc.config, desc.exclude_user, desc.exclude_kernel);
+  if (!r.one_mode && group.members.size() != 1) return std::nullopt;
   r.read = static_cast<double>(group.read_totals[0]);
+  // Under a time range the reads hold the time before it too (counters count from the start).
+  if (table.samples_outside_time)
+    r.read = std::max(0.0, r.read - static_cast<double>(group.leader_read_before_first_samples));
+  if (r.read <= 0) return std::nullopt;
   // A clock in one mode keeps its reads across a loss: they hold the other mode's time too.
   const double across = r.one_mode ? 0.0 : static_cast<double>(group.leader_read_across_interrupts);
   const double sampled = group.leader < table.total_period.size()
@@ -744,6 +749,7 @@ ReportTable ReportTableBuilder::Finish() {
     table_.groups[g].short_window = table_.events[table_.groups[g].leader].hf_sample_period;
     table_.groups[g].long_periods = a.long_periods();
     table_.groups[g].read_totals = a.read_totals();
+    table_.groups[g].leader_read_before_first_samples = a.leader_read_before_first_samples();
     const uint32_t leader = table_.groups[g].leader;
     if (table_.groups[g].members.size() == 1 && clock_reads_.reads_itself(leader))
       table_.groups[g].leader_read_across_interrupts =

@@ -108,6 +108,9 @@ struct ReadGroup {
   // samples' periods, those across a lost record or its own throttle (ClockLeftOutTime): samples
   // the kernel lost or did not take, not ticks its timer missed. 0 for every other group.
   uint64_t leader_read_across_interrupts = 0;
+  // The leader's reads before each instance's first sample here, less that sample's period
+  // (WindowAttributor): under a time range, the time before the range, which read_totals hold.
+  uint64_t leader_read_before_first_samples = 0;
 };
 
 struct ReportRow {
@@ -159,9 +162,10 @@ struct ReportTable {
 };
 
 // What a read group led by a timer clock says the clock's samples leave out of the time its reads
-// counted, over the run: the time in the mode it does not sample (a clock in one mode), or the
-// ticks its timer missed (a clock in both modes, whose reads across lost samples or its own
-// throttle are the samples the kernel lost or did not take, and are not counted here).
+// counted, over the run (or the time range): the time in the mode it does not sample (a clock in
+// one mode), or the ticks its timer missed (a clock in both modes that reads itself, a group of
+// one, whose reads across lost samples or its own throttle are the samples the kernel lost or did
+// not take, and are not counted here).
 struct ClockReadsLeftOut {
   uint32_t clock = 0;     // event index
   double read = 0;        // its reads' total
@@ -171,7 +175,8 @@ struct ClockReadsLeftOut {
   // next tick gives back (kTimerLatenessShare); a clock in one mode always leaves its time out.
   bool BeyondLateness() const;
 };
-// nullopt where the group is not led by a timer clock or its reads counted nothing.
+// nullopt where the group is not led by a timer clock, is led by a clock in both modes beside
+// other members (its reads across lost samples are not kept apart), or its reads counted nothing.
 std::optional<ClockReadsLeftOut> ClockLeftOutOfReads(const ReportTable& table,
                                                      const ReadGroup& group);
 

@@ -12,6 +12,8 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   if (sample.counter_values.size() != members_) return;
 
   auto [it, first] = previous_.try_emplace(SeriesKey{sample.tid, sample.cpu});
+  if (first && sample.counter_values[0] > sample.period)
+    leader_read_before_first_samples_ += sample.counter_values[0] - sample.period;
   bool whole = false;  // the window ending here is one (see SampleRuns)
   Previous& before = it->second;
   auto [cpu_it, first_of_thread] = last_cpu_.try_emplace(sample.tid, sample.cpu);

@@ -106,6 +106,9 @@ class WindowAttributor {
   // up to each instance's last sample (counters start at zero when enabled), to hold against a
   // counting run of the same work.
   std::vector<uint64_t> read_totals() const;
+  // Per instance, the leader's first read less that sample's period, summed: what it counted
+  // before the window of its first sample here (for a time range, before the range).
+  uint64_t leader_read_before_first_samples() const { return leader_read_before_first_samples_; }
 
  private:
   struct Previous {
@@ -135,6 +138,7 @@ class WindowAttributor {
   uint64_t credited_ = 0;
   uint64_t discarded_ = 0;
   uint64_t long_periods_ = 0;
+  uint64_t leader_read_before_first_samples_ = 0;
 };
 
 }  // namespace tprof

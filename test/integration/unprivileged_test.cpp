@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -178,6 +179,47 @@ TEST_F(Unprivileged, WindowsSteppingOverShortCallsAreNamedForAUserWhoIsNotRoot) 
   const bool holds = *g.low <= recorded->truth && recorded->truth <= *g.high;
   EXPECT_TRUE(holds || !g.bias.empty() || g.low_confidence)
       << "a confident wrong value: " << oracle::Shown(f, g, recorded->truth);
+}
+
+// A clock sampled in user space only beside another event reads itself (a group of one), and what
+// its samples left out shows the same in --json (groups[].clock_left_out) and in the -v header.
+// By the workload's design its touching phase is first touches of fresh pages, kernel time the
+// clock's user-only samples cannot see: at least half that phase's time must be in what the
+// reads say was left out, and no more than the reads counted.
+TEST_F(Unprivileged, AUserOnlyClocksLeftOutTimeIsTheSameInJsonAndText) {
+  ASSERT_TRUE(WriteParanoid("2"));
+  const std::string workload = dir_ + "/step_over";
+  std::filesystem::copy_file(STEP_OVER_BINARY, workload);
+  ASSERT_EQ(::chmod(workload.c_str(), 0755), 0);
+  const std::string profile = dir_ + "/clock.tprof";
+  auto recorded = AsNobody({tprof_, "record", "-q", "-e", "task-clock,page-faults", "-o", profile,
+                            "--", workload, "1", "100"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  long work_faults = -1, touch_faults = -1;
+  double work_ns = 0, touch_ns = 0;
+  ASSERT_EQ(
+      std::sscanf(recorded.out.c_str(), "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf",
+                  &work_faults, &work_ns, &touch_faults, &touch_ns),
+      4)
+      << recorded.out;
+  auto json = AsNobody({tprof_, "report", "-i", profile, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["groups"].size(), 1u) << json.out.substr(0, 2000);
+  const nlohmann::json& group = j["groups"][0];
+  ASSERT_EQ(group["members"], nlohmann::json::array({"task-clock:u"}));
+  const nlohmann::json& left_out = group["clock_left_out"];
+  ASSERT_TRUE(left_out.is_object()) << group.dump();
+  EXPECT_EQ(left_out["cause"], "other mode");
+  EXPECT_TRUE(left_out["beyond_lateness"].get<bool>());
+  const double ns = left_out["ns"].get<double>();
+  EXPECT_GE(ns, 0.5 * touch_ns) << group.dump() << " touch_ns " << touch_ns;
+  EXPECT_LE(ns, group["read_totals"]["task-clock:u"].get<double>()) << group.dump();
+  auto text = AsNobody({tprof_, "report", "-i", profile, "-v"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  char said[64];
+  std::snprintf(said, sizeof said, "task-clock:u: its samples leave out %.4g ms", ns / 1e6);
+  EXPECT_NE(text.out.find(said), std::string::npos) << said << "\n" << text.out.substr(0, 1500);
 }
 
 }  // namespace

@@ -279,8 +279,8 @@ TEST(ClockLeftOutBias, AFewWindowsGiveNoCorrectedValueButTheRunsBound) {
   ASSERT_TRUE(v.bias);
   EXPECT_EQ(v.bias->kind, WindowBiasKind::kClockInOneMode);
   EXPECT_NE(v.bias->reason.find("40 ms over the run, how much of it here unknown (its 2 windows "
-                                "span too few of its 1000 samples to say); with all of it counted "
-                                "this value would be 55.56, so it may read high"),
+                                "are too few to say); with all of it counted this value would be "
+                                "55.56, so it may read high"),
             std::string::npos)
       << v.bias->reason;
   // 13 windows that read 1.6x: no value "with that time counted" from so few.
@@ -290,8 +290,29 @@ TEST(ClockLeftOutBias, AFewWindowsGiveNoCorrectedValueButTheRunsBound) {
   v = Evaluate(table, kFaultsPerMs);
   ASSERT_TRUE(v.bias);
   EXPECT_EQ(v.bias->reason.find("this value is"), std::string::npos) << v.bias->reason;
-  EXPECT_NE(v.bias->reason.find("its 13 windows span too few"), std::string::npos)
+  EXPECT_NE(v.bias->reason.find("its 13 windows are too few to say"), std::string::npos)
       << v.bias->reason;
+  // 19 windows over 30 samples span most of them but are fewer than 20; 20 are enough (read at
+  // 3x, beyond the wide interval of 30 samples).
+  ReportTable few = TableOf(events, 5000, 1.0, 0, 40);
+  few.total_period[0] = few.rows[0].self_period[0] = few.rows[0].total_period[0] = 30 * kPeriod;
+  few.total_samples[0] = few.rows[0].self_samples[0] = few.rows[0].total_samples[0] = 30;
+  few.total_period[1] = few.rows[0].self_period[1] = few.rows[0].total_period[1] = 150;
+  few.total_samples[1] = few.rows[0].self_samples[1] = few.rows[0].total_samples[1] = 150;
+  few.groups[0].read_totals = {30 * kPeriod + 40000000};
+  for (const double windows : {19.0, 20.0}) {
+    GroupCredit& own = few.rows[0].groups[0];
+    own.windows_credited = static_cast<uint64_t>(windows);
+    own.deltas = {windows * kPeriod * 3};
+    own.products = {windows * kPeriod * kPeriod * 3 * 3};
+    v = Evaluate(few, kFaultsPerMs);
+    ASSERT_TRUE(v.bias) << windows;
+    EXPECT_EQ(v.bias->reason.find("over 20 windows here 3.00x") != std::string::npos, windows == 20)
+        << v.bias->reason;
+    EXPECT_EQ(v.bias->reason.find("its 19 windows are too few to say") != std::string::npos,
+              windows == 19)
+        << v.bias->reason;
+  }
   // 499 windows over its 1,000 samples are still too few; 500 are enough: the row's own stretch
   // gives the value.
   for (const double windows : {499.0, 500.0}) {
@@ -304,6 +325,12 @@ TEST(ClockLeftOutBias, AFewWindowsGiveNoCorrectedValueButTheRunsBound) {
         v.bias->reason.find("over 500 windows here 1.60x the time its samples stand for; with "
                             "that time counted this value is 62.5") != std::string::npos,
         windows == 500)
+        << v.bias->reason;
+    EXPECT_EQ(v.bias->reason.find("its 499 windows span too few of its 1000 samples to say") !=
+                  std::string::npos,
+              windows == 499)
+        << v.bias->reason;
+    EXPECT_EQ(v.bias->reason.find("this value is") == std::string::npos, windows == 499)
         << v.bias->reason;
   }
 }
@@ -324,15 +351,17 @@ class OneFunctionResolver : public FrameResolver {
   }
 };
 
-ReportTable TableOfReads(const EventDesc& clock, bool lost) {
+ReportTable TableOfReads(const EventDesc& clock, bool lost, const SampleFilter& filter = {}) {
   OneFunctionResolver resolver;
+  // Each sample taken when the clock reads what it does, on a record clock starting at 1 ns.
   auto builder = ReportTableBuilder::Create({clock, Other("page-faults", PERF_TYPE_SOFTWARE, 2)},
-                                            resolver, {SortKey::kSymbol}, {}, 0);
+                                            resolver, {SortKey::kSymbol}, filter, 1);
   EXPECT_TRUE(builder.ok());
   const auto add = [&](uint64_t read) {
     Sample s = ClockSample(1, 0, read);
     s.pid = 1;
     s.ip = 0x1000;
+    s.time = 1 + read;
     (*builder)->OnSample(s);
   };
   add(50000);
@@ -376,6 +405,29 @@ TEST(ClockLeftOutOfReads, ATablesClockKeepsItsReadsAcrossLostSamplesApart) {
   reads = ClockLeftOutOfReads(table, table.groups[0]);
   ASSERT_TRUE(reads);
   EXPECT_TRUE(reads->one_mode);
+  EXPECT_DOUBLE_EQ(reads->left_out, 300000);
+  // A time range from 300 us holds the last two samples (a window of 50 us beyond its period of
+  // 50): the 400 us the reads counted before it are not the range's, which left nothing out.
+  SampleFilter from_300us;
+  from_300us.time_start = 0.0003;
+  table = TableOfReads(both, /*lost=*/false, from_300us);
+  EXPECT_EQ(table.total_period[0], 100000u);
+  reads = ClockLeftOutOfReads(table, table.groups[0]);
+  ASSERT_TRUE(reads);
+  EXPECT_DOUBLE_EQ(reads->read, 100000);
+  EXPECT_DOUBLE_EQ(reads->left_out, 0);
+  EXPECT_FALSE(reads->BeyondLateness());
+  // A clock in both modes beside other members does not keep its reads across losses apart:
+  // nothing is said; in one mode the whole of it is the other mode's time, as before.
+  table = TableOfReads(both, /*lost=*/true);
+  table.groups[0].members.push_back(1);
+  table.groups[0].read_totals.push_back(0);
+  EXPECT_FALSE(ClockLeftOutOfReads(table, table.groups[0]));
+  table = TableOfReads(UserClock(true), /*lost=*/true);
+  table.groups[0].members.push_back(1);
+  table.groups[0].read_totals.push_back(0);
+  reads = ClockLeftOutOfReads(table, table.groups[0]);
+  ASSERT_TRUE(reads);
   EXPECT_DOUBLE_EQ(reads->left_out, 300000);
   // A group led by an event that is not a timer clock says nothing of the kind.
   EventDesc faults = Other("page-faults", PERF_TYPE_SOFTWARE, 2);
