@@ -270,7 +270,9 @@ TEST_F(OffCpuTest, EachFunctionWaitsItsDesignedTime) {
 // workload measures each function's time off the CPU itself (wall time less its task-clock
 // around every call). Each function's off-CPU time, summed over the intervals whose stacks pass
 // through it, is within 5 % (or 2 ms) of that measure, and the designed waits are at least their
-// design (a loaded machine adds wake-up latency: up to 10 % here).
+// design. Not at most: the time from a wake-up to the CPU is off-CPU time too, and beside four
+// busy loops on this 2-core VM it added 0-17 % to the 200 ms waits (the workload's own measure
+// moves with it, so the first bound holds).
 TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   const std::string profile = dir_ + "/b.tprof";
   const std::string disk_file =
@@ -290,7 +292,6 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
     EXPECT_NEAR(ms[function], truth, AllowedWaitError(truth)) << function << "\n" << folded;
     if (designed_ms[function] > 0) {
       EXPECT_GE(ms[function], 0.98 * designed_ms[function]) << function;
-      EXPECT_LE(ms[function], 1.10 * designed_ms[function]) << function;
     }
   }
   // Each wait is where the kernel says: the pipe's read, the mutex's futex, the disk's sync.
@@ -317,9 +318,21 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
   std::map<std::string, double> reason_ms;
   for (const auto& reason : parsed["off_cpu"]["reasons"])
     reason_ms[reason["reason"].get<std::string>()] = reason["ns"].get<double>() / 1e6;
+  // fsync's time less the part the kernel ran others in its place (its preempted intervals,
+  // which --off-cpu-reasons splits off: 9 of 36 ms beside a parallel build, 32 of 51 beside four
+  // busy loops) is disk time.
+  auto preempted = RunCommand({kTprof, "report", "-i", profile, "--off-cpu-reasons", "--folded",
+                               "--event", "off-cpu:preempted"});
+  ASSERT_EQ(preempted.exit_code, 0) << preempted.err;
+  const double fsync_preempted_ms =
+      SumByFunction(preempted.out, {"wait_fsync"})["wait_fsync"] / 1e6;
+  const double fsync_waits_ms = ms["wait_fsync"] - fsync_preempted_ms;
+  std::printf("off-CPU wait_fsync preempted %.2f ms, waiting %.2f ms\n", fsync_preempted_ms,
+              fsync_waits_ms);
+  EXPECT_GT(fsync_waits_ms, 1.0) << preempted.out;  // 12-180 ms here, preempted or not
   EXPECT_GE(reason_ms["lock"], 0.95 * ms["wait_mutex"]);
   EXPECT_GE(reason_ms["I/O wait"], 0.95 * ms["wait_pipe"]);
-  EXPECT_GE(reason_ms["disk"], 0.75 * ms["wait_fsync"]);
+  EXPECT_GE(reason_ms["disk"], 0.75 * fsync_waits_ms);
 
   // --off-cpu-reasons: the same split per row and per stack, as one event per reason. Each
   // interval goes to exactly one reason: the reasons' periods add up to the off-cpu event's, in
@@ -355,15 +368,17 @@ TEST_F(OffCpuTest, PipeMutexAndDiskWaitsMatchWhatTheWorkloadMeasured) {
     rows_off_cpu += self[event_index["off-cpu"]] > 0;
   }
   EXPECT_GE(rows_off_cpu, 3u);
-  // Each waiting function's time under its reason, in the stacks of that reason's event.
-  for (const auto& [function, reason, share] : {std::tuple{"wait_mutex", "off-cpu:lock", 0.95},
-                                                std::tuple{"wait_pipe", "off-cpu:io-wait", 0.95},
-                                                std::tuple{"wait_fsync", "off-cpu:disk", 0.75}}) {
+  // Each waiting function's time under its reason, in the stacks of that reason's event
+  // (fsync's less its preempted part, as above).
+  for (const auto& [function, reason, share, waits_ms] :
+       {std::tuple{"wait_mutex", "off-cpu:lock", 0.95, ms["wait_mutex"]},
+        std::tuple{"wait_pipe", "off-cpu:io-wait", 0.95, ms["wait_pipe"]},
+        std::tuple{"wait_fsync", "off-cpu:disk", 0.75, fsync_waits_ms}}) {
     auto part = RunCommand(
         {kTprof, "report", "-i", profile, "--off-cpu-reasons", "--folded", "--event", reason});
     ASSERT_EQ(part.exit_code, 0) << part.err;
     const double part_ms = SumByFunction(part.out, {function})[function] / 1e6;
-    EXPECT_GE(part_ms, share * ms[function]) << function << " under " << reason << "\n" << part.out;
+    EXPECT_GE(part_ms, share * waits_ms) << function << " under " << reason << "\n" << part.out;
     EXPECT_LE(part_ms, ms[function] + 1e-6) << function;
   }
   // Without an off-cpu event there is nothing to split: a usage error.
@@ -585,12 +600,19 @@ TEST_F(OffCpuTest, TheFlameGraphIsWallTimeColouredByTheOffCpuShare) {
     EXPECT_DOUBLE_EQ(off[f], off_sums[f]) << f;
   }
   // The design: the waits are at least their sleeps wide and nearly all off the CPU; spin
-  // computes.
+  // computes, and its time off the CPU is the kernel running others in its place (beside a
+  // parallel build that was more than its time on it: 249 against 208 ms), so what is left once
+  // its preempted intervals are taken out is far less than its time on the CPU.
   EXPECT_GE(wall["wait_long"], 300e6);
   EXPECT_GE(wall["wait_short"], 100e6);
   EXPECT_GT(off["wait_long"], 0.9 * wall["wait_long"]);
   EXPECT_GT(off["wait_short"], 0.9 * wall["wait_short"]);
-  EXPECT_GT(on["spin"], off["spin"]);
+  auto preempted = RunCommand({kTprof, "report", "-i", profile, "--off-cpu-reasons", "--folded",
+                               "--event", "off-cpu:preempted"});
+  ASSERT_EQ(preempted.exit_code, 0) << preempted.err;
+  const double spin_waits = off["spin"] - SumByFunction(preempted.out, {"spin"})["spin"];
+  EXPECT_GT(on["spin"], 0.1 * wall["wait_short"]) << folded_on.out;
+  EXPECT_LT(spin_waits, 0.1 * on["spin"]) << folded_off.out << "\npreempted:\n" << preempted.out;
 
   // Asked for one event, the page is that event's, as before; offcpu on a profile without
   // off-CPU time says what it needs.
