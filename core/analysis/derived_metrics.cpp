@@ -597,25 +597,21 @@ std::optional<WindowBias> DerivedMetrics::ClockLeftOutBias(
                   ", which the clock's reads count: over %llu windows here %.2fx the time its "
                   "samples stand for; with that time counted this value is %.4g, so it reads %s",
                   static_cast<unsigned long long>(windows), *stretch, *explained, direction);
-  else if (windows > 0 && windows < kClockWindowsForStretch)
+  else {
+    // The run's bound: why the row's own windows could not say how much of it was here.
+    char why[96] = "";
+    if (windows > 0 && windows < kClockWindowsForStretch)
+      std::snprintf(why, sizeof why, " (its %llu window%s too few to say)",
+                    static_cast<unsigned long long>(windows), windows == 1 ? " is" : "s are");
+    else if (windows > 0)
+      std::snprintf(why, sizeof why, " (its %llu windows span too few of its %llu samples to say)",
+                    static_cast<unsigned long long>(windows),
+                    static_cast<unsigned long long>(samples));
     std::snprintf(text, sizeof text,
                   ", which the clock's reads count: %.4g ms over the run, how much of it here "
-                  "unknown (its %llu window%s too few to say); with all of it counted this value "
-                  "would be %.4g, so it may read %s",
-                  clock.left_out_time / 1e6, static_cast<unsigned long long>(windows),
-                  windows == 1 ? " is" : "s are", *explained, direction);
-  else if (windows > 0)
-    std::snprintf(text, sizeof text,
-                  ", which the clock's reads count: %.4g ms over the run, how much of it here "
-                  "unknown (its %llu windows span too few of its %llu samples to say); with all "
-                  "of it counted this value would be %.4g, so it may read %s",
-                  clock.left_out_time / 1e6, static_cast<unsigned long long>(windows),
-                  static_cast<unsigned long long>(samples), *explained, direction);
-  else
-    std::snprintf(text, sizeof text,
-                  ", which the clock's reads count: %.4g ms over the run, how much of it here "
-                  "unknown; with all of it counted this value would be %.4g, so it may read %s",
-                  clock.left_out_time / 1e6, *explained, direction);
+                  "unknown%s; with all of it counted this value would be %.4g, so it may read %s",
+                  clock.left_out_time / 1e6, why, *explained, direction);
+  }
   return WindowBias{kind, head + text + advice};
 }
 

@@ -84,6 +84,15 @@ class Unprivileged : public ::testing::Test {
     return args;
   }
 
+  // nobody runs the step-over workload from the scratch directory, like tprof; empty on failure.
+  std::string CopyStepOverWorkload() const {
+    const std::string workload = dir_ + "/step_over";
+    std::error_code error;
+    std::filesystem::copy_file(STEP_OVER_BINARY, workload, error);
+    if (error || ::chmod(workload.c_str(), 0755) != 0) return "";
+    return workload;
+  }
+
   std::string original_, dir_, tprof_;
 };
 
@@ -164,9 +173,8 @@ TEST_F(Unprivileged, AKernelEventAskedForIsNotTurnedIntoAUserOne) {
 // reason, against a truth of 0, and 0.000 sampled on its own beside it.
 TEST_F(Unprivileged, WindowsSteppingOverShortCallsAreNamedForAUserWhoIsNotRoot) {
   ASSERT_TRUE(WriteParanoid("2"));
-  const std::string workload = dir_ + "/step_over";
-  std::filesystem::copy_file(STEP_OVER_BINARY, workload);
-  ASSERT_EQ(::chmod(workload.c_str(), 0755), 0);
+  const std::string workload = CopyStepOverWorkload();
+  ASSERT_FALSE(workload.empty());
   const std::string profile = dir_ + "/step.tprof";
   auto recorded = oracle::RecordStepOver(AsNobody, tprof_, workload, profile, {});
   ASSERT_TRUE(recorded.has_value());
@@ -188,9 +196,8 @@ TEST_F(Unprivileged, WindowsSteppingOverShortCallsAreNamedForAUserWhoIsNotRoot) 
 // reads say was left out, and no more than the reads counted.
 TEST_F(Unprivileged, AUserOnlyClocksLeftOutTimeIsTheSameInJsonAndText) {
   ASSERT_TRUE(WriteParanoid("2"));
-  const std::string workload = dir_ + "/step_over";
-  std::filesystem::copy_file(STEP_OVER_BINARY, workload);
-  ASSERT_EQ(::chmod(workload.c_str(), 0755), 0);
+  const std::string workload = CopyStepOverWorkload();
+  ASSERT_FALSE(workload.empty());
   const std::string profile = dir_ + "/clock.tprof";
   auto recorded = AsNobody({tprof_, "record", "-q", "-e", "task-clock,page-faults", "-o", profile,
                             "--", workload, "1", "100"});
