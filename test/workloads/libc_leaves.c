@@ -41,6 +41,9 @@ static volatile int g_phases_done;
 static int g_pipe[2];
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
+// Signals not yet taken: a count, so that two signals given while the waiter was away (a loaded
+// machine) are both taken; a flag kept one and left the waiter waiting for good once the
+// signaller had ended (a CI run beside a parallel build timed out at 120 s there).
 static int g_signalled;
 
 static void Nap(long ms) {
@@ -82,7 +85,7 @@ static void* Signaller(void* unused) {
   for (int i = 0; i < g_rounds; i++) {
     Nap(g_nap_ms);
     pthread_mutex_lock(&g_mutex);
-    g_signalled = 1;
+    g_signalled++;
     pthread_mutex_unlock(&g_mutex);
     // After the unlock: the waiter wakes to a free mutex, never to wait for it in
     // __lll_lock_wait, a stack only some runs would have.
@@ -117,8 +120,8 @@ PHASE void futex_wait(void) {
   StartHelper(&signaller, Signaller);
   for (int i = 0; i < g_rounds; i++) {
     pthread_mutex_lock(&g_mutex);
-    while (!g_signalled) pthread_cond_wait(&g_cond, &g_mutex);
-    g_signalled = 0;
+    while (g_signalled == 0) pthread_cond_wait(&g_cond, &g_mutex);
+    g_signalled--;
     pthread_mutex_unlock(&g_mutex);
     g_sink += (uint64_t)i;
   }
