@@ -39,6 +39,26 @@ int ReportError(const std::string& command, const Error& error) {
   return error.kind() == ErrorKind::kBadRequest ? kExitUsage : kExitRuntimeError;
 }
 
+int ExitStatusOf(const std::string& command, const Result<ViewOutcome>& outcome) {
+  if (!outcome.ok()) return ReportError(command, outcome.error());
+  return outcome->complete ? kExitOk : kExitIncomplete;
+}
+
+ViewMessages CommandMessages(const std::string& command) {
+  ViewMessages messages;
+  messages.note = [command](const std::string& note) { Note(command, note); };
+  messages.input_warning = [command](const std::string& input, const std::string& warning) {
+    WarnAboutInput(command, input, warning);
+  };
+  messages.wrote = [command](const std::string& what) {
+    std::cerr << "tprof " << command << ": " << what << '\n';
+  };
+  messages.summary = [command](const std::string& what) {
+    std::cerr << "[ tprof " << command << ": " << what << " ]\n";
+  };
+  return messages;
+}
+
 namespace {
 
 std::string CommandName(const CLI::App& app) {

@@ -10,6 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/source/profile_source.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
@@ -43,6 +44,12 @@ int ReportError(const std::string& command, const std::string& message);
 // kExitIncomplete when the input was read only in part (the summary's warning says what was
 // lost), kExitOk otherwise: what a command that wrote its output ends with.
 int ExitStatusOf(const SourceSummary& summary);
+// A view's end: kExitIncomplete over an input read in part, kExitOk, or its error reported as
+// ReportError does.
+int ExitStatusOf(const std::string& command, const Result<ViewOutcome>& outcome);
+// A view's notes and input warnings printed as Note and WarnAboutInput print them, for
+// `command`; the files it wrote as "tprof CMD: WHAT" or, summaries, "[ tprof CMD: WHAT ]".
+ViewMessages CommandMessages(const std::string& command);
 // The same for `error`, with the exit status its kind calls for: kExitUsage for a bad request
 // (an option naming what the input lacks), kExitRuntimeError for a failure.
 int ReportError(const std::string& command, const Error& error);

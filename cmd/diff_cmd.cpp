@@ -1,6 +1,6 @@
 // tprof diff: function diffs of two profiles (or two sets of repeated runs) and a regression
-// gate for CI. Loading is views/function_profile_loader, the analysis core/analysis/profile_diff and
-// core/analysis/regression_gate, the rendering report/diff_report.
+// gate for CI. Loading is views/function_profile_loader, the analysis core/analysis/profile_diff
+// and core/analysis/regression_gate, the rendering report/diff_report.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,15 +8,16 @@
 #include <tuple>
 
 #include "cmd/cli_support.h"
-#include "cmd/diff_flamegraph.h"
-#include "views/function_profile_loader.h"
-#include "cmd/stream_diff.h"
 #include "core/analysis/cost_split.h"
 #include "core/analysis/profile_diff.h"
 #include "core/analysis/regression_gate.h"
 #include "core/base/visible_text.h"
 #include "core/model/event_selection.h"
 #include "report/diff_report.h"
+#include "views/diff_flamegraph.h"
+#include "views/function_diff.h"
+#include "views/function_profile_loader.h"
+#include "views/stream_diff.h"
 
 namespace tprof {
 namespace {
@@ -148,7 +149,7 @@ class DiffCommand : public Subcommand {
                  "Compare hot streams (branch or call chains) entry by entry, with source-line "
                  "mapping: tprof diff --stream OLD NEW [--before DIR --after DIR] "
                  "[--changed-func NAME]... [--blocks]");
-    AddStreamDiffOptions(app, stream_options_, /*shared=*/false);
+    AddStreamDiffOptions(app);
     app.add_option("--flamegraph", flamegraph_,
                    "Write a differential flame graph (self-contained HTML) to this file");
     app.add_option("--flame-width", flame_width_,
@@ -203,7 +204,27 @@ class DiffCommand : public Subcommand {
     stream_options_.input.symfs = load_options_.symfs;
     stream_options_.input.binaries = load_options_.binaries;
     stream_options_.json = json_;
-    return tprof::RunStreamDiff(stream_options_);
+    if (stream_options_.before_dir.empty() != stream_options_.after_dir.empty())
+      return Usage("--before and --after go together");
+    return ExitStatusOf(name(),
+                        WriteStreamDiff(stream_options_, std::cout, CommandMessages(name())));
+  }
+
+  void AddStreamDiffOptions(CLI::App& app) {
+    StreamDiffOptions& options = stream_options_;
+    app.add_option("--before", options.before_dir,
+                   "--stream: the old profile's source tree (lines are mapped to it)");
+    app.add_option("--after", options.after_dir, "--stream: the new profile's source tree");
+    app.add_option("--changed-func", options.changed_functions,
+                   "--stream: a function whose code changed without its source (compiler flags); "
+                   "repeatable")
+        ->allow_extra_args(false);
+    app.add_flag("--blocks", options.blocks,
+                 "--stream: compare the hottest basic blocks of the branch stacks instead");
+    app.add_option("--top", options.top, "--stream: streams (or blocks) of each profile shown")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--depth", options.input.streams.depth, "--stream: entries per stream at most")
+        ->check(CLI::PositiveNumber);
   }
 
   int RunFlameGraph(const std::vector<std::string>& old_files,
@@ -239,7 +260,8 @@ class DiffCommand : public Subcommand {
         options.credit_kernel_to_user &= (*opened)->records_user_context();
         side->push_back(std::move(opened).value());
       }
-    return RunDiffFlameGraph(options, std::move(inputs));
+    return ExitStatusOf(name(),
+                        WriteDiffFlameGraph(options, std::move(inputs), CommandMessages(name())));
   }
 
   void ParseNormalize() {
@@ -269,131 +291,37 @@ class DiffCommand : public Subcommand {
       thresholds.push_back(std::move(t).value());
     }
 
-    std::vector<FunctionTotals> old_side, new_side;
-    load_options_.inline_mode = no_inline_ ? InlineMode::kPhysical : InlineMode::kInnermost;
-    DiffReportInputs inputs;
-    inputs.old_files = old_files;
-    inputs.new_files = new_files;
-    inputs.functions = load_options_.inline_mode;
-    // Every input is opened before any is read: kernel work is credited to user functions on
-    // both sides or on neither, or a function would gain its kernel work on one side only.
-    struct Named {
-      const char* label;  // "old" or "new"
-      std::vector<FunctionTotals>* side;
-      std::string path;
-      size_t run = 0;  // its place among its side's files
-    };
-    std::vector<Named> names;
-    std::vector<ProfileToCompare> inputs_to_read;
-    std::string without_user_context;
-    for (auto [files, label, side] :
-         {std::tuple{&old_files, "old", &old_side}, std::tuple{&new_files, "new", &new_side}})
-      for (size_t run = 0; run < files->size(); ++run) {
-        const std::string& path = (*files)[run];
-        auto opened = ProfileToCompare::Open(path, load_options_);
-        if (!opened.ok()) return ReportError(name(), opened.error());
-        if (side == &old_side)
-          opened->LimitToTime("--old-time", old_time_);
-        else
-          opened->LimitToTime("--new-time", new_time_);
-        if (without_user_context.empty() && !opened->records_user_context())
-          without_user_context = path;
-        names.push_back({label, side, path, run});
-        inputs_to_read.push_back(std::move(opened).value());
-      }
-    load_options_.credit_kernel_to_user = !kernel_rows_ && without_user_context.empty();
-    inputs.kernel_work =
-        kernel_rows_ ? "kernel functions are rows (--kernel-rows)"
-        : load_options_.credit_kernel_to_user
-            ? "credited to the user function that entered the kernel, on both sides "
-              "(--kernel-rows: kernel functions as rows)"
-            : "kernel functions are rows on both sides: " + without_user_context +
-                  " records neither callchains nor the user pc, so its kernel samples cannot be "
-                  "credited to user functions (record with -g, or with tprof record)";
-    inputs.kernel_credited = load_options_.credit_kernel_to_user;
-    std::vector<Result<LoadedFunctionProfile>> read =
-        LoadSideBySide(std::move(inputs_to_read), load_options_);
-    for (size_t i = 0; i < read.size(); ++i) {
-      const Named& input = names[i];
-      Result<LoadedFunctionProfile>& loaded = read[i];
-      if (!loaded.ok()) return ReportError(name(), loaded.error());
-      // The output names each input with the range it was read in.
-      if (!loaded->seconds.empty()) {
-        std::vector<std::string>& files =
-            input.side == &old_side ? inputs.old_files : inputs.new_files;
-        const std::string range =
-            input.side == &old_side ? "--old-time " + old_time_ : "--new-time " + new_time_;
-        if (input.run < files.size())
-          files[input.run] = input.path + " (" + range + ": " + loaded->seconds + ")";
-      }
-      WarnAboutInput(name(), input.path, loaded->warning);
-      if (!loaded->incomplete.empty())
-        inputs.incomplete.push_back({input.label, input.path, loaded->incomplete});
-      if (loaded->kernel_credit)
-        inputs.kernel_samples_credited += loaded->kernel_credit->credited();
-      input.side->push_back(SumByFunction(loaded->profile, !ignore_module_));
-      if (loaded->function_table)
-        input.side->back().window_ratios =
-            SumWindowRatios(*loaded->function_table, !ignore_module_);
-    }
-    // A gate is for scripts, which do not read warnings: over an incomplete profile it fails
-    // with a status of its own unless the user accepts such inputs.
-    inputs.gate_withheld = !thresholds.empty() && !inputs.incomplete.empty() && !allow_incomplete_;
-
-    auto diff = DiffProfiles(old_side, new_side, diff_options_);
-    if (!diff.ok()) {
-      // A --normalize event neither side has is the command line's fault.
-      if (diff_options_.normalize == Normalization::kEvent &&
-          diff.error().message().rfind("--normalize", 0) == 0)
-        return Usage(diff.error().message());
-      return ReportError(name(), diff.error());
-    }
-    auto verdict = EvaluateGate(*diff, thresholds);
-    if (!verdict.ok()) return Usage("--fail-if " + verdict.error().message());
-    // --event shows that event alone; the gate above judged each threshold's own event.
-    if (!flame_event_.empty()) {
-      std::vector<std::string> names;
-      for (const EventDiff& event : diff->events) names.push_back(event.name);
-      auto selected = SelectEvent(names, flame_event_);
-      if (!selected.ok()) return ReportError(name(), selected.error().WithContext("the diff"));
-      EventDiff shown = std::move(diff->events[*selected]);
-      diff->events = {std::move(shown)};
-    }
-    if (!ignore_module_ && !diff->events.empty())
-      if (auto rename = DetectModuleRename(diff->events.front()))
-        Note(name(), std::to_string(rename->gone_or_new) + " of " + std::to_string(rename->rows) +
-                         " functions are gone or new, and " + std::to_string(rename->paired) +
-                         " gone ones reappear under their name in another module (" +
-                         rename->old_module + " -> " + rename->new_module +
-                         "): renamed between builds? --ignore-module matches functions by name "
-                         "alone");
-
-    if (json_) {
-      nlohmann::ordered_json json = DiffToJson(*diff, *verdict, inputs);
-      std::cout << DumpVisibleJson(json, 2) << '\n';
-    } else {
-      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
-      RenderDiffText(*diff, *verdict, inputs, report_options_, out);
-    }
-    // "new profile b.tprof is incomplete (reason) and 1 more": the inputs read only in part.
-    const auto incomplete = [&inputs] {
-      const IncompleteInput& first = inputs.incomplete.front();
-      const size_t more = inputs.incomplete.size() - 1;
-      return first.side + " profile " + first.file + " is incomplete (" + first.reason + ")" +
-             (more ? " and " + std::to_string(more) + " more" : "");
-    };
-    if (inputs.gate_withheld) {
-      std::cerr << "tprof diff: the gate did not judge: " << incomplete()
+    FunctionDiffRequest request;
+    request.old_files = old_files;
+    request.new_files = new_files;
+    request.old_time = old_time_;
+    request.new_time = new_time_;
+    request.load = load_options_;
+    request.load.inline_mode = no_inline_ ? InlineMode::kPhysical : InlineMode::kInnermost;
+    request.diff = diff_options_;
+    request.thresholds = std::move(thresholds);
+    request.allow_incomplete = allow_incomplete_;
+    request.ignore_module = ignore_module_;
+    request.kernel_rows = kernel_rows_;
+    request.json = json_;
+    request.event = flame_event_;
+    request.report = report_options_;
+    auto outcome = WriteFunctionDiff(request, std::cout, CommandMessages(name()));
+    if (!outcome.ok()) return ReportError(name(), outcome.error());
+    if (!outcome->usage_error.empty()) return Usage(outcome->usage_error);
+    if (outcome->gate_withheld) {
+      std::cerr << "tprof diff: the gate did not judge: " << outcome->incomplete
                 << "; --allow-incomplete judges it anyway\n";
       return kExitIncomplete;
     }
-    for (const GateCheck& check : verdict->checks)
-      if (check.tripped) std::cerr << "tprof diff: regression: " << check.explanation << '\n';
-    if (verdict->tripped()) return kExitRegression;
+    for (const std::string& regression : outcome->regressions)
+      std::cerr << "tprof diff: regression: " << regression << '\n';
+    if (!outcome->regressions.empty()) return kExitRegression;
     // Without a gate, a diff over an input read in part ends as report does over one: the
     // numbers are printed, and the status says they are not the whole input's.
-    if (thresholds_.empty() && !inputs.incomplete.empty()) {
-      std::cerr << "tprof diff: " << incomplete() << "; the diff covers what could be read\n";
+    if (thresholds_.empty() && !outcome->incomplete.empty()) {
+      std::cerr << "tprof diff: " << outcome->incomplete
+                << "; the diff covers what could be read\n";
       return kExitIncomplete;
     }
     return kExitOk;

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "cmd/cli_support.h"
-#include "views/unwind_summary.h"
 #include "core/format/output_file.h"
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
@@ -15,6 +14,7 @@
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/symbolizer.h"
+#include "views/unwind_summary.h"
 
 namespace tprof {
 namespace {

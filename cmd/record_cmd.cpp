@@ -16,8 +16,6 @@
 #include <system_error>
 
 #include "cmd/cli_support.h"
-#include "views/opened_profile.h"
-#include "views/unwind_summary.h"
 #include "core/analysis/short_stack_census.h"
 #include "core/format/output_file.h"
 #include "core/format/profile_reader.h"
@@ -30,6 +28,8 @@
 #include "pmu/recorder.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
+#include "views/opened_profile.h"
+#include "views/unwind_summary.h"
 
 namespace tprof {
 namespace {

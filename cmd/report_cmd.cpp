@@ -1,64 +1,23 @@
 // tprof report: the functions of a profile by self share.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cmd/cli_support.h"
-#include "cmd/diff_flamegraph.h"
-#include "views/opened_profile.h"
-#include "cmd/report_exports.h"
-#include "views/time_range_read.h"
-#include "core/analysis/call_relations.h"
-#include "core/analysis/call_tree.h"
-#include "core/analysis/derived_metrics.h"
-#include "core/analysis/flame_timeline.h"
-#include "core/analysis/frame_ratio.h"
-#include "core/analysis/off_cpu_reasons.h"
+#include "cmd/report_export_options.h"
 #include "core/analysis/report_table.h"
-#include "core/analysis/short_stack_census.h"
-#include "core/analysis/timeline.h"
-#include "core/base/visible_text.h"
-#include "core/metrics/recorded_metrics.h"
 #include "core/model/event_selection.h"
-#include "core/source/profile_source.h"
-#include "report/csv_report.h"
-#include "report/flamegraph_html.h"
-#include "report/json_report.h"
+#include "core/model/metric_expression.h"
 #include "report/text_report.h"
+#include "views/flame_graph.h"
+#include "views/opened_profile.h"
+#include "views/report_table.h"
+#include "views/report_timeline.h"
+#include "views/sample_selecting_source.h"
+#include "views/time_range_read.h"
 
 namespace tprof {
 namespace {
-
-enum class FlameColor { kName, kIpc, kCpi, kStall };
-
-// The input through SampleSelectingVisitor: the samples the time range and thread filters keep.
-class SampleSelectingSource : public ForwardingSource {
- public:
-  SampleSelectingSource(ProfileSource& inner, SampleSelector selector)
-      : ForwardingSource(inner), selector_(std::move(selector)) {}
-  Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
-    SampleSelectingVisitor selecting(visitor, selector_);  // each read starts the range afresh
-    auto summary = inner().ReadRecords(selecting);
-    kept_ = selecting.kept();
-    in_time_ = selecting.in_time();
-    start_ = selecting.start_timestamp();
-    return summary;
-  }
-  // Of the last read.
-  uint64_t samples_kept() const { return kept_; }
-  uint64_t samples_in_time() const { return in_time_; }
-  // What --time counted from: the first sample of the whole input when the metadata has no
-  // start, which the samples kept need not include.
-  uint64_t start_timestamp() const { return start_; }
-  const SampleFilter& filter() const { return selector_.filter(); }
-
- private:
-  SampleSelector selector_;
-  uint64_t kept_ = 0, in_time_ = 0, start_ = 0;
-};
 
 class ReportCommand : public Subcommand {
  public:
@@ -165,7 +124,7 @@ class ReportCommand : public Subcommand {
     app.add_flag("-n,--show-nr-samples")
         ->description("Sample counts (always shown; accepted for perf's habit)");
     SetupTableOptions(app);
-    // ---- folded stacks, pprof/speedscope exports, annotate (cmd/report_exports.*) ----
+    // ---- folded stacks, pprof/speedscope exports, annotate (views/report_exports.*) ----
     AddReportExportOptions(app, exports_);
     SetupFlameGraphOptions(app);
   }
@@ -322,92 +281,53 @@ class ReportCommand : public Subcommand {
     return s.str();
   }
 
-  // `classified_off_cpu`: the off-CPU reasons when the profile's opening read them already.
-  int RunTable(ProfileSource& source, ProfileSource& recorded_source, FrameResolver& resolver,
-               const OffCpuReasons* classified_off_cpu) {
+  TableFormat Format() const {
+    return json_ ? TableFormat::kJson : csv_ ? TableFormat::kCsv : TableFormat::kText;
+  }
+
+  // The table, or --callers/--callees.
+  int RunTable(OpenedProfile& opened) {
+    ProfileSource& source = opened.source();
     auto sort = ParseSortKeys(sort_);
     if (!sort.ok()) return Usage(sort.error().message());
     auto filter = BuildFilter(source.metadata());
     if (!filter.ok()) return Usage(filter.error().message());
-    const uint64_t start = source.metadata().start_timestamp;
-    if (!callers_.empty() || !callees_.empty()) {
-      const std::string function = callers_.empty() ? callees_ : callers_;
-      if (!callers_.empty() && !callees_.empty() && callers_ != callees_)
-        return Usage("--callers and --callees name one function");
-      auto builder = CallRelationsBuilder::Create(source.events(), resolver, function, *filter,
-                                                  start, InlineModeOf());
-      if (!builder.ok()) return Usage(builder.error().message());
-      auto summary = source.ReadRecords(**builder);
-      if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
-      WarnIfAny(*summary);
-      CallRelations relations = (*builder)->Finish();
-      VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
-      if (json_)
-        RenderCallRelationsJson(relations, out);
-      else if (csv_)
-        RenderCallRelationsCsv(relations, out);
-      else
-        RenderCallRelations(relations, !callers_.empty(), !callees_.empty(), out);
-      return ExitStatusOf(*summary);
+    if (!callers_.empty() && !callees_.empty() && callers_ != callees_)
+      return Usage("--callers and --callees name one function");
+    auto selector = SampleSelector::Create(*filter, source.metadata().start_timestamp);
+    if (!selector.ok()) return Usage(selector.error().message());
+    ReportTableRequest request;
+    if (callers_.empty() && callees_.empty()) {
+      auto user_metrics = UserMetrics(source.events());
+      if (!user_metrics.ok()) return Usage(user_metrics.error().message());
+      request.user_metrics = std::move(user_metrics).value();
     }
-    auto builder = ReportTableBuilder::Create(source.events(), resolver, *sort, *filter, start,
-                                              InlineModeOf());
-    if (!builder.ok()) return Usage(builder.error().message());
-    auto summary = source.ReadRecords(**builder);
-    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
-    // A damaged file that gave no samples has no answer to show: an empty table would read as
-    // "nothing matched the filters".
-    if (!summary->complete && summary->samples == 0)
-      return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
-    WarnIfAny(*summary);
-    ReportTable table = (*builder)->Finish();
-    if (!time_.empty() && std::all_of(table.total_samples.begin(), table.total_samples.end(),
-                                      [](uint64_t n) { return n == 0; }))
-      return EmptyTimeRange(source.metadata().duration_ns);
-    // Why threads were off the CPU is in the kernel frames that the table credits away: read
-    // from the input as recorded.
-    std::optional<OffCpuReasons> off_cpu;
-    if (const int event = OffCpuEventIndex(source.events()); event >= 0 && !classified_off_cpu) {
-      off_cpu.emplace(resolver, static_cast<size_t>(event));
-      auto read = recorded_source.ReadRecords(*off_cpu);
-      if (!read.ok()) return ReportError(name(), read.error().WithContext(input_));
+    request.input = input_;
+    request.sort = *sort;
+    request.filter = *filter;
+    request.filter_summary = FilterSummary();
+    request.inline_mode = InlineModeOf();
+    request.format = Format();
+    request.callers = callers_;
+    request.callees = callees_;
+    request.children = children_;
+    request.kernel_rows = kernel_rows_;
+    request.latency = latency_;
+    request.full_header = verbose_;
+    request.percent_limit = options_.percent_limit;
+    request.max_rows = options_.max_rows;
+    return Finish(WriteReportTable(request, opened, std::cout, CommandMessages(name())),
+                  source.metadata().duration_ns);
+  }
+
+  // A view's end, said in the words of report's options.
+  int Finish(const Result<ViewOutcome>& outcome, uint64_t duration_ns) {
+    if (outcome.ok() && outcome->time_range_empty) return EmptyTimeRange(duration_ns);
+    if (outcome.ok() && outcome->nothing_kept) {
+      Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
+      return kExitUsage;
     }
-    auto recorded =
-        MatchRecordedMetricTable(table.events, source.metadata().cpu, BuiltinMetricTables());
-    auto user_metrics = UserMetrics(table.events);
-    if (!user_metrics.ok()) return Usage(user_metrics.error().message());
-    auto metrics =
-        DerivedMetrics::Plan(table, recorded ? recorded->formulas : std::vector<MetricFormula>{},
-                             recorded ? recorded->table->name : "", *user_metrics);
-    if (!metrics.ok()) return ReportError(name(), metrics.error());
-    ReportTableView view;
-    view.metadata = &source.metadata();
-    view.table = &table;
-    view.metrics = &metrics.value();
-    view.input = input_;
-    view.metric_table = recorded ? recorded->how : "";
-    view.filter = *filter;
-    view.filter_summary = FilterSummary();
-    // A DWARF-unwound profile's short stacks have other causes than missing frame pointers.
-    if (!RecordedStackCopies(source.events()))
-      view.stack_hint = ShortStackHint(table.short_stacks).value_or("");
-    view.children = children_;
-    view.percent_limit = options_.percent_limit;
-    view.max_rows = options_.max_rows;
-    view.unwinding = summary->unwinding;
-    view.kernel_credit = summary->kernel_credit;
-    view.kernel_rows = kernel_rows_;
-    view.latency = latency_;
-    view.full_header = verbose_;
-    view.off_cpu = off_cpu ? &*off_cpu : classified_off_cpu;
-    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
-    if (json_)
-      RenderReportJson(view, out);
-    else if (csv_)
-      RenderReportCsv(view, out);
-    else
-      RenderReportTable(view, out);
-    return ExitStatusOf(*summary);
+    return ExitStatusOf(name(), outcome);
   }
 
   // The --metric definitions over `events`; an error names the first that does not parse.
@@ -425,17 +345,6 @@ class ReportCommand : public Subcommand {
     return exports_.no_inline ? InlineMode::kPhysical : InlineMode::kInnermost;
   }
 
-  // Stack copies that stand for the user frames (--call-graph dwarf), not ones that only mend
-  // a frame-pointer chain (-g).
-  static bool RecordedStackCopies(const std::vector<EventDesc>& events) {
-    for (const EventDesc& e : events)
-      if (e.sample_stack_user && e.exclude_callchain_user) return true;
-    return false;
-  }
-
-  void WarnIfAny(const SourceSummary& summary) const {
-    WarnAboutInput(name(), input_, summary.warning);
-  }
   // --- end of report table options ---
 
   // What one run writes: each view writes alone (a flame graph page; the exports, which go
@@ -486,6 +395,7 @@ class ReportCommand : public Subcommand {
   int Run() override {
     auto view = ChosenView();
     if (!view.ok()) return Usage(view.error().message());
+    if (auto misuse = FoldedStyleMisuse(exports_)) return Usage(*misuse);
     ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
     open_options.verbose = verbose_;
     open_options.latency = latency_;
@@ -527,13 +437,15 @@ class ReportCommand : public Subcommand {
       ProfileSource& source = filtered ? selected : opened.source();
       int status;
       if (*view == ReportView::kFlameGraph) {
-        status = WriteFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
+        status = RunFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
       } else {
         ModuleOpener open_module = [&opened](const std::string& module,
                                              const std::string& build_id) {
           return opened.OpenModule(module, build_id);
         };
-        status = RunReportExports(exports_, input_, source, opened.resolver(), open_module);
+        status = ExitStatusOf(
+            name(), WriteReportExports(exports_, input_, source, opened.resolver(), open_module,
+                                       std::cout, CommandMessages(name())));
       }
       if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
           selected.samples_in_time() == 0)
@@ -542,8 +454,7 @@ class ReportCommand : public Subcommand {
         Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
       return status;
     }
-    return RunTable(opened.source(), opened.recorded_source(), opened.resolver(),
-                    opened.classified_off_cpu());
+    return RunTable(opened);
   }
 
  private:
@@ -557,256 +468,49 @@ class ReportCommand : public Subcommand {
       return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
                    " chooses rows of the table; --timeline shows every function (filter it by "
                    "--comm, --pid, --tid or --time)");
-    size_t ranking = 0;
-    if (!exports_.event.empty()) ranking = SelectEvent(source.events(), exports_.event).value();
-    const uint64_t interval_ns = interval_ms_ > 0
-                                     ? static_cast<uint64_t>(interval_ms_ * 1e6)
-                                     : DefaultTimelineIntervalNs(source.metadata().duration_ns);
     auto selector = SampleSelector::Create(*filter, source.metadata().start_timestamp);
     if (!selector.ok()) return Usage(selector.error().message());
-    FunctionProfileBuilder builder(source.events(), opened.resolver(), InlineModeOf());
-    // The intervals count from the range's start when --time gives one.
-    const uint64_t range_start_ns =
-        filter->time_start ? static_cast<uint64_t>(*filter->time_start * 1e9) : 0;
-    builder.KeepTimeline(
-        source.metadata().start_timestamp ? source.metadata().start_timestamp + range_start_ns : 0,
-        interval_ns);
-    SampleSelectingVisitor selecting(builder, std::move(selector).value());
-    auto summary = source.ReadRecords(selecting);
-    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
-    if (!summary->complete && summary->samples == 0)
-      return ReportError(name(), input_ + ": no samples could be read: " + summary->warning);
-    WarnIfAny(*summary);
-    if (!time_.empty() && selecting.in_time() == 0)
-      return EmptyTimeRange(source.metadata().duration_ns);
-    if (selecting.kept() == 0) {
-      Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
-      return kExitUsage;
-    }
-    FunctionProfile profile = builder.Finish();
-    auto user_metrics = UserMetrics(profile.events);
+    auto user_metrics = UserMetrics(source.events());
     if (!user_metrics.ok()) return Usage(user_metrics.error().message());
+    ReportTimelineRequest request;
+    request.input = input_;
+    request.filter = *filter;
+    request.inline_mode = InlineModeOf();
+    request.user_metrics = std::move(user_metrics).value();
+    request.format = Format();
+    if (!exports_.event.empty())
+      request.ranking_event = SelectEvent(source.events(), exports_.event).value();
+    request.interval_ns = interval_ms_ > 0 ? static_cast<uint64_t>(interval_ms_ * 1e6) : 0;
     // Five functions an interval unless --limit says otherwise (0: every one).
-    const size_t top = limit_option_ && limit_option_->count() ? options_.max_rows : 5;
-    auto timeline = BuildTimeline(profile, ranking, top, *user_metrics);
-    if (!timeline.ok()) return ReportError(name(), timeline.error());
-    // The intervals counted from the range's start, named in seconds from the profile's, the
-    // last one ending where the range does.
-    for (TimelinePoint& point : timeline->points) {
-      point.start_ns += range_start_ns;
-      point.end_ns += range_start_ns;
-      if (filter->time_end)
-        point.end_ns = std::min(point.end_ns, static_cast<uint64_t>(*filter->time_end * 1e9));
-    }
-    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
-    if (json_)
-      RenderTimelineJson(*timeline, out);
-    else if (csv_)
-      RenderTimelineCsv(*timeline, out);
-    else
-      RenderTimeline(*timeline, out);
-    return ExitStatusOf(*summary);
-  }
-
-  // The page's timeline of the tree's samples, from `start` (0: the first sample): `event` sizes
-  // the frames (the wall-time sum when `by_wall`); the metric track shows `metric_name` where
-  // the events give it (empty: the first --metric formula, else IPC).
-  Result<FlameTimeline> PageTimeline(const CallTreeBuilder& tree,
-                                     const std::vector<const CallNode*>& leaf_of_stack,
-                                     const std::vector<EventDesc>& events, uint64_t start,
-                                     size_t event, bool by_wall,
-                                     const std::optional<WallTimeEvents>& wall,
-                                     const std::string& metric_name) const {
-    FlameTimelineOptions options;
-    options.start_timestamp = start;
-    if (by_wall) {
-      options.width_events = {wall->on_cpu, wall->off_cpu};
-      options.off_cpu_event = wall->off_cpu;
-      for (size_t r = 0; r < kOffCpuReasons; ++r) {
-        const auto reason = static_cast<OffCpuReason>(r);
-        const std::string part = events[wall->off_cpu].name + ":" + OffCpuReasonSlug(reason);
-        for (size_t e = 0; e < events.size(); ++e)
-          if (events[e].name == part) options.reason_events.emplace_back(e, reason);
-      }
-    } else {
-      options.width_events = {event};
-    }
-    auto user_metrics = UserMetrics(events);
-    if (!user_metrics.ok()) return user_metrics.error();
-    options.user_metrics = std::move(user_metrics).value();
-    options.metric = !metric_name.empty()           ? metric_name
-                     : options.user_metrics.empty() ? std::string("IPC")
-                                                    : options.user_metrics.front().name;
-    options.group_windows = &tree.group_windows();
-    return BuildFlameTimeline(
-        tree.sample_times(), leaf_of_stack, events, options,
-        [&](uint32_t pid, uint32_t tid) { return tree.ThreadName(pid, tid); });
+    request.top = limit_option_ && limit_option_->count() ? options_.max_rows : 5;
+    return Finish(WriteReportTimeline(request, opened, std::cout, CommandMessages(name())),
+                  source.metadata().duration_ns);
   }
 
   // `selected`: the filtered input `source` reads through, null when nothing is filtered.
-  int WriteFlameGraph(ProfileSource& source, FrameResolver& resolver,
-                      const SampleSelectingSource* selected) {
-    const std::vector<EventDesc>& events = source.events();
-    if (events.empty()) return ReportError(name(), input_ + ": the profile has no events");
-    const std::map<std::string, FlameColor> colors = {{"name", FlameColor::kName},
-                                                      {"ipc", FlameColor::kIpc},
-                                                      {"cpi", FlameColor::kCpi},
-                                                      {"stall", FlameColor::kStall}};
-    const std::map<std::string, CallTreeOptions::Roots> roots = {
-        {"none", CallTreeOptions::Roots::kNone},
-        {"process", CallTreeOptions::Roots::kProcess},
-        {"pid", CallTreeOptions::Roots::kPid},
-        {"thread", CallTreeOptions::Roots::kThread}};
-    // A profile recorded with --off-cpu is drawn as wall time unless asked for another event
-    // or colouring: its clock alone would leave out every wait.
-    const std::optional<WallTimeEvents> wall = FindWallTimeEvents(events);
-    const std::string color_name = !color_name_.empty()             ? color_name_
-                                   : wall && exports_.event.empty() ? "offcpu"
-                                                                    : "name";
-    const bool by_wall = color_name == "offcpu";
-    if (by_wall && !wall)
-      return ReportError(
-          name(), Error::BadRequest(input_ +
-                                    ": --color offcpu needs a profile recorded with --off-cpu "
-                                    "beside a clock (task-clock or cpu-clock); it has " +
-                                    EventNameList(events)));
-    if (by_wall && !exports_.event.empty())
+  int RunFlameGraph(ProfileSource& source, FrameResolver& resolver,
+                    const SampleSelectingSource* selected) {
+    if (color_name_ == "offcpu" && !exports_.event.empty())
       return Usage("--color offcpu sizes the frames by wall time; --event does not apply");
-    const bool by_metric = color_name.rfind("metric:", 0) == 0;
-    const FlameColor color = by_metric || by_wall ? FlameColor::kName : colors.at(color_name);
-    std::optional<RatioEvents> ratio;
-    if (color != FlameColor::kName) {
-      const FrameRatioKind kind = color == FlameColor::kIpc   ? FrameRatioKind::kIpc
-                                  : color == FlameColor::kCpi ? FrameRatioKind::kCpi
-                                                              : FrameRatioKind::kStall;
-      auto found = FindRatioEvents(events, kind);
-      if (!found.ok()) return ReportError(name(), found.error().WithContext(input_));
-      ratio = *found;
-    }
-    size_t event = 0;
-    if (ratio) event = ratio->kind == FrameRatioKind::kCpi ? ratio->numerator : ratio->denominator;
-    if (!exports_.event.empty()) event = SelectEvent(events, exports_.event).value();
-
-    CallTreeOptions tree_options;
-    tree_options.roots = roots.at(roots_name_);
-    CallTreeBuilder tree(events, resolver, tree_options);
-    if (!no_timeline_) tree.KeepSampleTimes();
-    auto summary = source.ReadRecords(tree);
-    if (!summary.ok()) return ReportError(name(), summary.error().WithContext(input_));
-    WarnAboutInput(name(), input_, summary->warning);
-    // The tree stays in the builder, which takes it apart fastest (in the order it made it),
-    // unless wall time adds an event to it.
-    // Before the tree may leave the builder: the frames are its nodes.
-    const FrameClockRhythm rhythm = by_metric ? tree.ClockRhythmOfFrames() : FrameClockRhythm{};
-    CallNode taken;
-    const CallNode* tree_root = &tree.root();
-    std::vector<const CallNode*> leaf_of_stack(tree.leaf_of_stack().begin(),
-                                               tree.leaf_of_stack().end());
-    if (by_wall) {
-      taken = tree.TakeRoot();
-      event = AppendSumOfEvents(taken, wall->on_cpu, wall->off_cpu);
-      // The root moved (its children did not).
-      for (const CallNode*& leaf : leaf_of_stack)
-        if (leaf == tree_root) leaf = &taken;
-      tree_root = &taken;
-    }
-    const CallNode& root = *tree_root;
-    if (root.total[event] == 0) {
-      if (selected && !time_.empty() && selected->samples_in_time() == 0)
-        return EmptyTimeRange(source.metadata().duration_ns);
-      return ReportError(name(), input_ + ": no samples of " +
-                                     (by_wall ? "on-CPU or off-CPU time" : events[event].name));
-    }
-
-    FlameGraphInput input;
-    input.root = &root;
-    input.event = event;
-    input.event_name =
-        by_wall ? "wall time (" + events[wall->on_cpu].name + " + off-cpu)" : events[event].name;
-    input.unit = by_wall ? EventUnit::kNanoseconds : UnitOfEvent(events[event].name);
-    input.title = "tprof flame graph";
-    input.icicle = icicle_;
-    const Metadata& meta = source.metadata();
-    std::string command;
-    for (const std::string& word : meta.command_line)
-      command += (command.empty() ? "" : " ") + word;
-    input.subtitle = input_;
-    if (!command.empty()) input.subtitle += " | " + command;
-    if (!meta.hostname.empty()) input.subtitle += " | " + meta.hostname;
-    if (!meta.cpu.model_name.empty()) input.subtitle += ", " + meta.cpu.model_name;
-    if (kernel_rows_)
-      input.subtitle += " | kernel functions as frames (--kernel-rows)";
-    else if (summary->kernel_credit && summary->kernel_credit->credited())
-      input.subtitle += " | kernel work in the user function that entered the kernel";
-    if (by_metric) {
-      auto user_metrics = UserMetrics(events);
-      if (!user_metrics.ok()) return Usage(user_metrics.error().message());
-      auto recorded = MatchRecordedMetricTable(events, meta.cpu, BuiltinMetricTables());
-      auto plan =
-          FrameMetricEvaluator::Plan(root, events, color_name.substr(7),
-                                     recorded ? recorded->formulas : std::vector<MetricFormula>{},
-                                     *user_metrics, &tree.clock_left_out());
-      if (!plan.ok()) return ReportError(name(), plan.error().WithContext(input_));
-      std::vector<std::string> names;
-      for (size_t e : plan->column().events) names.push_back(events[e].name);
-      ColorFramesByMetric(input, plan->Compute(root, min_samples_, tree.lost(), &rhythm),
-                          plan->column(), names, min_samples_);
-    }
-    if (ratio) {
-      const std::string& num = events[ratio->numerator].name;
-      const std::string& den = events[ratio->denominator].name;
-      const uint64_t num_total = root.total[ratio->numerator];
-      const uint64_t den_total = root.total[ratio->denominator];
-      if (num_total == 0 || den_total == 0)
-        return ReportError(name(),
-                           input_ + ": no samples of " + (num_total ? den : num) +
-                               "; --color needs both events sampled on their own (a group read on "
-                               "its leader's samples, {a,b}:S, gives only the leader's)");
-      ColorFramesByRatio(input, ComputeFrameRatios(root, *ratio, events, min_samples_, tree.lost()),
-                         ratio->kind, num, den, min_samples_);
-    }
-
-    if (by_wall) ColorFramesByOffCpuShare(input, wall->on_cpu, wall->off_cpu);
-
-    FlameTimeline timeline;
-    if (!no_timeline_) {
-      // The buckets count from where --time counts, so that a range the page names is the
-      // range report --time reads: with a filter, from the start its read found.
-      const uint64_t start = selected ? selected->start_timestamp() : meta.start_timestamp;
-      auto built = PageTimeline(tree, leaf_of_stack, events, start, event, by_wall, wall,
-                                !track_name_.empty() ? track_name_
-                                : by_metric          ? color_name.substr(7)
-                                                     : std::string());
-      if (!built.ok()) return ReportError(name(), built.error().WithContext(input_));
-      if (!track_name_.empty() && built->metric_name.empty()) {
-        std::string known;
-        for (const std::string& m : built->metrics_known) known += (known.empty() ? "" : ", ") + m;
-        return ReportError(name(), input_ + ": --track " + track_name_ +
-                                       ": no such metric over these events (they give: " +
-                                       (known.empty() ? std::string("none") : known) +
-                                       "; --metric adds one)");
-      }
-      timeline = std::move(built).value();
-      if (selected) {
-        timeline.kept_from_s = selected->filter().time_start;
-        timeline.kept_until_s = selected->filter().time_end;
-      }
-      // Samples without time stamps (folded stacks, perf script without its time field) all
-      // fall in one bucket: there is no timeline to draw.
-      if (timeline.buckets > 1) {
-        input.timeline = &timeline;
-        input.range_delta_scale = DeltaColorScale(kDiffFlameScalePoints);
-      }
-    }
-
-    std::ofstream out(flamegraph_, std::ios::binary | std::ios::trunc);
-    if (!out) return ReportError(name(), flamegraph_ + ": cannot write: " + std::strerror(errno));
-    RenderFlameGraphHtml(input, out);
-    out.close();
-    if (!out) return ReportError(name(), flamegraph_ + ": write failed");
-    std::cerr << "tprof report: flame graph of " << input.event_name << " written to "
-              << flamegraph_ << '\n';
-    return ExitStatusOf(*summary);
+    auto user_metrics = UserMetrics(source.events());
+    if (!user_metrics.ok()) return Usage(user_metrics.error().message());
+    FlameGraphRequest request;
+    request.input = input_;
+    request.out_path = flamegraph_;
+    request.event = exports_.event;
+    request.color = color_name_;
+    request.track = track_name_;
+    request.user_metrics = std::move(user_metrics).value();
+    request.min_samples = min_samples_;
+    request.roots = roots_name_ == "process"  ? CallTreeOptions::Roots::kProcess
+                    : roots_name_ == "pid"    ? CallTreeOptions::Roots::kPid
+                    : roots_name_ == "thread" ? CallTreeOptions::Roots::kThread
+                                              : CallTreeOptions::Roots::kNone;
+    request.timeline = !no_timeline_;
+    request.icicle = icicle_;
+    request.kernel_rows = kernel_rows_;
+    return Finish(WriteFlameGraph(request, source, resolver, selected, CommandMessages(name())),
+                  source.metadata().duration_ns);
   }
 
   std::string input_ = "profile.tprof";
@@ -835,7 +539,7 @@ class ReportCommand : public Subcommand {
   double interval_ms_ = 0;               // --timeline's; 0: DefaultTimelineIntervalNs
   bool json_ = false;
   bool csv_ = false;
-  ReportExportOptions exports_;  // folded stacks, exports, annotate
+  ReportExportRequest exports_;  // folded stacks, exports, annotate
   std::string flamegraph_;
   std::string color_name_;  // empty: offcpu for an off-CPU recording, else name
   std::string track_name_;  // empty: PageTimeline's default

@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "cmd/cli_support.h"
-#include "cmd/stream_diff.h"
 #include "core/base/visible_text.h"
 #include "report/stream_report.h"
+#include "views/stream_diff.h"
 
 namespace tprof {
 namespace {
@@ -58,7 +58,8 @@ class StreamCommand : public Subcommand {
                                     : source_ == "callchain" ? HotStreamOptions::Source::kCallchain
                                                              : HotStreamOptions::Source::kAuto;
     bool complete = true;
-    auto profile = LoadStreamProfile(input_, input_options_, name(), &complete);
+    auto profile =
+        LoadStreamProfile(input_, input_options_, name(), CommandMessages(name()), &complete);
     if (!profile.ok()) return ReportError(name(), profile.error());
     if (report_.blocks && !profile->branch_samples)
       return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");

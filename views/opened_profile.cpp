@@ -4,11 +4,11 @@
 #include <iostream>
 #include <string_view>
 
-#include "views/unwind_summary.h"
 #include "core/analysis/latency_weights.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/model/kernel_entry_credit.h"
 #include "symbolize/elf_symbols.h"
+#include "views/unwind_summary.h"
 
 namespace tprof {
 namespace {

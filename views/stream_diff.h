@@ -1,14 +1,14 @@
-// `tprof diff --stream`: the hot-stream (and basic-block) comparison of two profiles, kept apart
-// from the function diff so that cmd/diff_cmd.cpp only hands over to it. Also the profile loading
-// that `tprof stream` shares.
+// `tprof diff --stream`: the hot-stream (and basic-block) comparison of two profiles, and the
+// profile loading that `tprof stream` shares.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/analysis/hot_streams.h"
 #include "core/base/error.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
@@ -23,8 +23,10 @@ struct StreamInputOptions {
 // Reads a profile (any format ProfileSource knows) into its hot streams and blocks, naming
 // addresses from the profile's embedded symbols first, then the binaries. `complete` (when
 // given) is cleared when the input could be read only in part (the warning says what was lost).
+// `command` names the command in the unwinding statistics.
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
-                                        const std::string& command, bool* complete = nullptr);
+                                        const std::string& command, const ViewMessages& messages,
+                                        bool* complete = nullptr);
 
 struct StreamDiffOptions {
   std::string old_path;
@@ -38,12 +40,9 @@ struct StreamDiffOptions {
   bool json = false;
 };
 
-// Registers the stream-diff options on `app`. With `shared`, also the ones a diff command has
-// anyway (positional OLD NEW, --symfs, --binary, --json); a diff command that registers those
-// itself passes false and copies their values into the options before RunStreamDiff.
-void AddStreamDiffOptions(CLI::App& app, StreamDiffOptions& options, bool shared);
-
-// Runs the comparison, prints it on standard output; returns the exit code.
-int RunStreamDiff(const StreamDiffOptions& options);
+// Compares the two profiles and writes the comparison (text or JSON) on `out`. --before and
+// --after go together: the caller checks that.
+Result<ViewOutcome> WriteStreamDiff(const StreamDiffOptions& options, std::ostream& out,
+                                    const ViewMessages& messages);
 
 }  // namespace tprof

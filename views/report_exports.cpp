@@ -1,10 +1,8 @@
-#include "cmd/report_exports.h"
+#include "views/report_exports.h"
 
 #include <fstream>
-#include <iostream>
 #include <memory>
 
-#include "cmd/cli_support.h"
 #include "core/analysis/annotation.h"
 #include "core/analysis/call_tree.h"
 #include "core/analysis/instruction_profile.h"
@@ -31,47 +29,10 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
-void AddReportExportOptions(CLI::App& app, ReportExportOptions& options) {
-  app.add_flag("--folded", options.folded,
-               "Print folded stacks (FlameGraph's format: root first, ';'-separated, count last; "
-               "kernel frames end in _[k], inlined ones in _[i]) instead of the table");
-  app.add_option("--event", options.event,
-                 "The event --folded counts and --flamegraph sizes frames by (default: the "
-                 "first; cycles with --color ipc/cpi/stall)");
-  app.add_option("--folded-style", options.folded_style,
-                 "tprof (default: full names, _[k]/_[i] marks, periods as counts) or "
-                 "stackcollapse (stackcollapse-perf.pl's output, byte for byte: each sample "
-                 "of the first event counted by its printed period, else 1)")
-      ->check(CLI::IsMember({"tprof", "stackcollapse"}));
-  app.add_option("--folded-prefix", options.folded_prefix,
-                 "Root each folded stack at its process name, name-PID or name-PID/TID "
-                 "(default: none; comm with --folded-style stackcollapse, whose --pid and --tid "
-                 "are pid and tid)")
-      ->check(CLI::IsMember({"none", "comm", "pid", "tid"}));
-  app.add_option("--folded-marks", options.folded_marks,
-                 "With --folded-style stackcollapse: its --kernel (_[k]), --jit (_[j]) or --all")
-      ->check(CLI::IsMember({"kernel", "jit", "all"}));
-  app.add_flag("--folded-addrs", options.folded_addrs,
-               "With --folded-style stackcollapse: its --addrs ([module <address>] for unknown "
-               "symbols)");
-  app.add_flag("--no-marks", options.no_marks, "Folded stacks without the _[k] and _[i] marks");
-  app.add_flag("--no-inline", options.no_inline,
-               "Inlined calls are not functions of their own: table rows, --children, "
-               "--callers/--callees, --annotate and folded stacks count them toward the "
-               "out-of-line function they were inlined into");
-  app.add_option("--pprof", options.pprof_path,
-                 "Write a gzipped pprof profile (profile.proto) to this file");
-  app.add_option("--speedscope", options.speedscope_path,
-                 "Write a speedscope JSON profile to this file");
-  app.add_option("--annotate", options.annotate,
-                 "Show this function's instructions with their sample shares and source lines "
-                 "(full or unqualified name, without parameters)");
-}
-
-int RunReportExports(const ReportExportOptions& options, const std::string& input,
-                     ProfileSource& source, FrameResolver& resolver,
-                     const ModuleOpener& open_module) {
-  const char* kCommand = "report";
+Result<ViewOutcome> WriteReportExports(const ReportExportRequest& options, const std::string& input,
+                                       ProfileSource& source, FrameResolver& resolver,
+                                       const ModuleOpener& open_module, std::ostream& out,
+                                       const ViewMessages& messages) {
   const std::vector<EventDesc>& events = source.events();
   RecordTee fan_out;  // one read serves every output
 
@@ -79,23 +40,13 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   std::unique_ptr<CallTreeBuilder> tree;
   std::unique_ptr<StackcollapseFolder> stackcollapse;
   const bool stackcollapse_style = options.folded_style == "stackcollapse";
-  if (options.folded && !stackcollapse_style &&
-      (!options.folded_marks.empty() || options.folded_addrs)) {
-    return UsageError(kCommand,
-                      "--folded-marks and --folded-addrs go with --folded-style stackcollapse");
-  }
-  if (options.folded && stackcollapse_style && options.folded_prefix == "none") {
-    return UsageError(kCommand,
-                      "--folded-style stackcollapse always roots stacks at the process name "
-                      "(--folded-prefix comm, pid or tid)");
-  }
   if (options.folded) {
     if (!options.event.empty()) {
       auto selected = SelectEvent(events, options.event);
-      if (!selected.ok()) return ReportError(kCommand, selected.error().WithContext(input));
+      if (!selected.ok()) return selected.error().WithContext(input);
       folded_event = *selected;
     } else if (events.size() > 1) {
-      Note(kCommand, "folding event '" + events[0].name + "'; --event chooses another");
+      messages.Note("folding event '" + events[0].name + "'; --event chooses another");
     }
   }
   if (options.folded && stackcollapse_style) {
@@ -134,42 +85,41 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
   }
 
   auto summary = source.ReadRecords(fan_out);
-  if (!summary.ok()) return ReportError(kCommand, input + ": " + summary.error().message());
-  WarnAboutInput(kCommand, input, summary->warning);
+  if (!summary.ok()) return Error(input + ": " + summary.error().message());
+  messages.InputWarning(input, summary->warning);
 
   if (tree) {
     FoldedOptions folded_options;
     folded_options.event = folded_event;
     folded_options.annotate = !options.no_marks;
-    VisibleTextStream out(std::cout);  // names are bytes (core/base/visible_text.h)
-    WriteFolded(tree->root(), folded_options, out);
+    VisibleTextStream visible(out);  // names are bytes (core/base/visible_text.h)
+    WriteFolded(tree->root(), folded_options, visible);
   }
   // The drop-in for stackcollapse-perf.pl passes bytes through as the script does.
-  if (stackcollapse) stackcollapse->Render(std::cout);
+  if (stackcollapse) stackcollapse->Render(out);
   if (stacks) {
     StackProfile profile = stacks->Finish();
     if (!options.pprof_path.empty()) {
       auto bytes = ExportPprof(source.metadata(), profile);
-      if (!bytes.ok()) return ReportError(kCommand, bytes.error());
+      if (!bytes.ok()) return bytes.error();
       Status written = WriteFile(options.pprof_path, *bytes);
-      if (!written.ok()) return ReportError(kCommand, written.error());
-      std::cerr << "[ tprof report: wrote pprof profile " << options.pprof_path << ": "
-                << profile.stacks.size() << " stacks, " << profile.locations.size()
-                << " locations ]\n";
+      if (!written.ok()) return written.error();
+      messages.Summary("wrote pprof profile " + options.pprof_path + ": " +
+                       std::to_string(profile.stacks.size()) + " stacks, " +
+                       std::to_string(profile.locations.size()) + " locations");
     }
     if (!options.speedscope_path.empty()) {
       Status written =
           WriteFile(options.speedscope_path, ExportSpeedscope(source.metadata(), profile));
-      if (!written.ok()) return ReportError(kCommand, written.error());
-      std::cerr << "[ tprof report: wrote speedscope profile " << options.speedscope_path << ": "
-                << profile.stacks.size() << " stacks ]\n";
+      if (!written.ok()) return written.error();
+      messages.Summary("wrote speedscope profile " + options.speedscope_path + ": " +
+                       std::to_string(profile.stacks.size()) + " stacks");
     }
   }
   if (instructions) {
     InstructionProfile profile = instructions->Finish();
     if (profile.functions.empty())
-      return ReportError(kCommand,
-                         input + ": no sample fell in a function named '" + options.annotate + "'");
+      return Error(input + ": no sample fell in a function named '" + options.annotate + "'");
     // Gathered first (each binary's listing, then the samples placed on it), then formatted.
     SourceLines sources;
     std::vector<FunctionAnnotation> annotations;
@@ -188,10 +138,10 @@ int RunReportExports(const ReportExportOptions& options, const std::string& inpu
       }
       annotations.push_back(AnnotateFunction(function, profile.events.size(), std::move(listing)));
     }
-    VisibleTextStream out(std::cout);
-    RenderAnnotation(profile, annotations, out);
+    VisibleTextStream visible(out);
+    RenderAnnotation(profile, annotations, visible);
   }
-  return ExitStatusOf(*summary);
+  return ViewOutcome{summary->complete};
 }
 
 }  // namespace tprof

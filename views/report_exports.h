@@ -1,18 +1,18 @@
-// The outputs of `tprof report` other than the function table: folded stacks, pprof and
-// speedscope files, and annotated functions. Kept apart from report_cmd.cpp so the command stays
-// thin; every output here is built in one pass over the records.
+// The outputs of `tprof report` other than the table and the flame graph: folded stacks, pprof
+// and speedscope files, and annotated functions, every one built in one pass over the records.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include <ostream>
 #include <string>
 
 #include "core/model/frame_resolver.h"
 #include "core/source/profile_source.h"
 #include "symbolize/function_listing.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
-struct ReportExportOptions {
+struct ReportExportRequest {
   bool folded = false;
   std::string event;  // the event folded; default: the first
   // tprof: tprof's own names (full C++ signatures, "_[k]"/"_[i]" marks, periods as counts);
@@ -32,12 +32,12 @@ struct ReportExportOptions {
   }
 };
 
-void AddReportExportOptions(CLI::App& app, ReportExportOptions& options);
-
-// Reads `source`'s records once and writes every requested output: folded stacks and
-// annotations on standard output, exports to their files. Returns the exit code.
-int RunReportExports(const ReportExportOptions& options, const std::string& input,
-                     ProfileSource& source, FrameResolver& resolver,
-                     const ModuleOpener& open_module);
+// Reads `source` (the profile `input` names) once and writes every requested output: folded
+// stacks and annotations on `out`, exports to their files. A bad request (an event the profile
+// lacks) is an Error of kind kBadRequest. Folded-style combinations are the caller's to check.
+Result<ViewOutcome> WriteReportExports(const ReportExportRequest& request, const std::string& input,
+                                       ProfileSource& source, FrameResolver& resolver,
+                                       const ModuleOpener& open_module, std::ostream& out,
+                                       const ViewMessages& messages);
 
 }  // namespace tprof

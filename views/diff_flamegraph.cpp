@@ -1,25 +1,21 @@
-#include "cmd/diff_flamegraph.h"
+#include "views/diff_flamegraph.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <tuple>
 
-#include "cmd/cli_support.h"
-#include "views/opened_profile.h"
-#include "views/time_range_read.h"
 #include "core/analysis/call_tree.h"
 #include "core/model/event_selection.h"
 #include "report/flamegraph_html.h"
+#include "views/opened_profile.h"
+#include "views/time_range_read.h"
 
 namespace tprof {
 namespace {
-
-constexpr const char* kCommand = "diff";
 
 // One side's call tree. The profile, its symbols and the builder's caches are let go once the
 // tree is built, so that only one side's symbols are in memory at a time.
@@ -31,7 +27,8 @@ struct SideTree {
 // `time_option` and `time_range`: the side's --old-time or --new-time, and its range.
 Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::string& path,
                           const DiffFlameGraphOptions& options, const std::string& time_option,
-                          const std::string& time_range) {
+                          const std::string& time_range, const ViewMessages& messages,
+                          bool* complete) {
   if (options.credit_kernel_to_user) opened->CreditKernelWorkToUser();
   ProfileSource& source = opened->source();
   if (source.events().empty()) return Error(path + ": the profile has no events");
@@ -40,7 +37,8 @@ Result<SideTree> LoadSide(std::unique_ptr<OpenedProfile> opened, const std::stri
   CallTreeBuilder builder(source.events(), opened->resolver(), tree_options);
   auto read = ReadTimeRange(source, builder, time_option, time_range, path);
   if (!read.ok()) return read.error();
-  WarnAboutInput("diff", path, read->summary.warning);
+  messages.InputWarning(path, read->summary.warning);
+  if (!read->summary.complete) *complete = false;
   return SideTree{builder.events(), builder.TakeRoot()};
 }
 
@@ -65,7 +63,9 @@ struct Side {
 
 }  // namespace
 
-int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs inputs) {
+Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& options,
+                                        DiffFlameGraphInputs inputs, const ViewMessages& messages) {
+  bool complete = true;  // every run read whole
   Side old_side{options.old_paths,          "--old-time", options.old_time,
                 std::move(inputs.old_side), {},           {}},
       new_side{options.new_paths,          "--new-time", options.new_time,
@@ -74,8 +74,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
   std::vector<SideTree> firsts;
   for (Side* side : {&old_side, &new_side}) {
     auto first = LoadSide(std::move(side->opened.front()), side->paths.front(), options,
-                          side->time_option, side->time_range);
-    if (!first.ok()) return ReportError(kCommand, first.error());
+                          side->time_option, side->time_range, messages, &complete);
+    if (!first.ok()) return first.error();
     side->events = first->events;
     firsts.push_back(std::move(first).value());
   }
@@ -93,7 +93,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
          {std::tuple{&old_events, &options.old_paths.front(), &old_event},
           std::tuple{&new_events, &options.new_paths.front(), &new_event}}) {
       auto selected = SelectEvent(*events, options.event);
-      if (!selected.ok()) return ReportError(kCommand, selected.error().WithContext(*path));
+      if (!selected.ok()) return selected.error().WithContext(*path);
       *index = *selected;
     }
     event_name = options.event;
@@ -106,7 +106,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
       old_event = new_event = 0;
       event_name = old_events[0].name + " vs " + new_events[0].name;
     } else {
-      return ReportError(kCommand, "no event common to both profiles" + both_lists);
+      return Error("no event common to both profiles" + both_lists);
     }
   }
   std::vector<std::string> old_names{old_events[*old_event].name},
@@ -118,9 +118,7 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
           std::tuple{&new_events, &options.new_paths.front(), &new_names}}) {
       auto selected = SelectEvent(*events, options.normalize_event);
       if (!selected.ok())
-        return ReportError(
-            kCommand,
-            Error::BadRequest("--normalize: " + selected.error().message()).WithContext(*path));
+        return Error::BadRequest("--normalize: " + selected.error().message()).WithContext(*path);
       names->push_back((*events)[*selected].name);
     }
   }
@@ -134,8 +132,8 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
         loaded = std::move(*first);
       } else {
         auto run = LoadSide(std::move(side->opened[r]), side->paths[r], options, side->time_option,
-                            side->time_range);
-        if (!run.ok()) return ReportError(kCommand, run.error());
+                            side->time_range, messages, &complete);
+        if (!run.ok()) return run.error();
         loaded = std::move(run).value();
       }
       std::vector<size_t> select;
@@ -144,9 +142,9 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
         // Two lone differently named events pair by position, as above.
         if (!index && loaded->events.size() == 1 && names->size() == 1) index = 0;
         if (!index)
-          return ReportError(kCommand, Error::BadRequest("no event '" + name + "' (it has: " +
-                                                         EventNameList(loaded->events) + ")")
-                                           .WithContext(side->paths[r]));
+          return Error::BadRequest("no event '" + name +
+                                   "' (it has: " + EventNameList(loaded->events) + ")")
+              .WithContext(side->paths[r]);
         select.push_back(*index);
       }
       side->runs.push_back(SelectCallTreeEvents(loaded->root, select));
@@ -160,16 +158,14 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
   const DiffCallNode merged =
       MergeCallTrees(MeanCallTree(old_roots), MeanCallTree(new_roots), selected);
   auto scale = DiffFlameNewScale(merged, options.normalize, 0, 1);
-  if (!scale.ok()) return ReportError(kCommand, scale.error());
+  if (!scale.ok()) return scale.error();
   DiffFlameOptions flame_options;
   flame_options.event = 0;
   flame_options.width = options.width;
   flame_options.new_scale = *scale;
   auto tree = BuildDiffFlameTree(merged, flame_options);
-  if (!tree.ok())
-    return ReportError(kCommand, options.old_paths.front() + ": " + tree.error().message());
-  if (tree->root->total[0] == 0)
-    return ReportError(kCommand, "no samples of " + event_name + " on the width side");
+  if (!tree.ok()) return Error(options.old_paths.front() + ": " + tree.error().message());
+  if (tree->root->total[0] == 0) return Error("no samples of " + event_name + " on the width side");
 
   FlameGraphInput input;
   input.root = tree->root.get();
@@ -240,14 +236,12 @@ int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs
   }
 
   std::ofstream out(options.out_path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    return ReportError(kCommand, options.out_path + ": cannot write: " + std::strerror(errno));
+  if (!out) return Error(options.out_path + ": cannot write: " + std::strerror(errno));
   RenderFlameGraphHtml(input, out);
   out.close();
-  if (!out) return ReportError(kCommand, options.out_path + ": write failed");
-  std::cerr << "tprof diff: differential flame graph of " << event_name << " written to "
-            << options.out_path << '\n';
-  return kExitOk;
+  if (!out) return Error(options.out_path + ": write failed");
+  messages.Wrote("differential flame graph of " + event_name + " written to " + options.out_path);
+  return ViewOutcome{complete};
 }
 
 }  // namespace tprof

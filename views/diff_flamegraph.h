@@ -1,16 +1,16 @@
-// `tprof diff OLD NEW --flamegraph OUT.html`: the differential flame graph, kept apart from the
-// function diff so that cmd/diff_cmd.cpp only hands over to it. Loading is OpenedProfile and
-// CallTreeBuilder (as report's flame graph), the analysis core/analysis/diff_flame_tree, the
-// rendering report/flamegraph_html.
+// `tprof diff OLD NEW --flamegraph OUT.html`: the differential flame graph. Loading is
+// OpenedProfile and CallTreeBuilder (as report's flame graph), the analysis
+// core/analysis/diff_flame_tree, the rendering report/flamegraph_html.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "views/opened_profile.h"
 #include "core/analysis/diff_flame_tree.h"
 #include "core/analysis/profile_diff.h"
+#include "views/opened_profile.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
@@ -46,7 +46,9 @@ struct DiffFlameGraphInputs {
   std::vector<std::unique_ptr<OpenedProfile>> old_side, new_side;
 };
 
-// Writes the page; returns the exit code (errors reported on standard error).
-int RunDiffFlameGraph(const DiffFlameGraphOptions& options, DiffFlameGraphInputs inputs);
+// Writes the page; incomplete when an input could be read only in part (its warning says what
+// was lost).
+Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& options,
+                                        DiffFlameGraphInputs inputs, const ViewMessages& messages);
 
 }  // namespace tprof

@@ -1,0 +1,320 @@
+// The views' pipelines called directly, as cmd/ calls them, on public perf.data files recorded
+// elsewhere (quipper's test recordings, ../shared/testdata/perf): what each writes adds up to what
+// a plain visitor reads from the same file, what it says goes to the caller's ViewMessages and
+// nothing to stderr, and an input cut short ends as incomplete, never as a whole answer.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "views/diff_flamegraph.h"
+#include "views/flame_graph.h"
+#include "views/function_diff.h"
+#include "views/opened_profile.h"
+#include "views/report_exports.h"
+#include "views/report_table.h"
+#include "views/report_timeline.h"
+#include "views/stream_diff.h"
+
+namespace tprof {
+namespace views_test {
+namespace {
+
+const std::string kData = std::string(TPROF_TESTDATA_DIR) + "/perf/";
+// perf 3.8's callchains of a busy program (cycles, 1 event).
+const std::string kCallgraph = kData + "quipper-perf.data.callgraph-3.8";
+// perf 4.14's branch stacks.
+const std::string kBranches = kData + "quipper-perf.data.branch-4.14";
+
+// What a view told its caller.
+struct Told {
+  std::vector<std::string> notes, warnings, wrote, summaries;
+  ViewMessages Messages() {
+    ViewMessages m;
+    m.note = [this](const std::string& s) { notes.push_back(s); };
+    m.input_warning = [this](const std::string& input, const std::string& warning) {
+      warnings.push_back(input + ": " + warning);
+    };
+    m.wrote = [this](const std::string& s) { wrote.push_back(s); };
+    m.summary = [this](const std::string& s) { summaries.push_back(s); };
+    return m;
+  }
+};
+
+// Each event's samples and periods as the source hands them over, with no builder between.
+struct Totals : RecordVisitor {
+  void OnSample(const Sample& s) override {
+    samples[s.event] += 1;
+    periods[s.event] += s.period;
+  }
+  std::map<uint32_t, uint64_t> samples, periods;
+};
+
+std::unique_ptr<OpenedProfile> Open(const std::string& path, Told* told) {
+  ProfileOpenOptions options;
+  options.on_note = told->Messages().note;
+  auto opened = OpenedProfile::Open(path, options);
+  EXPECT_TRUE(opened.ok()) << (opened.ok() ? "" : opened.error().message());
+  return opened.ok() ? std::move(opened).value() : nullptr;
+}
+
+Totals TotalsOf(const std::string& path) {
+  Told told;
+  auto opened = Open(path, &told);
+  Totals totals;
+  if (opened) {
+    EXPECT_TRUE(opened->source().ReadRecords(totals).ok());
+  }
+  return totals;
+}
+
+// A copy of `path` cut to `fraction` of its bytes, in a scratch directory.
+std::string CutCopy(const std::string& path, double fraction) {
+  const std::string dir = ::testing::TempDir() + "views_test_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string out = dir + "/" + std::filesystem::path(path).filename().string() + ".cut";
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes.resize(static_cast<size_t>(static_cast<double>(bytes.size()) * fraction));
+  std::ofstream(out, std::ios::binary) << bytes;
+  return out;
+}
+
+uint64_t FoldedSum(const std::string& folded) {
+  uint64_t sum = 0;
+  std::istringstream lines(folded);
+  std::string line;
+  while (std::getline(lines, line)) sum += std::stoull(line.substr(line.rfind(' ') + 1));
+  return sum;
+}
+
+TEST(ReportExportsView, FoldedCountsAreTheEventsPeriodsAndWhatItSaysGoesToTheCaller) {
+  const Totals totals = TotalsOf(kCallgraph);
+  ASSERT_GT(totals.periods.at(0), 0u);
+  Told told;
+  auto opened = Open(kCallgraph, &told);
+  ASSERT_TRUE(opened);
+  ReportExportRequest request;
+  request.folded = true;
+  std::ostringstream out;
+  ModuleOpener open_module = [&](const std::string& m, const std::string& b) {
+    return opened->OpenModule(m, b);
+  };
+  testing::internal::CaptureStderr();
+  auto outcome = WriteReportExports(request, kCallgraph, opened->source(), opened->resolver(),
+                                    open_module, out, told.Messages());
+  const std::string stderr_text = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->complete);
+  EXPECT_TRUE(told.warnings.empty());
+  EXPECT_EQ(stderr_text, "");
+  EXPECT_EQ(FoldedSum(out.str()), totals.periods.at(0));
+  // A named event the profile lacks is the request's fault, named with the input.
+  request.event = "no-such-event";
+  std::ostringstream none;
+  auto refused = WriteReportExports(request, kCallgraph, opened->source(), opened->resolver(),
+                                    open_module, none, told.Messages());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kBadRequest);
+  EXPECT_NE(refused.error().message().find(kCallgraph), std::string::npos);
+  EXPECT_EQ(none.str(), "");
+}
+
+TEST(ReportExportsView, AnInputCutShortIsIncompleteAndSaysWhatWasLost) {
+  const std::string cut = CutCopy(kCallgraph, 0.6);
+  const Totals whole = TotalsOf(kCallgraph);
+  Told told;
+  auto opened = Open(cut, &told);
+  ASSERT_TRUE(opened);
+  ReportExportRequest request;
+  request.folded = true;
+  std::ostringstream out;
+  auto outcome = WriteReportExports(request, cut, opened->source(), opened->resolver(), {}, out,
+                                    told.Messages());
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_FALSE(outcome->complete);
+  ASSERT_EQ(told.warnings.size(), 1u);
+  EXPECT_EQ(told.warnings[0].rfind(cut, 0), 0u) << told.warnings[0];
+  const uint64_t kept = FoldedSum(out.str());
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, whole.periods.at(0));
+}
+
+TEST(ReportTableView, JsonCountsEverySampleReadAndAnEmptyRangeWritesNothing) {
+  const Totals totals = TotalsOf(kCallgraph);
+  Told told;
+  auto opened = Open(kCallgraph, &told);
+  ASSERT_TRUE(opened);
+  ReportTableRequest request;
+  request.input = kCallgraph;
+  request.sort = {SortKey::kSymbol};
+  request.format = TableFormat::kJson;
+  std::ostringstream out;
+  auto outcome = WriteReportTable(request, *opened, out, told.Messages());
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->complete);
+  EXPECT_FALSE(outcome->time_range_empty);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["events"].size(), totals.samples.size());
+  uint64_t self_samples = 0;
+  for (const auto& row : j["rows"])
+    for (const auto& e : row["events"])
+      if (e["event"] == 0) self_samples += e["self_samples"].get<uint64_t>();
+  EXPECT_EQ(self_samples, totals.samples.at(0));
+
+  // A range after the profile's end: said, not shown as an empty table.
+  request.filter.time_start = 1e6;
+  request.filter.time_end = 2e6;
+  std::ostringstream empty;
+  auto ranged = WriteReportTable(request, *opened, empty, told.Messages());
+  ASSERT_TRUE(ranged.ok()) << ranged.error().message();
+  EXPECT_TRUE(ranged->time_range_empty);
+  EXPECT_EQ(empty.str(), "");
+}
+
+TEST(ReportTimelineView, AFilterThatKeepsNothingSaysSoAndWritesNothing) {
+  Told told;
+  auto opened = Open(kCallgraph, &told);
+  ASSERT_TRUE(opened);
+  ReportTimelineRequest request;
+  request.input = kCallgraph;
+  request.filter.comms = {"no-such-command"};
+  std::ostringstream out;
+  auto outcome = WriteReportTimeline(request, *opened, out, told.Messages());
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->nothing_kept);
+  EXPECT_EQ(out.str(), "");
+  // Without the filter: one line an interval at least, each interval's samples from the file.
+  request.filter = {};
+  request.format = TableFormat::kJson;
+  std::ostringstream all;
+  auto kept = WriteReportTimeline(request, *opened, all, told.Messages());
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_FALSE(kept->nothing_kept);
+  EXPECT_NE(all.str(), "");
+}
+
+TEST(FlameGraphView, WritesThePageAndTellsTheCallerWhere) {
+  Told told;
+  auto opened = Open(kCallgraph, &told);
+  ASSERT_TRUE(opened);
+  FlameGraphRequest request;
+  request.input = kCallgraph;
+  request.out_path = ::testing::TempDir() + "views_flame_" + std::to_string(::getpid()) + ".html";
+  testing::internal::CaptureStderr();
+  auto outcome =
+      WriteFlameGraph(request, opened->source(), opened->resolver(), nullptr, told.Messages());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->complete);
+  ASSERT_EQ(told.wrote.size(), 1u);
+  EXPECT_NE(told.wrote[0].find("written to " + request.out_path), std::string::npos);
+  EXPECT_GT(std::filesystem::file_size(request.out_path), 1000u);
+  // Colouring by IPC needs cycles and instructions: this profile has only cycles.
+  request.color = "ipc";
+  auto refused =
+      WriteFlameGraph(request, opened->source(), opened->resolver(), nullptr, told.Messages());
+  EXPECT_FALSE(refused.ok());
+  std::filesystem::remove(request.out_path);
+}
+
+// Before the views layer the differential flame graph exited 0 over a side cut short.
+TEST(DiffFlameGraphView, ASideCutShortMakesTheGraphIncomplete) {
+  const std::string cut = CutCopy(kCallgraph, 0.6);
+  for (const bool cut_new : {false, true}) {
+    Told told;
+    DiffFlameGraphOptions options;
+    options.old_paths = {cut_new ? kCallgraph : cut};
+    options.new_paths = {cut_new ? cut : kCallgraph};
+    options.out_path = ::testing::TempDir() + "views_diff_" + std::to_string(::getpid()) + ".html";
+    DiffFlameGraphInputs inputs;
+    inputs.old_side.push_back(Open(options.old_paths[0], &told));
+    inputs.new_side.push_back(Open(options.new_paths[0], &told));
+    auto outcome = WriteDiffFlameGraph(options, std::move(inputs), told.Messages());
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+    EXPECT_FALSE(outcome->complete) << (cut_new ? "new" : "old") << " side cut";
+    ASSERT_EQ(told.warnings.size(), 1u);
+    EXPECT_EQ(told.warnings[0].rfind(cut, 0), 0u) << told.warnings[0];
+    EXPECT_EQ(told.wrote.size(), 1u);
+    std::filesystem::remove(options.out_path);
+  }
+}
+
+// A profile against itself: nothing changed, so a gate on any growth passes; against a copy cut
+// short, the diff is written but says which input was incomplete, and a gate does not judge.
+TEST(FunctionDiffView, ItselfChangesNothingAndACutSideWithholdsTheGate) {
+  auto gate = ParseThreshold("total > 0%");
+  ASSERT_TRUE(gate.ok()) << gate.error().message();
+  Told told;
+  FunctionDiffRequest request;
+  request.old_files = request.new_files = {kCallgraph};
+  request.thresholds = {*gate};
+  request.json = true;
+  std::ostringstream out;
+  auto same = WriteFunctionDiff(request, out, told.Messages());
+  ASSERT_TRUE(same.ok()) << same.error().message();
+  EXPECT_TRUE(same->usage_error.empty());
+  EXPECT_TRUE(same->incomplete.empty());
+  EXPECT_FALSE(same->gate_withheld);
+  EXPECT_TRUE(same->regressions.empty());
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_FALSE(j["events"].empty());
+  for (const auto& event : j["events"]) {
+    ASSERT_FALSE(event["functions"].empty());
+    for (const auto& f : event["functions"]) EXPECT_EQ(f["delta"], 0) << f.dump();
+  }
+
+  const std::string cut = CutCopy(kCallgraph, 0.6);
+  request.new_files = {cut};
+  std::ostringstream partial;
+  auto withheld = WriteFunctionDiff(request, partial, told.Messages());
+  ASSERT_TRUE(withheld.ok()) << withheld.error().message();
+  EXPECT_TRUE(withheld->gate_withheld);
+  EXPECT_NE(withheld->incomplete.find("new profile " + cut + " is incomplete"), std::string::npos)
+      << withheld->incomplete;
+  EXPECT_NE(partial.str(), "");
+  // A gate on an event neither side has is the command line's to mend: nothing written.
+  auto unknown = ParseThreshold("total.no-such-event > 0%");
+  ASSERT_TRUE(unknown.ok());
+  request.new_files = {kCallgraph};
+  request.thresholds = {*unknown};
+  std::ostringstream none;
+  auto refused = WriteFunctionDiff(request, none, told.Messages());
+  ASSERT_TRUE(refused.ok()) << refused.error().message();
+  EXPECT_EQ(refused->usage_error.rfind("--fail-if ", 0), 0u) << refused->usage_error;
+  EXPECT_EQ(none.str(), "");
+}
+
+TEST(StreamDiffView, AProfileAgainstItselfMatchesEveryStream) {
+  Told told;
+  StreamDiffOptions options;
+  options.old_path = options.new_path = kBranches;
+  options.json = true;
+  std::ostringstream out;
+  auto outcome = WriteStreamDiff(options, out, told.Messages());
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->complete);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_FALSE(j["matched"].empty()) << j.dump().substr(0, 2000);
+  EXPECT_TRUE(j["old_only"].empty());
+  EXPECT_TRUE(j["new_only"].empty());
+  EXPECT_TRUE(j["source_changed"].empty());
+  // --blocks on a profile without branch stacks says which.
+  options.old_path = kCallgraph;
+  options.blocks = true;
+  std::ostringstream none;
+  auto refused = WriteStreamDiff(options, none, told.Messages());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find(kCallgraph + " has none"), std::string::npos)
+      << refused.error().message();
+}
+
+}  // namespace
+}  // namespace views_test
+}  // namespace tprof
