@@ -39,6 +39,14 @@ int ReportError(const std::string& command, const Error& error) {
   return error.kind() == ErrorKind::kBadRequest ? kExitUsage : kExitRuntimeError;
 }
 
+void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string>& binaries) {
+  app.add_option("--symfs", symfs, "Look for recorded binaries under this directory");
+  app.add_option("--binary", binaries,
+                 "A local copy of a recorded binary (matched by build-id, else by name); "
+                 "repeatable")
+      ->allow_extra_args(false);
+}
+
 int ExitStatusOf(const std::string& command, const Result<ViewOutcome>& outcome) {
   if (!outcome.ok()) return ReportError(command, outcome.error());
   return outcome->complete ? kExitOk : kExitIncomplete;

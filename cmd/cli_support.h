@@ -83,6 +83,10 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error);
 // before the "--" (a misspelt option of tprof's: --bogus, --freqq 99), else kExitOk.
 int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::string>& command);
 
+// --symfs and --binary, declared once for every command that reads recorded binaries: one file
+// per --binary, so that a command's positional profiles are never taken as more binaries.
+void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string>& binaries);
+
 // Parses -p / -t lists: "PID[,PID...]", each a positive number; `what` names them ("pid").
 Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what);
 

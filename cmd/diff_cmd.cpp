@@ -132,10 +132,7 @@ class DiffCommand : public Subcommand {
     app.add_option("--min-effect", diff_options_.min_effect_percent,
                    "Smallest |Delta%| called significant (default 5)")
         ->check(CLI::Range(0.0, 1e9));
-    app.add_option("--symfs", load_options_.symfs,
-                   "Look for recorded binaries under this directory");
-    app.add_option("--binary", load_options_.binaries,
-                   "A local copy of a recorded binary (matched by build-id, else by name)");
+    AddSymbolOptions(app, load_options_.symfs, load_options_.binaries);
     app.add_flag("--no-inline", no_inline_,
                  "Compare out-of-line functions: inlined code counts toward the function it was "
                  "inlined into (default: an inlined function is a function of its own)");

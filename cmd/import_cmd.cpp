@@ -78,9 +78,7 @@ class ImportCommand : public Subcommand {
     app.add_option("input_file", input_, "perf.data file to convert ('-': standard input)")
         ->excludes(input);
     app.add_option("-o,--output", output_, "Output file (default profile.tprof)");
-    app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
-    app.add_option("--binary", binaries_,
-                   "A local copy of a recorded binary (matched by build-id, else by name)");
+    AddSymbolOptions(app, symfs_, binaries_);
   }
 
   int Run() override {

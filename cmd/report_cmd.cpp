@@ -112,9 +112,7 @@ class ReportCommand : public Subcommand {
                              : std::string();
                 },
                 "N"));
-    app.add_option("--symfs", symfs_, "Look for recorded binaries under this directory");
-    app.add_option("--binary", binaries_,
-                   "A local copy of a recorded binary (matched by build-id, else by name)");
+    AddSymbolOptions(app, symfs_, binaries_);
     // perf report's habits that are tprof's defaults: accepted, changing nothing.
     app.add_flag("--stdio")->description("Text output (the default; accepted for perf's habit)");
     app.add_flag("--no-children")

@@ -44,12 +44,7 @@ class StreamCommand : public Subcommand {
                    "+START,+END) or A%-B% of its length, as report takes it; a range without a "
                    "sample exits 2");
     app.add_flag("--json", json_, "Print JSON instead of text");
-    app.add_option("--symfs", input_options_.symfs,
-                   "Look for recorded binaries under this directory");
-    app.add_option("--binary", input_options_.binaries,
-                   "A local copy of a recorded binary (matched by build-id, else by name); "
-                   "repeatable")
-        ->allow_extra_args(false);  // one file per --binary: the profiles stay positional
+    AddSymbolOptions(app, input_options_.symfs, input_options_.binaries);
   }
 
   int Run() override {

@@ -292,6 +292,23 @@ TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
   EXPECT_GT(recorded, 0) << "no limit let the recording finish";
 }
 
+// --binary takes one file an option in every command that reads profiles: given before the
+// profiles, it does not take them as binaries too (tprof diff did: "expected OLD NEW").
+TEST(CliTest, ABinaryGivenBeforeTheProfilesTakesOneFile) {
+  const std::string profile =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{kTprof, "diff", "--binary", "/bin/true", profile, profile},
+        std::vector<std::string>{kTprof, "diff", "--binary", "/bin/true", "--stream", profile,
+                                 profile},
+        std::vector<std::string>{kTprof, "report", "--binary", "/bin/true", "-i", profile},
+        std::vector<std::string>{kTprof, "stream", "--binary", "/bin/true", profile}}) {
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << argv[1] << ": " << r.err;
+    EXPECT_NE(r.out, "") << argv[1];
+  }
+}
+
 TEST(CliTest, ReportOfANonProfileSaysSo) {
   auto r = RunCommand({kTprof, "report", "-i", "/etc/hostname"});
   EXPECT_EQ(r.exit_code, 1);
