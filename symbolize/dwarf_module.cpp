@@ -361,8 +361,8 @@ const std::string& DwarfModule::ScopedName(Dwarf_Die* die) {
 }
 
 const std::string& DwarfModule::DemangledName(const char* mangled) {
-  auto it = demangled_.find(mangled);
-  if (it == demangled_.end()) it = demangled_.emplace(mangled, Demangle(mangled)).first;
+  auto [it, added] = demangled_.try_emplace(mangled);
+  if (added) it->second = Demangle(mangled);
   return it->second;
 }
 

@@ -115,7 +115,9 @@ class DwarfModule {
   std::unordered_map<uint64_t, std::string> scoped_names_;  // by declaration DIE offset
   std::vector<Symbol> symbols_;                             // functions, sorted by address
   std::unordered_map<uint64_t, CuIndex> cu_index_;          // by CU DIE offset
-  std::unordered_map<std::string, std::string> demangled_;
+  // By the mangled name's pointer (libelf's or .debug_str's, valid while the module is open): no
+  // string is built or hashed per call. Node-based: DemangledName hands out references.
+  std::unordered_map<const char*, std::string> demangled_;
   // SourcePath's joined names, by libdw's name; node-based, so the c_str()s handed out stay valid.
   std::unordered_map<const char*, std::string> joined_paths_;
   int dwarf_state_ = -1;  // -1 unknown, 0 none, 1 present

@@ -41,6 +41,7 @@ void Symbolizer::ReleaseModules() {
   memo_.clear();
   frames_ = FrameInterner();
   modules_.clear();
+  last_module_valid_ = false;
   if (kernel_loading_.valid()) return;  // a preload still running keeps its result
   kernel_.reset();
   kernel_usable_ = false;
@@ -125,6 +126,19 @@ std::unique_ptr<DwarfModule> Symbolizer::OpenModule(const std::string& recorded_
 }
 
 DwarfModule* Symbolizer::ModuleFor(const std::string& recorded_path, const std::string& build_id) {
+  if (last_module_valid_ && recorded_path == last_module_path_ &&
+      build_id == last_module_build_id_)
+    return last_module_;
+  DwarfModule* module = FindOrOpenModule(recorded_path, build_id);
+  last_module_path_ = recorded_path;
+  last_module_build_id_ = build_id;
+  last_module_ = module;
+  last_module_valid_ = true;
+  return module;
+}
+
+DwarfModule* Symbolizer::FindOrOpenModule(const std::string& recorded_path,
+                                          const std::string& build_id) {
   std::string key = recorded_path;
   key.push_back('\0');
   key += build_id;
@@ -271,18 +285,17 @@ const ResolvedFrame* Symbolizer::MemoFrame(const Mapping& mapping, uint64_t addr
   DwarfModule* module = ModuleFor(mapping.filename, mapping.build_id);
   uint64_t file_address = 0;
   if (!module || !module->FileOffsetToAddress(offset, &file_address)) return nullptr;
-  const MemoKey key{module, file_address};
-  if (auto it = memo_.find(key); it != memo_.end()) {
-    *first = false;
-    return it->second;
-  }
-  *first = true;
+  auto [it, added] = memo_.try_emplace(MemoKey{module, file_address}, nullptr);
+  *first = added;
+  if (!added) return it->second;
+  // Nothing below touches memo_: `it` stays valid until the frame is in it.
   ResolvedFrame frame;
   frame.module = BaseName(StripDeleted(mapping.filename));
   frame.build_id = mapping.build_id.empty() ? module->build_id() : mapping.build_id;
   module->Lookup(file_address, &frame);
   if (!frame.resolved) frame.function = UnresolvedName(frame.module, offset);
-  return memo_.emplace(key, frames_.Intern(std::move(frame))).first->second;
+  it->second = frames_.Intern(std::move(frame));
+  return it->second;
 }
 
 ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) {

@@ -8,6 +8,8 @@
 // never a wrong name.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <functional>
 #include <future>
 #include <map>
@@ -100,10 +102,9 @@ class Symbolizer : public FrameResolver {
     const void* module;
     uint64_t address;
     bool operator==(const MemoKey&) const = default;
-  };
-  struct MemoKeyHash {
-    size_t operator()(const MemoKey& k) const {
-      return std::hash<const void*>()(k.module) ^ (k.address * 0x9e3779b97f4a7c15ULL);
+    template <typename H>
+    friend H AbslHashValue(H h, const MemoKey& k) {
+      return H::combine(std::move(h), k.module, k.address);
     }
   };
 
@@ -125,12 +126,20 @@ class Symbolizer : public FrameResolver {
   const ResolvedFrame* MemoFrame(const Mapping& mapping, uint64_t address, bool* first);
   std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
                                           const std::string& build_id);
+  // ModuleFor without its one-entry cache: modules_'s entry, opened the first time.
+  DwarfModule* FindOrOpenModule(const std::string& recorded_path, const std::string& build_id);
   std::unique_ptr<DwarfModule> OpenVdso(const std::string& build_id);
 
   SymbolizerOptions options_;
   std::map<std::string, ModuleEntry> modules_;  // by recorded path + '\0' + build-id
-  // Per address, the frame it resolved to; addresses that resolve alike share one.
-  std::unordered_map<MemoKey, const ResolvedFrame*, MemoKeyHash> memo_;
+  // Per address, the frame it resolved to; addresses that resolve alike share one. Looked up
+  // once per new frame of every stack: a flat table, probed once (try_emplace) on a miss.
+  absl::flat_hash_map<MemoKey, const ResolvedFrame*> memo_;
+  // The module ModuleFor found last: consecutive lookups are mostly in one module, and its key
+  // (path and build-id) would otherwise be built and looked up in modules_ every time.
+  std::string last_module_path_, last_module_build_id_;
+  DwarfModule* last_module_ = nullptr;
+  bool last_module_valid_ = false;
   FrameInterner frames_;
   std::optional<KernelSymbols> kernel_;
   std::string kernel_build_id_;                // whose symbols kernel_ holds; empty: unknown

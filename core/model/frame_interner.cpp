@@ -4,11 +4,12 @@
 
 namespace tprof {
 
+// Not every field: the mangled names follow the demangled ones and a module has one build-id,
+// so hashing them too (long C++ names, twice) told frames apart no better. Eq compares all.
 size_t FrameInterner::Hash::operator()(const ResolvedFrame* frame) const {
-  size_t h = absl::HashOf(frame->function, frame->mangled, frame->module, frame->build_id,
-                          frame->resolved, frame->frames.size());
+  size_t h = absl::HashOf(frame->function, frame->module, frame->resolved, frame->frames.size());
   for (const SourceFrame& f : frame->frames)
-    h = absl::HashOf(h, f.function, f.mangled, f.file, f.line, f.column, f.inlined);
+    h = absl::HashOf(h, f.function, f.file, f.line, f.column, f.inlined);
   return h;
 }
 
