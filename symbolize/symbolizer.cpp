@@ -137,6 +137,14 @@ DwarfModule* Symbolizer::ModuleFor(const std::string& recorded_path, const std::
   return module;
 }
 
+const std::string& Symbolizer::ModuleName(const std::string& recorded_path) {
+  if (recorded_path != module_name_path_) {
+    module_name_path_ = recorded_path;
+    module_name_ = BaseName(StripDeleted(recorded_path));
+  }
+  return module_name_;
+}
+
 DwarfModule* Symbolizer::FindOrOpenModule(const std::string& recorded_path,
                                           const std::string& build_id) {
   std::string key = recorded_path;
@@ -290,7 +298,7 @@ const ResolvedFrame* Symbolizer::MemoFrame(const Mapping& mapping, uint64_t addr
   if (!added) return it->second;
   // Nothing below touches memo_: `it` stays valid until the frame is in it.
   ResolvedFrame frame;
-  frame.module = BaseName(StripDeleted(mapping.filename));
+  frame.module = ModuleName(mapping.filename);
   frame.build_id = mapping.build_id.empty() ? module->build_id() : mapping.build_id;
   module->Lookup(file_address, &frame);
   if (!frame.resolved) frame.function = UnresolvedName(frame.module, offset);
@@ -303,7 +311,7 @@ ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) 
   const ResolvedFrame* memo = MemoFrame(mapping, address, &first);
   if (!memo) {
     ResolvedFrame frame;
-    frame.module = BaseName(StripDeleted(mapping.filename));
+    frame.module = ModuleName(mapping.filename);
     frame.build_id = mapping.build_id;
     frame.function = UnresolvedName(frame.module, mapping.FileOffset(address));
     return frame;
@@ -312,7 +320,7 @@ ResolvedFrame Symbolizer::ResolveFile(const Mapping& mapping, uint64_t address) 
   ++stats_.cache_hits;
   // A memo hit names this mapping's module and build-id (as recorded: none when none was).
   ResolvedFrame hit = *memo;
-  hit.module = BaseName(StripDeleted(mapping.filename));
+  hit.module = ModuleName(mapping.filename);
   hit.build_id = mapping.build_id;
   return hit;
 }
@@ -325,7 +333,7 @@ const ResolvedFrame* Symbolizer::FindHeld(uint32_t pid, const Mapping* mapping, 
   const ResolvedFrame* memo = MemoFrame(*mapping, address, &first);
   if (!memo) return nullptr;
   // As ResolveFile would answer: a new frame as made, a memo hit with this mapping's names.
-  if (!first && (memo->module != BaseName(StripDeleted(mapping->filename)) ||
+  if (!first && (memo->module != ModuleName(mapping->filename) ||
                  memo->build_id != mapping->build_id))
     return nullptr;  // ResolveInProcess makes the copy with this mapping's names
   ++stats_.lookups;

@@ -126,6 +126,9 @@ class Symbolizer : public FrameResolver {
   const ResolvedFrame* MemoFrame(const Mapping& mapping, uint64_t address, bool* first);
   std::unique_ptr<DwarfModule> OpenModule(const std::string& recorded_path,
                                           const std::string& build_id);
+  // The name frames give a recorded file's module (its base name, " (deleted)" taken off), kept
+  // for the last path asked: each new address would build it twice over.
+  const std::string& ModuleName(const std::string& recorded_path);
   // ModuleFor without its one-entry cache: modules_'s entry, opened the first time.
   DwarfModule* FindOrOpenModule(const std::string& recorded_path, const std::string& build_id);
   std::unique_ptr<DwarfModule> OpenVdso(const std::string& build_id);
@@ -139,6 +142,7 @@ class Symbolizer : public FrameResolver {
   // (path and build-id) would otherwise be built and looked up in modules_ every time.
   std::string last_module_path_, last_module_build_id_;
   DwarfModule* last_module_ = nullptr;
+  std::string module_name_path_, module_name_;  // ModuleName's last
   bool last_module_valid_ = false;
   FrameInterner frames_;
   std::optional<KernelSymbols> kernel_;
