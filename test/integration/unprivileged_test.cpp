@@ -191,9 +191,9 @@ TEST_F(Unprivileged, WindowsSteppingOverShortCallsAreNamedForAUserWhoIsNotRoot) 
 
 // A clock sampled in user space only beside another event reads itself (a group of one), and what
 // its samples left out shows the same in --json (groups[].clock_left_out) and in the -v header.
-// By the workload's design its touching phase is first touches of fresh pages, kernel time the
-// clock's user-only samples cannot see: at least half that phase's time must be in what the
-// reads say was left out, and no more than the reads counted.
+// By the workload's design its touching phase is kernel time the clock's user-only samples cannot
+// see (first touches of fresh pages, and the mmap and munmap around them): at least half that
+// phase's time must be in what the reads say was left out, and no more than the reads counted.
 TEST_F(Unprivileged, AUserOnlyClocksLeftOutTimeIsTheSameInJsonAndText) {
   ASSERT_TRUE(WriteParanoid("2"));
   const std::string workload = CopyStepOverWorkload();
