@@ -36,6 +36,33 @@ namespace {
 
 constexpr const char* kDefaultOutput = "profile.tprof";
 
+constexpr const char* kRecordDescription =
+    "Sample a command with all its threads and child processes, running processes (-p),\n"
+    "threads (-t) or every CPU (-a).\n"
+    "  tprof record [-e EVENTS] [-F HZ | -c PERIOD] [-g | --call-graph MODE] [-b | -j FILTER]\n"
+    "               [-o FILE] -- ./prog args\n"
+    "Examples:\n"
+    "  tprof record -g -o prof.tprof -- ./prog args     call stacks (frame pointers, mended "
+    "by\n"
+    "                                                   CFI where a library has none)\n"
+    "  tprof record --call-graph dwarf -- ./prog        stacks through code without frame "
+    "pointers\n"
+    "  tprof record -e task-clock,page-faults -- ./prog two events, each sampled on its own\n"
+    "  tprof record -M l1 -- ./prog                     the CPU's metric table per function\n"
+    "  tprof record --off-cpu -g -- ./prog              where threads wait, and why\n"
+    "  tprof record -p 1234 --duration 10               a running process for 10 s\n"
+    "\n"
+    "Without -e, samples 'cycles'. Where the PMU cannot count cycles (a VM), 'cycles' (the\n"
+    "default, or a lone -e cycles) falls back to 'task-clock' ('cpu-clock' with -a) and says\n"
+    "so; any other event that cannot be opened is an error naming the kernel's reason.\n"
+    "Events: generic names (cycles, instructions, branches, branch-misses, cache-references,\n"
+    "cache-misses, stalled-cycles-frontend/backend, ref-cycles, cpu-clock, task-clock,\n"
+    "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
+    "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
+    "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
+    "(each member also sampled on its own at -F's rate, whatever -c or --burst sets, unless\n"
+    "--no-member-samples).";
+
 class RecordCommand : public Subcommand {
  public:
   const char* name() const override { return "record"; }
@@ -45,32 +72,14 @@ class RecordCommand : public Subcommand {
 
   void Setup(CLI::App& app) override {
     app_ = &app;
-    app.description(
-        "Sample a command with all its threads and child processes, running processes (-p),\n"
-        "threads (-t) or every CPU (-a).\n"
-        "  tprof record [-e EVENTS] [-F HZ | -c PERIOD] [-g | --call-graph MODE] [-b | -j FILTER]\n"
-        "               [-o FILE] -- ./prog args\n"
-        "Examples:\n"
-        "  tprof record -g -o prof.tprof -- ./prog args     call stacks (frame pointers, mended "
-        "by\n"
-        "                                                   CFI where a library has none)\n"
-        "  tprof record --call-graph dwarf -- ./prog        stacks through code without frame "
-        "pointers\n"
-        "  tprof record -e task-clock,page-faults -- ./prog two events, each sampled on its own\n"
-        "  tprof record -M l1 -- ./prog                     the CPU's metric table per function\n"
-        "  tprof record --off-cpu -g -- ./prog              where threads wait, and why\n"
-        "  tprof record -p 1234 --duration 10               a running process for 10 s\n"
-        "\n"
-        "Without -e, samples 'cycles'. Where the PMU cannot count cycles (a VM), 'cycles' (the\n"
-        "default, or a lone -e cycles) falls back to 'task-clock' ('cpu-clock' with -a) and says\n"
-        "so; any other event that cannot be opened is an error naming the kernel's reason.\n"
-        "Events: generic names (cycles, instructions, branches, branch-misses, cache-references,\n"
-        "cache-misses, stalled-cycles-frontend/backend, ref-cycles, cpu-clock, task-clock,\n"
-        "page-faults, context-switches, cpu-migrations, ...), raw rNNNN, pmu/term=value,.../,\n"
-        "vendor names known to libpfm4 (INST_RETIRED:ANY_P), modifiers :u :k :h :p :pp :ppp,\n"
-        "groups {a,b} and leader-sampled groups {a,b}:S whose every sample reads all members\n"
-        "(each member also sampled on its own at -F's rate, whatever -c or --burst sets, unless\n"
-        "--no-member-samples).");
+    app.description(kRecordDescription);
+    SetupEventOptions(app);
+    SetupSamplingOptions(app);
+    SetupTargetOptions(app);
+  }
+
+  // -e, -M, groups' member samples, --cpu, --burst.
+  void SetupEventOptions(CLI::App& app) {
     // One value an -e: a list of values would take the "--" after it, and the command's own
     // options after it for tprof's ("-e task-clock -- sh -c true" read -c as --count).
     auto* events = app.add_option("-e,--event", events_,
@@ -92,6 +101,10 @@ class RecordCommand : public Subcommand {
                    "LONG,SHORT[,JITTER_BITS]: a SHORT-event counting window after every LONG "
                    "events (hf_sample_period); where the kernel lacks it, samples every SHORT "
                    "events and filters windows the same way");
+  }
+
+  // -F or -c, and what each sample records: callchains, branch stacks.
+  void SetupSamplingOptions(CLI::App& app) {
     auto* freq = app.add_option("-F,--freq", frequency_text_,
                                 "Samples per second per thread (default 4000, as perf); 'max': "
                                 "the kernel's limit, kernel.perf_event_max_sample_rate");
@@ -112,6 +125,11 @@ class RecordCommand : public Subcommand {
                    "Record branch stacks with a filter: any, any_call, any_ret, ind_call, call, "
                    "cond, call_stack, save_type, u, k, hv (comma-separated)")
         ->excludes(any_branch);
+  }
+
+  // What is recorded (a command, -p, -t, -a; --off-cpu and the privilege modes), for how long,
+  // and where to.
+  void SetupTargetOptions(CLI::App& app) {
     auto* off_cpu = app.add_flag(
         "--off-cpu", off_cpu_,
         "Also record where the threads wait: every switch off the CPU with its stack, and its "
@@ -148,36 +166,11 @@ class RecordCommand : public Subcommand {
     if (!options.ok()) return Usage(options.error().message());
     // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
     const bool launch = !command_.empty();
-    // -o - and an output that is a device, FIFO or socket (ResolveOutputTarget): recorded into a
-    // private directory (the symbol and unwinding passes read the file back) and copied to the
-    // stream once complete, so a reader never sees half a profile and the device stays a device.
-    std::optional<ScratchDirectory> spool;
-    std::string stream_name;             // "standard output" or the stream's path
-    std::optional<StreamOutput> stream;  // empty for standard output
-    if (output_ == "-") {
-      if (::isatty(STDOUT_FILENO))
-        return Usage(
-            "-o -: standard output is a terminal; redirect it to a file or pipe it to "
-            "'tprof report -i -'");
-      stream_name = "standard output";
-    } else {
-      auto target = ResolveOutputTarget(output_);
-      if (!target.ok()) return ReportError(name(), target.error());
-      if (target->kind == OutputTarget::Kind::kStream) {
-        auto opened = StreamOutput::Open(target->path);
-        if (!opened.ok()) return ReportError(name(), opened.error());
-        stream.emplace(std::move(opened).value());
-        stream_name = target->path;
-      } else {
-        written_ = target->path;  // a link's target: the link stays
-      }
-    }
-    if (!stream_name.empty()) {
-      auto created = ScratchDirectory::Create("tprof-record-");
-      if (!created.ok()) return ReportError(name(), created.error());
-      spool.emplace(std::move(created).value());
-      written_ = spool->path() + "/profile.tprof";
-    }
+    Output output;
+    if (int status = PrepareOutput(&output); status != kExitOk) return status;
+    std::optional<ScratchDirectory>& spool = output.spool;
+    const std::string& stream_name = output.stream_name;
+    std::optional<StreamOutput>& stream = output.stream;
 
     std::unique_ptr<Workload> workload;
     if (launch) {
@@ -186,47 +179,16 @@ class RecordCommand : public Subcommand {
       workload = std::make_unique<Workload>(std::move(created).value());
     }
     const pid_t pid = workload ? workload->pid() : -1;
-    auto recorder = std::make_unique<Recorder>(options.value());
-    auto events = recorder->Open(pid);
-    if (!events.ok() && AsksOnlyForCycles()) {
-      // 'cycles' means "where the time goes"; where the PMU cannot count it, a software clock
-      // answers the same question (perf does the same). Other events are never substituted.
-      std::string fallback =
-          options->target.kind == RecordTarget::Kind::kSystemWide ? "cpu-clock" : "task-clock";
-      const EventSpec& cycles = options->groups[0].events[0];
-      if (cycles.exclude_kernel && !cycles.exclude_user) fallback += ":u";
-      if (cycles.exclude_user && !cycles.exclude_kernel) fallback += ":k";
-      if (!quiet_)
-        std::cerr << "tprof record: " << OneLine(events.error().message()) << "; sampling '"
-                  << fallback << "' instead (-q: quiet)\n";
-      options->groups = ParseEventList(fallback).value();
-      recorder = std::make_unique<Recorder>(options.value());
-      events = recorder->Open(pid);
-    }
+    std::unique_ptr<Recorder> recorder;
+    auto events = OpenRecorder(&options.value(), pid, &recorder);
     if (!events.ok()) return ReportError(name(), events.error());
-    for (const std::string& note : planning_notes_)
-      if (!quiet_) Note(name(), note);
-    for (const std::string& note : recorder->notes())
-      if (!quiet_) Note(name(), note);
     if (recorder->burst_mode() == "kernel" && !quiet_)
       std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
 
-    Metadata metadata;
-    FillHostMetadata(&metadata);
-    metadata.command_line = command_;
-    metadata.start_time_unix_ns = RealtimeNowNs();
-    metadata.start_timestamp = MonotonicNowNs();
-    // DWARF mode (and -g, which mends its chains) records stack copies to a side file first and
-    // unwinds them once the workload has ended, so unwinding costs the workload nothing; only
-    // the addresses are kept.
     const SamplingOptions& sampling = options->sampling;
-    const bool stack_copies = sampling.call_graph == CallGraphMode::kDwarf ||
-                              (sampling.call_graph == CallGraphMode::kFramePointer &&
-                               std::any_of(events->begin(), events->end(), [](const EventDesc& e) {
-                                 return e.sample_stack_user != 0;
-                               }));
+    const bool stack_copies = RecordsStackCopies(sampling, events.value());
     const std::string recorded = stack_copies ? written_ + ".stacks" : written_;
-    auto writer = ProfileWriter::CreateFile(recorded, metadata, events.value());
+    auto writer = ProfileWriter::CreateFile(recorded, RecordingMetadata(), events.value());
     if (!writer.ok()) return ReportError(name(), writer.error());
     const std::string incomplete = spool ? "; nothing was written to " + stream_name
                                          : "; the profile is incomplete (" + recorded + ".partial)";
@@ -252,20 +214,11 @@ class RecordCommand : public Subcommand {
     recorder.reset();
     trimmer.reset();
     trimming_unwinder.reset();
-    Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
-    Status finished = stack_copies
-                          ? writer.value()->Finish({stats->wall_time_ns, MonotonicNowNs(), {}})
-                          : EmbedSymbolsAndFinish(*writer.value(), recorded, symbolizer,
-                                                  {stats->wall_time_ns, MonotonicNowNs(), {}});
-    if (!finished.ok()) return ReportError(name(), finished.error().message() + incomplete);
-    uint64_t bytes = writer.value()->bytes_written();
-    if (stack_copies) {
-      auto unwound = UnwindAndEmbed(recorded, symbolizer, checked_while_recording);
-      if (!unwound.ok()) return ReportError(name(), unwound.error());
-      bytes = unwound.value();
-    }
+    auto bytes = FinishProfile(*writer.value(), recorded, stack_copies, stats->wall_time_ns,
+                               checked_while_recording, incomplete);
+    if (!bytes.ok()) return ReportError(name(), bytes.error());
     if (spool) {
       // A reader that stops early (`| head`) is an error to report, not a signal to die of.
       ::signal(SIGPIPE, SIG_IGN);
@@ -274,7 +227,7 @@ class RecordCommand : public Subcommand {
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     if (!quiet_)
-      PrintSummary(events.value(), stats.value(), bytes, stack_copies,
+      PrintSummary(events.value(), stats.value(), *bytes, stack_copies,
                    MonotonicNowNs() - finish_start_ns);
     PrintWarnings(stats.value());
     if (options->sampling.call_graph == CallGraphMode::kFramePointer && !quiet_) PrintStackHint();
@@ -282,6 +235,107 @@ class RecordCommand : public Subcommand {
   }
 
  private:
+  Metadata RecordingMetadata() const {
+    Metadata metadata;
+    FillHostMetadata(&metadata);
+    metadata.command_line = command_;
+    metadata.start_time_unix_ns = RealtimeNowNs();
+    metadata.start_timestamp = MonotonicNowNs();
+    return metadata;
+  }
+
+  // DWARF mode (and -g, which mends its chains) records stack copies to a side file first and
+  // unwinds them once the workload has ended, so unwinding costs the workload nothing; only the
+  // addresses are kept.
+  static bool RecordsStackCopies(const SamplingOptions& sampling,
+                                 const std::vector<EventDesc>& events) {
+    return sampling.call_graph == CallGraphMode::kDwarf ||
+           (sampling.call_graph == CallGraphMode::kFramePointer &&
+            std::any_of(events.begin(), events.end(),
+                        [](const EventDesc& e) { return e.sample_stack_user != 0; }));
+  }
+
+  // The recorded file finished: symbols embedded, or the stack copies unwound and embedded.
+  // Returns the profile's size; an error says the profile is incomplete (`incomplete`).
+  Result<uint64_t> FinishProfile(ProfileWriter& writer, const std::string& recorded,
+                                 bool stack_copies, uint64_t wall_time_ns,
+                                 uint64_t checked_while_recording, const std::string& incomplete) {
+    Symbolizer symbolizer;
+    Status finished = stack_copies ? writer.Finish({wall_time_ns, MonotonicNowNs(), {}})
+                                   : EmbedSymbolsAndFinish(writer, recorded, symbolizer,
+                                                           {wall_time_ns, MonotonicNowNs(), {}});
+    if (!finished.ok()) return Error(finished.error().message() + incomplete);
+    if (!stack_copies) return writer.bytes_written();
+    return UnwindAndEmbed(recorded, symbolizer, checked_while_recording);
+  }
+
+  // The recorder with its events open, for `pid` (-1: the targets in `options`); 'cycles' that
+  // the PMU cannot count falls back to a software clock, said unless -q.
+  Result<std::vector<EventDesc>> OpenRecorder(RecordOptions* options, pid_t pid,
+                                              std::unique_ptr<Recorder>* recorder) {
+    *recorder = std::make_unique<Recorder>(*options);
+    auto events = (*recorder)->Open(pid);
+    if (!events.ok() && AsksOnlyForCycles()) {
+      // 'cycles' means "where the time goes"; where the PMU cannot count it, a software clock
+      // answers the same question (perf does the same). Other events are never substituted.
+      std::string fallback =
+          options->target.kind == RecordTarget::Kind::kSystemWide ? "cpu-clock" : "task-clock";
+      const EventSpec& cycles = options->groups[0].events[0];
+      if (cycles.exclude_kernel && !cycles.exclude_user) fallback += ":u";
+      if (cycles.exclude_user && !cycles.exclude_kernel) fallback += ":k";
+      if (!quiet_)
+        std::cerr << "tprof record: " << OneLine(events.error().message()) << "; sampling '"
+                  << fallback << "' instead (-q: quiet)\n";
+      options->groups = ParseEventList(fallback).value();
+      *recorder = std::make_unique<Recorder>(*options);
+      events = (*recorder)->Open(pid);
+    }
+    if (!events.ok()) return events;
+    for (const std::string& note : planning_notes_)
+      if (!quiet_) Note(name(), note);
+    for (const std::string& note : (*recorder)->notes())
+      if (!quiet_) Note(name(), note);
+    return events;
+  }
+
+  // Where the recording goes (-o - and an output that is a device, FIFO or socket,
+  // ResolveOutputTarget: recorded into a private directory, the symbol and unwinding passes read
+  // the file back, and copied to the stream once complete, so a reader never sees half a
+  // profile and the device stays a device); sets written_.
+  struct Output {
+    std::optional<ScratchDirectory> spool;
+    std::string stream_name;             // "standard output" or the stream's path
+    std::optional<StreamOutput> stream;  // empty for standard output
+  };
+  int PrepareOutput(Output* out) {
+    if (output_ == "-") {
+      if (::isatty(STDOUT_FILENO))
+        return Usage(
+            "-o -: standard output is a terminal; redirect it to a file or pipe it to "
+            "'tprof report -i -'");
+      out->stream_name = "standard output";
+    } else {
+      auto target = ResolveOutputTarget(output_);
+      if (!target.ok()) return ReportError(name(), target.error());
+      if (target->kind == OutputTarget::Kind::kStream) {
+        auto opened = StreamOutput::Open(target->path);
+        if (!opened.ok()) return ReportError(name(), opened.error());
+        out->stream.emplace(std::move(opened).value());
+        out->stream_name = target->path;
+      } else {
+        written_ = target->path;  // a link's target: the link stays
+      }
+    }
+    if (!out->stream_name.empty()) {
+      auto created = ScratchDirectory::Create("tprof-record-");
+      if (!created.ok()) return ReportError(name(), created.error());
+      out->spool.emplace(std::move(created).value());
+      written_ = out->spool->path() + "/profile.tprof";
+    }
+
+    return kExitOk;
+  }
+
   Result<RecordOptions> BuildOptions() {
     RecordOptions options;
     options.mmap_pages = mmap_pages_;
