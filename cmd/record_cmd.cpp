@@ -336,16 +336,9 @@ class RecordCommand : public Subcommand {
     return kExitOk;
   }
 
-  Result<RecordOptions> BuildOptions() {
-    RecordOptions options;
-    options.mmap_pages = mmap_pages_;
-    options.duration_seconds = duration_;
-    options.off_cpu = off_cpu_;
-    if (duration_ < 0) return Error("--duration must be positive");
-    if (off_cpu_ && !burst_.empty())
-      return Error(
-          "--off-cpu and --burst do not go together: the switches are sampled at period 1");
-    SamplingOptions& s = options.sampling;
+  // -F (samples a second, or 'max') or -c.
+  Status SetRate(SamplingOptions* sampling) {
+    SamplingOptions& s = *sampling;
     if (period_) {
       s.use_frequency = false;
       s.period = period_;
@@ -369,6 +362,12 @@ class RecordCommand : public Subcommand {
       if (frequency == 0) return Error("-F must be at least 1");
       s.frequency = frequency;
     }
+    return Status::Ok();
+  }
+
+  // -g and --call-graph MODE[,SIZE].
+  Status SetCallGraph(SamplingOptions* sampling) {
+    SamplingOptions& s = *sampling;
     if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
     if (!call_graph_.empty()) {
       std::string mode = call_graph_.substr(0, call_graph_.find(','));
@@ -398,8 +397,63 @@ class RecordCommand : public Subcommand {
       } else {
         return Error("unknown --call-graph mode '" + mode + "' (known: fp, dwarf, lbr)");
       }
-      if (!sized.ok()) return sized.error();
+      return sized;
     }
+    return Status::Ok();
+  }
+
+  // --burst LONG,SHORT[,JITTER_BITS].
+  Status SetBurst(SamplingOptions* sampling) {
+    if (burst_.empty()) return Status::Ok();
+    SamplingOptions& s = *sampling;
+    unsigned long long long_period = 0, short_period = 0, jitter = 0;
+    int n = std::sscanf(burst_.c_str(), "%llu,%llu,%llu", &long_period, &short_period, &jitter);
+    if (n < 2 || short_period == 0 || long_period <= short_period || short_period > UINT32_MAX ||
+        jitter > 15)
+      return Error("--burst LONG,SHORT[,JITTER_BITS]: LONG > SHORT > 0, JITTER_BITS at most 15");
+    s.burst_long = long_period;
+    s.burst_short = static_cast<uint32_t>(short_period);
+    s.burst_jitter_bits = static_cast<uint32_t>(jitter);
+    return Status::Ok();
+  }
+
+  // What is recorded: a launched command, -p, -t or -a.
+  Status SetTarget(RecordTarget* target_out) {
+    RecordTarget& target = *target_out;
+    if (!pids_.empty()) {
+      target.kind = RecordTarget::Kind::kProcesses;
+      auto ids = ParseIdList(pids_, "pid");
+      if (!ids.ok()) return ids.error();
+      target.ids = ids.value();
+    } else if (!tids_.empty()) {
+      target.kind = RecordTarget::Kind::kThreads;
+      auto ids = ParseIdList(tids_, "tid");
+      if (!ids.ok()) return ids.error();
+      target.ids = ids.value();
+    } else if (system_wide_) {
+      target.kind = RecordTarget::Kind::kSystemWide;
+    }
+    const bool launch = target.kind == RecordTarget::Kind::kLaunch;
+    if (launch && command_.empty())
+      return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
+    // -a with a command records every CPU while the command runs (as perf record -a -- cmd).
+    if (!launch && !system_wide_ && !command_.empty())
+      return Error("give either a command or -p/-t, not both");
+    return Status::Ok();
+  }
+
+  Result<RecordOptions> BuildOptions() {
+    RecordOptions options;
+    options.mmap_pages = mmap_pages_;
+    options.duration_seconds = duration_;
+    options.off_cpu = off_cpu_;
+    if (duration_ < 0) return Error("--duration must be positive");
+    if (off_cpu_ && !burst_.empty())
+      return Error(
+          "--off-cpu and --burst do not go together: the switches are sampled at period 1");
+    SamplingOptions& s = options.sampling;
+    if (Status rate = SetRate(&s); !rate.ok()) return rate.error();
+    if (Status mode = SetCallGraph(&s); !mode.ok()) return mode.error();
     if (branch_any_) s.branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
     if (!branch_filter_.empty()) {
       auto bits = ParseBranchFilter(branch_filter_);
@@ -422,42 +476,14 @@ class RecordCommand : public Subcommand {
       if (!groups.ok()) return groups.error();
       options.groups = std::move(groups).value();
     }
-    if (!burst_.empty()) {
-      unsigned long long long_period = 0, short_period = 0, jitter = 0;
-      int n = std::sscanf(burst_.c_str(), "%llu,%llu,%llu", &long_period, &short_period, &jitter);
-      if (n < 2 || short_period == 0 || long_period <= short_period || short_period > UINT32_MAX ||
-          jitter > 15)
-        return Error("--burst LONG,SHORT[,JITTER_BITS]: LONG > SHORT > 0, JITTER_BITS at most 15");
-      s.burst_long = long_period;
-      s.burst_short = static_cast<uint32_t>(short_period);
-      s.burst_jitter_bits = static_cast<uint32_t>(jitter);
-    }
+    if (Status burst = SetBurst(&s); !burst.ok()) return burst.error();
     if (!no_member_samples_) {
       MemberSampling members = PlanMemberSampling(options.groups);
       for (EventGroup& lone : members.added) options.groups.push_back(std::move(lone));
       planning_notes_ = std::move(members.notes);
     }
 
-    RecordTarget& target = options.target;
-    if (!pids_.empty()) {
-      target.kind = RecordTarget::Kind::kProcesses;
-      auto ids = ParseIdList(pids_, "pid");
-      if (!ids.ok()) return ids.error();
-      target.ids = ids.value();
-    } else if (!tids_.empty()) {
-      target.kind = RecordTarget::Kind::kThreads;
-      auto ids = ParseIdList(tids_, "tid");
-      if (!ids.ok()) return ids.error();
-      target.ids = ids.value();
-    } else if (system_wide_) {
-      target.kind = RecordTarget::Kind::kSystemWide;
-    }
-    const bool launch = target.kind == RecordTarget::Kind::kLaunch;
-    if (launch && command_.empty())
-      return Error("no command to profile: tprof record [options] -- ./prog args (or -p, -t, -a)");
-    // -a with a command records every CPU while the command runs (as perf record -a -- cmd).
-    if (!launch && !system_wide_ && !command_.empty())
-      return Error("give either a command or -p/-t, not both");
+    if (Status target = SetTarget(&options.target); !target.ok()) return target.error();
     return options;
   }
 
