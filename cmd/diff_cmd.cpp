@@ -41,6 +41,59 @@ std::vector<std::string> SplitList(const std::string& arg) {
   return out;
 }
 
+std::string DiffDescription() {
+  return std::string(
+             "Compare profiles by function, per event.\n"
+             "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
+             "[--json]\n"
+             "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
+             "B1,B2,B3)\n"
+             "  tprof diff OLD NEW --flamegraph OUT.html [--flame-width old|new] [--event NAME] "
+             "[--normalize ...]\n"
+             "  tprof diff PROFILE --old-time 0%-50% --new-time 50%-100%    (two ranges of one "
+             "run)\n"
+             "Examples:\n"
+             "  tprof diff old.tprof new.tprof                          what changed, per "
+             "function\n"
+             "  tprof diff old.tprof new.tprof --fail-if 'func(*) > +5%'   a gate for CI (exit 3)\n"
+             "  tprof diff --old a1 a2 a3 --new b1 b2 b3 --flamegraph d.html   only significant\n"
+             "                                                          changes coloured\n"
+             "  tprof diff --stream old.tprof new.tprof --before src-old --after src-new\n"
+             "\n"
+             "Each side is one profile or several runs of the same thing (any format "
+             "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
+             "Functions are matched by name and\nmodule file name (--ignore-module: by name "
+             "alone); "
+             "events by name. A sample counts toward\nthe innermost function at its address: an "
+             "inlined function is a function of its own\n(--no-inline: the out-of-line function "
+             "holding the address). Columns:\n") +
+         kDiffColumnHelp +
+         "\nWith several runs per side, values are means over runs and each change "
+         "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
+         "significant when p < --alpha and\n|Delta%| >= --min-effect. 4 runs per side "
+         "are the fewest that can reach p < 0.05.\n"
+         "p-values are per function, not corrected for testing many: among many "
+         "unchanged functions\nabout alpha of them look significant by chance "
+         "(mostly small ones); gate func(*) in pt.\n"
+         "IPC and CPI, old and new, are shown when both sides sampled cycles and "
+         "instructions,\nor else read them in a group (perf's {cycles,instructions}:S): then "
+         "IPC[g] from the\ngroup's windows per function, with intervals and reasons, as in "
+         "tprof report.\n--normalize:\n" +
+         kDiffNormalizeHelp + "\n" + kThresholdSyntaxHelp +
+         "\n--flamegraph writes a differential flame graph (one self-contained HTML page) of "
+         "the call\npaths of OLD and NEW: frames as wide as in NEW (--flame-width old: OLD), "
+         "coloured by\nthe change new - old as % of the old total on a fixed scale of \u00b15 "
+         "points (blue shrank,\nwhite unchanged, red grew; the same colour is the same change in "
+         "any two graphs);\na button switches between total (frame and below) and self delta. "
+         "Stacks NEW lacks are\ndrawn hatched with their OLD width (\"gone\"). Tooltips: old, "
+         "new, delta, delta % of the\nframe, delta % of the old total. --normalize scales NEW "
+         "as for the function diff.\n"
+         "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 4 an input is "
+         "incomplete\n(cut short, a .partial file, no samples): the diff covers what was read, "
+         "and the gate\ndid not judge (--allow-incomplete judges it anyway); 1 unreadable input; "
+         "2 usage error.";
+}
+
 class DiffCommand : public Subcommand {
  public:
   const char* name() const override { return "diff"; }
@@ -49,56 +102,15 @@ class DiffCommand : public Subcommand {
   }
 
   void Setup(CLI::App& app) override {
-    app.description(
-        std::string(
-            "Compare profiles by function, per event.\n"
-            "  tprof diff OLD NEW [--normalize none|total|EVENT] [--fail-if EXPR]... "
-            "[--json]\n"
-            "  tprof diff --old A1 A2 A3 --new B1 B2 B3    (or: tprof diff A1,A2,A3 "
-            "B1,B2,B3)\n"
-            "  tprof diff OLD NEW --flamegraph OUT.html [--flame-width old|new] [--event NAME] "
-            "[--normalize ...]\n"
-            "  tprof diff PROFILE --old-time 0%-50% --new-time 50%-100%    (two ranges of one "
-            "run)\n"
-            "Examples:\n"
-            "  tprof diff old.tprof new.tprof                          what changed, per "
-            "function\n"
-            "  tprof diff old.tprof new.tprof --fail-if 'func(*) > +5%'   a gate for CI (exit 3)\n"
-            "  tprof diff --old a1 a2 a3 --new b1 b2 b3 --flamegraph d.html   only significant\n"
-            "                                                          changes coloured\n"
-            "  tprof diff --stream old.tprof new.tprof --before src-old --after src-new\n"
-            "\n"
-            "Each side is one profile or several runs of the same thing (any format "
-            "tprof reads:\n.tprof, perf.data, perf script text, folded stacks). "
-            "Functions are matched by name and\nmodule file name (--ignore-module: by name alone); "
-            "events by name. A sample counts toward\nthe innermost function at its address: an "
-            "inlined function is a function of its own\n(--no-inline: the out-of-line function "
-            "holding the address). Columns:\n") +
-        kDiffColumnHelp +
-        "\nWith several runs per side, values are means over runs and each change "
-        "is tested\n(two-sided Mann-Whitney U on the per-run values): it is "
-        "significant when p < --alpha and\n|Delta%| >= --min-effect. 4 runs per side "
-        "are the fewest that can reach p < 0.05.\n"
-        "p-values are per function, not corrected for testing many: among many "
-        "unchanged functions\nabout alpha of them look significant by chance "
-        "(mostly small ones); gate func(*) in pt.\n"
-        "IPC and CPI, old and new, are shown when both sides sampled cycles and "
-        "instructions,\nor else read them in a group (perf's {cycles,instructions}:S): then "
-        "IPC[g] from the\ngroup's windows per function, with intervals and reasons, as in "
-        "tprof report.\n--normalize:\n" +
-        kDiffNormalizeHelp + "\n" + kThresholdSyntaxHelp +
-        "\n--flamegraph writes a differential flame graph (one self-contained HTML page) of "
-        "the call\npaths of OLD and NEW: frames as wide as in NEW (--flame-width old: OLD), "
-        "coloured by\nthe change new - old as % of the old total on a fixed scale of \u00b15 "
-        "points (blue shrank,\nwhite unchanged, red grew; the same colour is the same change in "
-        "any two graphs);\na button switches between total (frame and below) and self delta. "
-        "Stacks NEW lacks are\ndrawn hatched with their OLD width (\"gone\"). Tooltips: old, "
-        "new, delta, delta % of the\nframe, delta % of the old total. --normalize scales NEW "
-        "as for the function diff.\n"
-        "\nExit status: 0 no threshold tripped; 3 a threshold tripped; 4 an input is "
-        "incomplete\n(cut short, a .partial file, no samples): the diff covers what was read, "
-        "and the gate\ndid not judge (--allow-incomplete judges it anyway); 1 unreadable input; "
-        "2 usage error.");
+    app.description(DiffDescription());
+    SetupSideOptions(app);
+    SetupGateOptions(app);
+    SetupMatchingOptions(app);
+    SetupViewOptions(app);
+  }
+
+  // OLD NEW or --old/--new runs, and each side's time range.
+  void SetupSideOptions(CLI::App& app) {
     app.add_option("profiles", positional_, "OLD NEW (each may be a comma-separated list of runs)")
         ->expected(0, 2);
     SetUsageLine(
@@ -112,6 +124,10 @@ class DiffCommand : public Subcommand {
     app.add_option("--new-time", new_time_, "The new side's range, as --old-time");
     app.add_option("--old", old_files_, "Profiles of the old side (repeated runs)");
     app.add_option("--new", new_files_, "Profiles of the new side (repeated runs)");
+  }
+
+  // How changes are measured and judged: --split, --normalize, --fail-if and the significance.
+  void SetupGateOptions(CLI::App& app) {
     app.add_option("--split", split_,
                    "COST/WORK: split each function's cost change into work and efficiency "
                    "(default cycles/instructions when both sides sampled them)");
@@ -132,6 +148,10 @@ class DiffCommand : public Subcommand {
     app.add_option("--min-effect", diff_options_.min_effect_percent,
                    "Smallest |Delta%| called significant (default 5)")
         ->check(CLI::Range(0.0, 1e9));
+  }
+
+  // How functions are found and paired across the sides.
+  void SetupMatchingOptions(CLI::App& app) {
     AddSymbolOptions(app, load_options_.symfs, load_options_.binaries);
     app.add_flag("--no-inline", no_inline_,
                  "Compare out-of-line functions: inlined code counts toward the function it was "
@@ -142,6 +162,10 @@ class DiffCommand : public Subcommand {
                  "Show kernel functions as rows rather than crediting kernel work to the user "
                  "function that entered the kernel (done only when every input records a "
                  "callchain or the user pc)");
+  }
+
+  // The other views: --stream, --flamegraph.
+  void SetupViewOptions(CLI::App& app) {
     app.add_flag("--stream", stream_,
                  "Compare hot streams (branch or call chains) entry by entry, with source-line "
                  "mapping: tprof diff --stream OLD NEW [--before DIR --after DIR] "
