@@ -19,76 +19,87 @@
 namespace tprof {
 namespace {
 
+constexpr const char* kReportDescription =
+    "Show where the samples of a profile fall, by function.\n"
+    "  tprof report [-i FILE] [--sort KEYS] [--children] [--percent-limit P] [--limit N]\n"
+    "               [--comm C] [--pid P] [--tid T] [--dso D] [--symbol REGEX] [--time S,E]\n"
+    "               [--callers FUNC | --callees FUNC] [--json | --csv]\n"
+    "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid]\n"
+    "               [--no-marks] [--no-inline]\n"
+    "  tprof report --folded --folded-style stackcollapse [--folded-prefix comm|pid|tid]\n"
+    "               [--folded-marks kernel|jit|all] [--folded-addrs]   "
+    "(stackcollapse-perf.pl)\n"
+    "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION\n"
+    "  tprof report --flamegraph OUT.html [--event NAME] [--color MODE]\n"
+    "Examples:\n"
+    "  tprof report -i prof.tprof                    functions by self share\n"
+    "  tprof report -i perf.data --children --limit 20   perf's files too; Total% by stack\n"
+    "  tprof report -i prof.tprof --metric 'fpm = page-faults / task-clock * 1000000'\n"
+    "  tprof report -i prof.tprof --flamegraph prof.html   the flame graph, with a timeline\n"
+    "  tprof report -i prof.tprof --time 10%-20% --json    one stretch of the run, as JSON\n"
+    "  perf script | tprof report - --folded --folded-style stackcollapse\n"
+    "\n"
+    "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
+    "`perf script` output or folded stacks; the format is recognised by content.\n"
+    "\n"
+    "Rows: --sort KEYS (comm,dso,sym by default; also pid, tid, srcline). sym is the\n"
+    "innermost function at the sample's address: a function inlined into another is a row\n"
+    "of its own, and the function it was inlined into is its caller (--children,\n"
+    "--callers); --no-inline makes sym the out-of-line function holding the address.\n"
+    "Per sampled event:\n"
+    "Self% (samples whose leaf is in the row) and, with --children, Total% (the row anywhere\n"
+    "on the callchain), as shares of the event's total period, and sample counts.\n"
+    "Derived metrics (IPC, CPI, branch-miss%, cache-miss%, MPKI; with `record -M`, the CPU\n"
+    "table's formulas, the table recognised by the recorded event names and codes) come from\n"
+    "[s] sampled periods (events sampled on their own, e.g. -e cycles,instructions -c N: the\n"
+    "sum of each event's periods in the row) or [g] group deltas (a leader-sampled group\n"
+    "{a,b}:S: counter deltas of the windows between two samples that both fall in the row;\n"
+    "other windows are discarded, their share reported, their samples still counted).\n"
+    "Each value has a 95% interval (\u00b1), from the spread of the row's credited windows\n"
+    "([g]) or its sample counts ([s], Poisson); marked ~ (low confidence) when the interval\n"
+    "reaches further than 10% of the value either side or cannot be estimated (\u00b1?).\n"
+    "Filters --comm, --pid, --tid, --dso, --symbol hide rows without changing shares (as "
+    "perf's\n"
+    "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
+    "after the profile start (the recording's start, else the first sample; A%-B% from A to\n"
+    "B percent of its length), and shares are of what it keeps; a range that holds no\n"
+    "sample exits 2. Folded stacks, flame graphs and exports keep the samples --time,\n"
+    "--comm, --pid and --tid keep; --dso and --symbol choose table rows only.\n"
+    "Kernel work: a sample taken in the kernel on a user thread's behalf (a page fault, a\n"
+    "system call) counts for the user function that entered the kernel (the callchain's user\n"
+    "part, or the user pc that `tprof record` samples without -g); the header says how many.\n"
+    "--kernel-rows shows kernel functions as rows instead, as perf does. --folded, --pprof\n"
+    "and --speedscope keep the stacks as recorded, kernel frames on top.\n"
+    "\n"
+    "--flamegraph writes one self-contained HTML page (no network needed): click to zoom,\n"
+    "search by regular expression, tooltips with counts and shares, icicle layout.\n"
+    "--color name (default): a stable colour per function name. ipc / cpi: each frame by\n"
+    "its own instructions per cycle (or cycles per instruction) on a fixed 0-4 scale, from\n"
+    "independently sampled cycles and instructions (tprof record -e cycles,instructions -c "
+    "N);\n"
+    "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
+    "cycles, 0-100 %. metric:NAME: any metric of the table (IPC, MPKI, a CPU table's) or your\n"
+    "own --metric, over events sampled on their own, on a 0 to round-top scale. Frames with\n"
+    "fewer than --color-min-samples samples of any of the events are grey. offcpu (the\n"
+    "default for a profile recorded with --off-cpu and a clock): frames sized by wall time,\n"
+    "on-CPU plus off-CPU, and coloured by their off-CPU share, warm on the CPU, blue off it.";
+
 class ReportCommand : public Subcommand {
  public:
   const char* name() const override { return "report"; }
   const char* summary() const override { return "Show the functions of a profile by self share"; }
 
   void Setup(CLI::App& app) override {
-    app.description(
-        "Show where the samples of a profile fall, by function.\n"
-        "  tprof report [-i FILE] [--sort KEYS] [--children] [--percent-limit P] [--limit N]\n"
-        "               [--comm C] [--pid P] [--tid T] [--dso D] [--symbol REGEX] [--time S,E]\n"
-        "               [--callers FUNC | --callees FUNC] [--json | --csv]\n"
-        "  tprof report --folded [--event NAME] [--folded-prefix none|comm|pid|tid]\n"
-        "               [--no-marks] [--no-inline]\n"
-        "  tprof report --folded --folded-style stackcollapse [--folded-prefix comm|pid|tid]\n"
-        "               [--folded-marks kernel|jit|all] [--folded-addrs]   "
-        "(stackcollapse-perf.pl)\n"
-        "  tprof report --pprof out.pb.gz | --speedscope out.json | --annotate FUNCTION\n"
-        "  tprof report --flamegraph OUT.html [--event NAME] [--color MODE]\n"
-        "Examples:\n"
-        "  tprof report -i prof.tprof                    functions by self share\n"
-        "  tprof report -i perf.data --children --limit 20   perf's files too; Total% by stack\n"
-        "  tprof report -i prof.tprof --metric 'fpm = page-faults / task-clock * 1000000'\n"
-        "  tprof report -i prof.tprof --flamegraph prof.html   the flame graph, with a timeline\n"
-        "  tprof report -i prof.tprof --time 10%-20% --json    one stretch of the run, as JSON\n"
-        "  perf script | tprof report - --folded --folded-style stackcollapse\n"
-        "\n"
-        "FILE may be a .tprof profile, a perf.data file or stream ('-' reads standard input),\n"
-        "`perf script` output or folded stacks; the format is recognised by content.\n"
-        "\n"
-        "Rows: --sort KEYS (comm,dso,sym by default; also pid, tid, srcline). sym is the\n"
-        "innermost function at the sample's address: a function inlined into another is a row\n"
-        "of its own, and the function it was inlined into is its caller (--children,\n"
-        "--callers); --no-inline makes sym the out-of-line function holding the address.\n"
-        "Per sampled event:\n"
-        "Self% (samples whose leaf is in the row) and, with --children, Total% (the row anywhere\n"
-        "on the callchain), as shares of the event's total period, and sample counts.\n"
-        "Derived metrics (IPC, CPI, branch-miss%, cache-miss%, MPKI; with `record -M`, the CPU\n"
-        "table's formulas, the table recognised by the recorded event names and codes) come from\n"
-        "[s] sampled periods (events sampled on their own, e.g. -e cycles,instructions -c N: the\n"
-        "sum of each event's periods in the row) or [g] group deltas (a leader-sampled group\n"
-        "{a,b}:S: counter deltas of the windows between two samples that both fall in the row;\n"
-        "other windows are discarded, their share reported, their samples still counted).\n"
-        "Each value has a 95% interval (\u00b1), from the spread of the row's credited windows\n"
-        "([g]) or its sample counts ([s], Poisson); marked ~ (low confidence) when the interval\n"
-        "reaches further than 10% of the value either side or cannot be estimated (\u00b1?).\n"
-        "Filters --comm, --pid, --tid, --dso, --symbol hide rows without changing shares (as "
-        "perf's\n"
-        "--percentage absolute); --time START,END keeps the samples from START to END seconds\n"
-        "after the profile start (the recording's start, else the first sample; A%-B% from A to\n"
-        "B percent of its length), and shares are of what it keeps; a range that holds no\n"
-        "sample exits 2. Folded stacks, flame graphs and exports keep the samples --time,\n"
-        "--comm, --pid and --tid keep; --dso and --symbol choose table rows only.\n"
-        "Kernel work: a sample taken in the kernel on a user thread's behalf (a page fault, a\n"
-        "system call) counts for the user function that entered the kernel (the callchain's user\n"
-        "part, or the user pc that `tprof record` samples without -g); the header says how many.\n"
-        "--kernel-rows shows kernel functions as rows instead, as perf does. --folded, --pprof\n"
-        "and --speedscope keep the stacks as recorded, kernel frames on top.\n"
-        "\n"
-        "--flamegraph writes one self-contained HTML page (no network needed): click to zoom,\n"
-        "search by regular expression, tooltips with counts and shares, icicle layout.\n"
-        "--color name (default): a stable colour per function name. ipc / cpi: each frame by\n"
-        "its own instructions per cycle (or cycles per instruction) on a fixed 0-4 scale, from\n"
-        "independently sampled cycles and instructions (tprof record -e cycles,instructions -c "
-        "N);\n"
-        "stall: stall cycles (stalled-cycles-backend/frontend, STALL_BACKEND/FRONTEND) against\n"
-        "cycles, 0-100 %. metric:NAME: any metric of the table (IPC, MPKI, a CPU table's) or your\n"
-        "own --metric, over events sampled on their own, on a 0 to round-top scale. Frames with\n"
-        "fewer than --color-min-samples samples of any of the events are grey. offcpu (the\n"
-        "default for a profile recorded with --off-cpu and a clock): frames sized by wall time,\n"
-        "on-CPU plus off-CPU, and coloured by their off-CPU share, warm on the CPU, blue off it.");
+    app.description(kReportDescription);
+    SetupInputOptions(app);
+    SetupTableOptions(app);
+    // ---- folded stacks, pprof/speedscope exports, annotate (views/report_exports.*) ----
+    AddReportExportOptions(app, exports_);
+    SetupFlameGraphOptions(app);
+  }
+
+  // The input, row limits, symbols, and perf report's habits that are tprof's defaults.
+  void SetupInputOptions(CLI::App& app) {
     CLI::Option* input =
         app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
     // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
@@ -121,10 +132,6 @@ class ReportCommand : public Subcommand {
             "perf's habit)");
     app.add_flag("-n,--show-nr-samples")
         ->description("Sample counts (always shown; accepted for perf's habit)");
-    SetupTableOptions(app);
-    // ---- folded stacks, pprof/speedscope exports, annotate (views/report_exports.*) ----
-    AddReportExportOptions(app, exports_);
-    SetupFlameGraphOptions(app);
   }
 
   // --- flame graph options ---
@@ -190,6 +197,12 @@ class ReportCommand : public Subcommand {
                  "Show kernel functions as rows (perf's view); by default a sample taken in the "
                  "kernel on a user thread's behalf (a fault, a system call) counts for the user "
                  "function that entered the kernel, in the table and the flame graph");
+    SetupFilterOptions(app);
+    SetupTableViewOptions(app);
+  }
+
+  // --comm, --pid, --tid, --dso, --symbol, --time: which samples and rows count.
+  void SetupFilterOptions(CLI::App& app) {
     app.add_option("--comm", comms_, "Only rows of these commands (comma-separated)")
         ->delimiter(',')
         ->allow_extra_args(false);
@@ -210,6 +223,10 @@ class ReportCommand : public Subcommand {
                    "START,END: only samples from START to END seconds after the profile start "
                    "(+START,+END the same; either may be empty), or A%-B%: from A to B percent "
                    "of the profile's length; a range without a sample exits 2");
+  }
+
+  // The table's other forms: --timeline, --callers/--callees, --json, --csv.
+  void SetupTableViewOptions(CLI::App& app) {
     app.add_flag("--timeline", timeline_,
                  "Show the profile over time: per interval (--interval), each event's samples, "
                  "the metrics (IPC, --metric) with their 95 % intervals and the top functions "
@@ -416,46 +433,47 @@ class ReportCommand : public Subcommand {
       if (!selected.ok()) return ReportError(name(), selected.error().WithContext(input_));
     }
     if (*view == ReportView::kTimeline) return RunTimeline(opened);
-    // A flame graph, folded stacks, pprof/speedscope exports or annotate replace the table;
-    // they take the samples the time range and thread filters keep.
-    if (*view != ReportView::kTable) {
-      auto filter = BuildFilter(opened.source().metadata());
-      if (!filter.ok()) return Usage(filter.error().message());
-      if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
-        return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
-                     " chooses rows of the table; " +
-                     (flamegraph_.empty() ? "this output" : "--flamegraph") +
-                     " shows whole stacks (filter them by --comm, --pid, --tid or --time; "
-                     "--callers/--callees show one function's stacks)");
-      auto selector = SampleSelector::Create(*filter, opened.source().metadata().start_timestamp);
-      if (!selector.ok()) return Usage(selector.error().message());
-      // Without a filter the samples go straight through: no thread lookup per sample.
-      const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
-      SampleSelectingSource selected(opened.source(), std::move(selector).value());
-      ProfileSource& source = filtered ? selected : opened.source();
-      int status;
-      if (*view == ReportView::kFlameGraph) {
-        status = RunFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
-      } else {
-        ModuleOpener open_module = [&opened](const std::string& module,
-                                             const std::string& build_id) {
-          return opened.OpenModule(module, build_id);
-        };
-        status = ExitStatusOf(
-            name(), WriteReportExports(exports_, input_, source, opened.resolver(), open_module,
-                                       std::cout, CommandMessages(name())));
-      }
-      if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
-          selected.samples_in_time() == 0)
-        return EmptyTimeRange(opened.source().metadata().duration_ns);
-      if (status == kExitOk && filtered && selected.samples_kept() == 0)
-        Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
-      return status;
-    }
+    if (*view != ReportView::kTable) return RunStackView(*view, opened);
     return RunTable(opened);
   }
 
  private:
+  // A flame graph, folded stacks, pprof/speedscope exports or annotate: they replace the table
+  // and take the samples the time range and thread filters keep.
+  int RunStackView(ReportView view, OpenedProfile& opened) {
+    auto filter = BuildFilter(opened.source().metadata());
+    if (!filter.ok()) return Usage(filter.error().message());
+    if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
+      return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
+                   " chooses rows of the table; " +
+                   (flamegraph_.empty() ? "this output" : "--flamegraph") +
+                   " shows whole stacks (filter them by --comm, --pid, --tid or --time; "
+                   "--callers/--callees show one function's stacks)");
+    auto selector = SampleSelector::Create(*filter, opened.source().metadata().start_timestamp);
+    if (!selector.ok()) return Usage(selector.error().message());
+    // Without a filter the samples go straight through: no thread lookup per sample.
+    const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
+    SampleSelectingSource selected(opened.source(), std::move(selector).value());
+    ProfileSource& source = filtered ? selected : opened.source();
+    int status;
+    if (view == ReportView::kFlameGraph) {
+      status = RunFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
+    } else {
+      ModuleOpener open_module = [&opened](const std::string& module, const std::string& build_id) {
+        return opened.OpenModule(module, build_id);
+      };
+      status =
+          ExitStatusOf(name(), WriteReportExports(exports_, input_, source, opened.resolver(),
+                                                  open_module, std::cout, CommandMessages(name())));
+    }
+    if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
+        selected.samples_in_time() == 0)
+      return EmptyTimeRange(opened.source().metadata().duration_ns);
+    if (status == kExitOk && filtered && selected.samples_kept() == 0)
+      Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
+    return status;
+  }
+
   // --timeline: the samples the time and thread filters keep, counted per interval.
   int RunTimeline(OpenedProfile& opened) {
     ProfileSource& source = opened.source();
