@@ -133,10 +133,8 @@ int EndOfOutput(int status) {
   ExitWith("internal error: the command ended unexpectedly");
 }
 
-int Main(int argc, char** argv) {
-  using namespace tprof;
-  std::set_new_handler(OutOfMemory);
-  std::set_terminate(Uncaught);
+// The allocator's settings for `command` (mimalloc's, where linked in).
+void ConfigureAllocator(std::string_view command) {
 #ifdef TPROF_MIMALLOC
   // mimalloc does not call the new handler (it sees none and aborts): it calls its own. It calls
   // it for a C library's malloc that fails too, which would have had NULL and perhaps gone on:
@@ -151,11 +149,66 @@ int Main(int argc, char** argv) {
   // fraction of the page faults, which were a tenth of a large report's time. record's
   // footprint sits beside the workload's instead: it hands freed memory back at once, which
   // takes a fifth off the peak of its symbol step.
-  if (argc > 1 && std::string_view(argv[1]) == "record")
+  if (command == "record")
     mi_option_set(mi_option_decommit_delay, 0);
   else
     mi_option_enable(mi_option_large_os_pages);
 #endif
+  (void)command;
+}
+
+// Whether `word` names a command (or help); if not, says so with the closest one.
+bool IsCommand(const std::string& word,
+               const std::vector<std::unique_ptr<tprof::Subcommand>>& commands) {
+  using namespace tprof;
+  std::vector<std::string> names{"help"};
+  for (auto& command : commands) names.push_back(command->name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return true;
+  std::string hint = ClosestMatch(word, names);
+  std::cerr << "tprof: unknown command '" << word << "'"
+            << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << " (see 'tprof --help')\n";
+  return false;
+}
+
+// tprof help [CMD] [--man] [--completion SHELL].
+int RunHelp(CLI::App& app, const std::vector<std::pair<CLI::App*, tprof::Subcommand*>>& subcommands,
+            const std::string& help_topic, bool man_page, const std::string& completion_shell) {
+  using namespace tprof;
+  std::vector<CommandHelp> pages{
+      {"", "a hardware-counter-aware CPU profiler", &app, ShortHelp(subcommands)}};
+  for (auto& [sub, command] : subcommands)
+    pages.push_back({command->name(), command->summary(), sub, ""});
+  if (!completion_shell.empty()) {
+    std::vector<std::string> cpus;
+    for (const MetricTable& t : BuiltinMetricTables()) cpus.push_back(t.name);
+    std::cout << BashCompletion(pages, KnownEventNames(), cpus);
+    return kExitOk;
+  }
+  if (man_page) {
+    for (const CommandHelp& page : pages)
+      if (page.name == help_topic) {
+        std::cout << ManPage(page, pages);
+        return kExitOk;
+      }
+    return UsageError("help", "unknown command '" + help_topic + "'");
+  }
+  if (help_topic.empty()) {
+    std::cout << ShortHelp(subcommands);
+    return kExitOk;
+  }
+  for (auto& [sub, command] : subcommands)
+    if (help_topic == command->name()) {
+      std::cout << sub->help();
+      return kExitOk;
+    }
+  return UsageError("help", "unknown command '" + help_topic + "'");
+}
+
+int Main(int argc, char** argv) {
+  using namespace tprof;
+  std::set_new_handler(OutOfMemory);
+  std::set_terminate(Uncaught);
+  ConfigureAllocator(argc > 1 ? argv[1] : "");
   CLI::App app("tprof: a hardware-counter-aware CPU profiler", "tprof");
   app.set_version_flag("--version", std::string("tprof ") + kVersion);
   app.footer(kExitCodesHelp);
@@ -179,18 +232,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"bash"}));
 
   // An unknown first word is a misspelt command: say so, with the closest one.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string word = argv[1];
-    std::vector<std::string> names{"help"};
-    for (auto& command : commands) names.push_back(command->name());
-    if (std::find(names.begin(), names.end(), word) == names.end()) {
-      std::string hint = ClosestMatch(word, names);
-      std::cerr << "tprof: unknown command '" << word << "'"
-                << (hint.empty() ? "" : "; did you mean '" + hint + "'?")
-                << " (see 'tprof --help')\n";
-      return kExitUsage;
-    }
-  }
+  if (argc > 1 && argv[1][0] != '-' && !IsCommand(argv[1], commands)) return kExitUsage;
 
   CLI::App* failing = &app;
   try {
@@ -210,36 +252,7 @@ int Main(int argc, char** argv) {
     return ReportUsageError(*failing, e);
   }
 
-  if (help->parsed()) {
-    std::vector<CommandHelp> pages{
-        {"", "a hardware-counter-aware CPU profiler", &app, ShortHelp(subcommands)}};
-    for (auto& [sub, command] : subcommands)
-      pages.push_back({command->name(), command->summary(), sub, ""});
-    if (!completion_shell.empty()) {
-      std::vector<std::string> cpus;
-      for (const MetricTable& t : BuiltinMetricTables()) cpus.push_back(t.name);
-      std::cout << BashCompletion(pages, KnownEventNames(), cpus);
-      return kExitOk;
-    }
-    if (man_page) {
-      for (const CommandHelp& page : pages)
-        if (page.name == help_topic) {
-          std::cout << ManPage(page, pages);
-          return kExitOk;
-        }
-      return UsageError("help", "unknown command '" + help_topic + "'");
-    }
-    if (help_topic.empty()) {
-      std::cout << ShortHelp(subcommands);
-      return kExitOk;
-    }
-    for (auto& [sub, command] : subcommands)
-      if (help_topic == command->name()) {
-        std::cout << sub->help();
-        return kExitOk;
-      }
-    return UsageError("help", "unknown command '" + help_topic + "'");
-  }
+  if (help->parsed()) return RunHelp(app, subcommands, help_topic, man_page, completion_shell);
   for (auto& [sub, command] : subcommands)
     if (sub->parsed()) return command->Run();
   std::cout << ShortHelp(subcommands);
