@@ -81,11 +81,64 @@ class ImportCommand : public Subcommand {
     AddSymbolOptions(app, symfs_, binaries_);
   }
 
+  // Where the profile is written: the output, or a private file copied to it once complete.
+  struct Output {
+    std::optional<ScratchDirectory> spool;
+    std::optional<StreamOutput> stream;
+    std::string written;
+  };
+  Result<Output> PrepareOutput() const {
+    // A device, FIFO or socket is written through once the profile is complete (record does the
+    // same); a link's target is written, the link stays (ResolveOutputTarget).
+    auto target = ResolveOutputTarget(output_);
+    if (!target.ok()) return target.error();
+    Output out;
+    out.written = target->path;
+    if (target->kind == OutputTarget::Kind::kStream) {
+      auto opened = StreamOutput::Open(target->path);
+      if (!opened.ok()) return opened.error();
+      out.stream.emplace(std::move(opened).value());
+      auto created = ScratchDirectory::Create("tprof-import-");
+      if (!created.ok()) return created.error();
+      out.spool.emplace(std::move(created).value());
+      out.written = out.spool->path() + "/profile.tprof";
+    }
+    return out;
+  }
+
+  static void PreloadKernelSymbolsIfSampled(ProfileSource& source, Symbolizer& symbolizer) {
+    const auto& events = source.events();
+    if (std::any_of(events.begin(), events.end(),
+                    [](const EventDesc& e) { return !e.exclude_kernel; }))
+      symbolizer.PreloadKernelSymbols(source.RecordedBuildId("[kernel.kallsyms]"));
+  }
+
+  void PrintSummary(const SourceSummary& summary, ProfileFormat format, size_t relocated) const {
+    std::cerr << "[ tprof import: " << summary.samples << " samples, " << summary.records
+              << " records from " << ProfileFormatName(format) << " " << input_ << "; " << relocated
+              << " mappings pointed at local binaries; wrote " << output_ << " ]\n";
+  }
+
+  // Text inputs carry names, not addresses: .tprof cannot hold them yet.
+  Status Convertible(ProfileFormat format) const {
+    if (format == ProfileFormat::kPerfScript || format == ProfileFormat::kFolded)
+      return Error(input_ + ": " + ProfileFormatName(format) +
+                   " carries function names, which .tprof cannot hold yet; "
+                   "use 'tprof report " +
+                   input_ + "' directly");
+    return Status::Ok();
+  }
+
+  // --symfs and --binary, a local copy matched by the build-id its ELF notes give.
+  BinarySearchOptions LocatorOptions() const {
+    return {symfs_, binaries_, [](const std::string& path) {
+              auto symbols = ElfSymbols::Load(path);
+              return symbols.ok() ? symbols->build_id() : std::string();
+            }};
+  }
+
   int Run() override {
-    BinaryLocator locator({symfs_, binaries_, [](const std::string& path) {
-                             auto symbols = ElfSymbols::Load(path);
-                             return symbols.ok() ? symbols->build_id() : std::string();
-                           }});
+    BinaryLocator locator(LocatorOptions());
     // --call-graph dwarf recordings: user stacks are unwound while the records are read, with
     // the binaries found as the symbols are.
     DwarfUnwinderOptions unwind_options;
@@ -99,28 +152,13 @@ class ImportCommand : public Subcommand {
     auto source = ProfileSource::OpenFile(input_, source_options);
     if (!source.ok()) return ReportError(name(), source.error());
     ProfileFormat format = (*source)->format();
-    if (format == ProfileFormat::kPerfScript || format == ProfileFormat::kFolded)
-      return ReportError(name(), input_ + ": " + ProfileFormatName(format) +
-                                     " carries function names, which .tprof cannot hold yet; "
-                                     "use 'tprof report " +
-                                     input_ + "' directly");
+    if (Status convertible = Convertible(format); !convertible.ok())
+      return ReportError(name(), convertible.error());
     Metadata metadata = (*source)->metadata();
-    // A device, FIFO or socket is written through once the profile is complete (record does the
-    // same); a link's target is written, the link stays (ResolveOutputTarget).
-    auto target = ResolveOutputTarget(output_);
-    if (!target.ok()) return ReportError(name(), target.error());
-    std::optional<ScratchDirectory> spool;
-    std::optional<StreamOutput> stream;
-    std::string written = target->path;
-    if (target->kind == OutputTarget::Kind::kStream) {
-      auto opened = StreamOutput::Open(target->path);
-      if (!opened.ok()) return ReportError(name(), opened.error());
-      stream.emplace(std::move(opened).value());
-      auto created = ScratchDirectory::Create("tprof-import-");
-      if (!created.ok()) return ReportError(name(), created.error());
-      spool.emplace(std::move(created).value());
-      written = spool->path() + "/profile.tprof";
-    }
+    auto output = PrepareOutput();
+    if (!output.ok()) return ReportError(name(), output.error());
+    std::optional<StreamOutput>& stream = output->stream;
+    const std::string& written = output->written;
     PartialOutputRemover remover(written + ".partial");  // after the writer closes it
     WriterOptions writer_options;
     writer_options.background_compression = true;  // overlaps with reading the records
@@ -132,10 +170,7 @@ class ImportCommand : public Subcommand {
     SymbolizerOptions symbolizer_options;
     symbolizer_options.symfs = symfs_;
     Symbolizer symbolizer(symbolizer_options);
-    const auto& events = (*source)->events();
-    if (std::any_of(events.begin(), events.end(),
-                    [](const EventDesc& e) { return !e.exclude_kernel; }))
-      symbolizer.PreloadKernelSymbols((*source)->RecordedBuildId("[kernel.kallsyms]"));
+    PreloadKernelSymbolsIfSampled(**source, symbolizer);
     SymbolTableBuilder symbols(symbolizer, SymbolTableBuilder::ResolveOn::kWorkerThread);
     RelocatingCopier copier(**writer, locator, symbols);
     auto summary = (*source)->ReadRecords(copier);
@@ -158,10 +193,7 @@ class ImportCommand : public Subcommand {
       if (!copied.ok()) return ReportError(name(), copied.error());
     }
     WarnAboutInput(name(), input_, summary->warning);
-    std::cerr << "[ tprof import: " << summary->samples << " samples, " << summary->records
-              << " records from " << ProfileFormatName(format) << " " << input_ << "; "
-              << copier.relocated() << " mappings pointed at local binaries; wrote " << output_
-              << " ]\n";
+    PrintSummary(*summary, format, copier.relocated());
     PrintUnwinding(name(), input_, summary->unwinding, std::cerr);
     return kExitOk;
   }

@@ -166,32 +166,34 @@ class TopdownCommand : public Subcommand {
                         : FindMetricTable(cpu_, BuiltinMetricTables());
   }
 
-  int RunLive() {
-    // The command line first: its errors are usage errors on any machine.
+  // -I, --summary, --duration, -p and the command, checked; the interval and the pids read.
+  int CheckLiveRequest(uint64_t* interval_ns, std::vector<pid_t>* pids) {
     if (command_.empty() && pids_.empty() && !system_wide_)
       return Usage("give a command after --, -p PID or -a (or --input FILE with --cpu NAME)");
     if (!command_.empty() && !pids_.empty()) return Usage("give either a command or -p, not both");
-    uint64_t interval_ns = 0;
     if (!interval_.empty()) {
       char* end = nullptr;
       double ms = std::strtod(interval_.c_str(), &end);
       if (end == interval_.c_str() || *end != '\0' || !(ms >= 10) || ms > 1e9)
         return Usage("-I needs a number of milliseconds, at least 10 (got '" + interval_ + "')");
-      interval_ns = static_cast<uint64_t>(ms * 1e6);
+      *interval_ns = static_cast<uint64_t>(ms * 1e6);
     }
-    if (summary_ && interval_ns == 0) return Usage("--summary goes with -I");
+    if (summary_ && *interval_ns == 0) return Usage("--summary goes with -I");
     if (!(duration_ >= 0)) return Usage("--duration must be positive");
-    std::vector<pid_t> pids;
     if (!pids_.empty()) {
       auto parsed = ParseIdList(pids_, "pid");
       if (!parsed.ok()) return Usage(parsed.error().message());
-      pids = parsed.value();
-      for (pid_t pid : pids) {
+      *pids = parsed.value();
+      for (pid_t pid : *pids) {
         auto threads = ListThreads(pid);
         if (!threads.ok()) return ReportError(name(), threads.error());
       }
     }
-    // Top-down needs the core PMU; find out in one try whether this machine has one.
+    return kExitOk;
+  }
+
+  // Top-down needs the core PMU; find out in one try whether this machine has one.
+  static Status ProbeCorePmu() {
     perf_event_attr attr{};
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_HARDWARE;
@@ -202,12 +204,34 @@ class TopdownCommand : public Subcommand {
     auto probe = OpenPerfEvent(attr, 0, -1, -1, "cycles", &error_number);
     if (!probe.ok()) {
       if (error_number == ENOENT || error_number == ENODEV || error_number == EOPNOTSUPP)
-        return ReportError(name(),
-                           "this machine has no hardware PMU (typical of a virtual machine), so "
-                           "nothing can be counted live; evaluate saved counts with --cpu NAME "
-                           "--input FILE");
-      return ReportError(name(), probe.error());
+        return Error(
+            "this machine has no hardware PMU (typical of a virtual machine), so "
+            "nothing can be counted live; evaluate saved counts with --cpu NAME --input FILE");
+      return probe.error();
     }
+    return Status::Ok();
+  }
+
+  // Each scheduled group's events, with their raw codes from the table.
+  static std::vector<std::vector<CountedEvent>> CountedGroups(
+      const MetricTable& table, const std::vector<ScheduledGroup>& schedule) {
+    std::vector<std::vector<CountedEvent>> groups;
+    for (const ScheduledGroup& g : schedule) {
+      std::vector<CountedEvent> events;
+      for (const std::string& e : g.events)
+        events.push_back({e, PERF_TYPE_RAW, table.FindEvent(e)->code});
+      groups.push_back(std::move(events));
+    }
+
+    return groups;
+  }
+
+  int RunLive() {
+    // The command line first: its errors are usage errors on any machine.
+    uint64_t interval_ns = 0;
+    std::vector<pid_t> pids;
+    if (int status = CheckLiveRequest(&interval_ns, &pids); status != kExitOk) return status;
+    if (Status pmu = ProbeCorePmu(); !pmu.ok()) return ReportError(name(), pmu.error());
     auto found = ChooseTable();
     if (!found.ok()) return ReportError(name(), found.error());
     const MetricTable* table = found.value();
@@ -216,14 +240,7 @@ class TopdownCommand : public Subcommand {
     uint32_t counters = CountGeneralCounters(*table);
     auto schedule = ScheduleGroups(*table, selected.value(), counters);
     if (!schedule.ok()) return ReportError(name(), schedule.error());
-    std::vector<std::vector<CountedEvent>> groups;
-    for (const ScheduledGroup& g : schedule.value()) {
-      std::vector<CountedEvent> events;
-      for (const std::string& e : g.events)
-        events.push_back({e, PERF_TYPE_RAW, table->FindEvent(e)->code});
-      groups.push_back(std::move(events));
-    }
-
+    const std::vector<std::vector<CountedEvent>> groups = CountedGroups(*table, *schedule);
     CountingRunOptions run;
     run.command = command_;
     run.pids = pids;
