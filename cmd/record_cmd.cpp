@@ -168,22 +168,14 @@ class RecordCommand : public Subcommand {
     const bool launch = !command_.empty();
     Output output;
     if (int status = PrepareOutput(&output); status != kExitOk) return status;
-    std::optional<ScratchDirectory>& spool = output.spool;
+    const std::optional<ScratchDirectory>& spool = output.spool;
     const std::string& stream_name = output.stream_name;
-    std::optional<StreamOutput>& stream = output.stream;
-
-    std::unique_ptr<Workload> workload;
-    if (launch) {
-      auto created = Workload::Create(command_, /*stdout_to_stderr=*/spool.has_value());
-      if (!created.ok()) return ReportError(name(), created.error());
-      workload = std::make_unique<Workload>(std::move(created).value());
-    }
-    const pid_t pid = workload ? workload->pid() : -1;
+    auto workload = Launch(launch, /*stdout_to_stderr=*/spool.has_value());
+    if (!workload.ok()) return ReportError(name(), workload.error());
+    const pid_t pid = *workload ? (*workload)->pid() : -1;
     std::unique_ptr<Recorder> recorder;
     auto events = OpenRecorder(&options.value(), pid, &recorder);
     if (!events.ok()) return ReportError(name(), events.error());
-    if (recorder->burst_mode() == "kernel" && !quiet_)
-      std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
 
     const SamplingOptions& sampling = options->sampling;
     const bool stack_copies = RecordsStackCopies(sampling, events.value());
@@ -199,9 +191,9 @@ class RecordCommand : public Subcommand {
     auto trimmer = std::make_unique<StackCopyTrimmer>(*trimming_unwinder);
     if (stack_copies && sampling.call_graph == CallGraphMode::kFramePointer && !keep_stacks_)
       recorder->TrimStackCopies(trimmer.get());
-    auto stats = recorder->Run(*writer.value(), workload.get());
+    auto stats = recorder->Run(*writer.value(), workload->get());
     const uint64_t checked_while_recording = trimmer->trimmed();
-    if (!stats.ok() && workload && !workload->started()) {
+    if (!stats.ok() && *workload && !(*workload)->started()) {
       // The command never ran (not found, not executable): there is no profile, incomplete or
       // not, and a .partial file would say there were one.
       writer.value().reset();
@@ -219,13 +211,8 @@ class RecordCommand : public Subcommand {
     auto bytes = FinishProfile(*writer.value(), recorded, stack_copies, stats->wall_time_ns,
                                checked_while_recording, incomplete);
     if (!bytes.ok()) return ReportError(name(), bytes.error());
-    if (spool) {
-      // A reader that stops early (`| head`) is an error to report, not a signal to die of.
-      ::signal(SIGPIPE, SIG_IGN);
-      Status copied =
-          stream ? stream->CopyFrom(written_) : CopyFileTo(written_, STDOUT_FILENO, stream_name);
-      if (!copied.ok()) return ReportError(name(), copied.error());
-    }
+    if (Status copied = CopyToStream(output); !copied.ok())
+      return ReportError(name(), copied.error());
     if (!quiet_)
       PrintSummary(events.value(), stats.value(), *bytes, stack_copies,
                    MonotonicNowNs() - finish_start_ns);
@@ -235,6 +222,15 @@ class RecordCommand : public Subcommand {
   }
 
  private:
+  // The command to profile, forked and waiting to exec until the recorder starts it (none for
+  // -p, -t and -a alone).
+  Result<std::unique_ptr<Workload>> Launch(bool launch, bool stdout_to_stderr) const {
+    if (!launch) return std::unique_ptr<Workload>();
+    auto created = Workload::Create(command_, stdout_to_stderr);
+    if (!created.ok()) return created.error();
+    return std::make_unique<Workload>(std::move(created).value());
+  }
+
   Metadata RecordingMetadata() const {
     Metadata metadata;
     FillHostMetadata(&metadata);
@@ -295,6 +291,8 @@ class RecordCommand : public Subcommand {
       if (!quiet_) Note(name(), note);
     for (const std::string& note : (*recorder)->notes())
       if (!quiet_) Note(name(), note);
+    if ((*recorder)->burst_mode() == "kernel" && !quiet_)
+      std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
     return events;
   }
 
@@ -334,6 +332,15 @@ class RecordCommand : public Subcommand {
     }
 
     return kExitOk;
+  }
+
+  // -o - or a stream: the finished profile copied to it.
+  Status CopyToStream(Output& output) const {
+    if (!output.spool) return Status::Ok();
+    // A reader that stops early (`| head`) is an error to report, not a signal to die of.
+    ::signal(SIGPIPE, SIG_IGN);
+    return output.stream ? output.stream->CopyFrom(written_)
+                         : CopyFileTo(written_, STDOUT_FILENO, output.stream_name);
   }
 
   // -F (samples a second, or 'max') or -c.
