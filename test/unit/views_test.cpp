@@ -190,14 +190,23 @@ TEST(ReportTimelineView, AFilterThatKeepsNothingSaysSoAndWritesNothing) {
   ASSERT_TRUE(outcome.ok()) << outcome.error().message();
   EXPECT_TRUE(outcome->nothing_kept);
   EXPECT_EQ(out.str(), "");
-  // Without the filter: one line an interval at least, each interval's samples from the file.
+  // Without the filter, the intervals hold every sample and period of the file between them.
+  const Totals totals = TotalsOf(kCallgraph);
   request.filter = {};
   request.format = TableFormat::kJson;
   std::ostringstream all;
   auto kept = WriteReportTimeline(request, *opened, all, told.Messages());
   ASSERT_TRUE(kept.ok()) << kept.error().message();
   EXPECT_FALSE(kept->nothing_kept);
-  EXPECT_NE(all.str(), "");
+  const nlohmann::json j = nlohmann::json::parse(all.str());
+  ASSERT_GT(j["intervals"].size(), 1u);
+  uint64_t samples = 0, period = 0;
+  for (const auto& interval : j["intervals"]) {
+    samples += interval["samples"][0].get<uint64_t>();
+    period += interval["period"][0].get<uint64_t>();
+  }
+  EXPECT_EQ(samples, totals.samples.at(0));
+  EXPECT_EQ(period, totals.periods.at(0));
 }
 
 TEST(FlameGraphView, WritesThePageAndTellsTheCallerWhere) {
