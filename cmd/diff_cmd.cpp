@@ -220,6 +220,8 @@ class DiffCommand : public Subcommand {
                     const std::vector<std::string>& new_files) {
     if (old_files.size() != 1 || new_files.size() != 1)
       return Usage("--stream compares one OLD and one NEW profile");
+    if (old_files[0].empty() || new_files[0].empty())
+      return Usage("--stream needs two profiles: tprof diff --stream OLD NEW");
     stream_options_.old_path = old_files[0];
     stream_options_.new_path = new_files[0];
     stream_options_.input.symfs = load_options_.symfs;

@@ -206,10 +206,11 @@ class RecordCommand : public Subcommand {
     recorder.reset();
     trimmer.reset();
     trimming_unwinder.reset();
+    Symbolizer symbolizer;
     // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
     const uint64_t finish_start_ns = MonotonicNowNs();
-    auto bytes = FinishProfile(*writer.value(), recorded, stack_copies, stats->wall_time_ns,
-                               checked_while_recording, incomplete);
+    auto bytes = FinishProfile(*writer.value(), symbolizer, recorded, stack_copies,
+                               stats->wall_time_ns, checked_while_recording, incomplete);
     if (!bytes.ok()) return ReportError(name(), bytes.error());
     if (Status copied = CopyToStream(output); !copied.ok())
       return ReportError(name(), copied.error());
@@ -253,10 +254,10 @@ class RecordCommand : public Subcommand {
 
   // The recorded file finished: symbols embedded, or the stack copies unwound and embedded.
   // Returns the profile's size; an error says the profile is incomplete (`incomplete`).
-  Result<uint64_t> FinishProfile(ProfileWriter& writer, const std::string& recorded,
-                                 bool stack_copies, uint64_t wall_time_ns,
-                                 uint64_t checked_while_recording, const std::string& incomplete) {
-    Symbolizer symbolizer;
+  Result<uint64_t> FinishProfile(ProfileWriter& writer, Symbolizer& symbolizer,
+                                 const std::string& recorded, bool stack_copies,
+                                 uint64_t wall_time_ns, uint64_t checked_while_recording,
+                                 const std::string& incomplete) {
     Status finished = stack_copies ? writer.Finish({wall_time_ns, MonotonicNowNs(), {}})
                                    : EmbedSymbolsAndFinish(writer, recorded, symbolizer,
                                                            {wall_time_ns, MonotonicNowNs(), {}});

@@ -5,6 +5,7 @@
 
 #include "cmd/cli_support.h"
 #include "cmd/report_export_options.h"
+#include "core/analysis/off_cpu_reasons.h"
 #include "core/analysis/report_table.h"
 #include "core/model/event_selection.h"
 #include "core/model/metric_expression.h"
@@ -506,7 +507,7 @@ class ReportCommand : public Subcommand {
   // `selected`: the filtered input `source` reads through, null when nothing is filtered.
   int RunFlameGraph(ProfileSource& source, FrameResolver& resolver,
                     const SampleSelectingSource* selected) {
-    if (color_name_ == "offcpu" && !exports_.event.empty())
+    if (color_name_ == "offcpu" && !exports_.event.empty() && FindWallTimeEvents(source.events()))
       return Usage("--color offcpu sizes the frames by wall time; --event does not apply");
     auto user_metrics = UserMetrics(source.events());
     if (!user_metrics.ok()) return Usage(user_metrics.error().message());

@@ -292,21 +292,50 @@ TEST(CliTest, UnderAnyMemoryLimitARecordingIsWholeOrSaysItIsNot) {
   EXPECT_GT(recorded, 0) << "no limit let the recording finish";
 }
 
-// --binary takes one file an option in every command that reads profiles: given before the
-// profiles, it does not take them as binaries too (tprof diff did: "expected OLD NEW").
+// --binary takes one file an option in every command that reads profiles: given before a
+// positional profile, it does not take the profile as a binary too (diff, report and import did:
+// "expected OLD NEW", or "no such file: profile.tprof", the default input).
 TEST(CliTest, ABinaryGivenBeforeTheProfilesTakesOneFile) {
   const std::string profile =
       std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
+  const std::string imported = TempPath("cli", "binary_before_input.tprof");
   for (const std::vector<std::string>& argv :
        {std::vector<std::string>{kTprof, "diff", "--binary", "/bin/true", profile, profile},
-        std::vector<std::string>{kTprof, "diff", "--binary", "/bin/true", "--stream", profile,
-                                 profile},
-        std::vector<std::string>{kTprof, "report", "--binary", "/bin/true", "-i", profile},
-        std::vector<std::string>{kTprof, "stream", "--binary", "/bin/true", profile}}) {
+        std::vector<std::string>{kTprof, "report", "--binary", "/bin/true", profile},
+        std::vector<std::string>{kTprof, "stream", "--binary", "/bin/true", profile},
+        std::vector<std::string>{kTprof, "import", "--binary", "/bin/true", profile, "-o",
+                                 imported}}) {
     auto r = RunCommand(argv);
     EXPECT_EQ(r.exit_code, 0) << argv[1] << ": " << r.err;
-    EXPECT_NE(r.out, "") << argv[1];
+    EXPECT_TRUE(argv[1] == "import" || !r.out.empty()) << argv[1];
   }
+  EXPECT_TRUE(std::filesystem::exists(imported));
+  std::filesystem::remove(imported);
+  // One file an option: two after one --binary are a usage error, not a second binary.
+  EXPECT_EQ(RunCommand({kTprof, "report", "-i", profile, "--binary", "/bin/true", "/bin/false"})
+                .exit_code,
+            2);
+}
+
+// A --metric that names what the profile lacks is the command line's mistake, said before the
+// profile is read, in every view that takes --metric: a flame graph without a metric track used to
+// ignore it and write the page (exit 0).
+TEST(CliTest, AMetricOverEventsTheProfileLacksIsAUsageErrorInEveryView) {
+  const std::string profile =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
+  const std::string page = TempPath("cli", "bad_metric.html");
+  const std::string metric = "bogus = nosuch / cycles";
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{kTprof, "report", "-i", profile, "--metric", metric},
+        std::vector<std::string>{kTprof, "report", "-i", profile, "--metric", metric, "--timeline"},
+        std::vector<std::string>{kTprof, "report", "-i", profile, "--metric", metric,
+                                 "--flamegraph", page, "--no-timeline"}}) {
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv.back() << ": " << r.err;
+    EXPECT_NE(r.err.find("--metric"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(std::filesystem::exists(page));
 }
 
 TEST(CliTest, ReportOfANonProfileSaysSo) {

@@ -31,6 +31,8 @@ const std::string kData = std::string(TPROF_TESTDATA_DIR) + "/perf/";
 const std::string kCallgraph = kData + "quipper-perf.data.callgraph-3.8";
 // perf 4.14's branch stacks.
 const std::string kBranches = kData + "quipper-perf.data.branch-4.14";
+// perf 3.8's callchains and branch stacks of another program.
+const std::string kOtherBranches = kData + "quipper-perf.data.callgraph_and_branch-3.8";
 
 // What a view told its caller.
 struct Told {
@@ -224,17 +226,60 @@ TEST(FlameGraphView, WritesThePageAndTellsTheCallerWhere) {
   EXPECT_TRUE(outcome->complete);
   ASSERT_EQ(told.wrote.size(), 1u);
   EXPECT_NE(told.wrote[0].find("written to " + request.out_path), std::string::npos);
-  EXPECT_GT(std::filesystem::file_size(request.out_path), 1000u);
-  // Colouring by IPC needs cycles and instructions: this profile has only cycles.
+  // The page names the input and holds the profile's frames: the leaf of its heaviest stack,
+  // as the folded export names it.
+  ReportExportRequest folded;
+  folded.folded = true;
+  folded.no_marks = true;  // the page names frames without the _[k] and _[i] marks
+  std::ostringstream stacks;
+  ASSERT_TRUE(WriteReportExports(folded, kCallgraph, opened->source(), opened->resolver(), {},
+                                 stacks, told.Messages())
+                  .ok());
+  std::string heaviest;
+  uint64_t most = 0;
+  std::istringstream lines(stacks.str());
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    const uint64_t count = std::stoull(line.substr(space + 1));
+    if (count > most) {
+      most = count;
+      heaviest = line.substr(line.rfind(';', space) + 1, space - line.rfind(';', space) - 1);
+    }
+  }
+  ASSERT_FALSE(heaviest.empty());
+  std::ifstream in(request.out_path);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find(kCallgraph), std::string::npos);
+  EXPECT_NE(page.find(heaviest), std::string::npos) << heaviest;
+  // Colouring by IPC needs cycles and instructions: this profile has only cycles, which the
+  // refusal says (the request's fault, not the work's).
   request.color = "ipc";
   auto refused =
       WriteFlameGraph(request, opened->source(), opened->resolver(), nullptr, told.Messages());
-  EXPECT_FALSE(refused.ok());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kBadRequest);
+  EXPECT_NE(refused.error().message().find("no instructions samples"), std::string::npos)
+      << refused.error().message();
   std::filesystem::remove(request.out_path);
 }
 
-// Before the views layer the differential flame graph exited 0 over a side cut short.
+// Before the views layer the differential flame graph exited 0 over a side cut short; whole
+// sides are complete.
 TEST(DiffFlameGraphView, ASideCutShortMakesTheGraphIncomplete) {
+  {
+    Told told;
+    DiffFlameGraphOptions options;
+    options.old_paths = options.new_paths = {kCallgraph};
+    options.out_path = ::testing::TempDir() + "views_whole_" + std::to_string(::getpid()) + ".html";
+    DiffFlameGraphInputs inputs;
+    inputs.old_side.push_back(Open(kCallgraph, &told));
+    inputs.new_side.push_back(Open(kCallgraph, &told));
+    auto whole = WriteDiffFlameGraph(options, std::move(inputs), told.Messages());
+    ASSERT_TRUE(whole.ok()) << whole.error().message();
+    EXPECT_TRUE(whole->complete);
+    EXPECT_TRUE(told.warnings.empty());
+    std::filesystem::remove(options.out_path);
+  }
   const std::string cut = CutCopy(kCallgraph, 0.6);
   for (const bool cut_new : {false, true}) {
     Told told;
@@ -314,6 +359,14 @@ TEST(StreamDiffView, AProfileAgainstItselfMatchesEveryStream) {
   EXPECT_TRUE(j["old_only"].empty());
   EXPECT_TRUE(j["new_only"].empty());
   EXPECT_TRUE(j["source_changed"].empty());
+  // Against another program's recording, streams of each side alone.
+  options.new_path = kOtherBranches;
+  std::ostringstream other;
+  auto differ = WriteStreamDiff(options, other, told.Messages());
+  ASSERT_TRUE(differ.ok()) << differ.error().message();
+  const nlohmann::json k = nlohmann::json::parse(other.str());
+  EXPECT_FALSE(k["old_only"].empty()) << k.dump().substr(0, 2000);
+  EXPECT_FALSE(k["new_only"].empty());
   // --blocks on a profile without branch stacks says which.
   options.old_path = kCallgraph;
   options.blocks = true;
