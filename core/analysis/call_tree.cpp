@@ -435,19 +435,27 @@ FrameClockRhythm CallTreeBuilder::ClockRhythmOfFrames() {
     }
     // Where the other events' samples show the thread entering frames: those `to` passes below
     // the lowest frame it shares with `from`.
-    for (const auto& [step, times] : found.other_steps[f]) {
-      const CallNode* from = leaf_of_stack[step.first];
-      const CallNode* to = leaf_of_stack[step.second];
-      if (from != to) count_of(to, event).self_entries += times;
-      while (from != to) {
-        if (up[to].second >= up[from].second) {
-          count_of(to, event).total_entries += times;
-          to = up[to].first;
-        } else {
-          from = up[from].first;
+    const auto count_entries = [&](const auto& steps, uint64_t ClockRhythmCount::*self,
+                                   uint64_t ClockRhythmCount::*total) {
+      for (const auto& [step, times] : steps) {
+        const CallNode* from = leaf_of_stack[step.first];
+        const CallNode* to = leaf_of_stack[step.second];
+        if (from != to) count_of(to, event).*self += times;
+        while (from != to) {
+          if (up[to].second >= up[from].second) {
+            count_of(to, event).*total += times;
+            to = up[to].first;
+          } else {
+            from = up[from].first;
+          }
         }
       }
-    }
+    };
+    count_entries(found.other_steps[f], &ClockRhythmCount::self_entries,
+                  &ClockRhythmCount::total_entries);
+    // ... and the clock's own samples.
+    count_entries(found.clock_steps[f], &ClockRhythmCount::self_clock_entries,
+                  &ClockRhythmCount::total_clock_entries);
   }
   return out;
 }

@@ -48,6 +48,7 @@ struct ClockRhythmFinding {
 // One stack's samples of a timer clock, as ClockRhythm counted them.
 struct ClockRhythmStackCounts {
   uint64_t seen = 0, in_step = 0;   // samples looked at, and of threads in step
+  uint64_t followed = 0;            // ... that came a period after another (the run unbroken)
   uint64_t stepped = 0;             // following one on the same row with another row between
   uint64_t spanned = 0, again = 0;  // followed by a period with another row's work; in the row
 };
@@ -73,13 +74,26 @@ struct ClockRhythmCount {
   // one outside it): a lower bound on its calls. More than its clock samples, and its calls are
   // on average shorter than the clock's period.
   uint64_t self_entries = 0, total_entries = 0;
+  // How often the clock's own samples show the thread entering the row: its samples (self, or
+  // with the row on their chain) whose last one on the thread, a period before, lay outside it.
+  // Where nearly all of them did, the row never held two samples in a row: its calls are shorter
+  // than the period, which the other events cannot show where all of theirs land in the row.
+  uint64_t self_clock_entries = 0, total_clock_entries = 0;
+  // The row's samples that came a period after another on the thread (whose last sample is
+  // known): the ones whose entries the clock can show.
+  uint64_t self_followed = 0, total_followed = 0;
   // The row's entries and the clock's samples looked at in it, self or (`inclusive`) total.
   uint64_t entries(bool inclusive) const { return inclusive ? total_entries : self_entries; }
+  uint64_t clock_entries(bool inclusive) const {
+    return inclusive ? total_clock_entries : self_clock_entries;
+  }
+  uint64_t followed(bool inclusive) const { return inclusive ? total_followed : self_followed; }
   uint64_t seen(bool inclusive) const { return inclusive ? total_seen : self_seen; }
 
   // A stack's counts, for a row it is the leaf of, or one on its chain.
   void AddSelf(const ClockRhythmStackCounts& stack) {
     self_seen += stack.seen;
+    self_followed += stack.followed;
     self_in_step += stack.in_step;
     self_stepped += stack.stepped;
     self_spanned += stack.spanned;
@@ -87,6 +101,7 @@ struct ClockRhythmCount {
   }
   void AddTotal(const ClockRhythmStackCounts& stack) {
     total_seen += stack.seen;
+    total_followed += stack.followed;
     total_in_step += stack.in_step;
   }
 };
@@ -140,6 +155,9 @@ class ClockRhythm {
     // Per event found: consecutive samples of the other events on a thread on two different
     // stacks, (from, to), with how often: where the thread entered the rows of `to`.
     std::vector<absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint64_t>> other_steps;
+    // Per event found: the clock's own consecutive samples on a thread on two different stacks,
+    // (from, to), with how often: where its samples show the thread entering the rows of `to`.
+    std::vector<absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint64_t>> clock_steps;
   };
   // `row_of_stack(stack)` is the row (the leaf's key) a stack's sample counts for by itself:
   // what "the same row" means.
@@ -201,6 +219,15 @@ std::string ClockSteppingReason(const ClockRhythmFinding& finding, const ClockRh
 bool ClockStepsOverMostCalls(const ClockRhythmCount& count, bool inclusive);
 std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const ClockRhythmCount& count,
                                   bool inclusive, const std::vector<EventDesc>& events);
+// The same read from the clock's own samples, where the other events' cannot show it (all of
+// theirs land in the row: a short call that faults between long ones that do not): at least
+// kMinShortCallEntries of the row's samples, and nearly all of them (kMinClockEntryShare) that
+// came a period after another came after one outside it: it never held the clock for two periods
+// running.
+bool ClockNeverHeldTwoPeriods(const ClockRhythmCount& count, bool inclusive);
+std::string ClockIsolatedCallsReason(const ClockRhythmFinding& finding,
+                                     const ClockRhythmCount& count, bool inclusive,
+                                     const std::vector<EventDesc>& events);
 // The share of its count that the clock's samples in a row may be off by at the edges of its
 // calls, where the other events' samples show it entered at least kMinShortCallEntries times but
 // no more often than the clock sampled it (its calls a period or longer on average): a

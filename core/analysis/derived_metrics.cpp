@@ -468,14 +468,18 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
     const auto& [finding, count] = slots[slot];
     if (!finding || !count) continue;
     // Whether the count's being off by `reach` of it moves the value beyond its interval (not at
-    // all for a count of no events over any time).
+    // all for a count of no events over any time: a clock's count taken to nothing leaves no
+    // value, and a value of 0 no other).
     const auto moves = [&](double reach) {
       double moved = 0;
       for (double scale : {1 - reach, 1 + reach}) {
         std::vector<double> scaled = counts;
         scaled[slot] *= scale;
         const std::optional<double> v = Compute(column, scaled, {}, kNormal975).value;
-        moved = v ? std::max(moved, std::abs(*v - *value.value)) : INFINITY;
+        if (v)
+          moved = std::max(moved, std::abs(*v - *value.value));
+        else if (*value.value != 0)
+          moved = INFINITY;
       }
       return moved > 0 && (!value.half_width || moved > *value.half_width);
     };
@@ -486,6 +490,9 @@ std::optional<WindowBias> DerivedMetrics::ClockRhythmBias(size_t column,
     if (ClockStepsOverMostCalls(*count, inclusive) && moves(1.0))
       return WindowBias{WindowBiasKind::kClockStepsOver,
                         ClockShortCallsReason(*finding, *count, inclusive, events)};
+    if (ClockNeverHeldTwoPeriods(*count, inclusive) && moves(1.0))
+      return WindowBias{WindowBiasKind::kClockStepsOver,
+                        ClockIsolatedCallsReason(*finding, *count, inclusive, events)};
     if (const auto reach = ClockCallEdgeReach(*count, inclusive); reach && moves(*reach))
       return WindowBias{WindowBiasKind::kClockStepsOver,
                         ClockCallEdgeReason(*finding, *count, inclusive, *reach, events)};

@@ -673,18 +673,26 @@ void ReportTableBuilder::CountClockRhythm() {
     // Where the other events' samples show the thread entering a row: the rows of the second
     // sample that the first's lacks.
     std::vector<uint32_t> from_rows;
-    for (const auto& step_times : found.other_steps[f]) {
-      const StackRowResolver::StackKeys& from = stacks[step_times.first.first];
-      const StackRowResolver::StackKeys& to = stacks[step_times.first.second];
-      if (to.leaf_matches && (!from.leaf_matches || from.leaf != to.leaf))
-        count_of(to.leaf, event).self_entries += step_times.second;
-      from_rows.clear();
-      ForEachTotalKey(from, [&](uint32_t key) { from_rows.push_back(key); });
-      ForEachTotalKey(to, [&](uint32_t key) {
-        if (std::find(from_rows.begin(), from_rows.end(), key) == from_rows.end())
-          count_of(key, event).total_entries += step_times.second;
-      });
-    }
+    const auto count_entries = [&](const auto& steps, uint64_t ClockRhythmCount::*self,
+                                   uint64_t ClockRhythmCount::*total) {
+      for (const auto& step_times : steps) {
+        const StackRowResolver::StackKeys& from = stacks[step_times.first.first];
+        const StackRowResolver::StackKeys& to = stacks[step_times.first.second];
+        if (to.leaf_matches && (!from.leaf_matches || from.leaf != to.leaf))
+          count_of(to.leaf, event).*self += step_times.second;
+        from_rows.clear();
+        ForEachTotalKey(from, [&](uint32_t key) { from_rows.push_back(key); });
+        ForEachTotalKey(to, [&](uint32_t key) {
+          if (std::find(from_rows.begin(), from_rows.end(), key) == from_rows.end())
+            count_of(key, event).*total += step_times.second;
+        });
+      }
+    };
+    count_entries(found.other_steps[f], &ClockRhythmCount::self_entries,
+                  &ClockRhythmCount::total_entries);
+    // ... and the clock's own samples.
+    count_entries(found.clock_steps[f], &ClockRhythmCount::self_clock_entries,
+                  &ClockRhythmCount::total_clock_entries);
   }
 }
 
