@@ -6,8 +6,9 @@
 #   core < {symbolize, pmu} < report < views < cmd
 # symbolize knows the model; pmu (a source: live recording) also the inputs below core/source;
 # report reads analyses, metric tables and the model, never an input's details nor the PMU;
-# views open a profile with its symbols and run a view's pipeline (source, analysis, renderer)
-# for cmd/, which parses options and prints, and for tests; they know no PMU and no CLI11.
+# views open a profile with its symbols and run a view's pipeline (source, analysis, renderer),
+# or a recording from the PMU to a finished profile, for cmd/, which parses options and prints,
+# and for tests; they know no CLI11.
 set(parts core/base core/model core/format core/perfdata core/source core/analysis core/metrics
           symbolize pmu report views cmd)
 set(allowed_core_base      core/base)
@@ -21,7 +22,7 @@ set(allowed_symbolize      core/base core/model symbolize)
 set(allowed_pmu            core/base core/model core/format core/perfdata pmu)
 set(allowed_report         core/base core/model core/analysis core/metrics symbolize report)
 set(allowed_views          core/base core/model core/format core/perfdata core/source
-                           core/analysis core/metrics symbolize report views)
+                           core/analysis core/metrics symbolize pmu report views)
 # Third-party headers a part may not include (a prefix of the included path): the views take
 # plain request structs, so that tests and other front ends call them without a command line.
 set(forbidden_views        CLI/)

@@ -64,6 +64,7 @@ ViewMessages CommandMessages(const std::string& command) {
   messages.summary = [command](const std::string& what) {
     std::cerr << "[ tprof " << command << ": " << what << " ]\n";
   };
+  messages.notice = messages.wrote;
   return messages;
 }
 

@@ -1,6 +1,4 @@
 // tprof record: samples a command, running processes or the whole system into a .tprof profile.
-#include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,25 +9,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <optional>
-#include <sstream>
-#include <system_error>
 
 #include "cmd/cli_support.h"
-#include "core/analysis/short_stack_census.h"
-#include "core/format/output_file.h"
-#include "core/format/profile_reader.h"
-#include "core/format/profile_writer.h"
-#include "core/format/symbol_section.h"
-#include "core/format/unwind_pass.h"
 #include "core/metrics/metric_table.h"
 #include "core/model/metric_expression.h"
 #include "pmu/host_info.h"
 #include "pmu/recorder.h"
-#include "symbolize/dwarf_unwinder.h"
-#include "symbolize/symbolizer.h"
-#include "views/opened_profile.h"
-#include "views/unwind_summary.h"
+#include "views/recording_session.h"
 
 namespace tprof {
 namespace {
@@ -164,186 +150,24 @@ class RecordCommand : public Subcommand {
     if (int status = CheckArgumentsBeforeCommand(*app_, command_); status != kExitOk) return status;
     auto options = BuildOptions();
     if (!options.ok()) return Usage(options.error().message());
-    // The command runs on its own (launch) or beside a system-wide recording (-a -- ./prog).
-    const bool launch = !command_.empty();
-    Output output;
-    if (int status = PrepareOutput(&output); status != kExitOk) return status;
-    const std::optional<ScratchDirectory>& spool = output.spool;
-    const std::string& stream_name = output.stream_name;
-    auto workload = Launch(launch, /*stdout_to_stderr=*/spool.has_value());
-    if (!workload.ok()) return ReportError(name(), workload.error());
-    const pid_t pid = *workload ? (*workload)->pid() : -1;
-    std::unique_ptr<Recorder> recorder;
-    auto events = OpenRecorder(&options.value(), pid, &recorder);
-    if (!events.ok()) return ReportError(name(), events.error());
-
-    const SamplingOptions& sampling = options->sampling;
-    const bool stack_copies = RecordsStackCopies(sampling, events.value());
-    const std::string recorded = stack_copies ? written_ + ".stacks" : written_;
-    auto writer = ProfileWriter::CreateFile(recorded, RecordingMetadata(), events.value());
-    if (!writer.ok()) return ReportError(name(), writer.error());
-    const std::string incomplete = spool ? "; nothing was written to " + stream_name
-                                         : "; the profile is incomplete (" + recorded + ".partial)";
-
-    // -g's copies that the pass after the workload would not need are dropped as they are
-    // written (--keep-stacks keeps them all, as asked).
-    auto trimming_unwinder = std::make_unique<DwarfUnwinder>();
-    auto trimmer = std::make_unique<StackCopyTrimmer>(*trimming_unwinder);
-    if (stack_copies && sampling.call_graph == CallGraphMode::kFramePointer && !keep_stacks_)
-      recorder->TrimStackCopies(trimmer.get());
-    auto stats = recorder->Run(*writer.value(), workload->get());
-    const uint64_t checked_while_recording = trimmer->trimmed();
-    if (!stats.ok() && *workload && !(*workload)->started()) {
-      // The command never ran (not found, not executable): there is no profile, incomplete or
-      // not, and a .partial file would say there were one.
-      writer.value().reset();
-      if (!spool) ::unlink((recorded + ".partial").c_str());
-      return ReportError(name(), stats.error().message() + "; nothing was recorded");
-    }
-    if (!stats.ok()) return ReportError(name(), stats.error().message() + incomplete);
-    // The ring buffers and events go before the symbol step, where the recorder's memory peaks,
-    // and so do the trimmer's binaries (the pass after the workload opens its own).
-    recorder.reset();
-    trimmer.reset();
-    trimming_unwinder.reset();
-    Symbolizer symbolizer;
-    // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
-    const uint64_t finish_start_ns = MonotonicNowNs();
-    auto bytes = FinishProfile(*writer.value(), symbolizer, recorded, stack_copies,
-                               stats->wall_time_ns, checked_while_recording, incomplete);
-    if (!bytes.ok()) return ReportError(name(), bytes.error());
-    if (Status copied = CopyToStream(output); !copied.ok())
-      return ReportError(name(), copied.error());
-    if (!quiet_)
-      PrintSummary(events.value(), stats.value(), *bytes, stack_copies,
-                   MonotonicNowNs() - finish_start_ns);
-    PrintWarnings(stats.value());
-    if (options->sampling.call_graph == CallGraphMode::kFramePointer && !quiet_) PrintStackHint();
-    return launch ? WorkloadExitCode(stats->wait_status) : kExitOk;
+    if (output_ == "-" && ::isatty(STDOUT_FILENO))
+      return Usage(
+          "-o -: standard output is a terminal; redirect it to a file or pipe it to "
+          "'tprof report -i -'");
+    RecordRequest request;
+    request.options = std::move(options).value();
+    request.command = command_;
+    request.output = output_;
+    request.cycles_may_fall_back = AsksOnlyForCycles();
+    request.keep_stacks = keep_stacks_;
+    request.quiet = quiet_;
+    request.planning_notes = planning_notes_;
+    auto recorded = RecordProfile(request, CommandMessages(name()));
+    if (!recorded.ok()) return ReportError(name(), recorded.error());
+    return recorded->launched ? WorkloadExitCode(recorded->wait_status) : kExitOk;
   }
 
  private:
-  // The command to profile, forked and waiting to exec until the recorder starts it (none for
-  // -p, -t and -a alone).
-  Result<std::unique_ptr<Workload>> Launch(bool launch, bool stdout_to_stderr) const {
-    if (!launch) return std::unique_ptr<Workload>();
-    auto created = Workload::Create(command_, stdout_to_stderr);
-    if (!created.ok()) return created.error();
-    return std::make_unique<Workload>(std::move(created).value());
-  }
-
-  Metadata RecordingMetadata() const {
-    Metadata metadata;
-    FillHostMetadata(&metadata);
-    metadata.command_line = command_;
-    metadata.start_time_unix_ns = RealtimeNowNs();
-    metadata.start_timestamp = MonotonicNowNs();
-    return metadata;
-  }
-
-  // DWARF mode (and -g, which mends its chains) records stack copies to a side file first and
-  // unwinds them once the workload has ended, so unwinding costs the workload nothing; only the
-  // addresses are kept.
-  static bool RecordsStackCopies(const SamplingOptions& sampling,
-                                 const std::vector<EventDesc>& events) {
-    return sampling.call_graph == CallGraphMode::kDwarf ||
-           (sampling.call_graph == CallGraphMode::kFramePointer &&
-            std::any_of(events.begin(), events.end(),
-                        [](const EventDesc& e) { return e.sample_stack_user != 0; }));
-  }
-
-  // The recorded file finished: symbols embedded, or the stack copies unwound and embedded.
-  // Returns the profile's size; an error says the profile is incomplete (`incomplete`).
-  Result<uint64_t> FinishProfile(ProfileWriter& writer, Symbolizer& symbolizer,
-                                 const std::string& recorded, bool stack_copies,
-                                 uint64_t wall_time_ns, uint64_t checked_while_recording,
-                                 const std::string& incomplete) {
-    Status finished = stack_copies ? writer.Finish({wall_time_ns, MonotonicNowNs(), {}})
-                                   : EmbedSymbolsAndFinish(writer, recorded, symbolizer,
-                                                           {wall_time_ns, MonotonicNowNs(), {}});
-    if (!finished.ok()) return Error(finished.error().message() + incomplete);
-    if (!stack_copies) return writer.bytes_written();
-    return UnwindAndEmbed(recorded, symbolizer, checked_while_recording);
-  }
-
-  // The recorder with its events open, for `pid` (-1: the targets in `options`); 'cycles' that
-  // the PMU cannot count falls back to a software clock, said unless -q.
-  Result<std::vector<EventDesc>> OpenRecorder(RecordOptions* options, pid_t pid,
-                                              std::unique_ptr<Recorder>* recorder) {
-    *recorder = std::make_unique<Recorder>(*options);
-    auto events = (*recorder)->Open(pid);
-    if (!events.ok() && AsksOnlyForCycles()) {
-      // 'cycles' means "where the time goes"; where the PMU cannot count it, a software clock
-      // answers the same question (perf does the same). Other events are never substituted.
-      std::string fallback =
-          options->target.kind == RecordTarget::Kind::kSystemWide ? "cpu-clock" : "task-clock";
-      const EventSpec& cycles = options->groups[0].events[0];
-      if (cycles.exclude_kernel && !cycles.exclude_user) fallback += ":u";
-      if (cycles.exclude_user && !cycles.exclude_kernel) fallback += ":k";
-      if (!quiet_)
-        std::cerr << "tprof record: " << OneLine(events.error().message()) << "; sampling '"
-                  << fallback << "' instead (-q: quiet)\n";
-      options->groups = ParseEventList(fallback).value();
-      *recorder = std::make_unique<Recorder>(*options);
-      events = (*recorder)->Open(pid);
-    }
-    if (!events.ok()) return events;
-    for (const std::string& note : planning_notes_)
-      if (!quiet_) Note(name(), note);
-    for (const std::string& note : (*recorder)->notes())
-      if (!quiet_) Note(name(), note);
-    if ((*recorder)->burst_mode() == "kernel" && !quiet_)
-      std::cerr << "tprof record: burst sampling: kernel mode (hf_sample_period)\n";
-    return events;
-  }
-
-  // Where the recording goes (-o - and an output that is a device, FIFO or socket,
-  // ResolveOutputTarget: recorded into a private directory, the symbol and unwinding passes read
-  // the file back, and copied to the stream once complete, so a reader never sees half a
-  // profile and the device stays a device); sets written_.
-  struct Output {
-    std::optional<ScratchDirectory> spool;
-    std::string stream_name;             // "standard output" or the stream's path
-    std::optional<StreamOutput> stream;  // empty for standard output
-  };
-  int PrepareOutput(Output* out) {
-    if (output_ == "-") {
-      if (::isatty(STDOUT_FILENO))
-        return Usage(
-            "-o -: standard output is a terminal; redirect it to a file or pipe it to "
-            "'tprof report -i -'");
-      out->stream_name = "standard output";
-    } else {
-      auto target = ResolveOutputTarget(output_);
-      if (!target.ok()) return ReportError(name(), target.error());
-      if (target->kind == OutputTarget::Kind::kStream) {
-        auto opened = StreamOutput::Open(target->path);
-        if (!opened.ok()) return ReportError(name(), opened.error());
-        out->stream.emplace(std::move(opened).value());
-        out->stream_name = target->path;
-      } else {
-        written_ = target->path;  // a link's target: the link stays
-      }
-    }
-    if (!out->stream_name.empty()) {
-      auto created = ScratchDirectory::Create("tprof-record-");
-      if (!created.ok()) return ReportError(name(), created.error());
-      out->spool.emplace(std::move(created).value());
-      written_ = out->spool->path() + "/profile.tprof";
-    }
-
-    return kExitOk;
-  }
-
-  // -o - or a stream: the finished profile copied to it.
-  Status CopyToStream(Output& output) const {
-    if (!output.spool) return Status::Ok();
-    // A reader that stops early (`| head`) is an error to report, not a signal to die of.
-    ::signal(SIGPIPE, SIG_IGN);
-    return output.stream ? output.stream->CopyFrom(written_)
-                         : CopyFileTo(written_, STDOUT_FILENO, output.stream_name);
-  }
-
   // -F (samples a second, or 'max') or -c.
   Status SetRate(SamplingOptions* sampling) {
     SamplingOptions& s = *sampling;
@@ -495,38 +319,6 @@ class RecordCommand : public Subcommand {
     return options;
   }
 
-  // DWARF mode: unwinds OUTPUT.stacks into OUTPUT with embedded symbols; returns its size.
-  Result<uint64_t> UnwindAndEmbed(const std::string& stacks, FrameResolver& symbolizer,
-                                  uint64_t checked_while_recording) const {
-    DwarfUnwinder unwinder;
-    const std::string unwound = written_ + ".unwound";
-    auto stats = UnwindProfile(stacks, unwound, unwinder, keep_stacks_, checked_while_recording);
-    if (!stats.ok()) return stats.error().WithContext("unwinding " + stacks);
-    auto embedded = EmbedSymbols(unwound, written_, symbolizer);
-    std::remove(unwound.c_str());
-    std::remove((unwound + ".old").c_str());
-    if (!embedded.ok()) return embedded.error();
-    std::remove(stacks.c_str());
-    std::remove((stacks + ".old").c_str());
-    // Stacks cut short are a warning, which -q keeps to its first line (the counts); complete
-    // ones are part of the summary, which -q drops.
-    if (!quiet_) {
-      PrintUnwinding(name(), OutputName(), stats.value(), std::cerr);
-    } else if (stats->incomplete()) {
-      // -g's chains the walk could not confirm are as the kernel recorded them, not cut short:
-      // that is for the summary and the report's header, which -q keeps quiet.
-      const std::vector<std::string> lines = DescribeUnwinding(stats.value());
-      if (!lines.empty())
-        std::cerr << "tprof record: " << OutputName() << ": unwinding: " << lines.front()
-                  << " (without -q: why)\n";
-    }
-    if (keep_stacks_ && !quiet_)
-      std::fprintf(stderr, "tprof record: stack copies kept in %s\n", OutputName().c_str());
-    struct stat st {};
-    ::stat(written_.c_str(), &st);
-    return static_cast<uint64_t>(st.st_size);
-  }
-
   // -M: the metric table's cycles event leads, the selected metrics' events are read with it.
   Result<std::vector<EventGroup>> MetricGroups() const {
     if (metrics_ == "ipc") return ParseEventList("{cycles,instructions}:S");
@@ -568,14 +360,6 @@ class RecordCommand : public Subcommand {
            modifiers.find_first_not_of("uk") == std::string::npos;
   }
 
-  // A notice stays on one line however the kernel's reason was worded.
-  static std::string OneLine(std::string text) {
-    while (!text.empty() && text.back() == '\n') text.pop_back();
-    for (char& c : text)
-      if (c == '\n') c = ' ';
-    return text;
-  }
-
   // -F max: the highest rate the kernel allows, as perf reads it.
   static Result<uint64_t> ReadMaxSampleRate() {
     const char* path = "/proc/sys/kernel/perf_event_max_sample_rate";
@@ -585,75 +369,7 @@ class RecordCommand : public Subcommand {
     return rate;
   }
 
-  // The output as the user named it.
-  std::string OutputName() const { return output_ == "-" ? "standard output" : output_; }
-
   int Usage(const std::string& message) { return UsageError(name(), message); }
-
-  void PrintSummary(const std::vector<EventDesc>& events, const RecordStats& stats, uint64_t bytes,
-                    bool unwound, uint64_t finish_ns) const {
-    uint64_t samples = 0;
-    std::string per_event;
-    for (size_t e = 0; e < events.size(); ++e) {
-      samples += stats.samples_per_event[e];
-      if (stats.samples_per_event[e] == 0 && events[e].group_leader >= 0 &&
-          events[e].group_leader != static_cast<int32_t>(e))
-        continue;  // a member read by its leader's samples
-      per_event += (per_event.empty() ? "" : ", ") + std::to_string(stats.samples_per_event[e]) +
-                   " " + events[e].name;
-    }
-    auto percent = [&](uint64_t n) {
-      return samples + n ? 100.0 * static_cast<double>(n) / static_cast<double>(samples + n) : 0.0;
-    };
-    std::fprintf(
-        stderr,
-        "[ tprof record: %s samples; %llu lost (%.2f%%); throttled %llu times (%.2f%% "
-        "of the time); wrote %.1f KiB to %s in %.2f s (symbols %s in %.2f s); recorder CPU "
-        "%.3f s while recording, %.2f us per sample%s ]\n",
-        per_event.c_str(), static_cast<unsigned long long>(stats.lost_samples),
-        percent(stats.lost_samples), static_cast<unsigned long long>(stats.throttle_events),
-        ThrottledPercent(stats), static_cast<double>(bytes) / 1024.0, OutputName().c_str(),
-        static_cast<double>(stats.wall_time_ns) / 1e9,
-        unwound ? "unwound and embedded" : "embedded", static_cast<double>(finish_ns) / 1e9,
-        static_cast<double>(stats.recorder_cpu_ns) / 1e9,
-        samples ? static_cast<double>(stats.recorder_cpu_ns) / 1e3 / static_cast<double>(samples)
-                : 0.0,
-        stats.interrupted        ? "; interrupted"
-        : stats.duration_reached ? "; --duration reached"
-                                 : "");
-  }
-
-  // Frame-pointer stacks that stop after a frame or two: said once, with the remedy. Reads the
-  // profile just written (its embedded symbols name the modules). Best effort: the profile is
-  // complete by now, and a read-back that fails, even for a thread the system would not start
-  // (std::system_error), must not turn a recording that succeeded into a failure.
-  void PrintStackHint() const {
-    try {
-      auto opened = OpenedProfile::Open(written_, {});
-      if (!opened.ok()) return;
-      ShortStackCensus census((*opened)->resolver());
-      if (!(*opened)->source().ReadRecords(census).ok()) return;
-      if (auto hint = ShortStackHint(census.Counts())) Note(name(), *hint);
-    } catch (const std::system_error&) {
-    }
-  }
-
-  static void PrintWarnings(const RecordStats& stats) {
-    if (stats.lost_samples)
-      std::fprintf(stderr,
-                   "tprof record: samples were lost: raise -m (ring buffer pages) or lower -F\n");
-    if (stats.throttle_events)
-      std::fprintf(stderr,
-                   "tprof record: the kernel throttled sampling: lower -F or raise "
-                   "kernel.perf_event_max_sample_rate\n");
-  }
-
-  // Throttled time as a share of the time the counters existed (wall time per instance).
-  static double ThrottledPercent(const RecordStats& stats) {
-    double available = static_cast<double>(stats.wall_time_ns) *
-                       static_cast<double>(std::max<uint64_t>(stats.counter_instances, 1));
-    return available > 0 ? 100.0 * static_cast<double>(stats.throttled_ns) / available : 0.0;
-  }
 
   static int WorkloadExitCode(int wait_status) {
     if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -679,7 +395,6 @@ class RecordCommand : public Subcommand {
   bool kernel_only_ = false;
   size_t mmap_pages_ = 128;
   std::string output_ = kDefaultOutput;
-  std::string written_;  // the file recorded into: output_, or a private one for -o -
   std::string pids_;
   std::string tids_;
   bool system_wide_ = false;

@@ -17,6 +17,9 @@ struct ViewMessages {
   // A file written and what it holds, as a summary (perf's "[ perf record: ... ]" lines): "wrote
   // pprof profile out.pb.gz: 12 stacks, 40 locations".
   std::function<void(const std::string& what)> summary;
+  // A line of the view's own, said as it is: "burst sampling: kernel mode", a warning that
+  // samples were lost.
+  std::function<void(const std::string& text)> notice;
 
   void Note(const std::string& text) const {
     if (note) note(text);
@@ -29,6 +32,9 @@ struct ViewMessages {
   }
   void Summary(const std::string& what) const {
     if (summary) summary(what);
+  }
+  void Notice(const std::string& text) const {
+    if (notice) notice(text);
   }
 };
 

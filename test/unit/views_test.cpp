@@ -3,6 +3,8 @@
 // a plain visitor reads from the same file, what it says goes to the caller's ViewMessages and
 // nothing to stderr, and an input cut short ends as incomplete, never as a whole answer.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,10 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "pmu/event_spec.h"
 #include "views/diff_flamegraph.h"
 #include "views/flame_graph.h"
 #include "views/function_diff.h"
 #include "views/opened_profile.h"
+#include "views/recording_session.h"
 #include "views/report_exports.h"
 #include "views/report_table.h"
 #include "views/report_timeline.h"
@@ -375,6 +379,64 @@ TEST(StreamDiffView, AProfileAgainstItselfMatchesEveryStream) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find(kCallgraph + " has none"), std::string::npos)
       << refused.error().message();
+}
+
+// A recording made through the session as `tprof record` makes it: a shell loop sampled by
+// task-clock, here on any machine. The summary it says counts what the profile holds (read back
+// by a plain visitor), the command's exit status comes back, and nothing goes to stderr.
+TEST(RecordingSessionView, ItsSummaryCountsWhatTheProfileHoldsAndTheCommandsStatusComesBack) {
+  const std::string dir = ::testing::TempDir() + "views_test_rec_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  RecordRequest request;
+  auto groups = ParseEventList("task-clock");
+  ASSERT_TRUE(groups.ok());
+  request.options.groups = std::move(groups).value();
+  request.options.sampling.frequency = 2000;
+  request.command = {"/bin/sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exit 3"};
+  request.output = dir + "/rec.tprof";
+  Told told;
+  testing::internal::CaptureStderr();
+  auto outcome = RecordProfile(request, told.Messages());
+  const std::string stderr_text = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_TRUE(outcome->launched);
+  ASSERT_TRUE(WIFEXITED(outcome->wait_status));
+  EXPECT_EQ(WEXITSTATUS(outcome->wait_status), 3);
+  EXPECT_EQ(stderr_text, "");
+  const Totals totals = TotalsOf(request.output);
+  ASSERT_GT(totals.samples.count(0), 0u);
+  ASSERT_EQ(told.summaries.size(), 1u);
+  EXPECT_EQ(
+      told.summaries[0].rfind(std::to_string(totals.samples.at(0)) + " task-clock samples; ", 0),
+      0u)
+      << told.summaries[0];
+  EXPECT_NE(told.summaries[0].find(" to " + request.output + " in "), std::string::npos)
+      << told.summaries[0];
+  // Quiet: no summary, no note.
+  request.quiet = true;
+  Told quiet;
+  ASSERT_TRUE(RecordProfile(request, quiet.Messages()).ok());
+  EXPECT_TRUE(quiet.summaries.empty() && quiet.notes.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A command that cannot run: an error that says nothing was recorded, and no file, partial or
+// whole, that would say otherwise.
+TEST(RecordingSessionView, ACommandThatCannotRunRecordsNothingAndLeavesNoFile) {
+  const std::string dir = ::testing::TempDir() + "views_test_norun_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  RecordRequest request;
+  request.options.groups = ParseEventList("task-clock").value();
+  request.command = {dir + "/no-such-program"};
+  request.output = dir + "/rec.tprof";
+  Told told;
+  auto outcome = RecordProfile(request, told.Messages());
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.error().message().find("nothing was recorded"), std::string::npos)
+      << outcome.error().message();
+  EXPECT_FALSE(std::filesystem::exists(request.output));
+  EXPECT_FALSE(std::filesystem::exists(request.output + ".partial"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
