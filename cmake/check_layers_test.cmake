@@ -49,7 +49,7 @@ set(cases
   "core/model/extra.hpp|#include \"core/analysis/call_tree.h\"|core/model/extra.hpp: includes core/analysis/call_tree.h"
   "symbolize/symbolizer.cpp|#include \"core/format/symbol_section.h\"|symbolize/symbolizer.cpp: includes core/format/symbol_section.h, but symbolize may include only core/base, core/model, symbolize"
   "views/opened_profile.h|#include <CLI/CLI.hpp>|views/opened_profile.h: includes CLI/CLI.hpp, which views may not include"
-  "views/opened_profile.cpp|#include \"pmu/recorder.h\"|views/opened_profile.cpp: includes pmu/recorder.h, but views may include only")
+  "views/opened_profile.cpp|#include \"cmd/cli_support.h\"|views/opened_profile.cpp: includes cmd/cli_support.h, but views may include only")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" fields "${case}")
   list(GET fields 0 file)

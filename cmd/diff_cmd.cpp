@@ -1,7 +1,6 @@
 // tprof diff: function diffs of two profiles (or two sets of repeated runs) and a regression
 // gate for CI. Loading is views/function_profile_loader, the analysis core/analysis/profile_diff
 // and core/analysis/regression_gate, the rendering report/diff_report.
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <iostream>
@@ -21,25 +20,6 @@
 
 namespace tprof {
 namespace {
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-// "a,b,c" names three profiles unless a file of that very name exists.
-std::vector<std::string> SplitList(const std::string& arg) {
-  if (IsFile(arg) || arg.find(',') == std::string::npos) return {arg};
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= arg.size()) {
-    size_t comma = arg.find(',', pos);
-    if (comma == std::string::npos) comma = arg.size();
-    if (comma > pos) out.push_back(arg.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
 
 std::string DiffDescription() {
   return std::string(
@@ -187,21 +167,21 @@ class DiffCommand : public Subcommand {
   int Run() override {
     std::vector<std::string> old_files, new_files;
     for (const std::string& f : old_files_)
-      for (const std::string& p : SplitList(f)) old_files.push_back(p);
+      for (const std::string& p : SplitProfileList(f)) old_files.push_back(p);
     for (const std::string& f : new_files_)
-      for (const std::string& p : SplitList(f)) new_files.push_back(p);
+      for (const std::string& p : SplitProfileList(f)) new_files.push_back(p);
     if (positional_.size() == 2) {
       if (!old_files.empty() || !new_files.empty())
         return Usage("give OLD NEW or --old/--new, not both");
-      old_files = SplitList(positional_[0]);
-      new_files = SplitList(positional_[1]);
+      old_files = SplitProfileList(positional_[0]);
+      new_files = SplitProfileList(positional_[1]);
     } else if (positional_.size() == 1 && (!old_time_.empty() || !new_time_.empty())) {
       // Two ranges of one run: each side is the profile, read within its range.
       if (!old_files.empty() || !new_files.empty())
         return Usage("give one PROFILE or --old/--new, not both");
       if (old_time_.empty() || new_time_.empty())
         return Usage("one PROFILE compares two of its ranges: give --old-time and --new-time");
-      old_files = new_files = SplitList(positional_[0]);
+      old_files = new_files = SplitProfileList(positional_[0]);
     } else if (!positional_.empty()) {
       return Usage("expected OLD NEW, got one profile (or PROFILE --old-time A --new-time B)");
     }

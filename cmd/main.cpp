@@ -9,15 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
-#include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "cmd/cli_support.h"
 #include "cmd/help_pages.h"
+#include "core/base/fatal_exit.h"
 #include "core/base/version.h"
 #include "core/metrics/metric_table.h"
 #include "pmu/event_spec.h"
@@ -99,40 +97,6 @@ int EndOfOutput(int status) {
   return status == tprof::kExitOk ? tprof::kExitRuntimeError : status;
 }
 
-// One line on standard error without allocating (the heap may be what failed), then the
-// runtime-error status. Files being written are left as NAME.partial (see PartialFileSink).
-[[noreturn]] void ExitWith(std::string_view message) {
-  const std::string_view prefix = "tprof: ";
-  (void)!write(STDERR_FILENO, prefix.data(), prefix.size());
-  (void)!write(STDERR_FILENO, message.data(), message.size());
-  (void)!write(STDERR_FILENO, "\n", 1);
-  _exit(tprof::kExitRuntimeError);
-}
-
-// Out of memory, on whichever thread: without this mimalloc aborts (SIGABRT, not a word), and
-// a std::bad_alloc escaping a worker thread ends the process in std::terminate.
-[[noreturn]] void OutOfMemory() {
-  ExitWith(
-      "out of memory (see ulimit -v and -d, or the cgroup's memory limit): the command did not "
-      "finish");
-}
-
-// An exception no thread caught: resources the system refused (a thread it would not start)
-// are the runtime error they are; anything else is a bug, reported as one.
-[[noreturn]] void Uncaught() {
-  try {
-    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
-  } catch (const std::bad_alloc&) {
-    OutOfMemory();
-  } catch (const std::system_error& e) {
-    ExitWith(std::string("the system refused what the command needed: ") + e.what());
-  } catch (const std::exception& e) {
-    ExitWith(std::string("internal error: ") + e.what());
-  } catch (...) {
-  }
-  ExitWith("internal error: the command ended unexpectedly");
-}
-
 // The allocator's settings for `command` (mimalloc's, where linked in).
 void ConfigureAllocator(std::string_view command) {
 #ifdef TPROF_MIMALLOC
@@ -141,7 +105,7 @@ void ConfigureAllocator(std::string_view command) {
   // with memory that short the command is better ended, in one line.
   mi_register_error(
       [](int error, void*) {
-        if (error == ENOMEM) OutOfMemory();
+        if (error == ENOMEM) tprof::ExitOutOfMemory();
       },
       nullptr);
   // The analysis commands allocate hundreds of MiB of small objects in a few hundred ms: with
@@ -206,8 +170,8 @@ int RunHelp(CLI::App& app, const std::vector<std::pair<CLI::App*, tprof::Subcomm
 
 int Main(int argc, char** argv) {
   using namespace tprof;
-  std::set_new_handler(OutOfMemory);
-  std::set_terminate(Uncaught);
+  InstallFatalExits();
+  static_assert(kFatalExitStatus == kExitRuntimeError);
   ConfigureAllocator(argc > 1 ? argv[1] : "");
   CLI::App app("tprof: a hardware-counter-aware CPU profiler", "tprof");
   app.set_version_flag("--version", std::string("tprof ") + kVersion);

@@ -7,12 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 #include "cmd/cli_support.h"
-#include "core/metrics/metric_table.h"
-#include "core/model/metric_expression.h"
 #include "pmu/host_info.h"
 #include "pmu/recorder.h"
 #include "views/recording_session.h"
@@ -298,7 +295,7 @@ class RecordCommand : public Subcommand {
       return Error("-m must be a power of two, not " + std::to_string(mmap_pages_));
 
     if (!metrics_.empty()) {
-      auto groups = MetricGroups();
+      auto groups = MetricTableGroups(metrics_, cpu_);
       if (!groups.ok()) return groups.error();
       options.groups = std::move(groups).value();
     } else {
@@ -319,35 +316,6 @@ class RecordCommand : public Subcommand {
     return options;
   }
 
-  // -M: the metric table's cycles event leads, the selected metrics' events are read with it.
-  Result<std::vector<EventGroup>> MetricGroups() const {
-    if (metrics_ == "ipc") return ParseEventList("{cycles,instructions}:S");
-    auto table = cpu_.empty() ? TableForCpu(DetectCpu(), BuiltinMetricTables())
-                              : FindMetricTable(cpu_, BuiltinMetricTables());
-    if (!table.ok()) return table.error();
-    auto selected = table.value()->Select(metrics_);
-    if (!selected.ok()) return selected.error();
-    EventGroup group;
-    group.explicit_braces = true;
-    group.leader_sampling = true;
-    std::vector<std::string> names = {table.value()->event_groups.at(0).at(0)};
-    for (const Metric* m : selected.value()) {
-      auto expression = MetricExpression::Parse(m->formula);
-      if (!expression.ok()) return expression.error();
-      for (const std::string& v : expression->variables())
-        if (v != "#slots" && std::find(names.begin(), names.end(), v) == names.end())
-          names.push_back(v);
-    }
-    for (const std::string& n : names) {
-      EventSpec spec;
-      spec.name = n;
-      spec.type = PERF_TYPE_RAW;
-      spec.config = table.value()->FindEvent(n)->code;
-      group.events.push_back(spec);
-    }
-    return std::vector<EventGroup>{group};
-  }
-
   // True for the default event and for a lone -e cycles (with privilege modifiers at most).
   bool AsksOnlyForCycles() const {
     if (!metrics_.empty()) return false;  // -M asks for its events explicitly
@@ -358,15 +326,6 @@ class RecordCommand : public Subcommand {
     std::string modifiers = colon == std::string::npos ? "" : events_[0].substr(colon + 1);
     return (base == "cycles" || base == "cpu-cycles") &&
            modifiers.find_first_not_of("uk") == std::string::npos;
-  }
-
-  // -F max: the highest rate the kernel allows, as perf reads it.
-  static Result<uint64_t> ReadMaxSampleRate() {
-    const char* path = "/proc/sys/kernel/perf_event_max_sample_rate";
-    std::ifstream in(path);
-    uint64_t rate = 0;
-    if (!(in >> rate) || rate == 0) return Error(std::string("-F max: cannot read ") + path);
-    return rate;
   }
 
   int Usage(const std::string& message) { return UsageError(name(), message); }

@@ -1,32 +1,14 @@
 // tprof topdown: top-down metrics from counted events, live or from saved counts.
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include "cmd/cli_support.h"
-#include "core/format/saved_counts.h"
-#include "core/metrics/group_scheduler.h"
 #include "core/metrics/metric_table.h"
-#include "core/metrics/topdown_evaluator.h"
-#include "core/model/counter_report.h"
-#include "core/source/counter_report_source.h"
-#include "pmu/counting_run.h"
-#include "pmu/counting_session.h"
 #include "pmu/host_info.h"
-#include "pmu/perf_event.h"
+#include "pmu/pmu_probe.h"
 #include "pmu/proc_scanner.h"
-#include "report/topdown_report.h"
+#include "views/topdown.h"
 
 namespace tprof {
 namespace {
@@ -105,54 +87,13 @@ class TopdownCommand : public Subcommand {
     const MetricTable* table = chosen.value();
     auto selected = table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
-    std::ifstream in(input_);
-    if (!in) return ReportError(name(), "cannot read " + input_ + ": " + std::strerror(errno));
-    std::stringstream text;
-    text << in.rdbuf();
-    auto counts = ParseCounterReport(text.str());
-    if (!counts.ok()) return ReportError(name(), counts.error().WithContext(input_));
-    auto results = EvaluateMetrics(*table, selected.value(), counts.value());
-    if (!results.ok()) return ReportError(name(), results.error());
-    // Counts of another CPU: a table of n/a would read as "nothing to see". Say so, and which
-    // tables the counts do fit.
-    if (std::none_of(results->begin(), results->end(),
-                     [](const MetricResult& r) { return r.value.has_value(); }))
-      return ReportError(name(), input_ + ": none of the " + table->name +
-                                     " table's metrics can be evaluated from these counts (its "
-                                     "events were not counted); " +
-                                     TablesThatFit(counts.value()));
-    RenderTopdown(*table, counts->format + " " + input_, results.value(),
-                  json_  ? TopdownFormat::kJson
-                  : csv_ ? TopdownFormat::kCsv
-                         : TopdownFormat::kText,
-                  std::cout);
+    Status written =
+        WriteSavedTopdown({table, selected.value(), selection_, input_, Format()}, std::cout);
+    if (!written.ok()) return ReportError(name(), written.error());
     return kExitOk;
   }
 
  private:
-  // The built-in tables that evaluate at least one selected metric from `counts`, those that
-  // evaluate most first: what --cpu could have named.
-  std::string TablesThatFit(const CounterReport& counts) const {
-    std::vector<std::pair<size_t, std::string>> fits;
-    for (const MetricTable& t : BuiltinMetricTables()) {
-      auto selected = t.Select(selection_);
-      if (!selected.ok()) continue;
-      auto results = EvaluateMetrics(t, selected.value(), counts);
-      if (!results.ok()) continue;
-      const size_t evaluated = static_cast<size_t>(
-          std::count_if(results->begin(), results->end(),
-                        [](const MetricResult& r) { return r.value.has_value(); }));
-      if (evaluated) fits.emplace_back(evaluated, t.name);
-    }
-    if (fits.empty()) return "no built-in table fits them ('tprof list cpus')";
-    std::stable_sort(fits.begin(), fits.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::string names;
-    for (const auto& [evaluated, table_name] : fits)
-      names += (names.empty() ? "" : ", ") + table_name;
-    return "tables that fit them: " + names + " (--cpu NAME)";
-  }
-
   // The metrics: from --spec, else the table named by --cpu, else the detected CPU's (the arm
   // lab found --spec ignored when counting live).
   Result<const MetricTable*> ChooseTable() {
@@ -192,153 +133,33 @@ class TopdownCommand : public Subcommand {
     return kExitOk;
   }
 
-  // Top-down needs the core PMU; find out in one try whether this machine has one.
-  static Status ProbeCorePmu() {
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_CPU_CYCLES;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1;
-    int error_number = 0;
-    auto probe = OpenPerfEvent(attr, 0, -1, -1, "cycles", &error_number);
-    if (!probe.ok()) {
-      if (error_number == ENOENT || error_number == ENODEV || error_number == EOPNOTSUPP)
-        return Error(
-            "this machine has no hardware PMU (typical of a virtual machine), so "
-            "nothing can be counted live; evaluate saved counts with --cpu NAME --input FILE");
-      return probe.error();
-    }
-    return Status::Ok();
-  }
-
-  // Each scheduled group's events, with their raw codes from the table.
-  static std::vector<std::vector<CountedEvent>> CountedGroups(
-      const MetricTable& table, const std::vector<ScheduledGroup>& schedule) {
-    std::vector<std::vector<CountedEvent>> groups;
-    for (const ScheduledGroup& g : schedule) {
-      std::vector<CountedEvent> events;
-      for (const std::string& e : g.events)
-        events.push_back({e, PERF_TYPE_RAW, table.FindEvent(e)->code});
-      groups.push_back(std::move(events));
-    }
-
-    return groups;
-  }
-
   int RunLive() {
     // The command line first: its errors are usage errors on any machine.
-    uint64_t interval_ns = 0;
-    std::vector<pid_t> pids;
-    if (int status = CheckLiveRequest(&interval_ns, &pids); status != kExitOk) return status;
+    LiveTopdownRequest request;
+    if (int status = CheckLiveRequest(&request.run.interval_ns, &request.run.pids);
+        status != kExitOk)
+      return status;
+    // Top-down needs the core PMU: found out in one try whether this machine has one.
     if (Status pmu = ProbeCorePmu(); !pmu.ok()) return ReportError(name(), pmu.error());
     auto found = ChooseTable();
     if (!found.ok()) return ReportError(name(), found.error());
-    const MetricTable* table = found.value();
-    auto selected = table->Select(selection_);
+    request.table = found.value();
+    auto selected = request.table->Select(selection_);
     if (!selected.ok()) return Usage(selected.error().message());
-    uint32_t counters = CountGeneralCounters(*table);
-    auto schedule = ScheduleGroups(*table, selected.value(), counters);
-    if (!schedule.ok()) return ReportError(name(), schedule.error());
-    const std::vector<std::vector<CountedEvent>> groups = CountedGroups(*table, *schedule);
-    CountingRunOptions run;
-    run.command = command_;
-    run.pids = pids;
-    run.system_wide = system_wide_;
-    run.duration_seconds = duration_;
-    run.interval_ns = interval_ns;
-    const std::string groups_note = " in " + std::to_string(groups.size()) + " groups of at most " +
-                                    std::to_string(counters) + " general-purpose counters";
-    // With -I every interval is evaluated on its own deltas as it ends.
-    std::optional<TopdownIntervalWriter> writer;
-    auto print_interval = [&](double seconds, const CounterReport& delta) -> Status {
-      auto results = EvaluateMetrics(*table, selected.value(), delta);
-      if (!results.ok()) return results.error();
-      writer->Interval(seconds, results.value());
-      return Status::Ok();
-    };
-    if (interval_ns) {
-      const std::string target = system_wide_   ? "every CPU"
-                                 : pids.empty() ? "the command"
-                                                : "every thread of pid " + pids_;
-      writer.emplace(*table, "counted live on " + target + groups_note, Format(), std::cout);
-    }
-    auto counted = RunCounting(groups, run, print_interval);
-    if (!counted.ok()) return ReportError(name(), counted.error());
-    for (const std::string& note : counted->notes) Note(name(), note);
-    const std::string description = "counted live on " + counted->target +
-                                    (counted->user_space_only ? " (user space only)" : "") +
-                                    groups_note + EndNote(counted->end, counted->elapsed_ns);
-    if (!output_.empty()) {
-      std::ofstream out(output_);
-      out << SaveTprofCounts(counted->total);
-      if (!out) return ReportError(name(), "cannot write " + output_);
-    }
-    if (interval_ns && !summary_) return kExitOk;  // as perf stat -I: the intervals only
-    auto results = EvaluateMetrics(*table, selected.value(), counted->total);
-    if (!results.ok()) return ReportError(name(), results.error());
-    if (writer)
-      writer->Summary(results.value());
-    else
-      RenderTopdown(*table, description, results.value(), Format(), std::cout);
-    return kExitOk;
-  }
-
-  static std::string EndNote(CountingEnd end, uint64_t elapsed_ns) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2f s", static_cast<double>(elapsed_ns) * 1e-9);
-    switch (end) {
-      case CountingEnd::kTargetExited:
-        return std::string(", ") + seconds;
-      case CountingEnd::kDuration:
-        return std::string(", ") + seconds + " (--duration)";
-      case CountingEnd::kInterrupted:
-        return std::string(", ") + seconds + " (interrupted)";
-    }
-    return "";
+    request.selected = std::move(selected).value();
+    request.run.command = command_;
+    request.run.system_wide = system_wide_;
+    request.run.duration_seconds = duration_;
+    request.pids = pids_;
+    request.output = output_;
+    request.summary = summary_;
+    request.format = Format();
+    Status written = WriteLiveTopdown(request, std::cout, CommandMessages(name()));
+    return written.ok() ? kExitOk : ReportError(name(), written.error());
   }
 
   TopdownFormat Format() const {
     return json_ ? TopdownFormat::kJson : csv_ ? TopdownFormat::kCsv : TopdownFormat::kText;
-  }
-
-  // Learns how many general-purpose counters the PMU has by trying, as perf and Arm's tool do:
-  // a group bigger than the PMU opens but never runs.
-  static uint32_t CountGeneralCounters(const MetricTable& table) {
-    const MetricEvent* general = nullptr;
-    for (const MetricEvent& e : table.events)
-      if (std::find(table.fixed_events.begin(), table.fixed_events.end(), e.name) ==
-          table.fixed_events.end()) {
-        general = &e;
-        break;
-      }
-    if (!general) return 0;
-    uint32_t fits = 0;
-    for (uint32_t k = 1; k <= 12; ++k) {
-      std::vector<PerfEventFd> fds;
-      bool opened = true;
-      for (uint32_t i = 0; i < k && opened; ++i) {
-        perf_event_attr attr{};
-        attr.size = sizeof attr;
-        attr.type = PERF_TYPE_RAW;
-        attr.config = general->code;
-        attr.disabled = i == 0;
-        attr.exclude_kernel = 1;
-        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-        auto fd = OpenPerfEvent(attr, 0, -1, fds.empty() ? -1 : fds[0].get(), general->name);
-        opened = fd.ok();
-        if (opened) fds.push_back(std::move(fd).value());
-      }
-      if (!opened) break;
-      ioctl(fds[0].get(), PERF_EVENT_IOC_ENABLE, 0);
-      volatile uint64_t spin = 0;
-      for (int i = 0; i < 1000000; ++i) spin = spin + static_cast<uint64_t>(i);
-      ioctl(fds[0].get(), PERF_EVENT_IOC_DISABLE, 0);
-      uint64_t values[3] = {};
-      if (read(fds[0].get(), values, sizeof values) != sizeof values || values[2] == 0) break;
-      fits = k;
-    }
-    return fits;
   }
 
   int Usage(const std::string& message) { return UsageError(name(), message); }

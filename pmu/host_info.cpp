@@ -138,4 +138,12 @@ uint64_t RealtimeNowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+Result<uint64_t> ReadMaxSampleRate() {
+  const char* path = "/proc/sys/kernel/perf_event_max_sample_rate";
+  std::ifstream in(path);
+  uint64_t rate = 0;
+  if (!(in >> rate) || rate == 0) return Error(std::string("-F max: cannot read ") + path);
+  return rate;
+}
+
 }  // namespace tprof

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/error.h"
 #include "core/model/profile.h"
 
 namespace tprof {
@@ -20,5 +21,8 @@ std::vector<int> OnlineCpus();
 // Nanoseconds on CLOCK_MONOTONIC (the clock of record timestamps) and on the wall clock.
 uint64_t MonotonicNowNs();
 uint64_t RealtimeNowNs();
+// The highest sampling rate the kernel allows (kernel.perf_event_max_sample_rate, which it
+// lowers by itself where sampling interrupts take long), as perf reads it for -F max.
+Result<uint64_t> ReadMaxSampleRate();
 
 }  // namespace tprof

@@ -1,5 +1,7 @@
 #include "views/function_profile_loader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <future>
 #include <thread>
@@ -80,6 +82,20 @@ Result<LoadedFunctionProfile> LoadFunctionProfile(const std::string& path,
   auto opened = ProfileToCompare::Open(path, options);
   if (!opened.ok()) return opened.error();
   return std::move(opened).value().Load(options);
+}
+
+std::vector<std::string> SplitProfileList(const std::string& arg) {
+  struct stat st;
+  if (::stat(arg.c_str(), &st) == 0 || arg.find(',') == std::string::npos) return {arg};
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= arg.size()) {
+    size_t comma = arg.find(',', pos);
+    if (comma == std::string::npos) comma = arg.size();
+    if (comma > pos) out.push_back(arg.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace tprof

@@ -18,6 +18,10 @@ namespace tprof {
 
 class OpenedProfile;
 
+// A side of a diff named as "a,b,c": three profiles (repeated runs), unless a file of that very
+// name exists.
+std::vector<std::string> SplitProfileList(const std::string& arg);
+
 struct ProfileLoadOptions {
   std::string symfs;
   std::vector<std::string> binaries;

@@ -1,5 +1,6 @@
 #include "views/recording_session.h"
 
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "core/format/profile_writer.h"
 #include "core/format/symbol_section.h"
 #include "core/format/unwind_pass.h"
+#include "core/metrics/metric_table.h"
+#include "core/model/metric_expression.h"
 #include "pmu/host_info.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
@@ -331,6 +334,35 @@ void RecordingSession::SayStackHint() const {
 }
 
 }  // namespace
+
+Result<std::vector<EventGroup>> MetricTableGroups(const std::string& metrics,
+                                                  const std::string& cpu) {
+  if (metrics == "ipc") return ParseEventList("{cycles,instructions}:S");
+  auto table = cpu.empty() ? TableForCpu(DetectCpu(), BuiltinMetricTables())
+                           : FindMetricTable(cpu, BuiltinMetricTables());
+  if (!table.ok()) return table.error();
+  auto selected = table.value()->Select(metrics);
+  if (!selected.ok()) return selected.error();
+  EventGroup group;
+  group.explicit_braces = true;
+  group.leader_sampling = true;
+  std::vector<std::string> names = {table.value()->event_groups.at(0).at(0)};
+  for (const Metric* m : selected.value()) {
+    auto expression = MetricExpression::Parse(m->formula);
+    if (!expression.ok()) return expression.error();
+    for (const std::string& v : expression->variables())
+      if (v != "#slots" && std::find(names.begin(), names.end(), v) == names.end())
+        names.push_back(v);
+  }
+  for (const std::string& n : names) {
+    EventSpec spec;
+    spec.name = n;
+    spec.type = PERF_TYPE_RAW;
+    spec.config = table.value()->FindEvent(n)->code;
+    group.events.push_back(spec);
+  }
+  return std::vector<EventGroup>{group};
+}
 
 Result<RecordOutcome> RecordProfile(const RecordRequest& request, const ViewMessages& messages) {
   return RecordingSession(request, messages).Run();

@@ -32,6 +32,12 @@ struct RecordOutcome {
   int wait_status = 0;  // of the launched command
 };
 
+// -M METRICS (with --cpu NAME, else the CPU detected): the table's cycles event leading a
+// leader-sampled group that reads every event the selected metrics' formulas name; "ipc" is
+// {cycles,instructions}:S.
+Result<std::vector<EventGroup>> MetricTableGroups(const std::string& metrics,
+                                                  const std::string& cpu);
+
 // Says its notes (messages.note), its notices and warnings (messages.notice), the summary
 // (messages.summary) and, for -g's frame-pointer stacks that stop early, the remedy. An error
 // says that nothing was recorded, or that the profile is incomplete and where its part lies.
