@@ -47,6 +47,19 @@ void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string
       ->allow_extra_args(false);
 }
 
+void AddTimeRangeOption(CLI::App& app, std::string& time) {
+  app.add_option("--time", time,
+                 "START,END: only samples from START to END seconds after the profile start "
+                 "(+START,+END the same; either may be empty), or A%-B%: from A to B percent "
+                 "of the profile's length; a range without a sample exits 2");
+}
+
+void AddMachineFormatOptions(CLI::App& app, bool& json, bool* csv, const std::string& what) {
+  const std::string written = what.empty() ? " instead of text" : " (" + what + ")";
+  auto* json_flag = app.add_flag("--json", json, "Write JSON" + written);
+  if (csv) app.add_flag("--csv", *csv, "Write CSV" + written)->excludes(json_flag);
+}
+
 int ExitStatusOf(const std::string& command, const Result<ViewOutcome>& outcome) {
   if (!outcome.ok()) return ReportError(command, outcome.error());
   return outcome->complete ? kExitOk : kExitIncomplete;

@@ -87,6 +87,14 @@ int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::stri
 // per --binary, so that a command's positional profiles are never taken as more binaries.
 void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string>& binaries);
 
+// --time, declared once for every command that reads a profile's samples by time.
+void AddTimeRangeOption(CLI::App& app, std::string& time);
+
+// --json, and --csv where `csv` is given (the two exclude each other), declared once for every
+// command with a machine-readable output; `what` says what is written and where its fields are
+// described ("docs/report-schema.md"), empty for "instead of text".
+void AddMachineFormatOptions(CLI::App& app, bool& json, bool* csv, const std::string& what);
+
 // Parses -p / -t lists: "PID[,PID...]", each a positive number; `what` names them ("pid").
 Result<std::vector<pid_t>> ParseIdList(const std::string& text, const char* what);
 

@@ -117,7 +117,8 @@ class DiffCommand : public Subcommand {
         ->expected(1)
         ->allow_extra_args(false)  // --fail-if EXPR OLD NEW: OLD and NEW are not thresholds
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    app.add_flag("--json", json_, "Write the diff and gate verdict as JSON (docs/diff-schema.md)");
+    AddMachineFormatOptions(app, json_, nullptr,
+                            "the diff and the gate's verdict, docs/diff-schema.md");
     app.add_flag("--allow-incomplete", allow_incomplete_,
                  "Let --fail-if judge profiles that are incomplete (cut short, .partial, no "
                  "samples); without it such an input fails the gate with exit status 4");

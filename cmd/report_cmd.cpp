@@ -220,10 +220,7 @@ class ReportCommand : public Subcommand {
     app.add_option("--symbol", filter_.symbol_pattern,
                    "Only functions whose name matches this regular expression (ECMAScript, "
                    "searched)");
-    app.add_option("--time", time_,
-                   "START,END: only samples from START to END seconds after the profile start "
-                   "(+START,+END the same; either may be empty), or A%-B%: from A to B percent "
-                   "of the profile's length; a range without a sample exits 2");
+    AddTimeRangeOption(app, time_);
   }
 
   // The table's other forms: --timeline, --callers/--callees, --json, --csv.
@@ -243,8 +240,7 @@ class ReportCommand : public Subcommand {
     app.add_option("--callees", callees_,
                    "Show the functions FUNC calls with their shares (with --callers, the same "
                    "FUNC)");
-    auto* json = app.add_flag("--json", json_, "Write JSON (docs/report-schema.md)");
-    app.add_flag("--csv", csv_, "Write CSV (docs/report-schema.md)")->excludes(json);
+    AddMachineFormatOptions(app, json_, &csv_, "docs/report-schema.md");
   }
 
   int Usage(const std::string& message) { return UsageError(name(), message); }

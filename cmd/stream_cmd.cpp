@@ -39,11 +39,8 @@ class StreamCommand : public Subcommand {
                  "Show the hottest basic blocks of the branch stacks (share of sampled cycles, "
                  "average cycles) instead");
     app.add_flag("--no-kernel", no_kernel_, "Leave kernel code out of the streams");
-    app.add_option("--time", input_options_.time,
-                   "Only samples from START to END seconds after the profile start (START,END, "
-                   "+START,+END) or A%-B% of its length, as report takes it; a range without a "
-                   "sample exits 2");
-    app.add_flag("--json", json_, "Print JSON instead of text");
+    AddTimeRangeOption(app, input_options_.time);
+    AddMachineFormatOptions(app, json_, nullptr, "");
     AddSymbolOptions(app, input_options_.symfs, input_options_.binaries);
   }
 

@@ -52,8 +52,7 @@ class TopdownCommand : public Subcommand {
     app.add_option("--input", input_, "Evaluate saved counts instead of counting live");
     app.add_option("--spec", spec_,
                    "An Arm telemetry specification (JSON) to take the metrics from");
-    auto* json = app.add_flag("--json", json_, "JSON output");
-    app.add_flag("--csv", csv_, "CSV output")->excludes(json);
+    AddMachineFormatOptions(app, json_, &csv_, "");
     app.add_option("-o,--output", output_, "Live: also save the counts (read back with --input)");
     auto* pids = app.add_option("-p,--pid", pids_,
                                 "Live: count running processes, PID[,PID...] (every thread; "
