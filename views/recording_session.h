@@ -22,8 +22,10 @@ struct RecordRequest {
   // answers the same question (perf does the same), said as a notice. Other events are never
   // substituted.
   bool cycles_may_fall_back = false;
-  bool keep_stacks = false;                 // every stack copy kept in the profile, as recorded
-  bool quiet = false;                       // no notes, notices or summary; warnings are still said
+  bool keep_stacks = false;  // every stack copy kept in the profile, as recorded
+  // No notes, summary or notices but the warnings (lost samples, throttling, stacks cut
+  // short), which are said as notices.
+  bool quiet = false;
   std::vector<std::string> planning_notes;  // said once the events are open
 };
 

@@ -1,5 +1,6 @@
-// What a view says besides its output: notes, what an input lost when it was read, and the files
-// it wrote. The view calls these; the command prints them in its own format ("tprof CMD: note:
+// What a view says besides its output: notes, what an input lost when it was read, the files it
+// wrote, and lines of its own (notices: a fallback taken, a warning). The view calls these; the
+// command prints them in its own format ("tprof CMD: note:
 // ..."), a test collects them. Unset ones are dropped.
 #pragma once
 

@@ -161,15 +161,6 @@ ClockRhythm::Result ClockRhythm::FindWith(
       for (size_t k = 1; k < others.size(); ++k)
         if (others[k].stack != others[k - 1].stack) ++steps[{others[k - 1].stack, others[k].stack}];
     }
-    // Where the clock's own samples show the thread going from one stack to another, a period
-    // apart: the rows of the second that the first lacks were entered between them.
-    if (!others.empty()) {
-      auto& steps = result.clock_steps[finding_for(event)];
-      for (size_t i = 1; i < run.stacks.size(); ++i)
-        if (run.stacks[i] != kBreak && run.stacks[i - 1] != kBreak &&
-            run.stacks[i] != run.stacks[i - 1])
-          ++steps[{run.stacks[i - 1], run.stacks[i]}];
-    }
     struct RowPeriods {
       uint64_t samples = 0;  // the clock's in the row
       uint64_t spanned = 0;  // periods from the row with another row's work in them
@@ -273,13 +264,21 @@ ClockRhythm::Result ClockRhythm::FindWith(
   for (const auto& [event, run] : runs_) {
     if (finding_of_event[event] < 0) continue;
     const size_t f = static_cast<size_t>(finding_of_event[event]);
-    for (size_t i = 0; i < run.stacks.size(); ++i)
-      if (run.stacks[i] != kBreak) {
-        StackCounts& counts = result.stacks[f][run.stacks[i]];
-        ++counts.seen;
-        counts.followed += i > 0 && run.stacks[i - 1] != kBreak;
-        ++result.findings[f].samples_seen;
-      }
+    // Where the clock's own samples show the thread going from one stack to another, a period
+    // apart, the rows of the second that the first lacks were entered between them: counted on
+    // every thread, as the samples that followed another are, whether or not another event
+    // sampled it.
+    auto& steps = result.clock_steps[f];
+    for (size_t i = 0; i < run.stacks.size(); ++i) {
+      const uint32_t stack = run.stacks[i];
+      if (stack == kBreak) continue;
+      StackCounts& counts = result.stacks[f][stack];
+      ++counts.seen;
+      ++result.findings[f].samples_seen;
+      if (i == 0 || run.stacks[i - 1] == kBreak) continue;
+      ++counts.followed;
+      if (run.stacks[i - 1] != stack) ++steps[{run.stacks[i - 1], stack}];
+    }
   }
   return result;
 }
@@ -330,7 +329,7 @@ std::string ClockIsolatedCallsReason(const ClockRhythmFinding& finding,
   std::snprintf(text, sizeof text,
                 "clock steps over calls: of the %llu samples of %s this row holds that came a "
                 "period (%.0f us) after another on the thread, %llu came after one outside it, "
-                "so it never held the clock for two periods running: its calls are shorter than "
+                "so it seldom held the clock for two periods running: its calls are shorter than "
                 "the period, and a clock of fixed "
                 "period can fall in step with a loop of such calls, landing in them far more or "
                 "less often than their share of the time (seen: a 5-9 us call between 100 us "

@@ -79,8 +79,8 @@ struct ClockRhythmCount {
   // Where nearly all of them did, the row never held two samples in a row: its calls are shorter
   // than the period, which the other events cannot show where all of theirs land in the row.
   uint64_t self_clock_entries = 0, total_clock_entries = 0;
-  // The row's samples that came a period after another on the thread (whose last sample is
-  // known): the ones whose entries the clock can show.
+  // The row's samples that came a period after another on the thread (the run unbroken, the
+  // last sample known): the ones that can show an entry (self_clock_entries) or a stay.
   uint64_t self_followed = 0, total_followed = 0;
   // The row's entries and the clock's samples looked at in it, self or (`inclusive`) total.
   uint64_t entries(bool inclusive) const { return inclusive ? total_entries : self_entries; }
@@ -221,9 +221,9 @@ std::string ClockShortCallsReason(const ClockRhythmFinding& finding, const Clock
                                   bool inclusive, const std::vector<EventDesc>& events);
 // The same read from the clock's own samples, where the other events' cannot show it (all of
 // theirs land in the row: a short call that faults between long ones that do not): at least
-// kMinShortCallEntries of the row's samples, and nearly all of them (kMinClockEntryShare) that
-// came a period after another came after one outside it: it never held the clock for two periods
-// running.
+// kMinShortCallEntries of the row's samples came a period after one outside it, and they are
+// nearly all (kMinClockEntryShare) of its samples that came a period after another: it seldom
+// held the clock for two periods running.
 bool ClockNeverHeldTwoPeriods(const ClockRhythmCount& count, bool inclusive);
 std::string ClockIsolatedCallsReason(const ClockRhythmFinding& finding,
                                      const ClockRhythmCount& count, bool inclusive,

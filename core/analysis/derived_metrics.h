@@ -138,10 +138,12 @@ class DerivedMetrics {
   MetricValue EvaluateWindows(size_t column, const std::vector<double>& deltas,
                               const std::vector<double>& products, uint64_t windows) const;
   // A sampled-periods value at `counts` (per event of the column) whose events include a timer
-  // clock in step with a loop where its samples lie (ClockRhythm): per event, the finding and
-  // the row's or frame's counts (null where none). The reason it may lie off beyond its
-  // interval, where the share of the clock's count that may be off (ClockRhythmReach) moves it
-  // further than the interval reaches; empty otherwise. `inclusive`: Total% counts.
+  // clock in step with a loop where its samples lie, or over calls shorter than its period
+  // (ClockRhythm): per event, the finding and the row's or frame's counts (null where none). The
+  // reason it may lie off beyond its interval, where the share of the clock's count that may be
+  // off (ClockSteppingReach, the whole for calls shorter than the period, ClockCallEdgeReach,
+  // ClockRhythmReach) moves it further than the interval reaches; empty otherwise. `inclusive`:
+  // Total% counts.
   using ClockRhythmSlot = std::pair<const ClockRhythmFinding*, const ClockRhythmCount*>;
   std::optional<WindowBias> ClockRhythmBias(size_t column, const std::vector<double>& counts,
                                             const MetricValue& value,

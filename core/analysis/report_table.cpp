@@ -672,7 +672,10 @@ void ReportTableBuilder::CountClockRhythm() {
     }
     // Where the other events' samples show the thread entering a row: the rows of the second
     // sample that the first's lacks.
-    std::vector<uint32_t> from_rows;
+    // The first's rows are marked with the pair's number, so that each of the second's is
+    // looked up once, however deep the stacks (the clock's pairs are most of the samples').
+    std::vector<uint32_t> marked_in(rows_.keys().size(), 0);
+    uint32_t pair = 0;
     const auto count_entries = [&](const auto& steps, uint64_t ClockRhythmCount::*self,
                                    uint64_t ClockRhythmCount::*total) {
       for (const auto& step_times : steps) {
@@ -680,11 +683,10 @@ void ReportTableBuilder::CountClockRhythm() {
         const StackRowResolver::StackKeys& to = stacks[step_times.first.second];
         if (to.leaf_matches && (!from.leaf_matches || from.leaf != to.leaf))
           count_of(to.leaf, event).*self += step_times.second;
-        from_rows.clear();
-        ForEachTotalKey(from, [&](uint32_t key) { from_rows.push_back(key); });
+        ++pair;
+        ForEachTotalKey(from, [&](uint32_t key) { marked_in[key] = pair; });
         ForEachTotalKey(to, [&](uint32_t key) {
-          if (std::find(from_rows.begin(), from_rows.end(), key) == from_rows.end())
-            count_of(key, event).*total += step_times.second;
+          if (marked_in[key] != pair) count_of(key, event).*total += step_times.second;
         });
       }
     };

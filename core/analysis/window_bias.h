@@ -37,7 +37,9 @@ namespace tprof {
 // (the timer's missed ticks: DerivedMetrics); kClockInStep: a sampled-periods value read from a
 // timer clock whose samples, on the threads this row's come from, repeat with a loop of a few
 // periods (ClockRhythm); kClockStepsOver: one whose clock's periods in the row spanned other
-// functions' work, seen in another event's samples between two of the row's (ClockRhythm).
+// functions' work, seen in another event's samples between two of the row's, or whose calls are
+// shorter than the clock's period, as the other events' samples or the clock's own show the row
+// entered (ClockRhythm).
 enum class WindowBiasKind {
   kCallEdges,
   kCallMiddles,

@@ -192,7 +192,11 @@ TEST(MetricOracle, IntervalsCoverTheTruthBurst) { CheckCoverage(Methods()[2]); }
 
 // A window that ends in the kernel's fault handler counts for the function that faulted; with
 // --kernel-rows the handler is a row of its own and the functions lose those faults, which the
-// truth catches (the deliberately wrong attribution, run every time).
+// truth catches (the deliberately wrong attribution, run every time). The truth is what the
+// workload's own counter counted around each function's calls; the windows a row discarded
+// (spanning two rows, a throttle: more of them on a loaded host) hold faults no row is credited
+// with, up to the row's share of discarded windows (seen beside a parallel build: faults_light
+// credited 3,878 of 4,000, 3.05 % short, against a 3 % bound that left the discards out).
 TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
@@ -201,6 +205,7 @@ TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
                               profile, "--", kOracle, "8", "500", truth_path});
   ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
   const nlohmann::json truth = nlohmann::json::parse(testing::ReadWholeFile(truth_path));
+  std::map<std::string, std::pair<double, double>> windows;  // credited, discarded
   auto faults_of = [&](const std::vector<std::string>& extra, nlohmann::json* whole) {
     std::vector<std::string> args = {kTprof,   "report",      "-i",     profile,
                                      "--json", "--no-inline", "--sort", "dso,sym"};
@@ -215,12 +220,16 @@ TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
       for (const std::string& f : kFunctions)
         if (sym.find("::" + f + "(") != std::string::npos) name = f;
       if (name.empty() || row["groups"].empty()) continue;
-      faults[name] += row["groups"][0]["deltas"].value("page-faults", 0.0);
+      const auto& group = row["groups"][0];
+      faults[name] += group["deltas"].value("page-faults", 0.0);
+      windows[name].first += group.value("windows_credited", 0.0);
+      windows[name].second += group.value("windows_discarded", 0.0);
     }
     return faults;
   };
   nlohmann::json credited_json, rows_json;
   auto credited = faults_of({}, &credited_json);
+  const auto credited_windows = windows;
   auto rows = faults_of({"--kernel-rows"}, &rows_json);
   const auto& k = credited_json["kernel_work"];
   std::printf("kernel work: %s\n", k.dump().c_str());
@@ -229,11 +238,16 @@ TEST(MetricOracle, KernelWorkCountsForTheUserFunctionThatFaulted) {
   EXPECT_EQ(k["credited"], k["kernel_samples"]) << "every sample is a user thread's";
   EXPECT_EQ(rows_json["kernel_work"]["shown_as"], "kernel functions");
   for (const std::string f : {"faults_heavy", "faults_light"}) {
-    const double designed = truth[f]["designed-faults"].get<double>();
-    std::printf("%-13s designed %6.0f  credited %6.0f  --kernel-rows %6.0f\n", f.c_str(), designed,
-                credited[f], rows[f]);
-    EXPECT_NEAR(credited[f], designed, 0.03 * designed) << f;
-    EXPECT_LT(rows[f], 0.97 * designed) << f << ": the kernel rows' faults were not missed";
+    const double counted = truth[f]["page-faults"].get<double>();
+    const auto [kept, discarded] = credited_windows.at(f);
+    const double discarded_share = kept + discarded > 0 ? discarded / (kept + discarded) : 0;
+    std::printf(
+        "%-13s counted %6.0f  credited %6.0f (%.1f %% of its windows discarded)  --kernel-rows "
+        "%6.0f\n",
+        f.c_str(), counted, credited[f], 100 * discarded_share, rows[f]);
+    EXPECT_LE(credited[f], 1.03 * counted) << f;
+    EXPECT_GE(credited[f], (0.97 - discarded_share) * counted) << f;
+    EXPECT_LT(rows[f], 0.97 * counted) << f << ": the kernel rows' faults were not missed";
   }
   EXPECT_EQ(credited["compute"], 0);
   EXPECT_EQ(credited.count("kernel"), 0u) << "no kernel rows when their work is credited";
@@ -455,9 +469,10 @@ TEST(MetricOracle, WindowsSteppingOverShortCallsAreNamed) {
 }
 
 // The touching call of the step-over workload (its 4 faults at once, 5-9 us a call, between
-// 100 us calls of work) beside a 20 kHz clock, each event sampled on its own: the clock's share of
-// so short a call depends on where in the loop its fixed period lands, and came out 10-90 % high
-// in 8 of 19 recordings, 7 of them shown as measured (1219 +-119 faults/ms against its own 745).
+// 100 us calls of work) beside a 17-23 kHz clock, each event sampled on its own: the clock's
+// share of so short a call depends on where in the loop its fixed period lands, and came out
+// 10-90 % high in 8 of 19 recordings at 20 kHz, 7 of them shown as measured (1219 +-119 faults/ms
+// against its own 745), 4 of 4 at 17 kHz (one unflagged) and 1 of 4 at 23 kHz (unflagged).
 // Every fault lands in the call, so the faults cannot show it entered; the clock's own samples
 // do, none of them following one in the call. Fails if its rate is shown confident and outside
 // its interval, or shown without a reason at all (its calls are shorter than the period by
@@ -466,43 +481,56 @@ TEST(MetricOracle, AShortCallThatFaultsBetweenLongOnesIsNamed) {
   ScratchDir dir;
   ASSERT_FALSE(dir.path().empty());
   const std::string profile = dir.path() + "/touch.tprof";
-  auto recorded =
-      RunCommand({kTprof, "record", "-q", "-F", "20000", "-m", "8", "-e", "task-clock,page-faults",
-                  "-o", profile, "--", STEP_OVER_BINARY, "1", "100"});
-  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
-  long work_faults = -1, touch_faults = -1;
-  double work_ns = 0, touch_ns = 0, touch_own_ns = 0;
-  ASSERT_EQ(
-      std::sscanf(recorded.out.c_str(),
-                  "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf touch_own_ns %lf",
-                  &work_faults, &work_ns, &touch_faults, &touch_ns, &touch_own_ns),
-      5)
-      << recorded.out;
-  ASSERT_GT(touch_own_ns, 0) << recorded.out;
-  const double truth = static_cast<double>(touch_faults) / touch_own_ns * 1e6;
-  auto report =
-      RunCommand({kTprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
-  ASSERT_EQ(report.exit_code, 0) << report.err;
-  const nlohmann::json j = nlohmann::json::parse(report.out);
-  const int column = FaultsPerMsColumn(j, "sampled periods");
-  ASSERT_GE(column, 0) << j["metrics"].dump();
-  std::map<std::string, Measured> measured;
-  for (const auto& row : j["rows"]) {
-    const std::string sym = row["keys"]["sym"].get<std::string>();
-    if (sym == "step_over_touch" || sym == "step_over_work")
-      measured[sym] = ValueOf(row["metrics"][column]);
+  // The rates it was seen at: 20 kHz (a loop of some 2.2 periods), 17 kHz (2 periods) and 23 kHz,
+  // three recordings each.
+  int recordings = 0, outside = 0, flagged = 0;
+  for (const char* rate : {"20000", "17000", "23000"}) {
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE(std::string("-F ") + rate + ", recording " + std::to_string(run));
+      auto recorded =
+          RunCommand({kTprof, "record", "-q", "-F", rate, "-m", "8", "-e", "task-clock,page-faults",
+                      "-o", profile, "--", STEP_OVER_BINARY, "1", "100"});
+      ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+      long work_faults = -1, touch_faults = -1;
+      double work_ns = 0, touch_ns = 0, touch_own_ns = 0;
+      ASSERT_EQ(
+          std::sscanf(recorded.out.c_str(),
+                      "work_faults %ld work_ns %lf touch_faults %ld touch_ns %lf touch_own_ns %lf",
+                      &work_faults, &work_ns, &touch_faults, &touch_ns, &touch_own_ns),
+          5)
+          << recorded.out;
+      ASSERT_GT(touch_own_ns, 0) << recorded.out;
+      const double truth = static_cast<double>(touch_faults) / touch_own_ns * 1e6;
+      auto report = RunCommand(
+          {kTprof, "report", "-i", profile, "--json", "--sort", "sym", "--metric", kMetric});
+      ASSERT_EQ(report.exit_code, 0) << report.err;
+      const nlohmann::json j = nlohmann::json::parse(report.out);
+      const int column = FaultsPerMsColumn(j, "sampled periods");
+      ASSERT_GE(column, 0) << j["metrics"].dump();
+      std::map<std::string, Measured> measured;
+      for (const auto& row : j["rows"]) {
+        const std::string sym = row["keys"]["sym"].get<std::string>();
+        if (sym == "step_over_touch" || sym == "step_over_work")
+          measured[sym] = ValueOf(row["metrics"][column]);
+      }
+      ASSERT_EQ(measured.size(), 2u) << report.out.substr(0, 2000);
+      const Measured& touch = measured["step_over_touch"];
+      std::printf("-F %s: %s\n", rate, Shown("step_over_touch", touch, truth).c_str());
+      ASSERT_TRUE(touch.value && touch.low && touch.high) << Shown("step_over_touch", touch, truth);
+      const bool holds = *touch.low <= truth && truth <= *touch.high;
+      ++recordings;
+      outside += !holds;
+      flagged += !touch.bias.empty();
+      EXPECT_TRUE(holds || !touch.bias.empty() || touch.low_confidence)
+          << "a confident wrong value: " << Shown("step_over_touch", touch, truth);
+      EXPECT_FALSE(touch.bias.empty()) << Shown("step_over_touch", touch, truth);
+      const Measured& work = measured["step_over_work"];
+      EXPECT_TRUE(!work.value || *work.value == 0 || !work.bias.empty() || work.low_confidence)
+          << Shown("step_over_work", work, static_cast<double>(work_faults) / work_ns * 1e6);
+    }
   }
-  ASSERT_EQ(measured.size(), 2u) << report.out.substr(0, 2000);
-  const Measured& touch = measured["step_over_touch"];
-  std::printf("%s\n", Shown("step_over_touch", touch, truth).c_str());
-  ASSERT_TRUE(touch.value && touch.low && touch.high) << Shown("step_over_touch", touch, truth);
-  const bool holds = *touch.low <= truth && truth <= *touch.high;
-  EXPECT_TRUE(holds || !touch.bias.empty() || touch.low_confidence)
-      << "a confident wrong value: " << Shown("step_over_touch", touch, truth);
-  EXPECT_FALSE(touch.bias.empty()) << Shown("step_over_touch", touch, truth);
-  const Measured& work = measured["step_over_work"];
-  EXPECT_TRUE(!work.value || *work.value == 0 || !work.bias.empty() || work.low_confidence)
-      << Shown("step_over_work", work, static_cast<double>(work_faults) / work_ns * 1e6);
+  std::printf("step_over_touch: %d recordings, %d outside their interval, %d flagged\n", recordings,
+              outside, flagged);
 }
 
 // A clock sampled in user space only (what a user who is not root records; here as root, with
