@@ -47,6 +47,19 @@ void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string
       ->allow_extra_args(false);
 }
 
+void AddProfileInputOptions(CLI::App& app, std::string& input) {
+  CLI::Option* named =
+      app.add_option("-i,--input", input, "Profile to read (default profile.tprof)");
+  app.add_option("input_file", input, "Profile to read (same as -i)")
+      ->excludes(named)
+      ->check(CLI::Validator(
+          [&app](std::string& value) {
+            return value.size() > 1 && value[0] == '-' ? UnknownOptionMessage(app, value)
+                                                       : std::string();
+          },
+          "FILE"));
+}
+
 void AddTimeRangeOption(CLI::App& app, std::string& time) {
   app.add_option("--time", time,
                  "START,END: only samples from START to END seconds after the profile start "

@@ -87,6 +87,12 @@ int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::stri
 // per --binary, so that a command's positional profiles are never taken as more binaries.
 void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string>& binaries);
 
+// The profile a command reads, -i FILE or FILE ('-': standard input), declared once for the
+// commands that read one: both at once is a usage error ("report a.tprof -i b.tprof" reported
+// a.tprof without a word), and an unknown short option CLI11 would take for the file ("-g",
+// perf's habit) is named as such.
+void AddProfileInputOptions(CLI::App& app, std::string& input);
+
 // --time, declared once for every command that reads a profile's samples by time.
 void AddTimeRangeOption(CLI::App& app, std::string& time);
 

@@ -251,21 +251,8 @@ class DiffCommand : public Subcommand {
     options.ignore_module = ignore_module_;
     options.old_time = old_time_;
     options.new_time = new_time_;
-    // Kernel work as the table counts it: credited on every input or on none, so every input
-    // is opened before any is read.
-    DiffFlameGraphInputs inputs;
     options.credit_kernel_to_user = !kernel_rows_;
-    for (auto [files, side] :
-         {std::pair{&old_files, &inputs.old_side}, std::pair{&new_files, &inputs.new_side}})
-      for (const std::string& path : *files) {
-        auto opened = OpenedProfile::Open(
-            path, {load_options_.symfs, load_options_.binaries, nullptr, "diff"});
-        if (!opened.ok()) return ReportError(name(), opened.error());
-        options.credit_kernel_to_user &= (*opened)->records_user_context();
-        side->push_back(std::move(opened).value());
-      }
-    return ExitStatusOf(name(),
-                        WriteDiffFlameGraph(options, std::move(inputs), CommandMessages(name())));
+    return ExitStatusOf(name(), WriteDiffFlameGraph(options, CommandMessages(name())));
   }
 
   void ParseNormalize() {

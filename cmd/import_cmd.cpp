@@ -15,7 +15,12 @@ class ImportCommand : public Subcommand {
         "Convert a Linux perf.data file (file or pipe mode, '-' for standard input) into a\n"
         ".tprof profile. Recorded binaries found under --symfs or given with --binary replace\n"
         "the recorded paths, so the profile symbolizes here.\n"
-        "  tprof import perf.data -o out.tprof [--symfs DIR] [--binary FILE]");
+        "  tprof import perf.data -o out.tprof [--symfs DIR] [--binary FILE]\n"
+        "Examples:\n"
+        "  tprof import perf.data -o prof.tprof                     one file\n"
+        "  perf record -o - -- ./prog | tprof import - -o p.tprof   from a pipe\n"
+        "  tprof import perf.data --symfs /srv/sysroot -o p.tprof   binaries under a sysroot\n"
+        "  tprof import perf.data --binary ./prog -o prof.tprof     a local copy of one binary");
     CLI::Option* input =
         app.add_option("-i,--input", input_, "perf.data file to convert (as perf's -i)");
     app.add_option("input_file", input_, "perf.data file to convert ('-': standard input)")

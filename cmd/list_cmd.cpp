@@ -17,7 +17,12 @@ class ListCommand : public Subcommand {
     app.description(
         "List what tprof knows: the CPUs it has metric tables for, a table's metrics, and the\n"
         "generic event names.\n"
-        "  tprof list cpus\n  tprof list metrics --cpu NAME\n  tprof list events");
+        "  tprof list cpus | metrics --cpu NAME | events\n"
+        "Examples:\n"
+        "  tprof list cpus                          the CPUs with a metric table\n"
+        "  tprof list metrics --cpu neoverse-n2     a table's metrics, groups and formulas\n"
+        "  tprof list metrics --cpu 0x410fd490      the same, by the CPU's MIDR\n"
+        "  tprof list events                        generic event names");
     app.add_option("what", what_, "cpus, metrics or events")
         ->check(CLI::IsMember({"cpus", "metrics", "events"}));
     app.add_option("--cpu", cpu_, "CPU name or Arm MIDR, for 'metrics'");

@@ -101,18 +101,7 @@ class ReportCommand : public Subcommand {
 
   // The input, row limits, symbols, and perf report's habits that are tprof's defaults.
   void SetupInputOptions(CLI::App& app) {
-    CLI::Option* input =
-        app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
-    // One input: "report a.tprof -i b.tprof" reported a.tprof without a word.
-    // CLI11 takes an unknown short option ("-g", perf's habit) for the file: name it instead.
-    app.add_option("input_file", input_, "Profile to read (same as -i)")
-        ->excludes(input)
-        ->check(CLI::Validator(
-            [&app](std::string& value) {
-              return value.size() > 1 && value[0] == '-' ? UnknownOptionMessage(app, value)
-                                                         : std::string();
-            },
-            "FILE"));
+    AddProfileInputOptions(app, input_);
     app.add_option("--percent-limit", options_.percent_limit,
                    "Hide rows below this share (Self%, or Total% with --children) of every event");
     limit_option_ =

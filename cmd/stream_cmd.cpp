@@ -17,13 +17,19 @@ class StreamCommand : public Subcommand {
   void Setup(CLI::App& app) override {
     app.description(
         "Show the hottest streams of a profile: chains of basic blocks from branch stacks\n"
-        "(record -b), most recent first, else chains of frames from callchains (record -g),\n"
-        "leaf first; each entry is a function and its source file:line. Per stream: share of\n"
-        "the event's period (hits), samples, and average cycles where the branch stacks count\n"
-        "them. Compare two profiles' streams with `tprof diff --stream OLD NEW`.\n"
-        "  tprof stream [FILE] [-n N] [--depth D] [--blocks] [--json]");
-    app.add_option("-i,--input", input_, "Profile to read (default profile.tprof)");
-    app.add_option("input_file", input_, "Profile to read (same as -i)");
+        "(record -b) or of frames from callchains (record -g).\n"
+        "  tprof stream [FILE] [-n N] [--depth D] [--blocks] [--json]\n"
+        "Examples:\n"
+        "  tprof stream prof.tprof                      the 10 hottest streams\n"
+        "  tprof stream prof.tprof -n 3 --depth 4       the top 3, four entries each\n"
+        "  tprof stream prof.tprof --blocks             the hottest basic blocks instead\n"
+        "  tprof stream perf.data --time 0%-50% --json  the first half, as JSON\n"
+        "\n"
+        "Branch streams are most recent first, callchain streams leaf first; each entry is a\n"
+        "function and its source file:line. Per stream: share of the event's period (hits),\n"
+        "samples, and average cycles where the branch stacks count them. Compare two profiles'\n"
+        "streams with `tprof diff --stream OLD NEW`.");
+    AddProfileInputOptions(app, input_);
     app.add_option("-n,--top", report_.top, "Show the N hottest streams (default 10)")
         ->check(CLI::PositiveNumber);
     app.add_option("--depth", input_options_.streams.depth,

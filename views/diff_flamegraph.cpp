@@ -63,13 +63,23 @@ struct Side {
 
 }  // namespace
 
-Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& options,
-                                        DiffFlameGraphInputs inputs, const ViewMessages& messages) {
+Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& asked,
+                                        const ViewMessages& messages) {
+  // Kernel work as the table counts it: credited on every input or on none, so every input is
+  // opened before any is read.
+  DiffFlameGraphOptions options = asked;
+  std::vector<std::unique_ptr<OpenedProfile>> old_opened, new_opened;
+  for (auto [paths, opened] :
+       {std::pair{&options.old_paths, &old_opened}, std::pair{&options.new_paths, &new_opened}})
+    for (const std::string& path : *paths) {
+      auto profile = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
+      if (!profile.ok()) return profile.error();
+      options.credit_kernel_to_user &= (*profile)->records_user_context();
+      opened->push_back(std::move(profile).value());
+    }
   bool complete = true;  // every run read whole
-  Side old_side{options.old_paths,          "--old-time", options.old_time,
-                std::move(inputs.old_side), {},           {}},
-      new_side{options.new_paths,          "--new-time", options.new_time,
-               std::move(inputs.new_side), {},           {}};
+  Side old_side{options.old_paths, "--old-time", options.old_time, std::move(old_opened), {}, {}},
+      new_side{options.new_paths, "--new-time", options.new_time, std::move(new_opened), {}, {}};
   // The first run of each side decides the events; later runs are loaded one at a time below.
   std::vector<SideTree> firsts;
   for (Side* side : {&old_side, &new_side}) {

@@ -18,8 +18,9 @@ struct DiffFlameGraphOptions {
   // One profile a side, or repeated runs: then widths are the runs' means and a frame is
   // coloured only where its change is significant (alpha, min_effect_percent: the table's rule).
   std::vector<std::string> old_paths, new_paths;
-  // Kernel samples count for the user function that entered the kernel, as in the table (the
-  // caller decides, for every input alike, once it has opened them all).
+  // Kernel samples count for the user function that entered the kernel, as in the table, where
+  // every input records the user context to credit (kernel work credited on every input or on
+  // none: every input is opened before any is read).
   bool credit_kernel_to_user = false;
   std::string out_path;
   double alpha = 0.05;
@@ -40,15 +41,10 @@ struct DiffFlameGraphOptions {
 // The colour scale's limits, in points of the old total: the same in every graph.
 inline constexpr double kDiffFlameScalePoints = 5.0;
 
-// The inputs, opened (not read) by the caller, in the order of old_paths and new_paths. Each is
-// read and let go in turn, so that one profile's symbols are in memory at a time.
-struct DiffFlameGraphInputs {
-  std::vector<std::unique_ptr<OpenedProfile>> old_side, new_side;
-};
-
-// Writes the page; incomplete when an input could be read only in part (its warning says what
-// was lost).
+// Opens every input, then reads each and lets it go in turn, so that one profile's symbols are
+// in memory at a time, and writes the page; incomplete when an input could be read only in part
+// (its warning says what was lost).
 Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& options,
-                                        DiffFlameGraphInputs inputs, const ViewMessages& messages);
+                                        const ViewMessages& messages);
 
 }  // namespace tprof

@@ -96,12 +96,11 @@ TEST(CliTest, HelpForEachCommandInBothForms) {
   }
 }
 
-// A command's help shows how it is used before what each option means: its forms, then examples
-// (record, report and diff, whose options run to a hundred lines), within its first screen; and
-// every option an example uses is one the command has, so the examples cannot drift from the
-// options.
+// A command's help shows how it is used before what each option means: its forms, then examples,
+// within its first screen, for every command; and every option an example uses is one the
+// command has, so the examples cannot drift from the options.
 TEST(CliTest, HelpShowsExamplesFirstThatUseRealOptions) {
-  for (const char* c : {"record", "report", "diff"}) {
+  for (const char* c : {"record", "report", "diff", "stream", "topdown", "import", "list"}) {
     auto help = RunCommand({kTprof, c, "--help"});
     ASSERT_EQ(help.exit_code, 0) << c;
     std::istringstream lines(help.out);
@@ -130,6 +129,24 @@ TEST(CliTest, HelpShowsExamplesFirstThatUseRealOptions) {
         EXPECT_NE(options.find(option), std::string::npos)
             << c << ": an example uses " << option << ", which is not an option:\n  " << example;
       }
+  }
+}
+
+// The profile a command reads is given once, by -i or by name: both at once is a usage error
+// (report took the positional one without a word; stream did too until its input options were
+// report's), and an unknown short option in the file's place is named as an option.
+TEST(CliTest, AProfileGivenTwiceOrAnUnknownOptionInItsPlaceIsAUsageError) {
+  const std::string input =
+      std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
+  for (const char* c : {"report", "stream"}) {
+    auto twice = RunCommand({kTprof, c, input, "-i", input});
+    EXPECT_EQ(twice.exit_code, 2) << c << ": " << twice.err;
+    EXPECT_NE(twice.err.find("excludes"), std::string::npos) << c << ": " << twice.err;
+    auto unknown = RunCommand({kTprof, c, "-G"});
+    EXPECT_EQ(unknown.exit_code, 2) << c << ": " << unknown.err;
+    EXPECT_NE(unknown.err.find("-G"), std::string::npos) << c << ": " << unknown.err;
+    auto once = RunCommand({kTprof, c, input});
+    EXPECT_EQ(once.exit_code, 0) << c << ": " << once.err;
   }
 }
 

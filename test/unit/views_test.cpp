@@ -280,10 +280,7 @@ TEST(DiffFlameGraphView, ASideCutShortMakesTheGraphIncomplete) {
     DiffFlameGraphOptions options;
     options.old_paths = options.new_paths = {kCallgraph};
     options.out_path = ::testing::TempDir() + "views_whole_" + std::to_string(::getpid()) + ".html";
-    DiffFlameGraphInputs inputs;
-    inputs.old_side.push_back(Open(kCallgraph, &told));
-    inputs.new_side.push_back(Open(kCallgraph, &told));
-    auto whole = WriteDiffFlameGraph(options, std::move(inputs), told.Messages());
+    auto whole = WriteDiffFlameGraph(options, told.Messages());
     ASSERT_TRUE(whole.ok()) << whole.error().message();
     EXPECT_TRUE(whole->complete);
     EXPECT_TRUE(told.warnings.empty());
@@ -296,10 +293,7 @@ TEST(DiffFlameGraphView, ASideCutShortMakesTheGraphIncomplete) {
     options.old_paths = {cut_new ? kCallgraph : cut};
     options.new_paths = {cut_new ? cut : kCallgraph};
     options.out_path = ::testing::TempDir() + "views_diff_" + std::to_string(::getpid()) + ".html";
-    DiffFlameGraphInputs inputs;
-    inputs.old_side.push_back(Open(options.old_paths[0], &told));
-    inputs.new_side.push_back(Open(options.new_paths[0], &told));
-    auto outcome = WriteDiffFlameGraph(options, std::move(inputs), told.Messages());
+    auto outcome = WriteDiffFlameGraph(options, told.Messages());
     ASSERT_TRUE(outcome.ok()) << outcome.error().message();
     EXPECT_FALSE(outcome->complete) << (cut_new ? "new" : "old") << " side cut";
     ASSERT_EQ(told.warnings.size(), 1u);
