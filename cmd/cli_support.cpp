@@ -193,6 +193,22 @@ class FixedUsageFormatter : public CLI::Formatter {
 };
 }  // namespace
 
+namespace {
+// CLI11 names a subcommand in its usage line by the path it parsed, which `tprof help report`
+// never parsed ("Usage: report ..."): the line names the whole command however help was asked.
+class WholeCommandFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent() && name.rfind("tprof ", 0) != 0) name = "tprof " + app->get_name();
+    return CLI::Formatter::make_usage(app, name);
+  }
+};
+}  // namespace
+
+void NameWholeCommandInUsage(CLI::App& app) {
+  app.formatter(std::make_shared<WholeCommandFormatter>());
+}
+
 void SetUsageLine(CLI::App& app, std::string usage) {
   app.formatter(std::make_shared<FixedUsageFormatter>(std::move(usage)));
 }

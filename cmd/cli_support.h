@@ -72,6 +72,10 @@ std::unique_ptr<Subcommand> MakeStreamCommand();
 std::unique_ptr<Subcommand> MakeTopdownCommand();
 std::unique_ptr<Subcommand> MakeListCommand();
 
+// A subcommand's usage line names the whole command ("Usage: tprof report [OPTIONS] ..."),
+// whether its help was asked for as `tprof report --help` or `tprof help report`.
+void NameWholeCommandInUsage(CLI::App& app);
+
 // Replaces CLI11's generated "Usage:" line of `app` (which writes a positional taking 0 to 2
 // values as "profiles(0x)") with `usage`, e.g. "tprof diff [OPTIONS] OLD NEW".
 void SetUsageLine(CLI::App& app, std::string usage);

@@ -183,6 +183,7 @@ int Main(int argc, char** argv) {
   for (const CommandEntry& entry : kCommands) {
     auto& command = commands.emplace_back(entry.make());
     CLI::App* sub = app.add_subcommand(command->name(), command->summary());
+    NameWholeCommandInUsage(*sub);  // before Setup, which may set a usage line of its own
     command->Setup(*sub);
     sub->footer(std::string(kCommonExitStatus) + entry.exit_status_end);
     subcommands.push_back({sub, command.get()});
