@@ -91,6 +91,9 @@ ViewMessages CommandMessages(const std::string& command) {
     std::cerr << "[ tprof " << command << ": " << what << " ]\n";
   };
   messages.notice = messages.wrote;
+  messages.symbol_note = [](const std::string& note) {
+    std::cerr << "tprof: note: " << note << '\n';
+  };
   return messages;
 }
 

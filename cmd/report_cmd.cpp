@@ -397,7 +397,7 @@ class ReportCommand : public Subcommand {
     auto view = ChosenView();
     if (!view.ok()) return Usage(view.error().message());
     if (auto misuse = FoldedStyleMisuse(exports_)) return Usage(*misuse);
-    ProfileOpenOptions open_options{symfs_, binaries_, nullptr};
+    ProfileOpenOptions open_options{symfs_, binaries_, nullptr, CommandMessages(name())};
     open_options.verbose = verbose_;
     open_options.latency = latency_;
     open_options.off_cpu_reasons = off_cpu_reasons_;

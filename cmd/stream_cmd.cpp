@@ -56,8 +56,7 @@ class StreamCommand : public Subcommand {
                                     : source_ == "callchain" ? HotStreamOptions::Source::kCallchain
                                                              : HotStreamOptions::Source::kAuto;
     bool complete = true;
-    auto profile =
-        LoadStreamProfile(input_, input_options_, name(), CommandMessages(name()), &complete);
+    auto profile = LoadStreamProfile(input_, input_options_, CommandMessages(name()), &complete);
     if (!profile.ok()) return ReportError(name(), profile.error());
     if (report_.blocks && !profile->branch_samples)
       return ReportError(name(), input_ + ": --blocks needs branch stacks (record -b); none here");

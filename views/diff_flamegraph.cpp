@@ -72,7 +72,8 @@ Result<ViewOutcome> WriteDiffFlameGraph(const DiffFlameGraphOptions& asked,
   for (auto [paths, opened] :
        {std::pair{&options.old_paths, &old_opened}, std::pair{&options.new_paths, &new_opened}})
     for (const std::string& path : *paths) {
-      auto profile = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
+      auto profile =
+          OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, messages});
       if (!profile.ok()) return profile.error();
       options.credit_kernel_to_user &= (*profile)->records_user_context();
       opened->push_back(std::move(profile).value());

@@ -13,6 +13,7 @@ Result<FunctionDiffOutcome> WriteFunctionDiff(const FunctionDiffRequest& request
   const std::vector<std::string>& old_files = request.old_files;
   const std::vector<std::string>& new_files = request.new_files;
   ProfileLoadOptions load_options = request.load;
+  load_options.messages = messages;
   FunctionDiffOutcome outcome;
   std::vector<FunctionTotals> old_side, new_side;
   DiffReportInputs inputs;

@@ -18,7 +18,8 @@ ProfileToCompare::~ProfileToCompare() = default;
 
 Result<ProfileToCompare> ProfileToCompare::Open(const std::string& path,
                                                 const ProfileLoadOptions& options) {
-  auto opened = OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, "diff"});
+  auto opened =
+      OpenedProfile::Open(path, {options.symfs, options.binaries, nullptr, options.messages});
   if (!opened.ok()) return opened.error();
   return ProfileToCompare(path, std::move(opened).value());
 }

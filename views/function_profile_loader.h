@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/model/kernel_entry_credit.h"
 #include "core/model/profile.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
@@ -29,6 +30,9 @@ struct ProfileLoadOptions {
   // Kernel samples count for the user function that entered the kernel (KernelEntryCredit), as
   // in `tprof report`; a comparison sets it only when every input records a user context.
   bool credit_kernel_to_user = false;
+  // Where each input's unwinding statistics and the symbolizer's gathered notes are said
+  // (ProfileOpenOptions::messages).
+  ViewMessages messages;
 };
 
 struct LoadedFunctionProfile {

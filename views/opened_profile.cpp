@@ -1,14 +1,12 @@
 #include "views/opened_profile.h"
 
 #include <algorithm>
-#include <iostream>
 #include <string_view>
 
 #include "core/analysis/latency_weights.h"
 #include "core/analysis/off_cpu_reasons.h"
 #include "core/model/kernel_entry_credit.h"
 #include "symbolize/elf_symbols.h"
-#include "views/unwind_summary.h"
 
 namespace tprof {
 namespace {
@@ -22,22 +20,23 @@ DwarfUnwinderOptions UnwinderOptions(const ProfileOpenOptions& options, BinaryLo
   return unwind;
 }
 
-// Passes everything through; prints the unwinding statistics of the first read that has any.
+// Passes everything through; says the unwinding statistics of the first read that has any.
 class UnwindReportingSource : public ForwardingSource {
  public:
-  UnwindReportingSource(ProfileSource& inner, std::string command, std::string input)
-      : ForwardingSource(inner), command_(std::move(command)), input_(std::move(input)) {}
+  UnwindReportingSource(ProfileSource& inner, const ViewMessages& messages, std::string input)
+      : ForwardingSource(inner), messages_(messages), input_(std::move(input)) {}
   Result<SourceSummary> ReadRecords(RecordVisitor& visitor) override {
     auto summary = inner().ReadRecords(visitor);
     if (summary.ok() && !reported_ && summary->unwinding.samples) {
-      PrintUnwinding(command_, input_, summary->unwinding, std::cerr);
+      for (const std::string& line : DescribeUnwinding(summary->unwinding))
+        messages_.Notice(input_ + ": unwinding: " + line);
       reported_ = true;
     }
     return summary;
   }
 
  private:
-  std::string command_;
+  const ViewMessages& messages_;
   std::string input_;
   bool reported_ = false;
 };
@@ -145,7 +144,7 @@ void ModuleNotes::Add(const std::string& note) {
     missing_.push_back(note.substr(kMissingPrefix.size(), end - kMissingPrefix.size()));
     return;
   }
-  std::cerr << "tprof: note: " << note << '\n';
+  if (say_) say_(note);
 }
 
 void ModuleNotes::Flush() {
@@ -157,14 +156,15 @@ void ModuleNotes::Flush() {
   const size_t shown = std::min<size_t>(missing_.size(), 3);
   for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + missing_[i];
   if (missing_.size() > shown) names += " and " + std::to_string(missing_.size() - shown) + " more";
-  std::cerr << "tprof: note: no usable file for " << missing_.size()
-            << (missing_.size() == 1 ? " module (" : " modules (") << names
-            << "); their addresses are shown as [module+0xoffset] (-v lists each)\n";
+  if (say_)
+    say_("no usable file for " + std::to_string(missing_.size()) +
+         (missing_.size() == 1 ? " module (" : " modules (") + names +
+         "); their addresses are shown as [module+0xoffset] (-v lists each)");
   missing_.clear();
 }
 
 OpenedProfile::OpenedProfile(const ProfileOpenOptions& options)
-    : notes_(options.verbose),
+    : notes_(options.verbose, options.messages.symbol_note),
       locator_({options.symfs, options.binaries, BuildIdOfFile}),
       unwinder_(UnwinderOptions(options, locator_)),
       symbolizer_(SymbolizerOptionsFor(options, notes_)),
@@ -197,7 +197,7 @@ Result<std::unique_ptr<OpenedProfile>> OpenedProfile::Open(const std::string& pa
   auto source = ProfileSource::OpenFile(path, source_options);
   if (!source.ok()) return source.error();
   opened->source_ = std::move(source).value();
-  opened->command_ = options.command;
+  opened->messages_ = options.messages;
   opened->path_ = path;
   if (options.latency) {
     const int off_cpu = OffCpuEventIndex(opened->source_->events());
@@ -238,7 +238,7 @@ void OpenedProfile::ChainSources(bool credit_kernel_to_user) {
     latency_ = std::make_unique<LatencyWeightedSource>(*read, *latency_off_cpu_event_);
     read = latency_.get();
   }
-  reporting_ = std::make_unique<UnwindReportingSource>(*read, command_, path_);
+  reporting_ = std::make_unique<UnwindReportingSource>(*read, messages_, path_);
 }
 
 bool OpenedProfile::records_user_context() const {

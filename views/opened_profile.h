@@ -16,6 +16,7 @@
 #include "symbolize/binary_locator.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "symbolize/symbolizer.h"
+#include "views/view_messages.h"
 
 namespace tprof {
 
@@ -24,8 +25,11 @@ class OffCpuReasons;
 struct ProfileOpenOptions {
   std::string symfs;
   std::vector<std::string> binaries;
-  std::function<void(const std::string&)> on_note;  // symbolizer notes; null: the default
-  std::string command = "report";                   // names the command in the unwinding statistics
+  std::function<void(const std::string&)> on_note;  // symbolizer notes; null: gathered
+  // Where the input's unwinding statistics (notice: "INPUT: unwinding: LINE", once, on the first
+  // read that unwinds) and the symbolizer's gathered notes (symbol_note) are said; unset ones
+  // are dropped.
+  ViewMessages messages;
   // Kernel samples of user threads read as the user function that entered the kernel
   // (KernelEntryCredit); false: kernel functions are rows of their own, as in perf.
   bool credit_kernel_to_user = false;
@@ -43,17 +47,19 @@ struct ProfileOpenOptions {
   bool off_cpu_reasons_when_present = false;
 };
 
-// The symbolizer's notes on stderr, those about modules without a usable file gathered into
-// one summary line unless verbose.
+// The symbolizer's notes, said through `say`, those about modules without a usable file
+// gathered into one summary line unless verbose.
 class ModuleNotes {
  public:
-  explicit ModuleNotes(bool verbose) : verbose_(verbose) {}
+  ModuleNotes(bool verbose, std::function<void(const std::string&)> say)
+      : verbose_(verbose), say_(std::move(say)) {}
   ~ModuleNotes() { Flush(); }
   void Add(const std::string& note);
   void Flush();
 
  private:
   bool verbose_;
+  std::function<void(const std::string&)> say_;
   std::vector<std::string> missing_;  // modules
 };
 
@@ -66,7 +72,7 @@ class OpenedProfile {
   OpenedProfile(const OpenedProfile&) = delete;
   OpenedProfile& operator=(const OpenedProfile&) = delete;
 
-  // The input; the first read that unwinds stack copies prints its statistics on stderr.
+  // The input; the first read that unwinds stack copies says its statistics (messages.notice).
   ProfileSource& source() { return *reporting_; }
   // The input as recorded, kernel samples not credited and the off-cpu event not split: for
   // views that read the kernel's frames (why a thread was off the CPU).
@@ -108,7 +114,8 @@ class OpenedProfile {
   std::unique_ptr<ProfileSource> latency_;    // ... weighted by the threads running, when asked
   std::optional<uint32_t> latency_off_cpu_event_;  // the latency view's off-cpu event, when asked
   std::unique_ptr<ProfileSource> reporting_;       // the above seen through the statistics printer
-  std::string command_, path_;                     // for the statistics printer
+  ViewMessages messages_;                          // for the statistics
+  std::string path_;
 };
 
 }  // namespace tprof

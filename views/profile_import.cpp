@@ -146,6 +146,7 @@ Status ImportProfile(const ImportRequest& request, const ViewMessages& messages)
   // events may have sampled the kernel.
   SymbolizerOptions symbolizer_options;
   symbolizer_options.symfs = request.symfs;
+  symbolizer_options.on_note = messages.symbol_note;
   Symbolizer symbolizer(symbolizer_options);
   PreloadKernelSymbolsIfSampled(**source, symbolizer);
   SymbolTableBuilder symbols(symbolizer, SymbolTableBuilder::ResolveOn::kWorkerThread);

@@ -324,7 +324,7 @@ void RecordingSession::SayWarnings(const RecordStats& stats) const {
 // (std::system_error), must not turn a recording that succeeded into a failure.
 void RecordingSession::SayStackHint() const {
   try {
-    auto opened = OpenedProfile::Open(written_, {});
+    auto opened = OpenedProfile::Open(written_, {{}, {}, nullptr, messages_});
     if (!opened.ok()) return;
     ShortStackCensus census((*opened)->resolver());
     if (!(*opened)->source().ReadRecords(census).ok()) return;

@@ -12,10 +12,9 @@
 namespace tprof {
 
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
-                                        const std::string& command, const ViewMessages& messages,
-                                        bool* complete) {
+                                        const ViewMessages& messages, bool* complete) {
   auto opened =
-      OpenedProfile::Open(path, {options.symfs, options.binaries, messages.note, command});
+      OpenedProfile::Open(path, {options.symfs, options.binaries, messages.note, messages});
   if (!opened.ok()) return opened.error();
   ProfileSource& source = (*opened)->source();
   HotStreamBuilder builder(source.events(), (*opened)->resolver(), options.streams);
@@ -30,7 +29,6 @@ Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInp
 
 Result<ViewOutcome> WriteStreamDiff(const StreamDiffOptions& options, std::ostream& out,
                                     const ViewMessages& messages) {
-  const std::string command = "diff";
   SourceTreeMap trees;
   if (!options.before_dir.empty()) {
     auto opened = SourceTreeMap::Open(options.before_dir, options.after_dir);
@@ -40,11 +38,9 @@ Result<ViewOutcome> WriteStreamDiff(const StreamDiffOptions& options, std::ostre
   // Read one after the other: thread safety is an experimental build option of elfutils, whose
   // libelf and libdw the symbolizers use, so two symbolizers are not run at once.
   bool complete = true;  // both inputs read whole: else the comparison ends with status 4
-  auto old_profile =
-      LoadStreamProfile(options.old_path, options.input, command, messages, &complete);
+  auto old_profile = LoadStreamProfile(options.old_path, options.input, messages, &complete);
   if (!old_profile.ok()) return old_profile.error();
-  auto new_profile =
-      LoadStreamProfile(options.new_path, options.input, command, messages, &complete);
+  auto new_profile = LoadStreamProfile(options.new_path, options.input, messages, &complete);
   if (!new_profile.ok()) return new_profile.error();
 
   StreamMatchOptions match_options;

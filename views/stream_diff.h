@@ -23,10 +23,8 @@ struct StreamInputOptions {
 // Reads a profile (any format ProfileSource knows) into its hot streams and blocks, naming
 // addresses from the profile's embedded symbols first, then the binaries. `complete` (when
 // given) is cleared when the input could be read only in part (the warning says what was lost).
-// `command` names the command in the unwinding statistics.
 Result<StreamProfile> LoadStreamProfile(const std::string& path, const StreamInputOptions& options,
-                                        const std::string& command, const ViewMessages& messages,
-                                        bool* complete = nullptr);
+                                        const ViewMessages& messages, bool* complete = nullptr);
 
 struct StreamDiffOptions {
   std::string old_path;

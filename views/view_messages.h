@@ -19,8 +19,11 @@ struct ViewMessages {
   // pprof profile out.pb.gz: 12 stacks, 40 locations".
   std::function<void(const std::string& what)> summary;
   // A line of the view's own, said as it is: "burst sampling: kernel mode", a warning that
-  // samples were lost.
+  // samples were lost, an input's unwinding statistics.
   std::function<void(const std::string& text)> notice;
+  // A note about the binaries behind an input (modules without a usable file, gathered into one
+  // line; a vdso of another kernel), which the program says as its own ("tprof: note: ...").
+  std::function<void(const std::string& note)> symbol_note;
 
   void Note(const std::string& text) const {
     if (note) note(text);
@@ -36,6 +39,9 @@ struct ViewMessages {
   }
   void Notice(const std::string& text) const {
     if (notice) notice(text);
+  }
+  void SymbolNote(const std::string& note) const {
+    if (symbol_note) symbol_note(note);
   }
 };
 
