@@ -183,7 +183,9 @@ TEST_F(LeafFramesTest, ASignalHandlersLeafIsWholeOrCountedAsKept) {
         "signal handler, %s: %.0f of %.0f memset samples not whole; "
         "%.0f of %.0f chains kept as recorded\n",
         copy.c_str(), cut, in_memset / kPeriodNs, kept, repair.at("samples").get<double>());
-    EXPECT_GT(in_memset, 0.05 * stacks.total) << copy << ": the handler's memset was not sampled";
+    // Enough of the handler's memset sampled to hold the rule to: a count, not a share of the
+    // run (beside a parallel build its share fell to 4.5 %, 109 samples, under a 5 % bound).
+    EXPECT_GE(in_memset / kPeriodNs, 30) << copy << ": the handler's memset was not sampled";
     // Up to 1 % of the memset time may be outside the handler (the loader's, at start).
     EXPECT_LE(cut, kept + 0.01 * in_memset / kPeriodNs)
         << copy << ": memset stacks cut short that the recording does not count\n"
