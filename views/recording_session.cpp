@@ -133,7 +133,9 @@ Result<RecordOutcome> RecordingSession::Run() {
   recorder.reset();
   trimmer.reset();
   trimming_unwinder.reset();
-  Symbolizer symbolizer;
+  SymbolizerOptions symbolizer_options;
+  symbolizer_options.on_note = messages_.symbol_note;
+  Symbolizer symbolizer(symbolizer_options);
   // Timed so the summary shows what symbolizing (and DWARF unwinding) adds after the workload.
   const uint64_t finish_start_ns = MonotonicNowNs();
   auto bytes = FinishProfile(*writer.value(), symbolizer, recorded, stack_copies,

@@ -137,7 +137,8 @@ TEST(CliTest, HelpShowsExamplesFirstThatUseRealOptions) {
 
 // The profile a command reads is given once, by -i or by name: both at once is a usage error
 // (report took the positional one without a word; stream did too until its input options were
-// report's), and an unknown short option in the file's place is named as an option.
+// report's), and an unknown short option in the file's place is named as an option (CLI11 hands
+// a word like -5 to the positional, where stream took it for a file name).
 TEST(CliTest, AProfileGivenTwiceOrAnUnknownOptionInItsPlaceIsAUsageError) {
   const std::string input =
       std::string(TPROF_TESTDATA_DIR) + "/perf/quipper-perf.data.callgraph-3.8";
@@ -145,9 +146,10 @@ TEST(CliTest, AProfileGivenTwiceOrAnUnknownOptionInItsPlaceIsAUsageError) {
     auto twice = RunCommand({kTprof, c, input, "-i", input});
     EXPECT_EQ(twice.exit_code, 2) << c << ": " << twice.err;
     EXPECT_NE(twice.err.find("excludes"), std::string::npos) << c << ": " << twice.err;
-    auto unknown = RunCommand({kTprof, c, "-G"});
+    auto unknown = RunCommand({kTprof, c, "-5"});
     EXPECT_EQ(unknown.exit_code, 2) << c << ": " << unknown.err;
-    EXPECT_NE(unknown.err.find("-G"), std::string::npos) << c << ": " << unknown.err;
+    EXPECT_NE(unknown.err.find("unknown option '-5'"), std::string::npos)
+        << c << ": " << unknown.err;
     auto once = RunCommand({kTprof, c, input});
     EXPECT_EQ(once.exit_code, 0) << c << ": " << once.err;
   }
