@@ -1,6 +1,29 @@
 #include "core/analysis/window_attribution.h"
 
+#include <algorithm>
+
 namespace tprof {
+namespace {
+
+// Keeps the window (`now` less `before`, per member) among the pair's longest by leader delta.
+void KeepIfLongest(EdgeWindows& edge, const std::vector<uint64_t>& now,
+                   const std::vector<uint64_t>& before) {
+  const double leader = static_cast<double>(now[0] - before[0]);
+  auto shortest = edge.longest.end();
+  if (edge.longest.size() == EdgeWindows::kLongestKept) {
+    shortest = std::min_element(edge.longest.begin(), edge.longest.end(),
+                                [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    if ((*shortest)[0] >= leader) return;
+  }
+  std::vector<double> window(now.size());
+  for (size_t i = 0; i < now.size(); ++i) window[i] = static_cast<double>(now[i] - before[i]);
+  if (shortest == edge.longest.end())
+    edge.longest.push_back(std::move(window));
+  else
+    *shortest = std::move(window);
+}
+
+}  // namespace
 
 void WindowAttributor::Add(const Sample& sample, const std::string& function) {
   FunctionCounters& f = functions_[function];
@@ -36,6 +59,8 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
         ++returned.returned_over[before.function];
       }
     }
+    const double leader_delta =
+        static_cast<double>(sample.counter_values[0]) - static_cast<double>(before.values[0]);
     auto add_window = [&](std::vector<double>& deltas, std::vector<double>& products) {
       if (deltas.empty()) {
         deltas.assign(members_, 0);
@@ -52,6 +77,7 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
     if (whole && before.function == function) {
       add_window(f.deltas, f.products);
       ++f.windows_credited;
+      f.longest_credited = std::max(f.longest_credited, leader_delta);
       ++credited_;
       for (const Previous::Interloper& other : before.interlopers) {
         if (other.function == function) continue;
@@ -65,6 +91,7 @@ void WindowAttributor::Add(const Sample& sample, const std::string& function) {
         EdgeWindows& edge = edges_[{before.function, function}];
         add_window(edge.deltas, edge.products);
         ++edge.windows;
+        KeepIfLongest(edge, sample.counter_values, before.values);
       }
       ++f.windows_discarded;
       ++discarded_;

@@ -29,6 +29,7 @@ struct FunctionCounters {
   uint64_t windows_credited = 0;
   uint64_t windows_discarded = 0;  // windows that ended in this function but started elsewhere
   uint64_t samples = 0;
+  double longest_credited = 0;  // the leader's largest delta in one credited window
   // Per member: the events that samples of that member taken on its own (AddInterloper) place in
   // other functions, inside this function's credited windows: work those windows stepped over
   // and credited here, seen directly (empty until one is seen).
@@ -41,9 +42,16 @@ struct FunctionCounters {
 // their ends fall in two functions. Each holds the end of one call and the start of the next, so
 // their counts tell whether events gather at calls' edges (see window_bias).
 struct EdgeWindows {
+  // How many of the pair's windows `longest` keeps: a stall is rare, and a pair with more
+  // than this many of them beyond both functions' credited windows is flagged on these alone.
+  static constexpr size_t kLongestKept = 8;
   std::vector<double> deltas;    // per member: sums over the pair's windows
   std::vector<double> products;  // members x members, as FunctionCounters::products
   uint64_t windows = 0;
+  // The deltas (per member, leader first) of the pair's windows with the largest leader
+  // deltas, at most kLongestKept, in no order: a stall (the kernel or the host holding the
+  // thread, the clock going on) in a window no function is credited with.
+  std::vector<std::vector<double>> longest;
 };
 
 // How a function's samples follow one another on its threads (windows that are whole: not

@@ -78,6 +78,109 @@ void AddOnce(std::vector<WindowBias>& biases, WindowBias bias) {
   biases.push_back(std::move(bias));
 }
 
+using CreditedRates = std::map<std::string, std::vector<std::optional<Rate>>>;
+
+// The fewest credited windows whose longest says how long a window of the function's own work
+// runs: below it, an edge window beyond it says little.
+constexpr uint64_t kWindowsForLongest = 20;
+
+// How much longer than any credited window of either function a window across their call edge
+// must run to be a stall: windows across edges run a little longer than those inside calls
+// where the code between calls enters the kernel (a clock in one mode skipping a sample or two
+// more: 750 us against at most 500 us credited, under 250 us periods), which is no stall. At 1x
+// a faulting function was flagged in 18 of 20 recordings of 1 ms calls.
+constexpr double kStallBeyondLongest = 2;
+
+// Stalls at call edges: a window from one function into another whose leader ran well beyond
+// any window credited to either (the kernel or the host held the thread while a clock went on:
+// one window of 13.75 ms among windows of 250 us, at the exit of a function whose calls were
+// 1 ms) holds time that may be either function's and that no credited window holds. The rates'
+// test of edges above cannot see it: one such window widens the pair's interval instead. Each
+// function at an end gets the time beyond a window of the two's usual length, all of it with
+// none of the events (the lowest its rates could be); where that moves a rate beyond its
+// interval it is flagged, else the interval takes it.
+void FlagStallsAtCallEdges(const WindowAttributor& attributor,
+                           const std::vector<std::string>& member_names,
+                           std::string (*row_name)(const std::string& key),
+                           const CreditedRates& credited, WindowFindings& findings) {
+  struct Stalls {
+    double time = 0;     // beyond the usual windows, in the leader's unit
+    double longest = 0;  // the longest such window
+    double usual = 0;    // and the usual window beside it
+    double credited_max = 0;
+    uint64_t windows = 0;
+    std::string where;  // the pair of the longest
+  };
+  std::map<std::string, Stalls> stalls;
+  const auto& functions = attributor.functions();
+  for (const auto& [pair, w] : attributor.edges()) {
+    // A pair crossed a few times is no call edge that repeats: the one window from a program's
+    // start-up code into its first call holds the set-up between them (main's, 0.75-1 ms of a
+    // region mapped and a counter read 256 times, which flagged faults_heavy under load).
+    if (w.windows < kWindowsForLongest) continue;
+    const auto& [from, to] = pair;
+    double longest_credited = 0, usual = 0;
+    int ends = 0;
+    for (const std::string* end : {&from, &to}) {
+      const auto it = functions.find(*end);
+      if (it == functions.end() || it->second.windows_credited < kWindowsForLongest) continue;
+      longest_credited = std::max(longest_credited, it->second.longest_credited);
+      usual += it->second.deltas[0] / static_cast<double>(it->second.windows_credited);
+      ++ends;
+    }
+    if (ends == 0) continue;
+    usual /= ends;
+    for (const std::vector<double>& window : w.longest) {
+      if (window[0] <= kStallBeyondLongest * longest_credited) continue;
+      for (const std::string* end : {&from, &to}) {
+        Stalls& s = stalls[*end];
+        s.time += window[0] - usual;
+        ++s.windows;
+        if (window[0] > s.longest) {
+          s.longest = window[0];
+          s.usual = usual;
+          s.credited_max = longest_credited;
+          s.where = row_name(from) + " into " + row_name(to);
+        }
+      }
+    }
+  }
+  const size_t members = member_names.size();
+  for (const auto& [function, s] : stalls) {
+    const auto counters = functions.find(function);
+    const auto rates = credited.find(function);
+    if (counters == functions.end() || rates == credited.end() || counters->second.deltas[0] <= 0)
+      continue;
+    const double time = counters->second.deltas[0];
+    for (size_t m = 1; m < members; ++m) {
+      const std::optional<Rate>& r = rates->second[m];
+      if (!r) continue;
+      const double lowest = counters->second.deltas[m] / (time + s.time);
+      const double moved = r->value - lowest;
+      if (moved <= r->high - r->value) {
+        auto& bound = findings.bounds[function];
+        if (bound.size() < members) bound.resize(members);
+        bound[m] = std::max(bound[m], moved);
+        continue;
+      }
+      auto& per_member = findings.biases[function];
+      if (per_member.size() < members) per_member.resize(members);
+      AddOnce(per_member[m],
+              {WindowBiasKind::kCallEdges,
+               "time at call edges: " + std::to_string(s.windows) + " window" +
+                   (s.windows == 1 ? "" : "s") + " across its call edges (the longest from " +
+                   s.where + ", discarded) ran " + Number(s.longest) + " " + member_names[0] +
+                   ", " + Number(s.longest / s.usual) +
+                   "x the usual window and over twice any credited to either function (" +
+                   Number(s.credited_max) + "): " + Number(s.time) + " " + member_names[0] +
+                   " that no credited window holds (a stall: the kernel or the host held the "
+                   "thread) and that may be this function's; with it counted its " +
+                   member_names[m] + " per " + member_names[0] + " would be up to " +
+                   Percent(moved / r->value) + " lower"});
+    }
+  }
+}
+
 }  // namespace
 
 WindowFindings DetectWindowBias(const WindowAttributor& attributor,
@@ -182,6 +285,8 @@ WindowFindings DetectWindowBias(const WindowAttributor& attributor,
       }
     }
   }
+
+  FlagStallsAtCallEdges(attributor, member_names, row_name, credited, findings);
 
   // Windows that span calls, seen directly: samples of a member taken on its own whose rows are
   // other functions, inside this function's credited windows. The events they stand for were

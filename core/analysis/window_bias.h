@@ -7,6 +7,10 @@
 //    and B's credited rates (the boundary lies at a uniformly random point of such a window):
 //    more events (or fewer) than that, beyond the intervals, says the credited windows miss what
 //    the edges do.
+//    A window across an edge that ran over twice as long as any credited to either function (a
+//    stall: the kernel or the host held the thread while the clock went on) holds time neither
+//    function's credited windows count; where that time, given all to one of them, would move
+//    its rates beyond their interval, both are flagged.
 //  - windows that span calls: a window that starts and ends in a function may have left its call
 //    and come back in a later one, stepping over other functions' calls too short for a sample
 //    to land in. How often one sample of another function lies between two of the function's
