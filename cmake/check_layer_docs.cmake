@@ -1,12 +1,12 @@
-# The layer tables written for readers (docs/architecture.md, core/README.md) say what
-# cmake/layers.cmake says, the one statement of the order: each table row's "may include" cell
+# The layer table written for readers (docs/architecture.md; core/README.md points to it) says
+# what cmake/layers.cmake says, the one statement of the order: each table row's "may include" cell
 # names the layers the part may include besides itself ("nothing of tprof" for none,
 # "everything" for all), by their last path component.
 #   cmake -DSOURCE_DIR=... [-DDOCS=a.md;b.md] -P check_layer_docs.cmake
 cmake_policy(SET CMP0057 NEW)
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 if(NOT DOCS)
-  set(DOCS docs/architecture.md core/README.md)
+  set(DOCS docs/architecture.md)
 endif()
 set(wrong "")
 foreach(doc ${DOCS})
@@ -57,6 +57,18 @@ foreach(doc ${DOCS})
       string(APPEND wrong "\n  ${doc}: ${part} may include '${cell}', layers.cmake says '${expected}'")
     endif()
   endforeach()
+endforeach()
+# Any other page that keeps a "may include" table is a copy that can drift: it points here.
+cmake_policy(SET CMP0009 NEW)
+file(GLOB_RECURSE pages RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*.md)
+foreach(page ${pages})
+  if(page MATCHES "^(build|third_party)/" OR page IN_LIST DOCS)
+    continue()
+  endif()
+  file(STRINGS ${SOURCE_DIR}/${page} heads REGEX "^\\|.*\\| *may include *\\|")
+  if(heads)
+    string(APPEND wrong "\n  ${page}: a copy of the layer table (point to docs/architecture.md)")
+  endif()
 endforeach()
 if(wrong)
   message(FATAL_ERROR "layer tables differ from cmake/layers.cmake:${wrong}")

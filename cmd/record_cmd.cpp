@@ -194,58 +194,6 @@ class RecordCommand : public Subcommand {
     return Status::Ok();
   }
 
-  // -g and --call-graph MODE[,SIZE].
-  Status SetCallGraph(SamplingOptions* sampling) {
-    SamplingOptions& s = *sampling;
-    if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
-    if (!call_graph_.empty()) {
-      std::string mode = call_graph_.substr(0, call_graph_.find(','));
-      const size_t comma = call_graph_.find(',');
-      // SIZE after the mode, as perf takes it: a multiple of 8 up to 65528 (0 only for fp).
-      auto stack_size = [&](uint32_t* size, bool zero_allowed) -> Status {
-        if (comma == std::string::npos) return Status::Ok();
-        char* end = nullptr;
-        const char* text = call_graph_.c_str() + comma + 1;
-        unsigned long value = std::strtoul(text, &end, 0);
-        if (*text == '\0' || *end != '\0' || (value < 8 && !(zero_allowed && value == 0)) ||
-            value > 65528 || value % 8 != 0)
-          return Error("--call-graph " + mode + ",SIZE: SIZE must be a multiple of 8 up to 65528" +
-                       (zero_allowed ? " (0: no stack copy)" : ""));
-        *size = static_cast<uint32_t>(value);
-        return Status::Ok();
-      };
-      Status sized = Status::Ok();
-      if (mode == "fp") {
-        s.call_graph = CallGraphMode::kFramePointer;
-        sized = stack_size(&s.fp_stack_size, true);
-      } else if (mode == "lbr") {
-        s.call_graph = CallGraphMode::kLbr;
-      } else if (mode == "dwarf") {
-        s.call_graph = CallGraphMode::kDwarf;
-        sized = stack_size(&s.dwarf_stack_size, false);
-      } else {
-        return Error("unknown --call-graph mode '" + mode + "' (known: fp, dwarf, lbr)");
-      }
-      return sized;
-    }
-    return Status::Ok();
-  }
-
-  // --burst LONG,SHORT[,JITTER_BITS].
-  Status SetBurst(SamplingOptions* sampling) {
-    if (burst_.empty()) return Status::Ok();
-    SamplingOptions& s = *sampling;
-    unsigned long long long_period = 0, short_period = 0, jitter = 0;
-    int n = std::sscanf(burst_.c_str(), "%llu,%llu,%llu", &long_period, &short_period, &jitter);
-    if (n < 2 || short_period == 0 || long_period <= short_period || short_period > UINT32_MAX ||
-        jitter > 15)
-      return Error("--burst LONG,SHORT[,JITTER_BITS]: LONG > SHORT > 0, JITTER_BITS at most 15");
-    s.burst_long = long_period;
-    s.burst_short = static_cast<uint32_t>(short_period);
-    s.burst_jitter_bits = static_cast<uint32_t>(jitter);
-    return Status::Ok();
-  }
-
   // What is recorded: a launched command, -p, -t or -a.
   Status SetTarget(RecordTarget* target_out) {
     RecordTarget& target = *target_out;
@@ -282,7 +230,9 @@ class RecordCommand : public Subcommand {
           "--off-cpu and --burst do not go together: the switches are sampled at period 1");
     SamplingOptions& s = options.sampling;
     if (Status rate = SetRate(&s); !rate.ok()) return rate.error();
-    if (Status mode = SetCallGraph(&s); !mode.ok()) return mode.error();
+    if (frame_pointers_) s.call_graph = CallGraphMode::kFramePointer;
+    if (!call_graph_.empty())
+      if (Status mode = ParseCallGraph(call_graph_, s); !mode.ok()) return mode.error();
     if (branch_any_) s.branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
     if (!branch_filter_.empty()) {
       auto bits = ParseBranchFilter(branch_filter_);
@@ -305,7 +255,8 @@ class RecordCommand : public Subcommand {
       if (!groups.ok()) return groups.error();
       options.groups = std::move(groups).value();
     }
-    if (Status burst = SetBurst(&s); !burst.ok()) return burst.error();
+    if (!burst_.empty())
+      if (Status burst = ParseBurst(burst_, s); !burst.ok()) return burst.error();
     if (!no_member_samples_) {
       MemberSampling members = PlanMemberSampling(options.groups);
       for (EventGroup& lone : members.added) options.groups.push_back(std::move(lone));

@@ -183,10 +183,7 @@ class ReportCommand : public Subcommand {
                  "it: one more event per reason (off-cpu:sleep, off-cpu:lock, off-cpu:io-wait, "
                  "off-cpu:disk, off-cpu:child, off-cpu:preempted, off-cpu:other), columns of the "
                  "table and events for --folded, --flamegraph, pprof and speedscope");
-    app.add_flag("--kernel-rows", kernel_rows_,
-                 "Show kernel functions as rows (perf's view); by default a sample taken in the "
-                 "kernel on a user thread's behalf (a fault, a system call) counts for the user "
-                 "function that entered the kernel, in the table and the flame graph");
+    AddFunctionRowOptions(app, exports_.no_inline, kernel_rows_);
     SetupFilterOptions(app);
     SetupTableViewOptions(app);
   }
@@ -248,6 +245,7 @@ class ReportCommand : public Subcommand {
       filter.time_end = range->second;
       time_seconds_ = DescribeSeconds(filter.time_start, filter.time_end);
     }
+    built_filter_ = filter;
     return filter;
   }
 
@@ -263,24 +261,7 @@ class ReportCommand : public Subcommand {
     return Usage(message);
   }
 
-  std::string FilterSummary() const {
-    std::ostringstream s;
-    auto list = [&](const char* name, const auto& values) {
-      if (values.empty()) return;
-      s << (s.tellp() > 0 ? " " : "") << name << ' ';
-      bool first = true;
-      for (const auto& v : values) s << (first ? "" : ",") << v, first = false;
-    };
-    list("--comm", comms_);
-    list("--pid", pids_);
-    list("--tid", tids_);
-    list("--dso", dsos_);
-    if (!filter_.symbol_pattern.empty())
-      s << (s.tellp() > 0 ? " " : "") << "--symbol " << filter_.symbol_pattern;
-    if (!time_.empty())
-      s << (s.tellp() > 0 ? " " : "") << "--time " << time_ << " (" << time_seconds_ << ")";
-    return s.str();
-  }
+  std::string FilterSummary() const { return DescribeFilter(built_filter_, time_); }
 
   TableFormat Format() const {
     return json_ ? TableFormat::kJson : csv_ ? TableFormat::kCsv : TableFormat::kText;
@@ -429,21 +410,13 @@ class ReportCommand : public Subcommand {
   int RunStackView(ReportView view, OpenedProfile& opened) {
     auto filter = BuildFilter(opened.source().metadata());
     if (!filter.ok()) return Usage(filter.error().message());
-    if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
-      return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
-                   " chooses rows of the table; " +
-                   (flamegraph_.empty() ? "this output" : "--flamegraph") +
-                   " shows whole stacks (filter them by --comm, --pid, --tid or --time; "
-                   "--callers/--callees show one function's stacks)");
-    auto selector = SampleSelector::Create(*filter, opened.source().metadata().start_timestamp);
-    if (!selector.ok()) return Usage(selector.error().message());
-    // Without a filter the samples go straight through: no thread lookup per sample.
-    const bool filtered = filter->restricts_rows() || filter->time_start || filter->time_end;
-    SampleSelectingSource selected(opened.source(), std::move(selector).value());
-    ProfileSource& source = filtered ? selected : opened.source();
+    auto selected = SelectSamplesForView(opened.source(), *filter,
+                                         flamegraph_.empty() ? "this output" : "--flamegraph");
+    if (!selected.ok()) return Usage(selected.error().message());
+    ProfileSource& source = *selected ? **selected : opened.source();
     int status;
     if (view == ReportView::kFlameGraph) {
-      status = RunFlameGraph(source, opened.resolver(), filtered ? &selected : nullptr);
+      status = RunFlameGraph(source, opened.resolver(), selected->get());
     } else {
       ModuleOpener open_module = [&opened](const std::string& module, const std::string& build_id) {
         return opened.OpenModule(module, build_id);
@@ -453,9 +426,9 @@ class ReportCommand : public Subcommand {
                                                   open_module, std::cout, CommandMessages(name())));
     }
     if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
-        selected.samples_in_time() == 0)
+        (*selected)->samples_in_time() == 0)
       return EmptyTimeRange(opened.source().metadata().duration_ns);
-    if (status == kExitOk && filtered && selected.samples_kept() == 0)
+    if (status == kExitOk && *selected && (*selected)->samples_kept() == 0)
       Note(name(), "no samples passed the filters (" + FilterSummary() + ")");
     return status;
   }
@@ -466,10 +439,7 @@ class ReportCommand : public Subcommand {
     if (source.events().empty()) return ReportError(name(), input_ + ": the profile has no events");
     auto filter = BuildFilter(source.metadata());
     if (!filter.ok()) return Usage(filter.error().message());
-    if (!filter->dsos.empty() || !filter->symbol_pattern.empty())
-      return Usage(std::string(!filter->dsos.empty() ? "--dso" : "--symbol") +
-                   " chooses rows of the table; --timeline shows every function (filter it by "
-                   "--comm, --pid, --tid or --time)");
+    if (auto misuse = RowFilterMisuse(*filter, "--timeline")) return Usage(*misuse);
     auto selector = SampleSelector::Create(*filter, source.metadata().start_timestamp);
     if (!selector.ok()) return Usage(selector.error().message());
     auto user_metrics = UserMetrics(source.events());
@@ -534,6 +504,7 @@ class ReportCommand : public Subcommand {
   std::string time_;
   std::string time_seconds_;  // time_ resolved, for messages
   SampleFilter filter_;
+  SampleFilter built_filter_;  // the last BuildFilter's, for messages
   std::string callers_;
   std::string callees_;
   bool timeline_ = false;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -174,6 +176,48 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
     }
   }
   return planned;
+}
+
+Status ParseCallGraph(const std::string& text, SamplingOptions& s) {
+  const size_t comma = text.find(',');
+  const std::string mode = text.substr(0, comma);
+  auto stack_size = [&](uint32_t* size, bool zero_allowed) -> Status {
+    if (comma == std::string::npos) return Status::Ok();
+    char* end = nullptr;
+    const char* digits = text.c_str() + comma + 1;
+    const unsigned long value = std::strtoul(digits, &end, 0);
+    if (*digits == '\0' || *end != '\0' || (value < 8 && !(zero_allowed && value == 0)) ||
+        value > 65528 || value % 8 != 0)
+      return Error("--call-graph " + mode + ",SIZE: SIZE must be a multiple of 8 up to 65528" +
+                   (zero_allowed ? " (0: no stack copy)" : ""));
+    *size = static_cast<uint32_t>(value);
+    return Status::Ok();
+  };
+  if (mode == "fp") {
+    s.call_graph = CallGraphMode::kFramePointer;
+    return stack_size(&s.fp_stack_size, true);
+  }
+  if (mode == "lbr") {
+    s.call_graph = CallGraphMode::kLbr;
+    return Status::Ok();
+  }
+  if (mode == "dwarf") {
+    s.call_graph = CallGraphMode::kDwarf;
+    return stack_size(&s.dwarf_stack_size, false);
+  }
+  return Error("unknown --call-graph mode '" + mode + "' (known: fp, dwarf, lbr)");
+}
+
+Status ParseBurst(const std::string& text, SamplingOptions& s) {
+  unsigned long long long_period = 0, short_period = 0, jitter = 0;
+  const int n = std::sscanf(text.c_str(), "%llu,%llu,%llu", &long_period, &short_period, &jitter);
+  if (n < 2 || short_period == 0 || long_period <= short_period || short_period > UINT32_MAX ||
+      jitter > 15)
+    return Error("--burst LONG,SHORT[,JITTER_BITS]: LONG > SHORT > 0, JITTER_BITS at most 15");
+  s.burst_long = long_period;
+  s.burst_short = static_cast<uint32_t>(short_period);
+  s.burst_jitter_bits = static_cast<uint32_t>(jitter);
+  return Status::Ok();
 }
 
 Result<uint64_t> ParseBranchFilter(const std::string& text) {

@@ -78,6 +78,13 @@ std::vector<PlannedEvent> PlanEvents(const std::vector<EventGroup>& groups,
 // Parses a -j filter list ("any,u", "call,ind_call") into branch_sample_type bits.
 Result<uint64_t> ParseBranchFilter(const std::string& text);
 
+// Parses --call-graph MODE[,SIZE] (fp, dwarf or lbr; SIZE as perf takes it, a multiple of 8 up
+// to 65528 bytes of stack, 0 only for fp) into `sampling`.
+Status ParseCallGraph(const std::string& text, SamplingOptions& sampling);
+
+// Parses --burst LONG,SHORT[,JITTER_BITS] into `sampling`.
+Status ParseBurst(const std::string& text, SamplingOptions& sampling);
+
 // Owns a perf event file descriptor.
 class PerfEventFd {
  public:

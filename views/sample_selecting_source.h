@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/analysis/report_table.h"
@@ -34,5 +37,16 @@ class SampleSelectingSource : public ForwardingSource {
   SampleSelector selector_;
   uint64_t kept_ = 0, in_time_ = 0, start_ = 0;
 };
+
+// Why `filter` does not suit `view` (e.g. "--flamegraph"), a view of every function: --dso and
+// --symbol choose a table's rows. Nullopt when it suits.
+std::optional<std::string> RowFilterMisuse(const SampleFilter& filter, const std::string& view);
+
+// The samples `view` reads: `source` through `filter`'s time range and threads, or null when the
+// filter keeps every sample (the source is read as it is, with no thread lookup per sample). A
+// filter that does not suit the view, or a selector that cannot be made, is a bad request.
+Result<std::unique_ptr<SampleSelectingSource>> SelectSamplesForView(ProfileSource& source,
+                                                                    const SampleFilter& filter,
+                                                                    const std::string& view);
 
 }  // namespace tprof

@@ -1,6 +1,7 @@
 #include "views/time_range_read.h"
 
 #include <cstdio>
+#include <sstream>
 
 #include "core/analysis/report_table.h"
 
@@ -15,6 +16,26 @@ std::string DescribeSeconds(std::optional<double> start, std::optional<double> e
     std::snprintf(text, sizeof text, "%.3f s after the profile start to its end",
                   start.value_or(0));
   return text;
+}
+
+std::string DescribeFilter(const SampleFilter& filter, const std::string& time) {
+  std::ostringstream s;
+  auto list = [&](const char* name, const auto& values) {
+    if (values.empty()) return;
+    s << (s.tellp() > 0 ? " " : "") << name << ' ';
+    bool first = true;
+    for (const auto& v : values) s << (first ? "" : ",") << v, first = false;
+  };
+  list("--comm", filter.comms);
+  list("--pid", filter.pids);
+  list("--tid", filter.tids);
+  list("--dso", filter.dsos);
+  if (!filter.symbol_pattern.empty())
+    s << (s.tellp() > 0 ? " " : "") << "--symbol " << filter.symbol_pattern;
+  if (!time.empty())
+    s << (s.tellp() > 0 ? " " : "") << "--time " << time << " ("
+      << DescribeSeconds(filter.time_start, filter.time_end) << ")";
+  return s.str();
 }
 
 Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visitor,

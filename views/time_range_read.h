@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/analysis/report_table.h"
 #include "core/base/error.h"
 #include "core/model/profile.h"
 #include "core/source/profile_source.h"
@@ -29,5 +30,9 @@ Result<TimeRangeRead> ReadTimeRange(ProfileSource& source, RecordVisitor& visito
 
 // "1.500 s to 2.000 s after the profile start", or "... to its end" when `end` is open.
 std::string DescribeSeconds(std::optional<double> start, std::optional<double> end);
+
+// `filter` in the options that made it, for messages: "--comm a,b --pid 7 --time 1,2 (1.000 s
+// to 2.000 s after the profile start)"; `time` is the --time text as given (empty: none).
+std::string DescribeFilter(const SampleFilter& filter, const std::string& time);
 
 }  // namespace tprof

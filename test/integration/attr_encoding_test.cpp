@@ -112,7 +112,8 @@ TEST_P(AttrEncodingTest, MatchesWhatPerfOpened) {
           std::pair{PERF_SAMPLE_REGS_USER, "REGS_USER"},
           std::pair{PERF_SAMPLE_STACK_USER, "STACK_USER"}}) {
       // tprof's one deliberate difference: without a call graph, an event that samples the
-      // kernel also copies the user pc, to credit kernel work to the user function (docs/kernel-work.md).
+      // kernel also copies the user pc, to credit kernel work to the user function
+      // (docs/kernel-work.md).
       if (bit == PERF_SAMPLE_REGS_USER && c.options.call_graph == CallGraphMode::kNone &&
           !a.exclude_kernel) {
         EXPECT_FALSE(HasFlag(perf[i], "sample_type", name));
@@ -178,6 +179,31 @@ TEST(BranchFilterTest, ParsesPerfNames) {
   auto bad = ParseBranchFilter("ind_cal");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("did you mean 'ind_call'"), std::string::npos);
+}
+
+// --call-graph MODE[,SIZE] as perf takes it: SIZE a multiple of 8 up to 65528, 0 (no stack copy)
+// for fp alone; and --burst LONG,SHORT[,JITTER_BITS].
+TEST(SamplingSpecTest, CallGraphAndBurstParseAsPerfTakesThem) {
+  SamplingOptions s;
+  ASSERT_TRUE(ParseCallGraph("dwarf,16384", s).ok());
+  EXPECT_EQ(s.call_graph, CallGraphMode::kDwarf);
+  EXPECT_EQ(s.dwarf_stack_size, 16384u);
+  ASSERT_TRUE(ParseCallGraph("fp,0", s).ok());
+  EXPECT_EQ(s.call_graph, CallGraphMode::kFramePointer);
+  EXPECT_EQ(s.fp_stack_size, 0u);
+  ASSERT_TRUE(ParseCallGraph("lbr", s).ok());
+  EXPECT_EQ(s.call_graph, CallGraphMode::kLbr);
+  for (const char* bad : {"dwarf,0", "dwarf,12", "dwarf,65536", "fp,", "dwarf,8x", "frame"})
+    EXPECT_FALSE(ParseCallGraph(bad, s).ok()) << bad;
+  EXPECT_NE(ParseCallGraph("frame", s).error().message().find("known: fp, dwarf, lbr"),
+            std::string::npos);
+
+  ASSERT_TRUE(ParseBurst("1000000,50000,4", s).ok());
+  EXPECT_EQ(s.burst_long, 1000000u);
+  EXPECT_EQ(s.burst_short, 50000u);
+  EXPECT_EQ(s.burst_jitter_bits, 4u);
+  for (const char* bad : {"1000", "100,100", "100,0", "100,10,16", "5000000000,4294967296"})
+    EXPECT_FALSE(ParseBurst(bad, s).ok()) << bad;
 }
 
 // Leader sampling asks the kernel for every member's count in every sample.
