@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The README's and docs' pictures are screenshots the browser tests take of pages made from real
 # recordings (test/browser/*.test.mjs write them to BUILD_DIR/test/browser-out). This runs those
-# tests and copies the pictures the docs show into docs/img; --check only says whether every
-# picture the docs show is one the tests still take (ctest's docs_screenshots), so a renamed or
-# dropped screenshot fails rather than leaving a stale picture behind.
+# tests and copies the pictures the docs show into docs/img, with the fingerprint of the page
+# template they were taken of (docs/img/template.sha256); --check says whether every picture the
+# docs show is one the tests still take, and whether the template is still the one the pictures
+# show (ctest's docs_screenshots), so a renamed or dropped screenshot, or a page whose look has
+# changed since, fails rather than leaving a stale picture behind.
 #   scripts/screenshots.sh [--check] BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,19 @@ if ((!check)); then
     --output-on-failure)
   mkdir -p docs/img
 fi
+# What the pages look like: the one template every flame graph, differential and timeline page
+# is written from.
+template=report/flamegraph.html.in
+fingerprint=$(sha256sum "$template" | cut -d' ' -f1)
 status=0
+if ((check)); then
+  if [[ $(cat docs/img/template.sha256 2>/dev/null) != "$fingerprint" ]]; then
+    echo "screenshots: $template changed since docs/img was taken: run scripts/screenshots.sh $1" >&2
+    status=1
+  fi
+else
+  echo "$fingerprint" >docs/img/template.sha256
+fi
 for pair in "${pictures[@]}"; do
   read -r name source <<<"$pair"
   if [[ ! -f $out/$source ]]; then
