@@ -43,5 +43,9 @@ echo "Cells where no method gives a function a confident value:"
 echo
 grep '| no method gives' "$log" | sort | sed 's/^matrix| \([a-z_0-9]*\) | no method gives a confident value to: /- \1: /' || true
 echo
+echo "Why values were flagged (cell, method: the reasons' first words, with how many values):"
+echo
+grep '^matrix-reasons| ' "$log" | sort | sed 's/^matrix-reasons| *\([^|]*[^ ]\) *| *\([^|]*[^ ]\) *| /- \1, \2: /' || true
+echo
 { grep -c 'Failure' "$log" || true; } | sed 's/^/assertion failures: /'
 grep -A3 'Failure' "$log" | grep -v '^--$' | head -40

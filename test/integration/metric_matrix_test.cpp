@@ -96,6 +96,8 @@ struct Tally {
   std::vector<double> errors;  // |error| % of confident values with a nonzero truth
   std::map<std::string, std::vector<double>> confident_errors;  // per function, signed %
   std::map<std::string, int> unconfident;                       // per function
+  std::map<std::string, int> reasons;  // flagged values per reason's first words ("time at
+                                       // call edges", "clock in one mode", ...)
 };
 
 // Page-faults sampled at every fault (a software event's config 2, period 1): the count is
@@ -290,6 +292,7 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         }
         if (!m.bias.empty()) {
           ++tally.biased;
+          ++tally.reasons[m.bias.substr(0, m.bias.find(':'))];
           // A clock whose timer missed ticks (a host holding the CPU: seen in a CI run's
           // every-fault recordings of entry_5ms, faults_heavy 52.1 against 48.8, 1.07x the time
           // its samples stand for) says so with the value the time its reads counted gives, the
@@ -367,6 +370,13 @@ TEST_P(MetricMatrix, ConfidentValuesCoverTheTruthAndBiasedOnesSaySo) {
         cell.name.c_str(), base.name.c_str(), tally.pairs, percent(tally.biased),
         percent(tally.wide), tally.wide_covered, percent(tally.no_value), percent(tally.confident),
         coverage, median_error, tally.set_aside);
+    if (!tally.reasons.empty()) {
+      std::string reasons;
+      for (const auto& [reason, n] : tally.reasons)
+        reasons += (reasons.empty() ? "" : "; ") + reason + " " + std::to_string(n);
+      std::printf("matrix-reasons| %s | %s | %s\n", cell.name.c_str(), base.name.c_str(),
+                  reasons.c_str());
+    }
     if (tally.read_time_values)
       std::printf(
           "matrix-note| %s | %s | %d values flagged `clock missed ticks` judged by the value "
