@@ -47,17 +47,6 @@ void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string
       ->allow_extra_args(false);
 }
 
-void AddFunctionRowOptions(CLI::App& app, bool& no_inline, bool& kernel_rows) {
-  app.add_flag("--no-inline", no_inline,
-               "Inlined code counts toward the out-of-line function it was inlined into, in "
-               "every view (default: an inlined function is a function of its own)");
-  app.add_flag("--kernel-rows", kernel_rows,
-               "Show kernel functions as rows (perf's view); by default a sample taken in the "
-               "kernel on a user thread's behalf (a fault, a system call) counts for the user "
-               "function that entered the kernel, where every input records a callchain or the "
-               "user pc");
-}
-
 void AddProfileInputOptions(CLI::App& app, std::string& input) {
   CLI::Option* named =
       app.add_option("-i,--input", input, "Profile to read (default profile.tprof)");

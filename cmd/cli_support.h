@@ -91,10 +91,6 @@ int CheckArgumentsBeforeCommand(const CLI::App& app, const std::vector<std::stri
 // per --binary, so that a command's positional profiles are never taken as more binaries.
 void AddSymbolOptions(CLI::App& app, std::string& symfs, std::vector<std::string>& binaries);
 
-// What a row is, declared once for report and diff: --no-inline (inlined code counts toward
-// the out-of-line function) and --kernel-rows (kernel functions are rows of their own).
-void AddFunctionRowOptions(CLI::App& app, bool& no_inline, bool& kernel_rows);
-
 // The profile a command reads, -i FILE or FILE ('-': standard input), declared once for the
 // commands that read one: both at once is a usage error ("report a.tprof -i b.tprof" reported
 // a.tprof without a word), and an unknown short option CLI11 would take for the file ("-g",

@@ -134,9 +134,15 @@ class DiffCommand : public Subcommand {
   // How functions are found and paired across the sides.
   void SetupMatchingOptions(CLI::App& app) {
     AddSymbolOptions(app, load_options_.symfs, load_options_.binaries);
+    app.add_flag("--no-inline", no_inline_,
+                 "Compare out-of-line functions: inlined code counts toward the function it was "
+                 "inlined into (default: an inlined function is a function of its own)");
     app.add_flag("--ignore-module", ignore_module_,
                  "Match functions by name alone (e.g. when the binary was renamed)");
-    AddFunctionRowOptions(app, no_inline_, kernel_rows_);
+    app.add_flag("--kernel-rows", kernel_rows_,
+                 "Show kernel functions as rows rather than crediting kernel work to the user "
+                 "function that entered the kernel (done only when every input records a "
+                 "callchain or the user pc)");
   }
 
   // The other views: --stream, --flamegraph.

@@ -183,7 +183,10 @@ class ReportCommand : public Subcommand {
                  "it: one more event per reason (off-cpu:sleep, off-cpu:lock, off-cpu:io-wait, "
                  "off-cpu:disk, off-cpu:child, off-cpu:preempted, off-cpu:other), columns of the "
                  "table and events for --folded, --flamegraph, pprof and speedscope");
-    AddFunctionRowOptions(app, exports_.no_inline, kernel_rows_);
+    app.add_flag("--kernel-rows", kernel_rows_,
+                 "Show kernel functions as rows (perf's view); by default a sample taken in the "
+                 "kernel on a user thread's behalf (a fault, a system call) counts for the user "
+                 "function that entered the kernel, in the table and the flame graph");
     SetupFilterOptions(app);
     SetupTableViewOptions(app);
   }
@@ -425,7 +428,8 @@ class ReportCommand : public Subcommand {
           ExitStatusOf(name(), WriteReportExports(exports_, input_, source, opened.resolver(),
                                                   open_module, std::cout, CommandMessages(name())));
     }
-    if ((status == kExitOk || status == kExitIncomplete) && !time_.empty() &&
+    // (A --time range open at both ends keeps every sample: nothing is selected then.)
+    if ((status == kExitOk || status == kExitIncomplete) && *selected && !time_.empty() &&
         (*selected)->samples_in_time() == 0)
       return EmptyTimeRange(opened.source().metadata().duration_ns);
     if (status == kExitOk && *selected && (*selected)->samples_kept() == 0)

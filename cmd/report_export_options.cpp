@@ -26,6 +26,10 @@ void AddReportExportOptions(CLI::App& app, ReportExportRequest& options) {
                "With --folded-style stackcollapse: its --addrs ([module <address>] for unknown "
                "symbols)");
   app.add_flag("--no-marks", options.no_marks, "Folded stacks without the _[k] and _[i] marks");
+  app.add_flag("--no-inline", options.no_inline,
+               "Inlined calls are not functions of their own: table rows, --children, "
+               "--callers/--callees, --annotate and folded stacks count them toward the "
+               "out-of-line function they were inlined into");
   app.add_option("--pprof", options.pprof_path,
                  "Write a gzipped pprof profile (profile.proto) to this file");
   app.add_option("--speedscope", options.speedscope_path,

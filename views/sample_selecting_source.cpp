@@ -4,9 +4,13 @@ namespace tprof {
 
 std::optional<std::string> RowFilterMisuse(const SampleFilter& filter, const std::string& view) {
   if (filter.dsos.empty() && filter.symbol_pattern.empty()) return std::nullopt;
-  return std::string(!filter.dsos.empty() ? "--dso" : "--symbol") + " chooses rows of the table; " +
-         view +
-         " shows every function (filter the samples by --comm, --pid, --tid or --time; "
+  const std::string option = !filter.dsos.empty() ? "--dso" : "--symbol";
+  if (view == "--timeline")
+    return option +
+           " chooses rows of the table; --timeline shows every function (filter it by "
+           "--comm, --pid, --tid or --time)";
+  return option + " chooses rows of the table; " + view +
+         " shows whole stacks (filter them by --comm, --pid, --tid or --time; "
          "--callers/--callees show one function's stacks)";
 }
 

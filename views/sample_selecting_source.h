@@ -38,8 +38,8 @@ class SampleSelectingSource : public ForwardingSource {
   uint64_t kept_ = 0, in_time_ = 0, start_ = 0;
 };
 
-// Why `filter` does not suit `view` (e.g. "--flamegraph"), a view of every function: --dso and
-// --symbol choose a table's rows. Nullopt when it suits.
+// Why `filter` does not suit `view` ("--timeline", or a view of whole stacks: "--flamegraph",
+// "this output"): --dso and --symbol choose a table's rows. Nullopt when it suits.
 std::optional<std::string> RowFilterMisuse(const SampleFilter& filter, const std::string& view);
 
 // The samples `view` reads: `source` through `filter`'s time range and threads, or null when the

@@ -109,7 +109,8 @@ void FlagStallsAtCallEdges(const WindowAttributor& attributor,
     double usual = 0;    // and the usual window beside it
     double credited_max = 0;
     uint64_t windows = 0;
-    std::string where;  // the pair of the longest
+    bool at_least = false;  // a pair's kept windows were all stalls: counts are lower bounds
+    std::string where;      // the pair of the longest
   };
   std::map<std::string, Stalls> stalls;
   const auto& functions = attributor.functions();
@@ -119,20 +120,24 @@ void FlagStallsAtCallEdges(const WindowAttributor& attributor,
     // region mapped and a counter read 256 times, which flagged faults_heavy under load).
     if (w.windows < kWindowsForLongest) continue;
     const auto& [from, to] = pair;
+    // Only an end with enough credited windows says how long its windows run; only such an end
+    // is charged (its reason names the longest of them).
     double longest_credited = 0, usual = 0;
-    int ends = 0;
+    std::vector<const std::string*> ends;
     for (const std::string* end : {&from, &to}) {
       const auto it = functions.find(*end);
       if (it == functions.end() || it->second.windows_credited < kWindowsForLongest) continue;
       longest_credited = std::max(longest_credited, it->second.longest_credited);
       usual += it->second.deltas[0] / static_cast<double>(it->second.windows_credited);
-      ++ends;
+      ends.push_back(end);
     }
-    if (ends == 0) continue;
-    usual /= ends;
+    if (ends.empty()) continue;
+    usual /= static_cast<double>(ends.size());
+    size_t beyond = 0;
     for (const std::vector<double>& window : w.longest) {
       if (window[0] <= kStallBeyondLongest * longest_credited) continue;
-      for (const std::string* end : {&from, &to}) {
+      ++beyond;
+      for (const std::string* end : ends) {
         Stalls& s = stalls[*end];
         s.time += window[0] - usual;
         ++s.windows;
@@ -144,6 +149,9 @@ void FlagStallsAtCallEdges(const WindowAttributor& attributor,
         }
       }
     }
+    // Every window kept was a stall, and the pair had more: there may be more than counted.
+    if (beyond == EdgeWindows::kLongestKept && w.windows > beyond)
+      for (const std::string* end : ends) stalls[*end].at_least = true;
   }
   const size_t members = member_names.size();
   for (const auto& [function, s] : stalls) {
@@ -167,16 +175,16 @@ void FlagStallsAtCallEdges(const WindowAttributor& attributor,
       if (per_member.size() < members) per_member.resize(members);
       AddOnce(per_member[m],
               {WindowBiasKind::kCallEdges,
-               "time at call edges: " + std::to_string(s.windows) + " window" +
-                   (s.windows == 1 ? "" : "s") + " across its call edges (the longest from " +
-                   s.where + ", discarded) ran " + Number(s.longest) + " " + member_names[0] +
-                   ", " + Number(s.longest / s.usual) +
-                   "x the usual window and over twice any credited to either function (" +
+               "time at call edges: " + std::string(s.at_least ? "at least " : "") +
+                   std::to_string(s.windows) + " window" + (s.windows == 1 ? "" : "s") +
+                   " across its call edges (the longest from " + s.where + ", discarded) ran " +
+                   Number(s.longest) + " " + member_names[0] + ", " + Number(s.longest / s.usual) +
+                   "x the usual window and over twice the longest credited beside it (" +
                    Number(s.credited_max) + "): " + Number(s.time) + " " + member_names[0] +
                    " that no credited window holds (a stall: the kernel or the host held the "
                    "thread) and that may be this function's; with it counted its " +
-                   member_names[m] + " per " + member_names[0] + " would be up to " +
-                   Percent(moved / r->value) + " lower"});
+                   member_names[m] + " per " + member_names[0] + " would be " +
+                   (s.at_least ? "at least " : "up to ") + Percent(moved / r->value) + " lower"});
     }
   }
 }

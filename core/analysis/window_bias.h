@@ -9,8 +9,9 @@
 //    the edges do.
 //    A window across an edge that ran over twice as long as any credited to either function (a
 //    stall: the kernel or the host held the thread while the clock went on) holds time neither
-//    function's credited windows count; where that time, given all to one of them, would move
-//    its rates beyond their interval, both are flagged.
+//    function's credited windows count; each function at its ends (with windows enough of its
+//    own to say how long they run) is flagged where that time, all of it its own, would move
+//    its rates beyond their interval.
 //  - windows that span calls: a window that starts and ends in a function may have left its call
 //    and come back in a later one, stepping over other functions' calls too short for a sample
 //    to land in. How often one sample of another function lies between two of the function's

@@ -15,27 +15,60 @@ README_LINES = 200
 CMD_LINES = 2500
 FUNCTION_LINES = 60
 
-# A line that opens a function's body: a signature's end, ") {" (const, override, noexcept and a
-# trailing return type allowed), at any indent (members of a command's class too); not a control
-# statement or a lambda's.
-OPENS_BODY = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(->\s*[\w:<>,\s*&]+)?\{\s*$")
+# A line that opens a function's body: a signature's end, ")" then qualifiers (const, &, override,
+# final, noexcept, a trailing return type, a requires clause without parentheses) and "{", at any
+# indent (members of a command's class too); not a control statement or a lambda's.
+OPENS_BODY = re.compile(r"\)[^;{}()]*\{\s*$")
 CONTROL = re.compile(r"^\s*(\}\s*)?(if|for|while|switch|else|do|catch)\b")
+LAMBDA = re.compile(r"\]\s*\(")
+
+
+def code_lines(text):
+    """`text` with comments, string and character literals blanked (their braces are no code),
+    split into lines."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:end]))
+            i = end
+        elif text.startswith('R"', i):
+            delim_end = text.find("(", i)
+            closing = ")" + text[i + 2:delim_end] + '"'
+            end = text.find(closing, delim_end)
+            end = n if end < 0 else end + len(closing)
+            out.append('""' + "".join(ch for ch in text[i:end] if ch == "\n"))
+            i = end
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out).split("\n")
 
 
 def long_functions(path):
     """(line, length) of each function in `path` whose body runs over FUNCTION_LINES lines."""
-    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    lines = code_lines(open(path, encoding="utf-8", errors="replace").read())
     found = []
     i = 0
     while i < len(lines):
-        line = lines[i]
-        code = line.split("//")[0]
-        if OPENS_BODY.search(code) and not CONTROL.match(code) and "](" not in code and "] (" not in code:
+        code = lines[i]
+        if OPENS_BODY.search(code) and not CONTROL.match(code) and not LAMBDA.search(code):
             depth = 0
             j = i
             while j < len(lines):
-                c = lines[j].split("//")[0]
-                depth += c.count("{") - c.count("}")
+                depth += lines[j].count("{") - lines[j].count("}")
                 if depth <= 0:
                     break
                 j += 1
@@ -75,7 +108,10 @@ def selftest():
             f.write("line\n" * README_LINES)
         body = "  int x = 0;\n" * FUNCTION_LINES
         with open(os.path.join(tree, "cmd", "long.cpp"), "w") as f:
-            f.write("int Short() {\n  return 1;\n}\n\nint Long(int a) const {\n" + body + "}\n")
+            # A brace in a string, a character and a comment must not end the long one early.
+            tricky = '  const char* s = "}";\n  char c = \'}\';  // }\n  /* } */\n'
+            f.write("int Short() {\n  return 1;\n}\n\nint Long(int a) const final {\n" + tricky +
+                    body[: -len("  int x = 0;\n") * 3] + "}\n")
             f.write("void Filler() {\n  if (true) {\n  }\n}\n" * (CMD_LINES // 4))
         broken = check(tree)
         wanted = ["README.md has", "cmd/long.cpp:5: a function of 62 lines", "cmd/ has"]
